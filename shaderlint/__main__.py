@@ -1,0 +1,4 @@
+from shaderlint.cli import entry
+
+if __name__ == "__main__":
+    entry()
