@@ -1,0 +1,140 @@
+"""ptxas wrapper: parsing is tested everywhere, compiling where nvcc exists."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from shaderlint.estimate.ptxas import (
+    base_name,
+    compile_ptxas,
+    parse_ptxas_log,
+    ptxas_available,
+)
+
+needs_nvcc = pytest.mark.skipif(not ptxas_available(), reason="nvcc not on PATH")
+
+KERNELS = r"""
+namespace blas {
+__global__ void saxpy(float a, const float* x, float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+}
+
+// A histogram in a thread-private array indexed by data: lives on the stack.
+__global__ void local_histogram(int* out, const int* in, int n) {
+    int hist[64];
+    for (int i = 0; i < 64; ++i) hist[i] = 0;
+    for (int i = 0; i < n; ++i) hist[in[i] & 63]++;
+    out[blockIdx.x * blockDim.x + threadIdx.x] = hist[threadIdx.x & 63];
+}
+
+__global__ void reverse_tile(float* p) {
+    __shared__ float tile[256];
+    tile[threadIdx.x] = p[threadIdx.x];
+    __syncthreads();
+    p[threadIdx.x] = tile[255 - threadIdx.x];
+}
+
+template <int N>
+__global__ void unrolled(float* out, const float* in) {
+    float acc = 0.0f;
+#pragma unroll
+    for (int i = 0; i < N; ++i) acc += in[threadIdx.x * N + i];
+    out[threadIdx.x] = acc;
+}
+template __global__ void unrolled<2>(float*, const float*);
+template __global__ void unrolled<8>(float*, const float*);
+"""
+
+SAMPLE_LOG = """\
+ptxas info    : 0 bytes gmem
+ptxas info    : Compiling entry function '_Z4tileILi8EEvPf' for 'sm_80'
+ptxas info    : Function properties for _Z4tileILi8EEvPf
+    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 40 registers, used 1 barriers, 2048 bytes smem, 360 bytes cmem[0]
+ptxas info    : Compile time = 1.0 ms
+ptxas info    : Function properties for _Z6helperf
+    32 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Compiling entry function 'plain' for 'sm_80'
+ptxas info    : Function properties for plain
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 8 registers, used 0 barriers
+"""
+
+
+def test_parse_log_without_compiler() -> None:
+    kernels = parse_ptxas_log(SAMPLE_LOG, demangled={"_Z4tileILi8EEvPf": "void tile<8>(float*)"})
+    assert set(kernels) == {"_Z4tileILi8EEvPf", "plain"}  # helper is not a kernel
+    tile = kernels["_Z4tileILi8EEvPf"]
+    assert (tile.name, tile.demangled, tile.arch) == ("tile", "void tile<8>(float*)", "sm_80")
+    assert (tile.registers, tile.stack_bytes, tile.spill_store_bytes, tile.spill_load_bytes) == (40, 16, 8, 4)
+    assert (tile.shared_bytes, tile.barriers, tile.cmem_bytes) == (2048, 1, 360)
+    plain = kernels["plain"]
+    assert (plain.name, plain.registers, plain.shared_bytes, plain.cmem_bytes) == ("plain", 8, 0, 0)
+
+
+@pytest.mark.parametrize(
+    ("demangled", "name"),
+    [
+        ("saxpy(float, float const*, float*, int)", "saxpy"),
+        ("blas::saxpy(float, float const*, float*, int)", "saxpy"),
+        ("void unrolled<8>(float*, float const*)", "unrolled"),
+        ("void ns::tile<8, float>(float*, int)", "tile"),
+        ("(anonymous namespace)::k(int)", "k"),
+        ("void f<void (*)(int)>(int)", "f"),
+        ("cfun", "cfun"),
+    ],
+)
+def test_base_name(demangled: str, name: str) -> None:
+    assert base_name(demangled) == name
+
+
+@needs_nvcc
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_compile_source_text(arch: str) -> None:
+    result = compile_ptxas(KERNELS, arch=arch)
+    assert result.ok, result.error
+    by_name = {k.name: k for k in result.values() if k.name != "unrolled"}
+    assert set(by_name) == {"saxpy", "local_histogram", "reverse_tile"}
+    for kernel in result.values():
+        assert isinstance(kernel.registers, int) and kernel.registers > 0
+        assert kernel.arch == arch
+    assert by_name["saxpy"].demangled.startswith("blas::saxpy(")
+    assert by_name["saxpy"].stack_bytes == 0
+    # Dynamically indexed private array -> local memory stack frame.
+    assert by_name["local_histogram"].stack_bytes >= 64 * 4
+    assert by_name["reverse_tile"].shared_bytes == 256 * 4
+    assert by_name["reverse_tile"].barriers == 1
+    # Template instances stay distinct.
+    instances = sorted(k.demangled for k in result.by_name("unrolled"))
+    assert instances == [
+        "void unrolled<2>(float*, float const*)",
+        "void unrolled<8>(float*, float const*)",
+    ]
+
+
+@needs_nvcc
+def test_compile_file(tmp_path: Path) -> None:
+    source = tmp_path / "k.cu"
+    source.write_text(KERNELS)
+    result = compile_ptxas(source)
+    assert result.ok and len(result) == 5
+    assert compile_ptxas(str(source)).keys() == result.keys()
+
+
+@needs_nvcc
+def test_compile_error_does_not_raise() -> None:
+    result = compile_ptxas("__global__ void broken(int* p) { p[0] = ; }")
+    assert not result.ok
+    assert "error" in (result.error or "").lower()
+    assert dict(result) == {}
+
+
+def test_missing_nvcc_does_not_raise(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    result = compile_ptxas("__global__ void k() {}")
+    assert result.error == "nvcc not found on PATH"
+    assert dict(result) == {}
