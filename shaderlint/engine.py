@@ -1,0 +1,138 @@
+"""The engine: bytes in, diagnostics out. Pure (no I/O); never raises.
+
+source -> front end -> kernel model -> rules -> diagnostics -> suppressions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from shaderlint.config import Settings, rule_enabled
+from shaderlint.diagnostics import Diagnostic, Finding, RelatedLocation, Severity
+from shaderlint.languages import FRONT_ENDS, Parsed, language_for_path
+from shaderlint.model.build import FileModel, build_model
+from shaderlint.model.source import Source
+from shaderlint.rules.base import Rule, RuleContext
+from shaderlint.rules.registry import RULES
+from shaderlint.suppression import Suppression, apply_suppressions, parse_suppressions
+
+PARSE_ERROR = "SL001"
+
+
+@dataclass
+class FileResult:
+    path: str
+    source: Source
+    language: str | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    model: FileModel | None = None
+    suppressions: list[Suppression] = field(default_factory=list)
+    parsed: Parsed | None = None
+
+
+def enabled_rules(settings: Settings, language: str, path: str = "") -> list[type[Rule]]:
+    extra_ignore = settings.ignored_for(path) if path else ()
+    return [
+        r for r in RULES
+        if language in r.languages
+        and rule_enabled(r.code, r.default_on, settings.select, settings.ignore + extra_ignore, settings.extend_select)
+    ]
+
+
+def resolve_target(settings: Settings, language: str):
+    from shaderlint.estimate.targets import default_target, get_target
+
+    if settings.target:
+        return get_target(settings.target)
+    return default_target(language)
+
+
+def lint_source(path: str, data: bytes, settings: Settings | None = None, language: str | None = None,
+                old: Parsed | None = None) -> FileResult:
+    """Lint one file's bytes. ``language`` overrides detection by extension."""
+    settings = settings or Settings()
+    source = Source(path, data)
+    language = language or language_for_path(path)
+    result = FileResult(path, source, language)
+    if language is None:
+        return result
+    findings: list[tuple[type[Rule], Finding]] = []
+    deadline = time.monotonic() + settings.time_budget
+    try:
+        parsed = FRONT_ENDS[language].parse(source, old)
+        result.parsed = parsed
+        model = build_model(parsed)
+        result.model = model
+    except Exception as exc:  # never crash: the whole file becomes one SL001
+        result.diagnostics = [_internal(source, f"could not analyse this file: {type(exc).__name__}: {exc}")]
+        return result
+    rules = enabled_rules(settings, language, path)
+    facts = dict(settings.facts_for(path))
+    try:
+        target = resolve_target(settings, language)
+    except Exception:
+        from shaderlint.estimate.targets import default_target
+        target = default_target(language)
+    ctx = RuleContext(settings=settings, target=target, facts=facts)
+    errored = [f for f in model.functions if f.has_error]
+    for rule_cls in rules:
+        if time.monotonic() > deadline:
+            findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
+                                                        f"{settings.time_budget:g} s was exceeded before {rule_cls.code}")))
+            break
+        try:
+            for fd in rule_cls().check(model, ctx):
+                if rule_cls.code != PARSE_ERROR and any(f.node.start_byte <= fd.start < f.node.end_byte for f in errored):
+                    continue  # never report inside code we could not read
+                findings.append((rule_cls, fd))
+        except Exception as exc:
+            tb = traceback.extract_tb(exc.__traceback__)
+            where = f" at {tb[-1].name}:{tb[-1].lineno}" if tb else ""
+            findings.append((_PARSE_RULE, Finding(0, 0, f"rule {rule_cls.code} failed on this file "
+                                                        f"({type(exc).__name__}: {exc}{where}); other rules still ran")))
+    diags = [_resolve(source, rule_cls, fd) for rule_cls, fd in findings]
+    if not any(r.code == PARSE_ERROR for r in rules):
+        diags = [d for d in diags if d.code != PARSE_ERROR]
+    sups = parse_suppressions(source)
+    result.suppressions = sups
+    diags = apply_suppressions(diags, sups)
+    diags.sort(key=Diagnostic.sort_key)
+    result.diagnostics = diags
+    return result
+
+
+from shaderlint.rules.sl001_parse_error import ParseErrorRule as _PARSE_RULE  # noqa: E402
+
+
+def _internal(source: Source, message: str) -> Diagnostic:
+    return _resolve(source, _PARSE_RULE, Finding(0, 0, message))
+
+
+def fingerprint(code: str, kernel: str | None, text: str) -> str:
+    norm = " ".join(text.split())
+    return hashlib.sha1(f"{code}\0{kernel or ''}\0{norm}".encode()).hexdigest()[:16]
+
+
+def _resolve(source: Source, rule_cls: type[Rule], fd: Finding) -> Diagnostic:
+    line, col = source.position(fd.start)
+    end_line, end_col = source.position(fd.end)
+    related = tuple(
+        RelatedLocation(source.path, *source.position(r.start), r.message, r.start, r.end) for r in fd.related
+    )
+    fix_ranges = ()
+    if fd.fix is not None:
+        fix_ranges = tuple((*source.position(e.start), *source.position(e.end)) for e in fd.fix.edits)
+    flagged = fd.fingerprint_text if fd.fingerprint_text is not None else source.line_text(line)
+    return Diagnostic(
+        path=source.path, code=rule_cls.code, name=rule_cls.name,
+        severity=fd.severity or rule_cls.severity, message=fd.message,
+        start=fd.start, end=fd.end, line=line, column=col, end_line=end_line, end_column=end_col,
+        kernel=fd.kernel, related=related, fix=fd.fix, impact=fd.impact,
+        fingerprint=fingerprint(rule_cls.code, fd.kernel, flagged), fix_ranges=fix_ranges,
+    )
+
+
+__all__ = ["FileResult", "lint_source", "enabled_rules", "Severity", "resolve_target", "fingerprint"]

@@ -1,0 +1,172 @@
+"""Language front ends: bytes in, a tree-sitter tree over byte-exact text out.
+
+Stock grammars do not know Metal address spaces, Metal attributes or GLSL's
+``layout(...) in;`` workgroup declaration. Each front end *masks* such
+constructs: it overwrites them with spaces of the same byte length in a copy of
+the text, parses the copy, and records what it masked (a :class:`Mask`) so the
+kernel model can attach it back to the declaration it belongs to. Because the
+masked copy has exactly the original length, every tree-sitter offset is an
+offset into the user's file, and node text is always read from the original.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+import tree_sitter as ts
+
+from shaderlint.model.source import Source
+
+@dataclass(frozen=True, slots=True)
+class Mask:
+    start: int
+    end: int
+    kind: str  # "bom", "attribute", "function-qualifier", "address-space", "layout", "suffix", "precision"
+    text: str  # the original text that was masked
+    value: str = ""  # kind-specific payload (e.g. attribute name, address space)
+    args: tuple[str, ...] = ()
+
+
+@dataclass
+class Parsed:
+    source: Source
+    language: str
+    tree: ts.Tree
+    masks: list[Mask]
+    parse_bytes: bytes
+    stage: str | None = None  # GLSL shader stage
+    # Position key -> masks: attributes that follow a node ending at key, or precede a node starting at key.
+    attrs_after: dict[int, list[Mask]] = field(default_factory=dict)
+    attrs_before: dict[int, list[Mask]] = field(default_factory=dict)
+    qualifiers_before: dict[int, list[Mask]] = field(default_factory=dict)
+
+    @property
+    def root(self) -> ts.Node:
+        return self.tree.root_node
+
+
+def _blank(buf: bytearray, start: int, end: int) -> None:
+    for i in range(start, end):
+        if buf[i] not in (0x0A, 0x0D):
+            buf[i] = 0x20
+
+
+_WS = b" \t\r\n\f\v"
+
+
+class FrontEnd:
+    """Base class: subclasses set the grammar and add their masks in :meth:`mask`."""
+
+    name: ClassVar[str] = ""
+    extensions: ClassVar[tuple[str, ...]] = ()
+    _language: ClassVar[ts.Language | None] = None
+
+    @classmethod
+    def grammar(cls) -> ts.Language:
+        raise NotImplementedError
+
+    @classmethod
+    def language(cls) -> ts.Language:
+        if cls._language is None:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                cls._language = cls.grammar()
+        return cls._language
+
+    def parser(self) -> ts.Parser:
+        return ts.Parser(self.language())
+
+    def mask(self, source: Source, buf: bytearray) -> list[Mask]:
+        return []
+
+    def stage_for(self, path: str, source: Source) -> str | None:
+        return None
+
+    def parse(self, source: Source, old: Parsed | None = None) -> Parsed:
+        buf = bytearray(source.data)
+        masks: list[Mask] = []
+        if buf.startswith(b"\xef\xbb\xbf"):
+            masks.append(Mask(0, 3, "bom", ""))
+            buf[0:3] = b"   "
+        masks.extend(self.mask(source, buf))
+        parse_bytes = bytes(buf)
+        parser = self.parser()
+        tree = parser.parse(parse_bytes, old.tree) if old is not None else parser.parse(parse_bytes)
+        parsed = Parsed(source, self.name, tree, masks, parse_bytes, self.stage_for(source.path, source))
+        for m in masks:
+            if m.kind == "attribute":
+                parsed.attrs_after.setdefault(_prev_non_ws(parse_bytes, m.start), []).append(m)
+                parsed.attrs_before.setdefault(_next_non_ws(parse_bytes, m.end), []).append(m)
+            elif m.kind in ("function-qualifier", "address-space"):
+                parsed.qualifiers_before.setdefault(_next_non_ws(parse_bytes, m.end), []).append(m)
+        return parsed
+
+
+def _prev_non_ws(data: bytes, pos: int) -> int:
+    """End offset of the last non-blank byte before ``pos``."""
+    while pos > 0 and data[pos - 1] in _WS:
+        pos -= 1
+    return pos
+
+
+def _next_non_ws(data: bytes, pos: int) -> int:
+    n = len(data)
+    while pos < n and data[pos] in _WS:
+        pos += 1
+    return pos
+
+
+def scan_code(source: Source, pattern: re.Pattern[bytes]):
+    """Matches of ``pattern`` that start outside comments and string literals."""
+    for m in pattern.finditer(source.data):
+        if not source.in_comment_or_string(m.start()):
+            yield m
+
+
+_ATTR_ITEM = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+def split_attribute(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """``[[buffer(0), raster_order_group(1)]]`` -> [("buffer", ("0",)), ...]."""
+    inner = text[2:-2]
+    items, depth, cur = [], 0, ""
+    for ch in inner:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        if ch == "," and depth == 0:
+            items.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    items.append(cur)
+    out = []
+    for item in items:
+        m = _ATTR_ITEM.match(item)
+        if not m:
+            continue
+        name = m.group(1).split("::")[-1]
+        args = tuple(a.strip() for a in _split_args(m.group(2))) if m.group(2) is not None else ()
+        out.append((name, args))
+    return out
+
+
+def _split_args(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "(<[":
+            depth += 1
+        elif ch in ")>]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur)
+    return out

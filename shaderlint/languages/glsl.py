@@ -1,0 +1,67 @@
+"""GLSL front end (tree-sitter-glsl, which extends tree-sitter-c).
+
+tree-sitter-glsl was chosen over tree-sitter-glsl-spec because its node
+vocabulary is the C one shared with the C++/CUDA grammars, so a single kernel
+model serves all three languages; the constructs it cannot read are masked:
+``layout(...) in;``/``out;`` (workgroup size, geometry/tessellation layouts),
+``precision`` statements and the ``hf`` literal suffix of float16 literals.
+"""
+
+from __future__ import annotations
+
+import re
+
+import tree_sitter as ts
+import tree_sitter_glsl
+
+from shaderlint.languages.base import FrontEnd, Mask, _blank, _split_args, scan_code
+from shaderlint.model.source import Source
+
+STAGES = {
+    ".comp": "compute", ".vert": "vertex", ".frag": "fragment", ".geom": "geometry",
+    ".tesc": "tess_control", ".tese": "tess_evaluation", ".mesh": "mesh", ".task": "task",
+    ".rgen": "raygen", ".rchit": "closest_hit", ".rmiss": "miss", ".rahit": "any_hit",
+    ".rint": "intersection", ".rcall": "callable",
+}
+
+_LAYOUT_INOUT = re.compile(rb"\blayout\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)\s*(in|out)\s*;")
+_PRECISION = re.compile(rb"\bprecision\s+(lowp|mediump|highp)\s+\w+\s*;")
+_SUFFIX = re.compile(rb"(?<![\w.])(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(hf|HF)\b")
+
+
+class GlslFrontEnd(FrontEnd):
+    name = "glsl"
+    extensions = tuple(STAGES) + (".glsl",)
+
+    @classmethod
+    def grammar(cls) -> ts.Language:
+        return ts.Language(tree_sitter_glsl.language())
+
+    def mask(self, source: Source, buf: bytearray) -> list[Mask]:
+        masks: list[Mask] = []
+        for m in scan_code(source, _LAYOUT_INOUT):
+            args = tuple(a.strip() for a in _split_args(m.group(1).decode("utf-8", "replace")))
+            masks.append(Mask(m.start(), m.end(), "layout", m.group(0).decode("utf-8", "replace"), m.group(2).decode(), args))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _PRECISION):
+            masks.append(Mask(m.start(), m.end(), "precision", m.group(0).decode()))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _SUFFIX):
+            masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
+            _blank(buf, m.start(1), m.end(1))
+        masks.sort(key=lambda k: k.start)
+        return masks
+
+    def stage_for(self, path: str, source: Source) -> str | None:
+        for ext, stage in STAGES.items():
+            if path.endswith(ext):
+                return stage
+        # `.glsl`: decide by content.
+        data = source.data
+        if re.search(rb"\blayout\s*\([^)]*local_size_[xyz]", data) or b"gl_GlobalInvocationID" in data or b"gl_LocalInvocation" in data:
+            return "compute"
+        if b"gl_FragCoord" in data or b"gl_FragDepth" in data or re.search(rb"\bdiscard\s*;", data):
+            return "fragment"
+        if b"gl_Position" in data or b"gl_VertexIndex" in data or b"gl_VertexID" in data:
+            return "vertex"
+        return None

@@ -1,0 +1,52 @@
+"""Metal Shading Language front end (tree-sitter-cpp plus masks).
+
+MSL is C++14 with address spaces (``device``, ``constant``, ``threadgroup``,
+``thread``, ``threadgroup_imageblock``, ``ray_data``, ``object_data``),
+function qualifiers (``kernel``, ``vertex``, ``fragment``, ``visible``) and
+``[[...]]`` attributes in places C++ does not allow them. All three are masked
+(same-length spaces) and recorded; the model re-attaches them by position.
+"""
+
+from __future__ import annotations
+
+import re
+
+import tree_sitter as ts
+import tree_sitter_cpp
+
+from shaderlint.languages.base import FrontEnd, Mask, _blank, scan_code, split_attribute
+from shaderlint.model.source import Source
+
+ADDRESS_SPACES = ("device", "constant", "threadgroup", "thread", "threadgroup_imageblock", "ray_data", "object_data")
+FUNCTION_QUALIFIERS = ("kernel", "vertex", "fragment", "visible")
+
+_ATTRIBUTE = re.compile(rb"\[\[(?:[^\]]|\](?!\]))*\]\]")
+_ADDRESS = re.compile(rb"(?<![\w.:>])(" + b"|".join(a.encode() for a in ADDRESS_SPACES) + rb")(?=\s+[A-Za-z_])")
+# A function qualifier is followed by a return type and then a name: `kernel void f(`.
+_QUALIFIER = re.compile(
+    rb"(?<![\w.:>])(" + b"|".join(q.encode() for q in FUNCTION_QUALIFIERS) + rb")(?=\s+[A-Za-z_][\w:<>, ]*[\s*&]+[A-Za-z_]\w*\s*[(<])"
+)
+
+
+class MetalFrontEnd(FrontEnd):
+    name = "metal"
+    extensions = (".metal",)
+
+    @classmethod
+    def grammar(cls) -> ts.Language:
+        return ts.Language(tree_sitter_cpp.language())
+
+    def mask(self, source: Source, buf: bytearray) -> list[Mask]:
+        masks: list[Mask] = []
+        for m in scan_code(source, _ATTRIBUTE):
+            text = m.group(0).decode("utf-8", "replace")
+            for name, args in split_attribute(text):
+                masks.append(Mask(m.start(), m.end(), "attribute", text, name, args))
+            _blank(buf, m.start(), m.end())
+        for kind, pattern in (("address-space", _ADDRESS), ("function-qualifier", _QUALIFIER)):
+            for m in scan_code(source, pattern):
+                word = m.group(1).decode()
+                masks.append(Mask(m.start(1), m.end(1), kind, word, word))
+                _blank(buf, m.start(1), m.end(1))
+        masks.sort(key=lambda k: k.start)
+        return masks

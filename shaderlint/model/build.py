@@ -1,0 +1,1007 @@
+"""Build the kernel model of one file: once per file, shared by every rule.
+
+Candidates are collected with one tree-sitter query per language (C-side
+traversal); Python then decides per candidate. The model never raises on odd
+input: whatever cannot be read is left out and reported as a parse error.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from functools import lru_cache
+
+import tree_sitter as ts
+
+from shaderlint.languages.base import Mask, Parsed
+from shaderlint.model import builtins as B
+from shaderlint.model.consteval import eval_text, parse_number
+from shaderlint.model.expr import ExprAnalysis, unparen
+from shaderlint.model.kernel import (
+    Access, Barrier, Function, GroupSize, LaunchSite, Loop, ParseError, StructDef, Var,
+)
+from shaderlint.model.source import Source
+from shaderlint.model.types import UNKNOWN, Type, array_of, parse_type_name, pointer_to, struct_type
+
+_COMMON = """
+(function_definition) @function
+(declaration) @declaration
+(struct_specifier) @struct
+(enumerator) @enumerator
+(preproc_def) @define
+(for_statement) @for
+(call_expression) @call
+(subscript_expression) @subscript
+(field_expression) @field
+(assignment_expression) @assign
+(update_expression) @update
+(type_definition) @typedef
+(binary_expression operator: ["/" "%"]) @binary_div
+(assignment_expression operator: ["/=" "%="]) @binary_div
+"""
+_QUERIES = {
+    "metal": _COMMON,
+    "cuda": _COMMON + "(kernel_call_syntax) @launch\n",
+    "glsl": _COMMON,
+}
+
+ANNOTATION = re.compile(r"shaderlint:\s*([a-z-]+)\s*=\s*([\w.-]+)")
+_DECL_WRAPPERS = ("init_declarator", "array_declarator", "pointer_declarator", "reference_declarator",
+                  "attributed_declarator", "parenthesized_declarator")
+
+
+@lru_cache(maxsize=8)
+def _query(language: ts.Language, name: str) -> ts.Query:
+    return ts.Query(language, _QUERIES[name])
+
+
+class FileModel(ExprAnalysis):
+    def __init__(self, parsed: Parsed) -> None:
+        self.parsed = parsed
+        self.source: Source = parsed.source
+        self.language = parsed.language
+        self.stage = parsed.stage
+        self.root = parsed.tree.root_node
+        self.functions: list[Function] = []
+        self.function_by_name: dict[str, Function] = {}
+        self.globals: list[Var] = []
+        self.structs: dict[str, StructDef] = {}
+        self.typedefs: dict[str, Type] = {}
+        self.enums: dict[str, int] = {}
+        self.macros: dict[str, int | float] = {}
+        self.constant_names: set[str] = set()  # constants with unknown value (e.g. function-like macro results)
+        self.launches: list[LaunchSite] = []
+        self.errors: list[ParseError] = []
+        self.facts: dict[str, str] = {}  # file-level `// shaderlint: key=value`
+        self.workgroup_size: tuple[int | None, int | None, int | None] | None = None
+        self.workgroup_mask: Mask | None = None
+        self.workgroup_spec_ids: tuple[str | None, ...] = ()
+        self.captures: dict[str, list[ts.Node]] = {}
+        self.var_deps: dict[Var, frozenset[str]] = {}
+        self.intrinsic_deps: dict[Function, frozenset[str]] = {}
+        self._vars_by_name: dict[str, list[Var]] = defaultdict(list)
+        self._function_starts: list[int] = []
+        self._resolve_cache: dict[int, Var | None] = {}
+        self._type_cache: dict[int, Type] = {}
+        self._const_cache: dict[int, int | float | None] = {}
+        self._isconst_cache: dict[int, bool] = {}
+        self._deps_cache: dict[int, frozenset[str]] = {}
+
+    @property
+    def kernels(self) -> list[Function]:
+        return [f for f in self.functions if f.is_entry]
+
+    def nodes(self, capture: str) -> list[ts.Node]:
+        return self.captures.get(capture, [])
+
+    def add_var(self, v: Var) -> Var:
+        self._vars_by_name[v.name].append(v)
+        return v
+
+    def masks_between(self, start: int, end: int, kind: str) -> list[Mask]:
+        return [m for m in self.parsed.masks if m.kind == kind and start <= m.start < end]
+
+
+def build_model(parsed: Parsed) -> FileModel:
+    model = FileModel(parsed)
+    _Builder(model).run()
+    return model
+
+
+class _Builder:
+    def __init__(self, model: FileModel) -> None:
+        self.m = model
+        self.lang = model.language
+        self.text = model.text
+
+    # ------------------------------------------------------------------------------------
+    def run(self) -> None:
+        m = self.m
+        from shaderlint.languages import FRONT_ENDS
+        language = FRONT_ENDS[self.lang].language()
+        m.captures = {k: sorted(v, key=lambda n: n.start_byte)
+                      for k, v in ts.QueryCursor(_query(language, self.lang)).captures(m.root).items()}
+        self.collect_errors()
+        self.collect_annotations()
+        self.collect_macros()
+        self.collect_types()
+        self.collect_functions()
+        self.collect_globals()
+        self.collect_locals()
+        self.collect_workgroup()
+        for f in m.functions:
+            self.collect_group_size(f)
+        self.collect_loops()
+        self.collect_calls()
+        self.collect_accesses()
+        self.compute_dependence()
+
+    # ---- parse errors ------------------------------------------------------------------------
+    def collect_errors(self) -> None:
+        root = self.m.root
+        if not root.has_error:
+            return
+        stack = [root]
+        while stack:
+            n = stack.pop()
+            if n.is_error:
+                self.m.errors.append(ParseError(n.start_byte, max(n.end_byte, n.start_byte + 1), "unexpected syntax"))
+                continue
+            if n.is_missing:
+                self.m.errors.append(ParseError(n.start_byte, n.start_byte, f"missing {n.type!r}"))
+                continue
+            stack.extend(c for c in reversed(n.children) if c.has_error or c.is_missing)
+        self.m.errors.sort(key=lambda e: e.start)
+
+    # ---- annotations ---------------------------------------------------------------------
+    def collect_annotations(self) -> None:
+        self.annotations: list[tuple[int, int, str, str]] = []
+        for c in self.m.source.comments:
+            for mm in ANNOTATION.finditer(c.text):
+                key, value = mm.group(1), mm.group(2)
+                if key.startswith("ignore"):
+                    continue
+                self.annotations.append((c.start, c.end, key, value))
+
+    def facts_for(self, f: Function) -> dict[str, str]:
+        """Annotations directly above a function (only comments/blank lines/attributes in between)."""
+        start = (f.outer or f.node).start_byte
+        out: dict[str, str] = {}
+        data = self.m.parsed.parse_bytes
+        for s, e, key, value in self.annotations:
+            if e <= start and not data[e:start].strip(b" \t\r\n") or (e <= start and _only_comments(self.m.source, e, start)):
+                out[key] = value
+        return out
+
+    # ---- macros, enums, structs, typedefs --------------------------------------------------
+    def collect_macros(self) -> None:
+        m = self.m
+        for d in m.nodes("define"):
+            name = d.child_by_field_name("name")
+            value = d.child_by_field_name("value")
+            if name is None or value is None:
+                continue
+            v = eval_text(self.text(value), lambda n: m.macros.get(n, m.enums.get(n)))
+            if v is not None and not isinstance(v, bool):
+                m.macros[self.text(name)] = v
+
+    def collect_types(self) -> None:
+        m = self.m
+        for e in m.nodes("enumerator"):
+            pass
+        # enumerators need sequential values per enum
+        seen_lists: set[int] = set()
+        for e in m.nodes("enumerator"):
+            parent = e.parent
+            if parent is None or parent.id in seen_lists:
+                continue
+            seen_lists.add(parent.id)
+            value = -1
+            for item in parent.named_children:
+                if item.type != "enumerator":
+                    continue
+                name = item.child_by_field_name("name")
+                val = item.child_by_field_name("value")
+                if val is not None:
+                    cv = m.const_value(val)
+                    value = int(cv) if isinstance(cv, (int, float)) else value + 1
+                else:
+                    value += 1
+                if name is not None:
+                    m.enums[self.text(name)] = value
+        for s in m.nodes("struct"):
+            name = s.child_by_field_name("name")
+            body = s.child_by_field_name("body")
+            if body is None:
+                continue
+            sname = self.text(name) if name is not None else None
+            if sname is None and s.parent is not None and s.parent.type == "type_definition":
+                decl = s.parent.child_by_field_name("declarator")
+                sname = self.text(decl) if decl is not None else None
+            if sname is None:
+                continue
+            m.structs[sname] = StructDef(sname, s, self.fields_of(body))
+        for td in m.nodes("typedef"):
+            ty = td.child_by_field_name("type")
+            decl = td.child_by_field_name("declarator")
+            if ty is not None and decl is not None and decl.type in ("type_identifier", "identifier"):
+                t = m.parse_type(ty)
+                if t.is_known:
+                    m.typedefs[self.text(decl)] = t
+        # GLSL blocks: `buffer Name { ... } inst;` parse as declarations with a field list.
+        for d in m.nodes("declaration"):
+            body = next((c for c in d.children if c.type == "field_declaration_list"), None)
+            if body is None:
+                continue
+            ids = [c for c in d.children if c.type == "identifier"]
+            if ids:
+                m.structs[self.text(ids[0])] = StructDef(self.text(ids[0]), d, self.fields_of(body))
+
+    def fields_of(self, body: ts.Node) -> list[tuple[str, Type, ts.Node]]:
+        out = []
+        for fd in body.named_children:
+            if fd.type != "field_declaration":
+                continue
+            ty = fd.child_by_field_name("type")
+            for decl in fd.children_by_field_name("declarator"):
+                name_node, dims, ptr = self.unwrap_declarator(decl)
+                if name_node is None:
+                    continue
+                t = self.m.parse_type(ty)
+                for _ in range(ptr):
+                    t = pointer_to(t)
+                if dims:
+                    t = array_of(t)
+                out.append((self.text(name_node), t, fd))
+        return out
+
+    # ---- declarators -------------------------------------------------------------------------
+    def unwrap_declarator(self, decl: ts.Node) -> tuple[ts.Node | None, list[ts.Node | None], int]:
+        """(identifier node, array size nodes outermost-first, pointer/reference depth)."""
+        dims: list[ts.Node | None] = []
+        ptr = 0
+        n: ts.Node | None = decl
+        for _ in range(32):
+            if n is None:
+                return None, dims, ptr
+            t = n.type
+            if t in ("identifier", "field_identifier", "type_identifier"):
+                return n, dims, ptr
+            if t == "array_declarator":
+                dims.append(n.child_by_field_name("size"))
+            elif t in ("pointer_declarator", "reference_declarator"):
+                ptr += 1
+            elif t == "qualified_identifier":
+                return n, dims, ptr
+            nxt = n.child_by_field_name("declarator")
+            if nxt is None and t in ("reference_declarator", "attributed_declarator", "parenthesized_declarator"):
+                nxt = next((c for c in n.named_children if c.type not in ("attribute_declaration", "type_qualifier")), None)
+            n = nxt
+        return None, dims, ptr
+
+    def qualifiers_of(self, decl: ts.Node) -> set[str]:
+        quals: set[str] = set()
+        for c in decl.children:
+            if c.type in ("type_qualifier", "storage_class_specifier"):
+                quals.update(self.text(c).split())
+            elif not c.is_named or c.type in ("layout_specification",):
+                if c.type == "layout_specification":
+                    quals.add("layout")
+                else:
+                    quals.add(c.type)
+            elif c.type in ("extension_storage_class",):
+                quals.add(self.text(c))
+        return quals
+
+    def layout_args(self, decl: ts.Node) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for c in decl.children:
+            if c.type == "layout_specification":
+                for q in c.named_children:
+                    if q.type == "layout_qualifiers":
+                        for item in q.named_children:
+                            parts = [self.text(x) for x in item.named_children]
+                            if parts:
+                                out[parts[0]] = parts[1] if len(parts) > 1 else ""
+        return out
+
+    def attrs_of(self, start: int, end: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        masks = self.m.parsed.attrs_after.get(end, []) + self.m.parsed.attrs_before.get(start, [])
+        return tuple((mk.value, mk.args) for mk in masks)
+
+    def address_space_of(self, decl: ts.Node, declarator_start: int) -> str | None:
+        p = self.m.parsed
+        for mk in p.qualifiers_before.get(decl.start_byte, []):
+            if mk.kind == "address-space":
+                return mk.value
+        for mk in self.m.masks_between(decl.start_byte, declarator_start, "address-space"):
+            return mk.value
+        return None
+
+    def make_var(self, decl: ts.Node, declarator: ts.Node, type_node: ts.Node | None, scope: tuple[int, int],
+                 function: Function | None, *, is_param: bool = False, is_global: bool = False) -> Var | None:
+        m = self.m
+        name_node, dim_nodes, ptr = self.unwrap_declarator(declarator)
+        if name_node is None:
+            return None
+        quals = self.qualifiers_of(decl)
+        base = m.parse_type(type_node)
+        space = None
+        if self.lang == "metal":
+            space = self.address_space_of(decl, declarator.start_byte)
+        elif self.lang == "cuda":
+            if "__shared__" in quals:
+                space = "shared"
+            elif "__constant__" in quals:
+                space = "constant"
+            elif ptr and is_param and function is not None and function.kind == "kernel":
+                space = "global"
+        else:
+            for q in ("shared", "buffer", "uniform", "in", "out", "inout"):
+                if q in quals:
+                    space = q
+                    break
+        t = base
+        for _ in range(ptr):
+            t = pointer_to(t, space)
+        dims = tuple(m.const_value(d) if d is not None else None for d in reversed(dim_nodes))
+        dims = tuple(int(d) if isinstance(d, (int, float)) else None for d in dims)
+        for _ in dims:
+            t = array_of(t)
+        init = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+        attrs = self.attrs_of(decl.start_byte, name_node.end_byte)
+        layout = self.layout_args(decl) if self.lang == "glsl" else {}
+        v = Var(
+            name=self.text(name_node), node=name_node, decl=decl, type=t, address_space=space,
+            is_const="const" in quals, is_constexpr="constexpr" in quals, init=init, dims=dims,
+            is_param=is_param, is_global=is_global, attributes=attrs, scope=scope, function=function,
+            qualifiers=frozenset(quals),
+        )
+        if self.lang == "metal" and v.attribute("function_constant") is not None:
+            v.function_constant = True
+        if self.lang == "glsl" and "constant_id" in layout:
+            v.function_constant = True
+        if self.lang == "metal" and is_param:
+            for name, _ in attrs:
+                if name in B.METAL_ROLES:
+                    v.role = name
+        return m.add_var(v)
+
+    def declarators(self, decl: ts.Node) -> list[ts.Node]:
+        return decl.children_by_field_name("declarator")
+
+    # ---- functions -------------------------------------------------------------------------
+    def collect_functions(self) -> None:
+        m = self.m
+        for fd in m.nodes("function"):
+            decl = fd.child_by_field_name("declarator")
+            fdecl = decl
+            for _ in range(8):
+                if fdecl is None or fdecl.type == "function_declarator":
+                    break
+                fdecl = fdecl.child_by_field_name("declarator")
+            if fdecl is None or fdecl.type != "function_declarator":
+                continue
+            name_node = fdecl.child_by_field_name("declarator")
+            if name_node is None:
+                continue
+            name = self.text(name_node).split("::")[-1]
+            outer = fd.parent if fd.parent is not None and fd.parent.type == "template_declaration" else None
+            kind, is_entry, device = self.function_kind(fd, name)
+            f = Function(name=name, node=fd, name_node=name_node, body=fd.child_by_field_name("body"), kind=kind,
+                         is_entry=is_entry, is_device_code=device, outer=outer)
+            f.return_type = m.parse_type(fd.child_by_field_name("type"))
+            if self.lang == "metal":
+                start = (outer or fd).start_byte
+                masks = m.parsed.attrs_before.get(fd.start_byte, []) + (m.parsed.attrs_before.get(start, []) if outer else [])
+                f.attributes = tuple((mk.value, mk.args) for mk in masks)
+            f.has_error = fd.has_error
+            f.facts = self.facts_for(f)
+            scope = (fd.start_byte, fd.end_byte)
+            if outer is not None:
+                params = outer.child_by_field_name("parameters")
+                for p in params.named_children if params is not None else []:
+                    pname = p.child_by_field_name("declarator") or p.child_by_field_name("name")
+                    if pname is None and p.named_child_count:
+                        pname = p.named_children[-1]
+                    if pname is None or pname.type not in ("identifier", "type_identifier"):
+                        continue
+                    tv = m.add_var(Var(self.text(pname), pname, p, m.parse_type(p.child_by_field_name("type")),
+                                       scope=scope, function=f, template_param=True, is_const=True))
+                    f.template_params[tv.name] = tv
+            if self.lang == "cuda":
+                for c in fd.children:
+                    if c.type == "launch_bounds":
+                        vals = [m.const_value(x) for x in c.named_children]
+                        f.launch_bounds_node = c
+                        if vals and vals[0] is not None:
+                            f.launch_bounds = tuple(int(v) for v in vals if v is not None)
+            params = fdecl.child_by_field_name("parameters")
+            for p in params.named_children if params is not None else []:
+                if p.type not in ("parameter_declaration", "optional_parameter_declaration"):
+                    continue
+                d = p.child_by_field_name("declarator")
+                if d is None:
+                    continue
+                v = self.make_var(p, d, p.child_by_field_name("type"), scope, f, is_param=True)
+                if v is not None:
+                    f.params.append(v)
+            m.functions.append(f)
+            m.function_by_name.setdefault(name, f)
+        m.functions.sort(key=lambda f: f.node.start_byte)
+        m._function_starts = [f.node.start_byte for f in m.functions]
+
+    def function_kind(self, fd: ts.Node, name: str) -> tuple[str, bool, bool]:
+        if self.lang == "cuda":
+            tokens = {c.type for c in fd.children}
+            if "__global__" in tokens:
+                return "kernel", True, True
+            if "__device__" in tokens:
+                return "device", False, True
+            return "host", False, False
+        if self.lang == "metal":
+            p = self.m.parsed
+            quals = [mk.value for mk in p.qualifiers_before.get(fd.start_byte, []) if mk.kind == "function-qualifier"]
+            outer = fd.parent if fd.parent is not None and fd.parent.type == "template_declaration" else None
+            attrs = [mk.value for mk in p.attrs_before.get(fd.start_byte, [])]
+            if outer is not None:
+                quals += [mk.value for mk in p.qualifiers_before.get(outer.start_byte, []) if mk.kind == "function-qualifier"]
+            for q in quals + attrs:
+                if q in ("kernel", "vertex", "fragment", "mesh", "object"):
+                    return q, True, True
+            if "visible" in quals or "visible" in attrs:
+                return "visible", False, True
+            return "device", False, True
+        # GLSL: main is the entry point of its stage.
+        if name == "main":
+            return self.m.stage or "shader", True, True
+        return "device", False, True
+
+    # ---- globals and locals -----------------------------------------------------------------------
+    def collect_globals(self) -> None:
+        m = self.m
+        end = len(m.source.data) + 1
+        for d in m.nodes("declaration"):
+            if m.function_at(d.start_byte) is not None:
+                continue
+            p = d.parent
+            if p is not None and p.type not in ("translation_unit", "preproc_if", "preproc_ifdef", "preproc_else",
+                                                  "preproc_elif", "declaration_list", "linkage_specification",
+                                                  "namespace_definition", "template_declaration", "preproc_elifdef"):
+                continue
+            scope = (d.start_byte, end)
+            body = next((c for c in d.children if c.type == "field_declaration_list"), None)
+            if body is not None:  # GLSL interface block
+                quals = self.qualifiers_of(d)
+                space = next((q for q in ("buffer", "uniform", "shared", "in", "out") if q in quals), None)
+                if "push_constant" in self.layout_args(d):
+                    space = "push_constant"
+                ids = [c for c in d.children if c.type == "identifier"]
+                block = self.text(ids[0]) if ids else None
+                if len(ids) > 1:
+                    inst = ids[1]
+                    dims = ()
+                    m.globals.append(m.add_var(Var(self.text(inst), inst, d, struct_type(block) if block else UNKNOWN,
+                                                   address_space=space, is_global=True, scope=scope,
+                                                   qualifiers=frozenset(quals), dims=dims)))
+                else:
+                    for fname, ftype, fnode in self.fields_of(body):
+                        fid = next((c for c in fnode.named_children if c.type not in ("primitive_type", "type_identifier")), fnode)
+                        m.globals.append(m.add_var(Var(fname, fid, fnode, ftype, address_space=space, is_global=True,
+                                                       scope=scope, qualifiers=frozenset(quals))))
+                continue
+            for decl in self.declarators(d):
+                v = self.make_var(d, decl, d.child_by_field_name("type"), scope, None, is_global=True)
+                if v is not None:
+                    if self.lang == "cuda" and v.address_space is None and "__device__" in v.qualifiers:
+                        v.address_space = "global"
+                    m.globals.append(v)
+
+    def collect_locals(self) -> None:
+        m = self.m
+        for d in m.nodes("declaration"):
+            f = m.function_at(d.start_byte)
+            if f is None or f.body is None or not (f.body.start_byte <= d.start_byte < f.body.end_byte):
+                continue
+            scope_node = d.parent
+            if scope_node is not None and scope_node.type in ("for_statement", "for_range_loop"):
+                scope = (d.start_byte, scope_node.end_byte)
+            else:
+                scope = (d.start_byte, scope_node.end_byte if scope_node is not None else f.node.end_byte)
+            for decl in self.declarators(d):
+                v = self.make_var(d, decl, d.child_by_field_name("type"), scope, f)
+                if v is not None:
+                    f.vars.append(v)
+
+    # ---- group sizes ---------------------------------------------------------------------------
+    def collect_workgroup(self) -> None:
+        m = self.m
+        for mk in m.parsed.masks:
+            if mk.kind != "layout" or mk.value != "in":
+                continue
+            sizes: list[int | None] = [1, 1, 1]
+            ids: list[str | None] = [None, None, None]
+            found = False
+            for arg in mk.args:
+                key, _, val = arg.partition("=")
+                key, val = key.strip(), val.strip()
+                for i, axis in enumerate("xyz"):
+                    if key == f"local_size_{axis}":
+                        found = True
+                        num = parse_number(val)
+                        if num is None:
+                            num = m.macros.get(val)
+                        sizes[i] = int(num) if isinstance(num, (int, float)) else None
+                    elif key == f"local_size_{axis}_id":
+                        found = True
+                        ids[i] = val
+                        # The specialization constant's default applies unless local_size_x is also given.
+                        if not any(a.strip().startswith(f"local_size_{axis}") and "_id" not in a for a in mk.args):
+                            sizes[i] = None
+            if found:
+                m.workgroup_size = (sizes[0], sizes[1], sizes[2])
+                m.workgroup_mask = mk
+                m.workgroup_spec_ids = tuple(ids)
+
+    def collect_group_size(self, f: Function) -> None:
+        """The most specific declared group size: annotation above the kernel, then the
+        language's own declaration, then a file-level annotation."""
+        m = self.m
+        if not f.is_entry and not (self.lang == "cuda" and f.kind == "kernel"):
+            return
+        ann = f.facts.get("threadgroup-size")
+        if ann:
+            dims = _parse_dims(ann)
+            if dims:
+                start = self.annotation_pos(f, "threadgroup-size")
+                f.group_size = GroupSize(dims, start[0], start[1], "annotation", True)
+                return
+        if self.lang == "glsl" and m.workgroup_size is not None and m.workgroup_mask is not None:
+            if all(s is not None for s in m.workgroup_size):
+                mk = m.workgroup_mask
+                f.group_size = GroupSize(tuple(int(s) for s in m.workgroup_size), mk.start, mk.end, "local_size", True)  # type: ignore[arg-type]
+                return
+        if self.lang == "metal":
+            for mk in m.parsed.masks:
+                if mk.kind == "attribute" and mk.value == "max_total_threads_per_threadgroup" and mk.args:
+                    nxt = m.parsed.attrs_before
+                    if any(mk in lst for key, lst in nxt.items() if key in (f.node.start_byte, (f.outer or f.node).start_byte)):
+                        val = parse_number(mk.args[0])
+                        if val is None:
+                            val = m.macros.get(mk.args[0])
+                        if isinstance(val, (int, float)):
+                            f.group_size = GroupSize((int(val), 1, 1), mk.start, mk.end, "max_total_threads", False)
+                            return
+        if self.lang == "cuda" and f.launch_bounds and f.launch_bounds_node is not None:
+            n = f.launch_bounds_node
+            f.group_size = GroupSize((f.launch_bounds[0], 1, 1), n.start_byte, n.end_byte, "launch_bounds", False)
+            return
+        file_ann = self.file_fact("threadgroup-size")
+        if file_ann:
+            dims = _parse_dims(file_ann[2])
+            if dims:
+                f.group_size = GroupSize(dims, file_ann[0], file_ann[1], "annotation", True)
+
+    def annotation_pos(self, f: Function, key: str) -> tuple[int, int]:
+        start = (f.outer or f.node).start_byte
+        best = (f.name_node.start_byte, f.name_node.end_byte)
+        for s, e, k, _ in self.annotations:
+            if k == key and e <= start:
+                best = (s, e)
+        return best
+
+    def file_fact(self, key: str) -> tuple[int, int, str] | None:
+        first = self.m.functions[0].node.start_byte if self.m.functions else len(self.m.source.data)
+        for s, e, k, v in self.annotations:
+            if k == key and e <= first:
+                self.m.facts[k] = v
+                return (s, e, v)
+        return None
+
+    # ---- loops -------------------------------------------------------------------------------------
+    def collect_loops(self) -> None:
+        m = self.m
+        for node in m.nodes("for"):
+            f = m.function_at(node.start_byte)
+            if f is None:
+                continue
+            loop = Loop(node, None)
+            init = node.child_by_field_name("initializer")
+            cond = node.child_by_field_name("condition")
+            update = node.child_by_field_name("update")
+            var = None
+            if init is not None and init.type == "declaration":
+                decls = self.declarators(init)
+                if len(decls) == 1:
+                    nm, _, _ = self.unwrap_declarator(decls[0])
+                    var = next((v for v in f.vars if v.node == nm), None) if nm is not None else None
+                    if var is not None and var.init is not None:
+                        loop.start = m.const_value(var.init)
+            elif init is not None and init.type == "assignment_expression":
+                left = init.child_by_field_name("left")
+                if left is not None and left.type == "identifier":
+                    var = m.resolve(left)
+                    right = init.child_by_field_name("right")
+                    loop.start = m.const_value(right) if right is not None else None
+            loop.var = var
+            if var is not None and cond is not None:
+                loop.bound, strict, sign = self._bound(cond, var)
+                loop.step = self._step(update, var)
+                if loop.start is not None and loop.bound is not None and loop.step:
+                    span = (loop.bound - loop.start) if loop.step > 0 else (loop.start - loop.bound)
+                    if sign != (1 if loop.step > 0 else -1):
+                        loop.trip_count = None
+                    else:
+                        if not strict:
+                            span += abs(loop.step)
+                        loop.trip_count = max(0, int(-(-span // abs(loop.step))))
+            body = node.child_by_field_name("body")
+            if var is not None and body is not None:
+                loop.counter_modified = self._modified_in(var, body)
+                if loop.counter_modified:
+                    loop.trip_count = None
+            loop.unroll = self._pragma_unroll(node)
+            f.loops.append(loop)
+
+    def _bound(self, cond: ts.Node, var: Var) -> tuple[int | float | None, bool, int]:
+        m = self.m
+        cond = unparen(cond)
+        if cond.type != "binary_expression":
+            return None, True, 0
+        left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+        op = self.text(cond.child_by_field_name("operator"))
+        if left is None or right is None:
+            return None, True, 0
+        if unparen(left).type == "identifier" and m.resolve(unparen(left)) is var:
+            other, flip = right, False
+        elif unparen(right).type == "identifier" and m.resolve(unparen(right)) is var:
+            other, flip = left, True
+        else:
+            return None, True, 0
+        if flip:
+            op = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}.get(op, op)
+        val = m.const_value(other)
+        if op in ("<", "!="):
+            return val, True, 1
+        if op == "<=":
+            return val, False, 1
+        if op == ">":
+            return val, True, -1
+        if op == ">=":
+            return val, False, -1
+        return None, True, 0
+
+    def _step(self, update: ts.Node | None, var: Var) -> int | float | None:
+        m = self.m
+        if update is None:
+            return None
+        if update.type == "update_expression":
+            arg = update.child_by_field_name("argument")
+            if arg is not None and m.resolve(arg) is var:
+                return 1 if "++" in self.text(update) else -1
+            return None
+        if update.type == "assignment_expression":
+            left, right = update.child_by_field_name("left"), update.child_by_field_name("right")
+            op = self.text(update.child_by_field_name("operator"))
+            if left is None or right is None or m.resolve(left) is not var:
+                return None
+            val = m.const_value(right)
+            if val is None:
+                return None
+            if op == "+=":
+                return val
+            if op == "-=":
+                return -val
+            if op in ("*=", "<<=", ">>=", "/="):
+                return None
+        return None
+
+    def _modified_in(self, var: Var, body: ts.Node) -> bool:
+        m = self.m
+        for a in m.nodes("assign") + m.nodes("update"):
+            if body.start_byte <= a.start_byte < body.end_byte:
+                target = a.child_by_field_name("left") or a.child_by_field_name("argument")
+                if target is not None and target.type == "identifier" and m.resolve(target) is var:
+                    return True
+        return False
+
+    def _pragma_unroll(self, node: ts.Node) -> int | None:
+        prev = node.prev_sibling
+        while prev is not None and prev.type == "comment":
+            prev = prev.prev_sibling
+        if prev is None:
+            return None
+        t = self.text(prev)
+        mm = re.match(r"\s*#\s*pragma\s+unroll\s*(\(?\s*(\d+)\s*\)?)?", t)
+        if mm:
+            return int(mm.group(2)) if mm.group(2) else 0
+        return None
+
+    # ---- calls: barriers and launches --------------------------------------------------------------
+    def collect_calls(self) -> None:
+        m = self.m
+        table = B.BARRIERS[self.lang]
+        for call in m.nodes("call"):
+            name = m.callee_name(call)
+            f = m.function_at(call.start_byte)
+            if name in table and f is not None:
+                scope, orders = table[name]
+                if self.lang == "metal":
+                    flags = set()
+                    for a in m.call_args(call):
+                        for word in re.findall(r"mem_\w+", self.text(a)):
+                            if word in B.METAL_MEM_FLAGS:
+                                flags.add(B.METAL_MEM_FLAGS[word])
+                    orders = frozenset(flags)
+                f.barriers.append(Barrier(call, name, scope, orders, f))
+            elif self.lang == "cuda" and name in ("sync",) and f is not None:
+                fn = call.child_by_field_name("function")
+                if fn is not None and fn.type == "field_expression":  # block.sync()
+                    obj = self.text(fn.child_by_field_name("argument"))
+                    if "block" in obj or obj in ("cta", "tb", "g"):
+                        f.barriers.append(Barrier(call, "sync", "group", frozenset({"threadgroup", "device"}), f))
+        for ks in m.nodes("launch"):
+            call = ks.parent
+            if call is None or call.type != "call_expression":
+                continue
+            fn = call.child_by_field_name("function")
+            name = self.text(fn.child_by_field_name("name") or fn) if fn is not None and fn.type == "template_function" else (self.text(fn) if fn is not None else "")
+            args = [c for c in ks.named_children if c.type != "comment"]
+            m.launches.append(LaunchSite(call, name.split("::")[-1], *(args + [None] * 4)[:4], function=m.function_at(call.start_byte)))
+
+    # ---- memory accesses --------------------------------------------------------------------------
+    def collect_accesses(self) -> None:
+        m = self.m
+        for node in m.nodes("subscript"):
+            f = m.function_at(node.start_byte)
+            if f is None:
+                continue
+            if node.parent is not None and node.parent.type == "subscript_expression" and node.parent.child_by_field_name("argument") == node:
+                continue  # only the outermost subscript of a chain
+            arg = node.child_by_field_name("argument")
+            base = m.base_var(arg) if arg is not None else None
+            if base is None:
+                continue
+            space = self.space_of(base)
+            if space is None:
+                continue
+            f.accesses.append(Access(node, base, space, _is_write(node), _index_of(node)))
+        for node in m.nodes("field"):
+            f = m.function_at(node.start_byte)
+            if f is None:
+                continue
+            op = node.child_by_field_name("operator")
+            if op is None or self.text(op) != "->":
+                continue
+            base = m.base_var(node.child_by_field_name("argument"))
+            if base is None or self.space_of(base) is None:
+                continue
+            f.accesses.append(Access(node, base, self.space_of(base), _is_write(node), None))
+        for f in m.functions:
+            f.accesses.sort(key=lambda a: a.node.start_byte)
+
+    def space_of(self, v: Var) -> str | None:
+        s = v.address_space
+        if self.lang == "metal":
+            if s in ("device", "constant", "threadgroup", "threadgroup_imageblock", "object_data", "ray_data"):
+                return "threadgroup" if s == "threadgroup" else s
+            if v.type.kind == "texture":
+                return "texture"
+            return None
+        if self.lang == "cuda":
+            if s == "shared":
+                return "threadgroup"
+            if s in ("global", "constant"):
+                return "device" if s == "global" else "constant"
+            if v.type.kind == "pointer" and v.is_param and v.function is not None and v.function.is_device_code:
+                return "device"
+            return None
+        if s == "shared":
+            return "threadgroup"
+        if s == "buffer":
+            return "device"
+        if s == "uniform" or s == "push_constant":
+            return "constant" if v.type.kind != "texture" else "texture"
+        if v.type.kind == "texture":
+            return "texture"
+        return None
+
+    # ---- uniformity ---------------------------------------------------------------------------------
+    def compute_dependence(self) -> None:
+        m = self.m
+        deps: dict[Var, frozenset[str]] = {}
+        for f in m.functions:
+            for p in f.params:
+                if self.lang == "metal" and p.role:
+                    deps[p] = B.METAL_ROLES.get(p.role, frozenset())
+                elif f.kind in ("vertex", "fragment") or (f.is_entry and self.lang == "metal" and f.kind not in ("kernel",)):
+                    deps[p] = frozenset({B.LOCAL})
+                elif self.lang == "glsl" and p.is_param:
+                    deps[p] = frozenset()
+        for g in m.globals:
+            if self.lang == "glsl" and g.address_space in ("in",) and m.stage not in ("compute", None):
+                deps[g] = frozenset({B.LOCAL})
+        m.var_deps = deps
+        # Every write to a local variable: (target var, rhs nodes, statement)
+        writes: list[tuple[Var, list[ts.Node], ts.Node]] = []
+        for f in m.functions:
+            for v in f.vars:
+                if v.init is not None:
+                    writes.append((v, [v.init], v.decl))
+        for a in m.nodes("assign"):
+            left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            base = m.base_var(left)
+            if base is None or base.is_global or base.address_space is not None:
+                continue
+            rhs = [right]
+            if left.type != "identifier":
+                rhs.extend(c for c in left.named_children if c is not None)
+            if self.text(a.child_by_field_name("operator")) != "=":
+                rhs.append(left)
+            writes.append((base, rhs, a))
+        for u in m.nodes("update"):
+            arg = u.child_by_field_name("argument")
+            base = m.base_var(arg) if arg is not None else None
+            if base is not None and not base.is_global:
+                writes.append((base, [arg], u))
+        for _ in range(12):
+            changed = False
+            m._deps_cache.clear()
+            for var, rhs, stmt in writes:
+                d = set(deps.get(var, frozenset()))
+                for r in rhs:
+                    d |= m.deps(r)
+                d |= self.control_deps(stmt)
+                fd = frozenset(d)
+                if fd != deps.get(var, frozenset()):
+                    deps[var] = fd
+                    changed = True
+            # Helper functions: what their result depends on besides their arguments.
+            for f in m.functions:
+                if f.is_entry or f.body is None:
+                    continue
+                d = set()
+                for r in self.returns(f):
+                    d |= m.deps(r)
+                fd = frozenset(d)
+                if fd != m.intrinsic_deps.get(f, frozenset()):
+                    m.intrinsic_deps[f] = fd
+                    changed = True
+            if not changed:
+                break
+        m._deps_cache.clear()
+
+    def returns(self, f: Function) -> list[ts.Node]:
+        out = []
+        if f.body is None:
+            return out
+        stack = [f.body]
+        while stack:
+            n = stack.pop()
+            if n.type == "return_statement":
+                out.extend(c for c in n.named_children if c.type != "comment")
+                continue
+            if n.type in ("function_definition", "lambda_expression"):
+                continue
+            stack.extend(n.named_children)
+        return out
+
+    def control_deps(self, node: ts.Node) -> frozenset[str]:
+        return control_deps(self.m, node)
+
+
+def control_deps(m: FileModel, node: ts.Node) -> frozenset[str]:
+    """Dependence of the conditions that decide whether ``node`` executes: enclosing
+    if/loop/switch conditions and earlier early exits (`if (c) return;`) in enclosing blocks."""
+    out: set[str] = set()
+    child = node
+    parent = node.parent
+    f = m.function_at(node.start_byte)
+    stop = f.node if f is not None else None
+    while parent is not None and parent != stop:
+        t = parent.type
+        if t == "if_statement":
+            cond = parent.child_by_field_name("condition")
+            if cond is not None and child != cond:
+                out |= m.deps(cond)
+        elif t in ("for_statement", "while_statement", "do_statement"):
+            cond = parent.child_by_field_name("condition")
+            if cond is not None and child != cond and child != parent.child_by_field_name("initializer"):
+                out |= m.deps(cond)
+        elif t == "switch_statement":
+            cond = parent.child_by_field_name("condition")
+            if cond is not None and child != cond:
+                out |= m.deps(cond)
+        elif t == "conditional_expression":
+            cond = parent.child_by_field_name("condition")
+            if cond is not None and child != cond:
+                out |= m.deps(cond)
+        elif t == "binary_expression" and child == parent.child_by_field_name("right"):
+            op = parent.child_by_field_name("operator")
+            if op is not None and m.text(op) in ("&&", "||"):
+                out |= m.deps(parent.child_by_field_name("left"))
+        if t in ("compound_statement", "case_statement"):
+            out |= early_exit_deps(m, child, in_loop=_in_loop(parent, stop))
+        child = parent
+        parent = parent.parent
+    return frozenset(out)
+
+
+def _in_loop(node: ts.Node, stop: ts.Node | None) -> bool:
+    n = node
+    while n is not None and n != stop:
+        if n.type in ("for_statement", "while_statement", "do_statement"):
+            return True
+        n = n.parent
+    return False
+
+
+def early_exit_deps(m: FileModel, stmt: ts.Node, in_loop: bool) -> set[str]:
+    out: set[str] = set()
+    prev = stmt.prev_named_sibling
+    while prev is not None:
+        if prev.type == "if_statement" and _exits(prev, in_loop):
+            cond = prev.child_by_field_name("condition")
+            if cond is not None:
+                out |= m.deps(cond)
+        prev = prev.prev_named_sibling
+    return out
+
+
+def _exits(node: ts.Node, in_loop: bool) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "return_statement" or (in_loop and n.type in ("break_statement", "continue_statement")):
+            return True
+        if n.type in ("for_statement", "while_statement", "do_statement", "switch_statement") and n != node:
+            # break/continue inside a nested loop do not leave ours; returns still do
+            stack.extend(c for c in n.named_children if c.type not in ("break_statement", "continue_statement"))
+            in_loop = False
+            continue
+        stack.extend(n.named_children)
+    return False
+
+
+def _is_write(node: ts.Node) -> bool:
+    p = node.parent
+    while p is not None and p.type in ("parenthesized_expression", "field_expression") and p.type != "subscript_expression":
+        node, p = p, p.parent
+    if p is None:
+        return False
+    if p.type == "assignment_expression" and p.child_by_field_name("left") == node:
+        return True
+    if p.type == "update_expression":
+        return True
+    if p.type in ("pointer_expression",) and p.parent is not None and p.parent.type == "argument_list":
+        return True  # &buf[i] passed to an atomic
+    return False
+
+
+def _index_of(node: ts.Node) -> ts.Node | None:
+    idx = node.child_by_field_name("indices") or node.child_by_field_name("index")
+    if idx is not None and idx.type == "subscript_argument_list":
+        kids = [c for c in idx.named_children if c.type != "comment"]
+        return kids[0] if kids else None
+    return idx
+
+
+def _parse_dims(text: str) -> tuple[int, int, int] | None:
+    parts = text.lower().split("x")
+    try:
+        nums = [int(p) for p in parts]
+    except ValueError:
+        return None
+    if not 1 <= len(nums) <= 3 or any(n <= 0 for n in nums):
+        return None
+    nums += [1] * (3 - len(nums))
+    return (nums[0], nums[1], nums[2])
+
+
+def _only_comments(source: Source, start: int, end: int) -> bool:
+    """True if [start, end) holds only whitespace, comments and Metal attributes."""
+    seg = source.data[start:end]
+    seg = re.sub(rb"//[^\n]*|/\*.*?\*/|\[\[.*?\]\]|\btemplate\s*<[^>]*>", b"", seg, flags=re.S)
+    return not seg.strip()

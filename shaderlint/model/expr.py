@@ -1,0 +1,582 @@
+"""Expression analysis over the kernel model: name resolution, types, constants, thread dependence.
+
+Mixed into :class:`shaderlint.model.build.FileModel`. Every answer may be
+"unknown" (``UNKNOWN`` type, ``None`` value) and rules stay silent on it.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from typing import TYPE_CHECKING
+
+import tree_sitter as ts
+
+from shaderlint.model import builtins as B
+from shaderlint.model.consteval import c_binary, parse_number
+from shaderlint.model.kernel import Function, Var
+from shaderlint.model.types import (
+    BOOL, DOUBLE, FLOAT, HALF, INT, UINT, UNKNOWN, Type, arithmetic_result, parse_type_name, scalar,
+)
+
+if TYPE_CHECKING:
+    from shaderlint.model.build import FileModel
+
+ARITH_OPS = frozenset("+ - * / %".split())
+COMPARE_OPS = frozenset("< > <= >= == != && ||".split())
+BIT_OPS = frozenset("& | ^ << >>".split())
+_SWIZZLE = re.compile(r"^(?:[xyzw]{1,4}|[rgba]{1,4}|[stpq]{1,4})$")
+_NOT_CONST = object()
+
+
+def unparen(node: ts.Node) -> ts.Node:
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+class ExprAnalysis:
+    """Answers questions about expressions. Requires the FileModel attributes."""
+
+    # ---- text -----------------------------------------------------------------
+    def text(self: "FileModel", node: ts.Node) -> str:
+        return self.source.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+    # ---- functions and names -----------------------------------------------------
+    def function_at(self: "FileModel", offset: int) -> Function | None:
+        i = bisect.bisect_right(self._function_starts, offset) - 1
+        if i >= 0:
+            f = self.functions[i]
+            if f.node.start_byte <= offset < f.node.end_byte:
+                return f
+        return None
+
+    def resolve(self: "FileModel", ident: ts.Node) -> Var | None:
+        """The variable an identifier refers to (innermost visible declaration), or None."""
+        key = ident.id
+        if key in self._resolve_cache:
+            return self._resolve_cache[key]
+        name = self.text(ident) if ident.type != "qualified_identifier" else self.text(ident).split("::")[-1]
+        best: Var | None = None
+        pos = ident.start_byte
+        for v in self._vars_by_name.get(name, ()):
+            s, e = v.scope
+            if s <= pos < e and (v.is_param or v.is_global or v.node.start_byte <= pos or v.template_param):
+                if best is None or s >= best.scope[0]:
+                    best = v
+        self._resolve_cache[key] = best
+        return best
+
+    # ---- types ------------------------------------------------------------------------
+    def type_of(self: "FileModel", node: ts.Node) -> Type:
+        key = node.id
+        t = self._type_cache.get(key)
+        if t is None:
+            try:
+                t = self._type_of(node)
+            except RecursionError:
+                t = UNKNOWN
+            self._type_cache[key] = t
+        return t
+
+    def literal_type(self: "FileModel", node: ts.Node) -> Type:
+        text = self.text(node).lower().replace("'", "")
+        suffix_after = self.source.data[node.end_byte:node.end_byte + 2]
+        if self.language == "glsl" and suffix_after.lower() == b"hf":
+            return HALF
+        if text.startswith("0x"):
+            return UINT if "u" in text else INT
+        is_float = ("." in text or "e" in text or text.endswith(("f", "h"))) and not text.startswith("0x")
+        if is_float:
+            if text.endswith("lf"):
+                return DOUBLE
+            if text.endswith("h") or text.endswith("hf"):
+                return HALF
+            if text.endswith("f"):
+                return FLOAT
+            return DOUBLE if self.language == "cuda" else FLOAT
+        if "ll" in text:
+            return scalar("uint", 64) if "u" in text else scalar("int", 64)
+        if "l" in text and self.language != "glsl":
+            return scalar("uint", 64) if "u" in text else scalar("int", 64)
+        return UINT if "u" in text else INT
+
+    def _type_of(self: "FileModel", node: ts.Node) -> Type:
+        t = node.type
+        if t == "number_literal":
+            return self.literal_type(node)
+        if t == "user_defined_literal":
+            num = node.named_children[0] if node.named_child_count else None
+            suffix = self.text(node.named_children[-1]) if node.named_child_count > 1 else ""
+            if suffix in ("h", "H"):
+                return HALF
+            if suffix in ("hf", "HF"):
+                return HALF
+            return self.literal_type(num) if num is not None else UNKNOWN
+        if t in ("true", "false"):
+            return BOOL
+        if t == "char_literal":
+            return scalar("int", 8)
+        if t == "parenthesized_expression":
+            return self.type_of(node.named_children[-1]) if node.named_child_count else UNKNOWN
+        if t in ("identifier", "qualified_identifier"):
+            v = self.resolve(node)
+            if v is not None:
+                return v.type
+            name = self.text(node)
+            b = self._builtin(name)
+            if b is not None:
+                return b[0]
+            if name in self.macros:
+                val = self.macros[name]
+                return INT if isinstance(val, int) else FLOAT
+            if name in self.enums:
+                return INT
+            return UNKNOWN
+        if t == "binary_expression":
+            op = node.child_by_field_name("operator")
+            op = self.text(op) if op is not None else ""
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if left is None or right is None:
+                return UNKNOWN
+            if op in COMPARE_OPS:
+                return BOOL
+            lt, rt = self.type_of(left), self.type_of(right)
+            if op in ("<<", ">>"):
+                return lt if lt.is_integer else UNKNOWN
+            if op in BIT_OPS:
+                r = arithmetic_result(lt, rt, self.language)
+                return r if r.is_integer or r.kind == "bool" else UNKNOWN
+            return arithmetic_result(lt, rt, self.language)
+        if t == "unary_expression":
+            op = node.child_by_field_name("operator")
+            arg = node.child_by_field_name("argument")
+            if arg is None:
+                return UNKNOWN
+            if op is not None and self.text(op) == "!":
+                return BOOL
+            at = self.type_of(arg)
+            if op is not None and self.text(op) in ("-", "+", "~") and at.is_arithmetic and at.bits < 32 and at.kind != "float" and self.language != "glsl":
+                return INT if at.width == 1 else at
+            return at
+        if t == "update_expression":
+            arg = node.child_by_field_name("argument")
+            return self.type_of(arg) if arg is not None else UNKNOWN
+        if t == "assignment_expression":
+            left = node.child_by_field_name("left")
+            return self.type_of(left) if left is not None else UNKNOWN
+        if t == "conditional_expression":
+            a, b = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+            if a is None or b is None:
+                return UNKNOWN
+            ta, tb = self.type_of(a), self.type_of(b)
+            if ta == tb:
+                return ta
+            return arithmetic_result(ta, tb, self.language)
+        if t == "cast_expression":
+            ty = node.child_by_field_name("type")
+            return self.parse_type(ty) if ty is not None else UNKNOWN
+        if t == "call_expression":
+            return self._call_type(node)
+        if t == "field_expression":
+            return self._field_type(node)
+        if t == "subscript_expression":
+            arg = node.child_by_field_name("argument")
+            if arg is None:
+                return UNKNOWN
+            at = self.type_of(arg)
+            if at.kind in ("pointer", "array"):
+                return at.pointee or UNKNOWN
+            if at.is_arithmetic and at.width > 1:
+                if at.name.startswith(("mat", "float", "half", "double", "dmat", "f16mat")) and "x" in at.name or at.name.startswith(("mat", "dmat")):
+                    return UNKNOWN
+                return at.element()
+            return UNKNOWN
+        if t in ("sizeof_expression", "alignof_expression"):
+            return scalar("uint", 64)
+        if t == "comma_expression":
+            right = node.child_by_field_name("right")
+            return self.type_of(right) if right is not None else UNKNOWN
+        return UNKNOWN
+
+    def parse_type(self: "FileModel", type_node: ts.Node | None) -> Type:
+        """Type from a type node / type_descriptor (with pointer/reference declarators)."""
+        if type_node is None:
+            return UNKNOWN
+        text = self.text(type_node)
+        stars = text.count("*")
+        base_text = text.replace("*", " ").replace("&", " ")
+        base = parse_type_name(base_text)
+        if not base.is_known:
+            name = " ".join(re.sub(r"\b(const|volatile|struct|metal|thread|device|constant)\b", " ", base_text.replace("::", " ")).split())
+            if name in self.typedefs:
+                base = self.typedefs[name]
+            elif name in self.structs:
+                from shaderlint.model.types import struct_type
+                base = struct_type(name)
+        from shaderlint.model.types import pointer_to
+        for _ in range(stars):
+            base = pointer_to(base)
+        return base
+
+    def _builtin(self: "FileModel", name: str) -> tuple[Type, frozenset[str], bool] | None:
+        if self.language == "cuda":
+            return B.CUDA_BUILTINS.get(name)
+        if self.language == "glsl":
+            return B.GLSL_BUILTINS.get(name)
+        return None
+
+    def callee_name(self: "FileModel", call: ts.Node) -> str:
+        fn = call.child_by_field_name("function")
+        if fn is None:
+            return ""
+        if fn.type == "template_function":
+            fn = fn.child_by_field_name("name") or fn
+        if fn.type == "field_expression":
+            f = fn.child_by_field_name("field")
+            return self.text(f) if f is not None else ""
+        return self.text(fn).split("::")[-1]
+
+    def call_args(self: "FileModel", call: ts.Node) -> list[ts.Node]:
+        args = call.child_by_field_name("arguments")
+        return list(args.named_children) if args is not None else []
+
+    def _call_type(self: "FileModel", node: ts.Node) -> Type:
+        fn = node.child_by_field_name("function")
+        if fn is None:
+            return UNKNOWN
+        args = [a for a in self.call_args(node) if a.type != "comment"]
+        if fn.type == "template_function":
+            name = self.text(fn.child_by_field_name("name") or fn).split("::")[-1]
+            targs = fn.child_by_field_name("arguments")
+            if name in ("static_cast", "as_type", "reinterpret_cast", "bit_cast", "convert") and targs is not None and targs.named_child_count:
+                return self.parse_type(targs.named_children[0])
+            if name in ("vec",) and targs is not None:
+                return parse_type_name(self.text(fn))
+        if fn.type == "field_expression":
+            method = self.text(fn.child_by_field_name("field")) if fn.child_by_field_name("field") else ""
+            obj = fn.child_by_field_name("argument")
+            ot = self.type_of(obj) if obj is not None else UNKNOWN
+            if ot.kind == "texture":
+                if method.startswith("get_"):
+                    return UINT
+                if method in ("read", "sample", "gather", "sample_compare", "sample_grad", "sample_level"):
+                    return self._texel_type(ot)
+            if method == "length" and self.language == "glsl":
+                return INT
+            return UNKNOWN
+        name = self.text(fn).split("::")[-1]
+        ty = parse_type_name(name)
+        if ty.is_arithmetic:  # constructor / functional cast
+            return ty
+        if name in self.typedefs:
+            return self.typedefs[name]
+        if name in B.FIXED_RESULT:
+            return B.FIXED_RESULT[name]
+        if name in B.VALUE_ARG:
+            i = B.VALUE_ARG[name]
+            return self.type_of(args[i]) if i < len(args) else UNKNOWN
+        if name in B.GENERIC_MATH and args:
+            types = [self.type_of(a) for a in args]
+            if any(not x.is_arithmetic for x in types):
+                return UNKNOWN
+            if name in ("select", "mix", "step", "smoothstep", "clamp", "min", "max", "fma", "mad", "pow", "atan2", "fmod", "copysign"):
+                # Result has the vector width of the widest argument and the element of the first float argument.
+                res = types[0]
+                for x in types[1:]:
+                    res = arithmetic_result(res, x, self.language) if name != "select" else res
+                return res
+            return types[0]
+        if name in B.SCALAR_RESULT and args:
+            return self.type_of(args[0]).element()
+        if name in ("texture", "texelFetch", "imageLoad", "textureLod", "textureGrad", "subpassLoad"):
+            if args:
+                at = self.type_of(args[0])
+                if at.kind == "texture":
+                    return self._texel_type(at)
+            return UNKNOWN
+        if name in ("textureSize", "imageSize"):
+            return INT.with_width(2)
+        f = self.function_by_name.get(name)
+        if f is not None:
+            return f.return_type
+        return UNKNOWN
+
+    def _texel_type(self: "FileModel", tex: Type) -> Type:
+        name = tex.name
+        m = re.search(r"<\s*([\w ]+?)\s*[,>]", name)
+        if m:
+            base = parse_type_name(m.group(1))
+            if base.is_arithmetic:
+                return base.with_width(4)
+        if name.startswith(("depth",)):
+            return FLOAT
+        if name.startswith(("usampler", "uimage", "utexture")):
+            return UINT.with_width(4)
+        if name.startswith(("isampler", "iimage", "itexture")):
+            return INT.with_width(4)
+        if name.startswith(("sampler", "image", "texture")) and "<" not in name:
+            return FLOAT.with_width(4)
+        return UNKNOWN
+
+    def _field_type(self: "FileModel", node: ts.Node) -> Type:
+        arg = node.child_by_field_name("argument")
+        fld = node.child_by_field_name("field")
+        if arg is None or fld is None:
+            return UNKNOWN
+        name = self.text(fld)
+        if arg.type == "identifier" and self.resolve(arg) is None:
+            b = self._builtin(self.text(arg))
+            if b is not None and b[0].width > 1 and _SWIZZLE.match(name):
+                return b[0].element().with_width(len(name)) if len(name) > 1 else b[0].element()
+        at = self.type_of(arg)
+        op = node.child_by_field_name("operator")
+        if at.kind == "pointer" and (at.pointee is not None and at.pointee.kind == "struct"):
+            at = at.pointee  # `p->f`, and `r.f` on a reference (modelled as a pointer)
+        if at.is_arithmetic and at.width > 1 and _SWIZZLE.match(name):
+            el = at.element()
+            return el if len(name) == 1 else el.with_width(len(name))
+        if at.kind == "struct" and at.struct in self.structs:
+            return self.structs[at.struct].field_type(name)
+        return UNKNOWN
+
+    # ---- constants -----------------------------------------------------------------------
+    def const_value(self: "FileModel", node: ts.Node) -> int | float | None:
+        """The value of a compile-time constant expression, or None if unknown / not constant."""
+        key = node.id
+        if key in self._const_cache:
+            return self._const_cache[key]
+        self._const_cache[key] = None  # cycle guard
+        try:
+            v = self._const_value(node)
+        except (ArithmeticError, ValueError, RecursionError, OverflowError):
+            v = None
+        self._const_cache[key] = v
+        return v
+
+    def _const_value(self: "FileModel", node: ts.Node) -> int | float | None:
+        t = node.type
+        if t == "number_literal":
+            return parse_number(self.text(node))
+        if t == "user_defined_literal":
+            return parse_number(self.text(node.named_children[0])) if node.named_child_count else None
+        if t == "true":
+            return 1
+        if t == "false":
+            return 0
+        if t == "parenthesized_expression":
+            return self.const_value(node.named_children[-1]) if node.named_child_count else None
+        if t in ("identifier", "qualified_identifier"):
+            name = self.text(node).split("::")[-1]
+            v = self.resolve(node)
+            if v is not None:
+                if (v.is_const or v.is_constexpr) and v.init is not None and not v.function_constant and not v.is_param:
+                    return self.const_value(v.init)
+                return None
+            if name in self.macros:
+                return self.macros[name]
+            if name in self.enums:
+                return self.enums[name]
+            if name == "warpSize" and self.language == "cuda":
+                return 32
+            return None
+        if t == "field_expression" and self.language == "glsl":
+            arg = node.child_by_field_name("argument")
+            fld = node.child_by_field_name("field")
+            if arg is not None and fld is not None and self.text(arg) == "gl_WorkGroupSize" and self.workgroup_size:
+                idx = "xyz".find(self.text(fld))
+                if idx >= 0 and self.workgroup_size[idx] is not None:
+                    return self.workgroup_size[idx]
+            return None
+        if t == "unary_expression":
+            arg = node.child_by_field_name("argument")
+            op = self.text(node.child_by_field_name("operator"))
+            a = self.const_value(arg) if arg is not None else None
+            if a is None:
+                return None
+            return {"-": lambda: -a, "+": lambda: a, "~": lambda: ~a if isinstance(a, int) else None, "!": lambda: int(not a)}.get(op, lambda: None)()
+        if t == "binary_expression":
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            op = self.text(node.child_by_field_name("operator"))
+            if left is None or right is None:
+                return None
+            a, b = self.const_value(left), self.const_value(right)
+            if a is None or b is None:
+                return None
+            if op in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
+                return int({"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b, "!=": a != b,
+                            "&&": bool(a) and bool(b), "||": bool(a) or bool(b)}[op])
+            r = c_binary(op, a, b)
+            if isinstance(a, int) and isinstance(b, int) and self.type_of(node).is_integer:
+                return int(r)
+            return r
+        if t == "conditional_expression":
+            c = node.child_by_field_name("condition")
+            cv = self.const_value(c) if c is not None else None
+            if cv is None:
+                return None
+            branch = node.child_by_field_name("consequence" if cv else "alternative")
+            return self.const_value(branch) if branch is not None else None
+        if t == "cast_expression":
+            v = node.child_by_field_name("value")
+            val = self.const_value(v) if v is not None else None
+            ty = self.type_of(node)
+            if val is not None and ty.is_integer:
+                return int(val)
+            if val is not None and ty.is_float:
+                return float(val)
+            return val
+        if t == "call_expression":
+            args = self.call_args(node)
+            name = self.callee_name(node)
+            ty = parse_type_name(name)
+            if ty.is_arithmetic and ty.width == 1 and len(args) == 1:
+                val = self.const_value(args[0])
+                if val is None:
+                    return None
+                return int(val) if ty.is_integer else float(val) if ty.is_float else val
+            return None
+        return None
+
+    def is_constant(self: "FileModel", node: ts.Node) -> bool:
+        """True for compile-time constants, including those whose value is unknown here
+        (template parameters, Metal function constants, GLSL specialization constants, sizeof)."""
+        if self.const_value(node) is not None:
+            return True
+        key = node.id
+        if key in self._isconst_cache:
+            return self._isconst_cache[key]
+        self._isconst_cache[key] = False
+        try:
+            r = self._is_constant(node)
+        except RecursionError:
+            r = False
+        self._isconst_cache[key] = r
+        return r
+
+    def _is_constant(self: "FileModel", node: ts.Node) -> bool:
+        t = node.type
+        if t in ("sizeof_expression", "alignof_expression", "number_literal", "user_defined_literal", "true", "false"):
+            return True
+        if t in ("identifier", "qualified_identifier"):
+            v = self.resolve(node)
+            if v is not None:
+                if v.template_param or v.function_constant:
+                    return True
+                if (v.is_const or v.is_constexpr) and v.init is not None and not v.is_param:
+                    return self.is_constant(v.init)
+                return False
+            name = self.text(node).split("::")[-1]
+            b = self._builtin(name)
+            if b is not None:
+                return b[2]
+            return name in self.macros or name in self.enums or name in self.constant_names
+        if t == "field_expression":
+            arg = node.child_by_field_name("argument")
+            return arg is not None and arg.type == "identifier" and self.resolve(arg) is None and bool(
+                (self._builtin(self.text(arg)) or (None, None, False))[2])
+        if t in ("parenthesized_expression", "unary_expression", "binary_expression", "conditional_expression", "cast_expression"):
+            kids = [c for c in node.named_children if c.type not in ("type_descriptor", "comment")]
+            return bool(kids) and all(self.is_constant(c) for c in kids)
+        if t == "call_expression":
+            name = self.callee_name(node)
+            args = self.call_args(node)
+            if parse_type_name(name).is_arithmetic or name in ("min", "max", "abs"):
+                return bool(args) and all(self.is_constant(a) for a in args)
+            fn = node.child_by_field_name("function")
+            if fn is not None and fn.type == "template_function" and name in ("static_cast",):
+                return bool(args) and all(self.is_constant(a) for a in args)
+        return False
+
+    # ---- thread dependence (uniformity) ------------------------------------------------------
+    def deps(self: "FileModel", node: ts.Node) -> frozenset[str]:
+        """Which thread-varying sources an expression's value depends on: ``local`` (differs
+        between threads of a group), ``group`` (differs between groups), ``unknown``."""
+        key = node.id
+        d = self._deps_cache.get(key)
+        if d is None:
+            self._deps_cache[key] = frozenset()  # cycle guard
+            try:
+                d = self._deps(node)
+            except RecursionError:
+                d = frozenset({B.UNKNOWN_DEP})
+            self._deps_cache[key] = d
+        return d
+
+    def _deps(self: "FileModel", node: ts.Node) -> frozenset[str]:
+        t = node.type
+        if t in ("identifier", "qualified_identifier"):
+            v = self.resolve(node)
+            if v is not None:
+                return self.var_deps.get(v, frozenset())
+            b = self._builtin(self.text(node))
+            if b is not None:
+                return b[1]
+            return frozenset()
+        if t in ("number_literal", "user_defined_literal", "true", "false", "string_literal", "char_literal",
+                 "sizeof_expression", "type_descriptor", "primitive_type", "type_identifier", "field_identifier"):
+            return frozenset()
+        if t == "call_expression":
+            out: set[str] = set()
+            for a in self.call_args(node):
+                out |= self.deps(a)
+            fn = node.child_by_field_name("function")
+            if fn is not None and fn.type == "field_expression":
+                obj = fn.child_by_field_name("argument")
+                if obj is not None:
+                    out |= self.deps(obj)
+            name = self.callee_name(node)
+            f = self.function_by_name.get(name)
+            if f is not None:
+                out |= self.intrinsic_deps.get(f, frozenset())
+            elif name in ("simd_is_first", "subgroupElect", "thread_rank", "simd_prefix_exclusive_sum",
+                          "simd_prefix_inclusive_sum", "subgroupExclusiveAdd", "subgroupInclusiveAdd"):
+                out.add(B.LOCAL)
+            elif name in ("simd_sum", "simd_max", "simd_min", "simd_broadcast_first", "subgroupAdd", "subgroupMax",
+                          "subgroupMin", "subgroupBroadcastFirst", "simd_shuffle", "simd_shuffle_down",
+                          "__shfl_down_sync", "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "subgroupShuffle"):
+                out.add(B.LOCAL) if out else None
+            return frozenset(out)
+        if t == "subscript_expression":
+            arg = node.child_by_field_name("argument")
+            out = set()
+            for c in node.named_children:
+                out |= self.deps(c)
+            base = self.base_var(arg) if arg is not None else None
+            if base is not None and base.address_space in ("threadgroup", "shared"):
+                out.add(B.UNKNOWN_DEP)
+            return frozenset(out)
+        if t == "field_expression":
+            arg = node.child_by_field_name("argument")
+            if arg is None:
+                return frozenset()
+            d = self.deps(arg)
+            base = self.base_var(arg)
+            if base is not None and base.address_space in ("threadgroup", "shared"):
+                d = d | {B.UNKNOWN_DEP}
+            return d
+        out = set()
+        for c in node.named_children:
+            out |= self.deps(c)
+        return frozenset(out)
+
+    def base_var(self: "FileModel", node: ts.Node) -> Var | None:
+        """The variable at the root of an lvalue/rvalue like ``a[i].x``, ``p->f``, ``buf.data[i]``."""
+        n = node
+        for _ in range(64):
+            n = unparen(n)
+            if n.type in ("identifier", "qualified_identifier"):
+                return self.resolve(n)
+            if n.type in ("subscript_expression", "field_expression"):
+                nxt = n.child_by_field_name("argument")
+            elif n.type == "pointer_expression" or (n.type == "unary_expression"):
+                nxt = n.child_by_field_name("argument")
+            else:
+                return None
+            if nxt is None:
+                return None
+            n = nxt
+        return None
+
+    def is_local_varying(self: "FileModel", node: ts.Node) -> bool:
+        return B.LOCAL in self.deps(node)

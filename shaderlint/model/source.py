@@ -1,0 +1,106 @@
+"""Source text: bytes as the user wrote them, byte offset <-> line/column, comments.
+
+Positions inside shaderlint are byte offsets into the original file. This module
+is the one place that turns them into 1-based lines and 1-based character
+columns (the CLI and JSON contract); the language server converts to UTF-16 in
+``shaderlint.server.convert``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+# Comments and string/char literals, so that scanners never look inside them.
+_LEXICAL = re.compile(
+    rb"//(?:[^\n\\]|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?",
+    re.S,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    start: int
+    end: int
+    text: str  # decoded, including the // or /* */ markers
+
+
+class Source:
+    """An immutable file: its bytes, path and position helpers."""
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path = path
+        self.data = data
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        starts = [0]
+        data = self.data
+        # CRLF counts as one break; a lone CR is also a line break.
+        for m in re.finditer(rb"\r\n|\r|\n", data):
+            starts.append(m.end())
+        return starts
+
+    @cached_property
+    def lexical(self) -> list[tuple[int, int, bool]]:
+        """(start, end, is_comment) for every comment and string literal."""
+        out = []
+        for m in _LEXICAL.finditer(self.data):
+            out.append((m.start(), m.end(), m.group(0)[:1] == b"/"))
+        return out
+
+    @cached_property
+    def comments(self) -> list[Comment]:
+        return [
+            Comment(s, e, self.data[s:e].decode("utf-8", "replace"))
+            for s, e, is_comment in self.lexical
+            if is_comment
+        ]
+
+    @cached_property
+    def _lexical_starts(self) -> list[int]:
+        return [s for s, _, _ in self.lexical]
+
+    def in_comment_or_string(self, offset: int) -> bool:
+        i = bisect.bisect_right(self._lexical_starts, offset) - 1
+        if i < 0:
+            return False
+        s, e, _ = self.lexical[i]
+        return s <= offset < e
+
+    def line_of(self, offset: int) -> int:
+        """0-based line index of a byte offset."""
+        return bisect.bisect_right(self.line_starts, offset) - 1
+
+    def position(self, offset: int) -> tuple[int, int]:
+        """1-based (line, column) with columns counted in characters."""
+        offset = max(0, min(offset, len(self.data)))
+        line = self.line_of(offset)
+        start = self.line_starts[line]
+        column = len(self.data[start:offset].decode("utf-8", "replace")) + 1
+        return line + 1, column
+
+    def offset(self, line: int, column: int) -> int:
+        """Byte offset of a 1-based (line, character column); clamps out-of-range values."""
+        if line < 1:
+            return 0
+        if line > len(self.line_starts):
+            return len(self.data)
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] if line < len(self.line_starts) else len(self.data)
+        text = self.data[start:end].decode("utf-8", "replace")
+        prefix = text[: max(0, column - 1)]
+        return min(start + len(prefix.encode("utf-8")), end)
+
+    def line_text(self, line: int) -> str:
+        """Text of a 1-based line without its line break."""
+        if line < 1 or line > len(self.line_starts):
+            return ""
+        start = self.line_starts[line - 1]
+        end = self.line_starts[line] if line < len(self.line_starts) else len(self.data)
+        return self.data[start:end].decode("utf-8", "replace").rstrip("\r\n")
+
+    def text(self, start: int, end: int) -> str:
+        return self.data[start:end].decode("utf-8", "replace")

@@ -1,0 +1,1 @@
+"""Rules: one module per rule, listed in :mod:`shaderlint.rules.registry`."""

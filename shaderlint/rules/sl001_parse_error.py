@@ -1,0 +1,62 @@
+"""SL001 parse-error
+
+## What it does
+Reports a file, or a part of it, that shaderlint could not analyse: bytes that
+are not text, syntax the front end could not read (often a function-like macro
+that expands to a kernel signature, or unbalanced braces across `#if`
+branches), an internal failure of a rule, or a file that exceeded the time
+budget. The diagnostic points at the unreadable region and says why.
+
+Functions that contain unreadable syntax are skipped by every other rule, so a
+parse problem never turns into a false positive; the rest of the file is still
+checked.
+
+## Why is this bad?
+A linter that silently skips code gives false confidence. Saying exactly what
+was not analysed lets you fix the syntax, or suppress the rule for generated
+code.
+
+## Example
+```cuda
+#define KERNEL(name) __global__ void name(float* out)
+KERNEL(scale) { out[threadIdx.x] *= 2.0f; }   // not readable without expanding the macro
+```
+
+## Use instead
+Write the kernel signature out, or add `// shaderlint: ignore-file[SL001]` to
+files you know are generated.
+
+## Impact
+None: this is a statement about coverage, not performance.
+
+## Options
+`time-budget` (seconds per file, default 5) in configuration.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shaderlint.diagnostics import Finding, Severity
+from shaderlint.rules.base import Rule, RuleContext
+
+MAX_REPORTS = 5
+
+
+class ParseErrorRule(Rule):
+    code = "SL001"
+    name = "parse-error"
+    languages = frozenset({"metal", "cuda", "glsl"})
+    severity = Severity.ERROR
+    summary = "the file could not be analysed (or only partly)"
+
+    def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        errors = model.errors
+        for i, err in enumerate(errors[:MAX_REPORTS]):
+            f = model.function_at(err.start)
+            where = f"in function '{f.name}' (not analysed)" if f is not None else "at file scope"
+            more = f"; {len(errors) - MAX_REPORTS} more unreadable regions in this file" if i == MAX_REPORTS - 1 and len(errors) > MAX_REPORTS else ""
+            snippet = model.source.text(err.start, min(err.end, err.start + 40)).split("\n")[0].strip()
+            what = f"{err.message} near '{snippet}'" if snippet else err.message
+            yield Finding(err.start, max(err.end, err.start), f"could not parse {what} {where}{more}",
+                          kernel=f.name if f is not None else None)

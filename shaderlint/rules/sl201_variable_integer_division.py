@@ -1,0 +1,96 @@
+"""SL201 variable-integer-division
+
+## What it does
+Flags integer `/`, `%`, `/=` and `%=` whose denominator is not a compile-time
+constant. Constants are literals, `const`/`constexpr` variables with constant
+initializers, enumerators, template parameters, `sizeof`, object-like macros
+with literal values, Metal function constants, GLSL specialization constants
+and `gl_WorkGroupSize`. `blockDim.x`, `gridDim.x`, `threads_per_threadgroup`
+and `gl_SubgroupSize` are run-time values and are flagged. Float division and
+expressions whose type cannot be told are left alone.
+
+## Why is this bad?
+GPUs have no integer divider. Division or modulo by a value known at compile
+time becomes a shift (powers of two) or a multiply-high and shift; by a
+run-time value it becomes a long emulation sequence. Apple's GPU compiler team
+calls it out directly: integer division by a non-constant costs "hundreds of
+cycles" ("Advanced Metal Shader Optimization", WWDC).
+
+## Example
+```cuda
+__global__ void unpack(const int* in, int2* out, int width, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = make_int2(i % width, i / width);   // SL201 twice
+}
+```
+
+## Use instead
+Make the denominator a compile-time constant (a template parameter, a function
+constant, a specialization constant), or precompute a reciprocal or magic
+multiplier on the host; for a power-of-two run-time value pass its log2 and
+shift:
+```cuda
+template <int WIDTH>
+__global__ void unpack(const int* in, int2* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = make_int2(i % WIDTH, i / WIDTH);
+}
+```
+
+## Impact
+Latency rather than registers: an emulated 32-bit division is roughly 20–40
+instructions on NVIDIA GPUs and uses a few extra temporary registers at the
+point of the division; the register model records it as a small register delta
+and no occupancy change unless the kernel is at a register boundary.
+
+## Options
+None.
+
+## Evidence
+`nvcc -arch=sm_90 -ptx` on the CUDA fixture: `in[t] / width` with `width` a
+kernel parameter compiles to `div.s32` (and the `% width` next to it reuses the
+quotient), which ptxas expands into a reciprocal-and-correct sequence; the
+negative `in[t] / kWidth` with `constexpr int kWidth = 24` compiles to
+`mul.hi.s32 …, 715827883` plus shifts, and `% 16` to `and.b32` — no division.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shaderlint.diagnostics import Finding, Severity
+from shaderlint.model.expr import unparen
+from shaderlint.rules.base import Rule, RuleContext
+
+
+class VariableIntegerDivision(Rule):
+    code = "SL201"
+    name = "variable-integer-division"
+    languages = frozenset({"metal", "cuda", "glsl"})
+    severity = Severity.WARNING
+    summary = "integer division or modulo by a value that is not a compile-time constant"
+
+    def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        for node in model.nodes("binary_div"):
+            f = model.function_at(node.start_byte)
+            if f is None or not f.is_device_code:
+                continue
+            is_assign = node.type == "assignment_expression"
+            op_node = node.child_by_field_name("operator")
+            left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+            if op_node is None or left is None or right is None:
+                continue
+            lt, rt = model.type_of(left), model.type_of(right)
+            if not (lt.is_integer and rt.is_integer):
+                continue
+            if model.is_constant(right):
+                continue
+            op = model.text(op_node)
+            what = "modulo" if "%" in op else "division"
+            yield Finding(
+                op_node.start_byte, op_node.end_byte,
+                f"integer {what} by '{model.text(unparen(right))}', which is not a compile-time constant "
+                f"({rt.name} {op.rstrip('=')} is emulated in many instructions)",
+                kernel=f.name,
+                fingerprint_text=model.text(node) if not is_assign else model.text(node),
+            )
