@@ -26,6 +26,8 @@ STAGES = {
 
 _LAYOUT_INOUT = re.compile(rb"\blayout\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)\s*(in|out)\s*;")
 _PRECISION = re.compile(rb"\bprecision\s+(lowp|mediump|highp)\s+\w+\s*;")
+# Array constructors `float[](...)`, `vec2[3](...)`: the brackets are masked so the grammar sees a call.
+_ARRAY_CTOR = re.compile(rb"\b[A-Za-z_]\w*\s*(\[[^\]\[;{}]*\])\s*\(")
 _SUFFIX = re.compile(rb"(?<![\w.])(?:\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(hf|HF)\b")
 
 
@@ -46,6 +48,9 @@ class GlslFrontEnd(FrontEnd):
         for m in scan_code(source, _PRECISION):
             masks.append(Mask(m.start(), m.end(), "precision", m.group(0).decode()))
             _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _ARRAY_CTOR):
+            masks.append(Mask(m.start(1), m.end(1), "array-constructor", m.group(1).decode("utf-8", "replace")))
+            _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _SUFFIX):
             masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))

@@ -269,8 +269,8 @@ class _Builder:
                 return n, dims, ptr
             if t == "array_declarator":
                 dims.append(n.child_by_field_name("size"))
-            elif t in ("pointer_declarator", "reference_declarator"):
-                ptr += 1
+            elif t == "pointer_declarator":
+                ptr += 1  # references keep the referenced type
             elif t == "qualified_identifier":
                 return n, dims, ptr
             nxt = n.child_by_field_name("declarator")
@@ -359,6 +359,8 @@ class _Builder:
         )
         if self.lang == "metal" and v.attribute("function_constant") is not None:
             v.function_constant = True
+        elif self.lang == "metal" and is_global and space == "constant":
+            v.is_const = True  # program-scope `constant` variables are immutable and initialized
         if self.lang == "glsl" and "constant_id" in layout:
             v.function_constant = True
         if self.lang == "metal" and is_param:

@@ -88,6 +88,7 @@ class Rule:
             f"| {cls.code} | {cls.name} | {langs} | {cls.severity.value} | {cls.fix} | "
             f"{'on' if cls.default_on else 'opt-in'} |",
             "",
+            "",
         ]
         body = cls.doc().split("\n", 1)[1].strip() if "\n" in cls.doc() else ""
         return "\n".join(head) + body + "\n"
