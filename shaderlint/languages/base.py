@@ -92,6 +92,7 @@ class FrontEnd:
             masks.append(Mask(0, 3, "bom", ""))
             buf[0:3] = b"   "
         masks.extend(self.mask(source, buf))
+        masks.extend(mask_macro_definitions(source, buf))
         parse_bytes = bytes(buf)
         parser = self.parser()
         tree = parser.parse(parse_bytes, old.tree) if old is not None else parser.parse(parse_bytes)
@@ -103,6 +104,28 @@ class FrontEnd:
             elif m.kind in ("function-qualifier", "address-space"):
                 parsed.qualifiers_before.setdefault(_next_non_ws(parse_bytes, m.end), []).append(m)
         return parsed
+
+
+_FUNC_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n]*)\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+
+
+def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
+    """Mask file-scope invocations of function-like macros whose body defines whole
+    functions (``DEFINE_KERNEL(float, f32)`` lines, often without a semicolon):
+    the grammar cannot read them, and their bodies are not analysed anyway."""
+    data = source.data
+    names = [m.group(1) for m in _FUNC_MACRO.finditer(data) if b"{" in m.group(2)]
+    if not names:
+        return []
+    alt = b"|".join(re.escape(n) for n in names)
+    pattern = re.compile(rb"^[ \t]*(?:" + alt + rb")[ \t]*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)[ \t]*;?[ \t]*(?=\r?\n|\Z)", re.M)
+    out = []
+    for m in pattern.finditer(data):
+        if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != data[m.start():m.end()]:
+            continue
+        out.append(Mask(m.start(), m.end(), "macro-invocation", m.group(0).decode("utf-8", "replace").strip()))
+        _blank(buf, m.start(), m.end())
+    return out
 
 
 def _prev_non_ws(data: bytes, pos: int) -> int:

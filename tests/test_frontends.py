@@ -1,0 +1,141 @@
+"""Front ends and kernel model on the constructs the stock grammars cannot read."""
+
+from __future__ import annotations
+
+from shaderlint.engine import lint_source
+from shaderlint.languages import FRONT_ENDS
+from shaderlint.model.build import build_model
+from shaderlint.model.source import Source
+
+
+def model(path: str, code: str):
+    parsed = FRONT_ENDS[{"metal": "metal", "cu": "cuda"}.get(path.rsplit(".", 1)[1], "glsl")].parse(Source(path, code.encode()))
+    return build_model(parsed)
+
+
+METAL = """#include <metal_stdlib>
+using namespace metal;
+constant uint kN [[function_constant(0)]];
+[[max_total_threads_per_threadgroup(256)]]
+kernel void f(device float* a [[buffer(0)]], constant float4& p [[buffer(1)]],
+              threadgroup float* tg [[threadgroup(0)]],
+              uint gid [[thread_position_in_grid]], ushort lid [[thread_position_in_threadgroup]]) {
+    half h = 0.5h * 2;
+    a[gid] = p.x + tg[lid];
+}
+fragment half4 fs(float4 pos [[position]]) { return half4(1.0h); }
+"""
+
+
+def test_metal_masks_keep_offsets_exact_and_record_qualifiers():
+    m = model("k.metal", METAL)
+    assert not m.errors
+    f = m.function_by_name["f"]
+    assert (f.kind, f.is_entry) == ("kernel", True)
+    assert f.group_size is not None and f.group_size.dims == (256, 1, 1) and not f.group_size.exact
+    params = {p.name: p for p in f.params}
+    assert params["a"].address_space == "device" and params["a"].attribute("buffer") == ("0",)
+    assert params["p"].address_space == "constant" and params["p"].type.name == "float4"
+    assert params["tg"].address_space == "threadgroup"
+    assert params["gid"].role == "thread_position_in_grid"
+    assert params["lid"].type.name == "ushort"
+    # byte offsets point into the original text
+    assert m.text(f.name_node) == "f"
+    assert METAL.encode()[f.name_node.start_byte:f.name_node.end_byte] == b"f"
+    assert m.function_by_name["fs"].kind == "fragment"
+    assert [g.name for g in m.globals if g.function_constant] == ["kN"]
+
+
+def test_metal_thread_dependence():
+    m = model("k.metal", METAL)
+    f = m.function_by_name["f"]
+    dep = {p.name: m.var_deps.get(p, frozenset()) for p in f.params}
+    assert dep["gid"] == {"local", "group"} and dep["lid"] == {"local"} and dep["a"] == frozenset()
+
+
+GLSL = """#version 450
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+precision highp float;
+layout(local_size_x = 13, local_size_y = 13) in;
+layout(constant_id = 0) const uint N = 64;
+layout(std430, binding = 0) buffer Buf { float data[]; } buf;
+shared float s[169];
+const float kW[3] = float[](0.25, 0.5, 0.25);
+void main() {
+    float16_t h = 0.5hf;
+    uint i = gl_GlobalInvocationID.x;
+    s[gl_LocalInvocationIndex] = buf.data[i] * kW[i % 3u];
+    barrier();
+}
+"""
+
+
+def test_glsl_layout_suffix_and_array_constructor():
+    m = model("k.comp", GLSL)
+    assert not m.errors, m.errors
+    assert m.stage == "compute"
+    assert m.workgroup_size == (13, 13, 1)
+    main = m.function_by_name["main"]
+    assert main.group_size.dims == (13, 13, 1) and main.group_size.origin == "local_size"
+    h = next(v for v in main.vars if v.name == "h")
+    assert h.type.is_half and m.type_of(h.init).is_half  # 0.5hf is a half literal
+    assert [b.name for b in main.barriers] == ["barrier"]
+    spaces = {g.name: g.address_space for g in m.globals}
+    assert spaces["buf"] == "buffer" and spaces["s"] == "shared"
+    assert next(g for g in m.globals if g.name == "N").function_constant
+
+
+def test_glsl_stage_of_dot_glsl_by_content():
+    m = model("k.glsl", "#version 450\nlayout(local_size_x = 8) in;\nvoid main() {}\n")
+    assert m.stage == "compute"
+
+
+CUDA = """#define BLOCK 256
+template <int N> __global__ void __launch_bounds__(BLOCK) k(float* a, int n) {
+    extern __shared__ __align__(16) unsigned char dyn[];
+    __shared__ float s[N];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) a[i] = s[threadIdx.x];
+    __syncthreads();
+}
+#define DEFINE_SCALE(T) __global__ void scale_##T(T* x) { x[threadIdx.x] *= 2; }
+DEFINE_SCALE(float)
+DEFINE_SCALE(double)
+void host(float* a, int n) { k<32><<<(n + 255) / 256, BLOCK, 0>>>(a, n); auto l = [=] __device__ (int x) { return x; }; }
+"""
+
+
+def test_cuda_kernels_launches_and_macro_wrapped_kernels():
+    m = model("k.cu", CUDA)
+    assert not m.errors, m.errors
+    k = m.function_by_name["k"]
+    assert k.kind == "kernel" and k.launch_bounds == (256,) and "N" in k.template_params
+    assert m.function_by_name["host"].is_device_code is False
+    [launch] = m.launches
+    assert launch.kernel == "k" and m.text(launch.grid) == "(n + 255) / 256" and m.const_value(launch.block) == 256
+    i = next(v for v in k.vars if v.name == "i")
+    assert m.var_deps[i] == {"local", "group"}
+    assert m.macros["BLOCK"] == 256
+
+
+def test_preprocessor_branches_are_analysed():
+    code = """#ifdef FAST
+__global__ void k(int* a, int n) { a[0] = a[1] / n; }
+#else
+__global__ void k(int* a, int n) { a[0] = a[1] % n; }
+#endif
+"""
+    r = lint_source("k.cu", code.encode())
+    assert [d.code for d in r.diagnostics] == ["SL201", "SL201"]
+
+
+def test_garbage_never_crashes():
+    for data in (b"\x00\xff\xfe garbage {{{{", "kernel void f(".encode(), b"\xef\xbb\xbf" + METAL.encode(), b""):
+        for path in ("x.metal", "x.cu", "x.comp"):
+            r = lint_source(path, data)
+            assert all(d.code == "SL001" for d in r.diagnostics)
+
+
+def test_bom_is_masked():
+    r = lint_source("x.metal", b"\xef\xbb\xbf" + METAL.encode())
+    assert not [d for d in r.diagnostics if d.code == "SL001"]
