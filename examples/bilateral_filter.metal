@@ -5,12 +5,14 @@
 // contrast pass that adds back a boosted detail layer (original - base).
 //
 // Intentional pitfalls:
-//   SL202 (line 81: `gain * 0.5` multiplies a half by a float literal and
+//   SL202 (line 83: `gain * 0.5` multiplies a half by a float literal and
 //          promotes the multiply to float; use 0.5h)
-//   SL202 (line 85: `max(shadowLuma - kToe, 0.0)` mixes half with a float
-//          literal; use 0.0h)
+//   SL202 (line 88: `toeDistance * 0.25` multiplies a half by a float
+//          literal, so this multiply and the next run in float; use 0.25h)
 // (look-alikes that are fine: `detail * 0.5` on a half4 vector, `luma * 2`
-//  with an integer literal, every other literal carries the h suffix)
+//  with an integer literal, `max(..., 0.0h)`; every other literal carries
+//  the h suffix. Note that Metal rejects `max(half, 0.0)` outright as an
+//  ambiguous call, so the float-literal pitfall shows up in operators.)
 
 #include <metal_stdlib>
 using namespace metal;
@@ -82,7 +84,8 @@ kernel void local_contrast(texture2d<half, access::read>  original [[texture(0)]
 
     // Lift shadows a little, measured from the toe of the curve.
     const half shadowLuma = dot(o.rgb, kLuma);
-    const half lift = max(shadowLuma - kToe, 0.0) * half(params.shadowLift);
+    const half toeDistance = max(shadowLuma - kToe, 0.0h);
+    const half lift = toeDistance * 0.25 * half(params.shadowLift);
 
     half4 result = b + detail * (1.0h + halfGain);
     result += detail * 0.5 * gain;

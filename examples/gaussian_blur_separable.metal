@@ -86,8 +86,8 @@ kernel void blur_binomial5_tiled(texture2d<half, access::read>  src  [[texture(0
 
     // 400 texels, 256 threads: every thread loads one or two of them.
     // No early return before the barrier; out-of-image texels are clamped.
-    const int linear = int(lid.y) * TILE + int(lid.x);
-    for (int t = linear; t < TILE_WITH_APRON * TILE_WITH_APRON; t += TILE * TILE) {
+    const int flatIndex = int(lid.y) * TILE + int(lid.x);
+    for (int t = flatIndex; t < TILE_WITH_APRON * TILE_WITH_APRON; t += TILE * TILE) {
         const int ty = t / TILE_WITH_APRON;
         const int tx = t % TILE_WITH_APRON;
         const int2 c = resolve_coord(origin + int2(tx, ty), size);

@@ -4,15 +4,17 @@
 // with X [M x K], W [K x N], row-major float16 storage. 16x16 workgroups
 // stage a 16 x kTileK slice of X and a kTileK x 16 slice of W in shared
 // memory as f16vec2 pairs; products are accumulated in fp32 and the
-// epilogue (bias, leaky ReLU, output scale) runs in fp16.
+// epilogue (bias, leaky ReLU clipped at 6, output scale) runs in fp16.
 // The K tile depth and the output scale are specialization constants.
 //
 // Intentional pitfalls:
-//   SL202 (line 82: `x * 0.01` multiplies a float16_t by a float literal,
+//   SL202 (line 84: `x * 0.01` multiplies a float16_t by a float literal,
 //          which promotes the multiply to fp32; write 0.01hf)
-// (look-alikes that are fine: `x > 0.0hf` and `y * kOutScale` are pure
-//  fp16; `kTileK / 2u` divides by a literal power of two and
-//  `(shape.K + kTileK - 1u) / kTileK` by a specialization constant)
+// (look-alikes that are fine: `x > 0.0hf`, `min(y, 6.0hf)` and
+//  `clipped * kOutScale` are pure fp16 (`min(y, 6.0)` would not even
+//  compile: glslang reports an ambiguous overload); `kTileK / 2u` divides
+//  by a literal power of two and `(shape.K + kTileK - 1u) / kTileK` by a
+//  specialization constant)
 
 #version 450
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
@@ -80,6 +82,7 @@ void main()
         const float16_t kOutScale = float16_t(kOutScaleF);
         const float16_t x = float16_t(acc) + bias[col];
         const float16_t y = x > 0.0hf ? x : float16_t(x * 0.01);
-        Y[row * shape.N + col] = y * kOutScale;
+        const float16_t clipped = min(y, 6.0hf);
+        Y[row * shape.N + col] = clipped * kOutScale;
     }
 }

@@ -73,8 +73,8 @@ kernel void pack_unorm8_srgb(device const float4* src   [[buffer(0)]],
                              constant int&        widthLog2 [[buffer(2)]],
                              uint gid [[thread_position_in_grid]])
 {
-    const float4 linear = saturate(src[gid]);
-    const float3 srgb = linear_to_srgb(linear.rgb);
+    const float4 rgba = saturate(src[gid]);
+    const float3 srgb = linear_to_srgb(rgba.rgb);
 
     threadgroup_barrier(mem_flags::mem_threadgroup);
 
@@ -83,5 +83,5 @@ kernel void pack_unorm8_srgb(device const float4* src   [[buffer(0)]],
     const int py = int(gid) >> widthLog2;
     const float d = (kBayer4[(py & 3) * 4 + (px & 3)] - 7.5f) * (1.0f / (16.0f * 255.0f));
 
-    dst[gid] = pack_float_to_unorm4x8(float4(saturate(srgb + d), linear.a));
+    dst[gid] = pack_float_to_unorm4x8(float4(saturate(srgb + d), rgba.a));
 }

@@ -71,5 +71,5 @@ kernel void rgba_to_nv12_chroma(texture2d<half, access::read> src         [[text
     // Rows 2 and 3 of the inverse matrix (Cb, Cr), scaled to video range.
     const half cb = dot(rgb, half3(-0.1146h, -0.3854h,  0.5h)) * 224.0h + 128.0h;
     const half cr = dot(rgb, half3( 0.5h,    -0.4542h, -0.0458h)) * 224.0h + 128.0h;
-    chromaPlane[cy * layout.chromaStride + cx] = uchar2(clamp(half2(cb, cr), 0.0h, 255.0h));
+    chromaPlane[cy * layout.chromaStride + cx] = uchar2(clamp(half2(cb, cr), half2(0.0h), half2(255.0h)));
 }
