@@ -133,6 +133,12 @@ def test_compile_error_does_not_raise() -> None:
     assert dict(result) == {}
 
 
+@needs_nvcc
+def test_missing_file_is_an_error(tmp_path: Path) -> None:
+    result = compile_ptxas(str(tmp_path / "absent.cu"))
+    assert result.error is not None and "no such file" in result.error
+
+
 def test_missing_nvcc_does_not_raise(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     result = compile_ptxas("__global__ void k() {}")

@@ -269,7 +269,9 @@ def parse_ptxas_log(log: str, demangled: dict[str, str] | None = None) -> dict[s
 def _looks_like_path(value: str | os.PathLike[str]) -> bool:
     if isinstance(value, os.PathLike):
         return True
-    return "\n" not in value and len(value) < 4096 and os.path.isfile(value)
+    if "\n" in value or len(value) >= 4096:
+        return False
+    return os.path.isfile(value) or value.endswith((".cu", ".cuh"))
 
 
 def compile_ptxas(
@@ -280,9 +282,10 @@ def compile_ptxas(
 ) -> PtxasResult:
     """Compile one CUDA file (or source text) and return ptxas's per-kernel report.
 
-    A ``Path`` or a string naming an existing file is compiled in place (its
-    directory is on the include path); any other string is treated as CUDA
-    source and written to a temporary ``.cu`` file. Never raises for compiler
+    A ``Path``, a string naming an existing file or a one-line string ending
+    in ``.cu``/``.cuh`` is a file, compiled in place (its directory is on the
+    include path); any other string is CUDA source, written to a temporary
+    ``.cu`` file. Never raises for compiler
     problems: see ``PtxasResult.error``.
     """
     nvcc = nvcc_path()
