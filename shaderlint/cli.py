@@ -9,21 +9,35 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections import Counter
 from collections.abc import Sequence
 
 from shaderlint import __version__
-from shaderlint.config import ConfigError, Settings, find_config, load_config
+from shaderlint.baseline import BaselineError, load_baseline, write_baseline
+from shaderlint.config import ConfigError, SettingsResolver
 from shaderlint.diagnostics import Severity
 from shaderlint.discovery import discover
-from shaderlint.engine import FileResult, lint_source
-from shaderlint.languages import language_for_path
+from shaderlint.engine import FileResult
 
 SUBCOMMANDS = ("report", "rule", "rules", "lsp")
 
 
 def _codes(value: str) -> tuple[str, ...]:
-    return tuple(c.strip().upper() for c in value.split(",") if c.strip())
+    from shaderlint.config import check_codes
+
+    try:
+        return check_codes([c for c in value.split(",") if c.strip()], "codes")
+    except ConfigError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("codes: ")) from None
+
+
+def _jobs(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of processes") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError("must be 0 (all cores) or more")
+    return n
 
 
 def lint_parser() -> argparse.ArgumentParser:
@@ -35,24 +49,28 @@ def lint_parser() -> argparse.ArgumentParser:
     p.add_argument("paths", nargs="*", default=None, help="files or directories (default: .)")
     p.add_argument("--format", choices=("text", "json", "sarif", "github"), default="text")
     p.add_argument("-q", "--quiet", action="store_true", help="one line per diagnostic, no excerpt")
-    p.add_argument("--select", type=_codes, help="comma-separated codes or prefixes (SL1 = all SL1xx)")
-    p.add_argument("--ignore", type=_codes)
-    p.add_argument("--extend-select", type=_codes)
+    p.add_argument("--select", type=_codes, help="comma-separated codes or prefixes (SL1 = all SL1xx); "
+                                                 "replaces the configuration's selection")
+    p.add_argument("--ignore", type=_codes, help="codes or prefixes to ignore, added to the configuration's")
+    p.add_argument("--extend-select", type=_codes, help="codes or prefixes to enable on top of the selection")
     p.add_argument("--target", help="GPU profile for register/occupancy estimates (e.g. sm_80, apple-m1)")
     p.add_argument("--occupancy-threshold", type=float)
     p.add_argument("--fail-on", choices=("info", "warning", "error", "never"), default="warning")
     p.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     p.add_argument("--unsafe-fixes", action="store_true", help="with --fix/--diff, also apply unsafe fixes")
     p.add_argument("--diff", action="store_true", help="print fixes as a unified diff instead of writing")
-    p.add_argument("--statistics", action="store_true", help="count diagnostics per rule")
+    p.add_argument("--statistics", action="store_true",
+                   help="count diagnostics per rule (text: a table instead of the diagnostics; json: an array "
+                        "of counts; github: the table after the annotations; sarif: run.properties.statistics)")
     p.add_argument("--show-unused-ignores", action="store_true")
-    p.add_argument("-j", "--jobs", type=int, default=0, help="parallel processes (default: all cores)")
-    p.add_argument("--no-cache", action="store_true")
+    p.add_argument("-j", "--jobs", type=_jobs, default=0,
+                   help="parallel processes (default 0: all cores; 1: no worker processes)")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     p.add_argument("--stdin-filename", help="read the source from stdin and report it under this name")
     p.add_argument("--baseline", help="report only findings not in this baseline file")
-    p.add_argument("--write-baseline", help="write all current findings to this baseline file")
+    p.add_argument("--write-baseline", help="write all current findings to this baseline file and exit 0")
     p.add_argument("--config", help="configuration file (default: closest shaderlint.toml / pyproject.toml)")
-    p.add_argument("-o", "--output", help="write the report to this file")
+    p.add_argument("-o", "--output", help="write the report to this file instead of stdout")
     p.add_argument("--color", choices=("auto", "always", "never"), default="auto")
     p.add_argument("--version", action="version", version=f"shaderlint {__version__}")
     return p
@@ -63,34 +81,19 @@ class Usage(Exception):
 
 
 def cli_settings(args: argparse.Namespace) -> dict:
+    """Command-line options that override configuration files (see ``Settings.with_cli``)."""
+    if args.target is not None:
+        from shaderlint.config import check_target
+        try:
+            args.target = check_target(args.target, "--target")
+        except ConfigError as e:
+            raise Usage(str(e)) from None
+    if args.occupancy_threshold is not None and not 0 <= args.occupancy_threshold <= 1:
+        raise Usage("--occupancy-threshold must be between 0 and 1")
     return {k: v for k, v in {
         "select": args.select, "ignore": args.ignore, "extend_select": args.extend_select,
         "target": args.target, "occupancy_threshold": args.occupancy_threshold,
     }.items() if v is not None}
-
-
-class SettingsResolver:
-    """Closest config file per linted path, with CLI overrides; cached per directory."""
-
-    def __init__(self, explicit: str | None, overrides: dict) -> None:
-        self.overrides = overrides
-        self.explicit = load_config(explicit) if explicit else None
-        self._cache: dict[str, Settings] = {}
-        if "target" in overrides:
-            from shaderlint.estimate.targets import TARGETS
-            if overrides["target"] not in TARGETS:
-                raise Usage(f"unknown target {overrides['target']!r}; known: {', '.join(sorted(TARGETS))}")
-
-    def for_path(self, path: str) -> Settings:
-        if self.explicit is not None:
-            base = self.explicit
-        else:
-            d = os.path.dirname(os.path.abspath(path))
-            if d not in self._cache:
-                cfg = find_config(d)
-                self._cache[d] = load_config(cfg) if cfg else Settings()
-            base = self._cache[d]
-        return base.with_overrides(**self.overrides)
 
 
 def read_file(path: str) -> bytes:
@@ -98,56 +101,85 @@ def read_file(path: str) -> bytes:
         return fh.read()
 
 
-def run_lint(args: argparse.Namespace) -> int:
-    from shaderlint.rules.sl001_parse_error import ParseErrorRule
-    from shaderlint.engine import _resolve
-    from shaderlint.diagnostics import Finding
-    from shaderlint.model.source import Source
+def collect_files(args: argparse.Namespace, resolver: SettingsResolver) -> list[str] | None:
+    """The files to lint (None: a usage error was printed)."""
+    if args.stdin_filename:
+        return [args.stdin_filename]
+    paths = args.paths or ["."]
+    errors: list[tuple[str, str]] = []
+    files = list(discover(paths, (), errors, is_excluded=lambda p: resolver.for_path(p).is_excluded(p)))
+    for p, reason in errors:
+        print(f"shaderlint: {p}: {reason}", file=sys.stderr)
+    if any(reason == "no such file or directory" for _, reason in errors) and not files:
+        return None
+    return files
 
-    resolver = SettingsResolver(args.config, cli_settings(args))
-    results: list[FileResult] = []
+
+def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str]) -> list[FileResult]:
+    from shaderlint.runner import Progress, lint_files
+
+    read = None
     if args.stdin_filename:
         data = sys.stdin.buffer.read()
-        settings = resolver.for_path(args.stdin_filename)
-        results.append(lint_source(args.stdin_filename, data, settings))
-        files = [args.stdin_filename]
-    else:
-        paths = args.paths or ["."]
-        errors: list[tuple[str, str]] = []
-        base_settings = resolver.for_path(os.path.join(paths[0], "x") if os.path.isdir(paths[0]) else paths[0])
-        files = list(discover(paths, base_settings.exclude, errors))
-        for p, reason in errors:
-            print(f"shaderlint: {p}: {reason}", file=sys.stderr)
-        if any(reason == "no such file or directory" for _, reason in errors) and not files:
-            return 2
-        for path in files:
-            settings = resolver.for_path(path)
-            try:
-                data = read_file(path)
-            except OSError as e:
-                src = Source(path, b"")
-                r = FileResult(path, src, language_for_path(path))
-                r.diagnostics = [_resolve(src, ParseErrorRule, Finding(0, 0, f"could not read file: {e.strerror or e}"))]
-                results.append(r)
-                continue
-            results.append(lint_source(path, data, settings))
+        read = lambda _path: data  # noqa: E731
+    progress = Progress(len(files))
+    try:
+        return lint_files(files, resolver.for_path, jobs=args.jobs, use_cache=not args.no_cache and not read,
+                          progress=progress, read=read)
+    finally:
+        progress.close()
 
+
+def run_lint(args: argparse.Namespace) -> int:
+    """Phases: settings -> files -> lint (cache, pool) -> [fixes] -> baseline -> output -> exit code."""
+    resolver = SettingsResolver(args.config, cli_settings(args))
+    files = collect_files(args, resolver)
+    if files is None:
+        return 2
+    results = lint(args, resolver, files)
+
+    # (--fix / --diff / --unsafe-fixes / --show-unused-ignores are handled here.)
+
+    if args.write_baseline:
+        n = write_baseline(args.write_baseline, results)
+        print(f"shaderlint: wrote {n} finding{'s' if n != 1 else ''} to baseline {args.write_baseline}",
+              file=sys.stderr)
+        return 0
+    if args.baseline:
+        results, _dropped = load_baseline(args.baseline).filter(results)
+    emit(args, results, len(files))
+    return exit_code(results, args.fail_on)
+
+
+def emit(args: argparse.Namespace, results: list[FileResult], nfiles: int) -> None:
+    """Format ``results`` (with ``--statistics`` as each format wants it) to stdout or ``-o``."""
     from shaderlint.formatters import get_formatter
+    from shaderlint.formatters.statistics import format_statistics_json, format_statistics_text, statistics
 
-    color = args.color == "always" or (args.color == "auto" and sys.stdout.isatty() and not args.output
-                                        and os.environ.get("NO_COLOR") is None)
-    text = get_formatter(args.format)(results, {"quiet": args.quiet, "files": len(files), "color": color,
-                                                  "root": os.getcwd()})
-    if args.statistics and args.format == "text":
-        counts = Counter((d.code, d.name) for r in results for d in r.diagnostics)
-        lines = [f"{n:6d}  {code}  {name}" for (code, name), n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
-        text = "\n".join(lines) + ("\n" if lines else "")
+    color = args.color == "always" or (args.color == "auto" and not args.output and sys.stdout.isatty()
+                                       and os.environ.get("NO_COLOR") is None)
+    options = {"quiet": args.quiet, "files": nfiles, "color": color, "root": os.getcwd()}
+    if args.statistics:
+        rows = statistics(results)
+        if args.format == "text":
+            text = format_statistics_text(rows)
+        elif args.format == "json":
+            text = format_statistics_json(rows)
+        else:
+            options["statistics"] = rows
+            options["statistics_text"] = format_statistics_text(rows)
+            text = get_formatter(args.format)(results, options)
+    else:
+        text = get_formatter(args.format)(results, options)
     if args.output:
-        with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        try:
+            with open(args.output, "w", encoding="utf-8", newline="") as fh:
+                fh.write(text)
+        except OSError as e:
+            raise Usage(f"cannot write {args.output}: {e.strerror or e}") from None
     else:
         sys.stdout.write(text)
-    return exit_code(results, args.fail_on)
+        sys.stdout.flush()
 
 
 def exit_code(results: list[FileResult], fail_on: str) -> int:
@@ -206,7 +238,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as e:
             return int(e.code) if isinstance(e.code, int) else 2
         return run_lint(args)
-    except (ConfigError, Usage) as e:
+    except (ConfigError, BaselineError, Usage) as e:
         print(f"shaderlint: {e}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -2,15 +2,28 @@
 
 ``Settings`` is immutable and hashable (its ``key()`` feeds the cache). Files
 (``pyproject.toml`` ``[tool.shaderlint]`` or ``shaderlint.toml``) are read by
-:func:`load_config`; CLI flags override them.
+:func:`load_config`; CLI flags override them (:meth:`Settings.with_cli`).
+
+Discovery: from the directory of each linted file upward, the first directory
+holding a ``shaderlint.toml`` (top-level keys or a ``[tool.shaderlint]`` table)
+or a ``pyproject.toml`` with a ``[tool.shaderlint]`` table supplies the
+settings; ``shaderlint.toml`` wins over ``pyproject.toml`` in the same
+directory. Nothing is merged across files: the closest file wins.
+
+Globs (``per-file-ignores``, ``exclude``, ``facts``) are matched against the
+path relative to the configuration file's directory (the current directory
+without one); ``*`` matches across ``/``, and a glob without ``/`` also
+matches the file's base name.
 """
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import os
+import re
 import tomllib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 
@@ -32,32 +45,83 @@ class Settings:
     config_path: str | None = None
 
     def key(self) -> str:
+        """Everything that can change what the rules report (for the cache)."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores, self.target,
-                     self.occupancy_threshold, self.facts))
+                     self.occupancy_threshold, self.facts, self.base_dir() if self.config_path else None))
+
+    def base_dir(self) -> str:
+        """The directory globs are relative to: the config file's, else the current one."""
+        if self.config_path:
+            return os.path.dirname(os.path.abspath(self.config_path))
+        return os.getcwd()
+
+    def matches(self, path: str, pattern: str) -> bool:
+        return glob_match(path, pattern, self.base_dir())
 
     def facts_for(self, path: str) -> dict[str, str]:
         out: dict[str, str] = {}
         for pattern, items in self.facts:
-            if _glob_match(path, pattern):
+            if self.matches(path, pattern):
                 out.update(dict(items))
         return out
 
     def ignored_for(self, path: str) -> tuple[str, ...]:
         out: list[str] = []
         for pattern, codes in self.per_file_ignores:
-            if _glob_match(path, pattern):
+            if self.matches(path, pattern):
                 out.extend(codes)
         return tuple(out)
 
+    def is_excluded(self, path: str) -> bool:
+        return any(self.matches(path, g) for g in self.exclude)
+
     def with_overrides(self, **kw: Any) -> "Settings":
+        """Replace fields (``None`` values are ignored)."""
         return replace(self, **{k: v for k, v in kw.items() if v is not None})
 
+    def with_cli(self, select: tuple[str, ...] | None = None, ignore: tuple[str, ...] | None = None,
+                 extend_select: tuple[str, ...] | None = None, **kw: Any) -> "Settings":
+        """Apply command-line options on top of a file's settings.
 
-def _glob_match(path: str, pattern: str) -> bool:
-    p = path.replace(os.sep, "/")
-    if fnmatch.fnmatch(p, pattern) or fnmatch.fnmatch(os.path.basename(p), pattern):
-        return True
-    return fnmatch.fnmatch(p, "*/" + pattern.lstrip("/"))
+        Rule selection works in layers, as in ruff: ``--select`` replaces the file's
+        selection (its ``select``, ``extend-select`` and ``ignore``); ``--extend-select``
+        enables codes on top of it (overriding the file's ignores of those codes);
+        ``--ignore`` removes codes last.
+        Other keys replace the file's values.
+        """
+        s = self
+        if select is not None:
+            s = replace(s, select=tuple(select), ignore=(), extend_select=())
+        if extend_select:
+            # A later layer: the file's ignores inside what is extended no longer apply.
+            kept = tuple(i for i in s.ignore if not any(x == "ALL" or i.startswith(x) for x in extend_select))
+            s = replace(s, extend_select=s.extend_select + tuple(extend_select), ignore=kept)
+        if ignore:
+            s = replace(s, ignore=s.ignore + tuple(ignore))
+        return s.with_overrides(**kw)
+
+
+def glob_match(path: str, pattern: str, base: str | None = None) -> bool:
+    """Whether ``path`` matches ``pattern`` (relative to ``base``; see the module docstring)."""
+    pattern = pattern.replace(os.sep, "/")
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute, base or os.getcwd()).replace(os.sep, "/")
+    candidates = [rel]
+    if pattern.startswith("/") or (len(pattern) > 1 and pattern[1] == ":"):
+        candidates = [absolute.replace(os.sep, "/")]
+    pat = pattern[2:] if pattern.startswith("./") else pattern
+    pats = [pat.rstrip("/")]
+    if pat.startswith("**/"):
+        pats.append(pat[3:])
+    for c in candidates:
+        for p in pats:
+            if fnmatch.fnmatchcase(c, p) or fnmatch.fnmatchcase(c, p + "/*"):
+                return True
+            if "/" not in p and fnmatch.fnmatchcase(c.rsplit("/", 1)[-1], p):
+                return True
+            if "/" not in p and any(fnmatch.fnmatchcase(part, p) for part in c.split("/")[:-1] if part != ".."):
+                return True  # a directory name anywhere on the relative path (``build``)
+    return False
 
 
 def _longest(code: str, prefixes: tuple[str, ...]) -> int:
@@ -81,95 +145,212 @@ def rule_enabled(code: str, default_on: bool, select: tuple[str, ...], ignore: t
     return default_on and not select
 
 
-CONFIG_KEYS = {"select", "ignore", "extend-select", "per-file-ignores", "target", "occupancy-threshold",
-               "exclude", "facts", "threadgroup-size", "grid-size", "dispatch", "time-budget"}
+CONFIG_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "target", "occupancy-threshold",
+               "exclude", "facts", "threadgroup-size", "grid-size", "dispatch", "time-budget")
 FACT_KEYS = ("threadgroup-size", "grid-size", "dispatch")
+DISPATCH_VALUES = ("threads", "threadgroups")
+CONFIG_NAMES = ("shaderlint.toml", "pyproject.toml")
+
+_DIMS = re.compile(r"^[1-9][0-9]*(?:x[1-9][0-9]*){0,2}$")
+_CODE = re.compile(r"^SL[0-9]{0,3}$")
 
 
 def find_config(start: str) -> str | None:
-    """The closest ``shaderlint.toml`` or ``pyproject.toml`` with ``[tool.shaderlint]`` from ``start`` upward."""
+    """The closest ``shaderlint.toml`` or ``pyproject.toml`` with ``[tool.shaderlint]``
+    from ``start`` (a directory, or a file whose directory is used) upward.
+
+    A ``pyproject.toml`` that is not valid TOML is skipped here (the language server
+    uses this); :class:`SettingsResolver`, used by the CLI, reports it instead."""
     d = os.path.abspath(start if os.path.isdir(start) else os.path.dirname(os.path.abspath(start)))
     while True:
-        for name in ("shaderlint.toml", "pyproject.toml"):
-            p = os.path.join(d, name)
-            if os.path.isfile(p):
-                if name == "shaderlint.toml":
-                    return p
-                try:
-                    with open(p, "rb") as fh:
-                        data = tomllib.load(fh)
-                except (OSError, tomllib.TOMLDecodeError):
-                    continue
-                if "shaderlint" in data.get("tool", {}):
-                    return p
+        try:
+            hit = _config_in(d)
+        except ConfigError:
+            hit = None
+        if hit is not None:
+            return hit
         parent = os.path.dirname(d)
         if parent == d:
             return None
         d = parent
 
 
-def load_config(path: str) -> Settings:
+def _read_toml(path: str) -> dict[str, Any]:
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            return tomllib.load(fh)
     except tomllib.TOMLDecodeError as e:
         raise ConfigError(f"{path}: invalid TOML: {e}") from e
     except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e}") from e
-    table = data.get("tool", {}).get("shaderlint", {}) if path.endswith("pyproject.toml") else data.get("tool", {}).get("shaderlint", data)
+        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from e
+
+
+def load_config(path: str) -> Settings:
+    """Settings from one file. Raises :class:`ConfigError` naming the file and key."""
+    data = _read_toml(path)
+    tool = data.get("tool")
+    if os.path.basename(path) == "pyproject.toml" or (isinstance(tool, dict) and "shaderlint" in tool
+                                                        and set(data) == {"tool"}):
+        table = tool.get("shaderlint", {}) if isinstance(tool, dict) else {}
+    else:
+        table = data
+    if not isinstance(table, dict):
+        raise ConfigError(f"{path}: [tool.shaderlint] must be a table")
     return settings_from_table(table, path)
 
 
+def check_codes(values: Any, where: str) -> tuple[str, ...]:
+    """Validate a list of rule codes or prefixes (``SL1``, ``SL101``, ``ALL``); ``where``
+    prefixes the error message."""
+    from shaderlint.rules.registry import RULES
+
+    if isinstance(values, str) or not isinstance(values, (list, tuple)) \
+            or not all(isinstance(x, str) for x in values):
+        raise ConfigError(f"{where} must be a list of rule codes, e.g. [\"SL101\", \"SL2\"]")
+    out = []
+    for raw in values:
+        c = raw.strip().upper()
+        if c != "ALL" and not _CODE.match(c):
+            raise ConfigError(f"{where}: {raw!r} is not a rule code or prefix (e.g. SL101, SL1, ALL)")
+        if c != "ALL" and not any(r.code.startswith(c) for r in RULES):
+            near = difflib.get_close_matches(c, [r.code for r in RULES], n=1)
+            hint = f" (did you mean {near[0]}?)" if near else ""
+            raise ConfigError(f"{where}: {raw!r} matches no rule{hint}")
+        out.append(c)
+    return tuple(out)
+
+
+def check_target(value: Any, where: str) -> str:
+    from shaderlint.estimate.targets import get_target, target_names
+
+    if not isinstance(value, str):
+        raise ConfigError(f"{where} must be a string naming a target ({', '.join(target_names())})")
+    try:
+        return get_target(value).name
+    except KeyError:
+        raise ConfigError(f"{where}: {value!r} is not a known target ({', '.join(target_names())})") from None
+
+
+def check_fact(key: str, value: Any, where: str) -> str:
+    if key == "dispatch":
+        if value not in DISPATCH_VALUES:
+            raise ConfigError(f"{where}: 'dispatch' must be one of {', '.join(map(repr, DISPATCH_VALUES))}, "
+                              f"not {value!r}")
+        return str(value)
+    if isinstance(value, bool) or not isinstance(value, (int, str)) or not _DIMS.match(str(value).lower()):
+        raise ConfigError(f"{where}: {key!r} must be a positive size like 256, \"16x16\" or \"8x8x4\", "
+                          f"not {value!r}")
+    return str(value).lower()
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _globs(value: Any, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, list) or not all(isinstance(x, str) and x for x in value):
+        raise ConfigError(f"{where} must be a list of globs, e.g. [\"build\", \"third_party/**\"]")
+    return tuple(value)
+
+
 def settings_from_table(table: dict[str, Any], path: str = "<config>") -> Settings:
-    from shaderlint.estimate.targets import TARGETS
+    for k in table:
+        if k not in CONFIG_KEYS:
+            near = difflib.get_close_matches(k, CONFIG_KEYS, n=1)
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise ConfigError(f"{path}: unknown key {k!r} in [tool.shaderlint]{hint}; "
+                              f"known keys: {', '.join(CONFIG_KEYS)}")
 
-    unknown = set(table) - CONFIG_KEYS
-    if unknown:
-        raise ConfigError(f"{path}: unknown key {sorted(unknown)[0]!r} in [tool.shaderlint]")
+    def where(key: str) -> str:
+        return f"{path}: {key!r}"
 
-    def codes(key: str) -> tuple[str, ...]:
-        v = table.get(key, [])
-        if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
-            raise ConfigError(f"{path}: {key!r} must be a list of rule codes")
-        for c in v:
-            if c != "ALL" and not (c.startswith("SL") and c[2:].isdigit() or c == "SL"):
-                raise ConfigError(f"{path}: {key!r}: {c!r} is not a rule code or prefix (e.g. SL101, SL1)")
-        return tuple(v)
-
-    kw: dict[str, Any] = {"select": codes("select"), "ignore": codes("ignore"), "extend_select": codes("extend-select"),
-                          "config_path": path}
+    kw: dict[str, Any] = {"config_path": path}
+    for key, attr in (("select", "select"), ("ignore", "ignore"), ("extend-select", "extend_select")):
+        if key in table:
+            kw[attr] = check_codes(table[key], where(key))
     pfi = table.get("per-file-ignores", {})
     if not isinstance(pfi, dict):
-        raise ConfigError(f"{path}: 'per-file-ignores' must be a table of glob = [codes]")
-    kw["per_file_ignores"] = tuple((g, tuple(c)) for g, c in pfi.items())
+        raise ConfigError(f"{where('per-file-ignores')} must be a table of \"glob\" = [codes]")
+    kw["per_file_ignores"] = tuple((g, check_codes(c, f"{path}: 'per-file-ignores.{g}'")) for g, c in pfi.items())
     if "target" in table:
-        if table["target"] not in TARGETS:
-            raise ConfigError(f"{path}: 'target' = {table['target']!r} is not a known target ({', '.join(sorted(TARGETS))})")
-        kw["target"] = table["target"]
+        kw["target"] = check_target(table["target"], where("target"))
     if "occupancy-threshold" in table:
         v = table["occupancy-threshold"]
-        if not isinstance(v, (int, float)) or not 0 <= v <= 1:
-            raise ConfigError(f"{path}: 'occupancy-threshold' must be a number between 0 and 1")
+        if not _number(v) or not 0 <= v <= 1:
+            raise ConfigError(f"{where('occupancy-threshold')} must be a number between 0 and 1, not {v!r}")
         kw["occupancy_threshold"] = float(v)
     if "time-budget" in table:
         v = table["time-budget"]
-        if not isinstance(v, (int, float)) or v <= 0:
-            raise ConfigError(f"{path}: 'time-budget' must be a positive number of seconds")
+        if not _number(v) or v <= 0:
+            raise ConfigError(f"{where('time-budget')} must be a positive number of seconds, not {v!r}")
         kw["time_budget"] = float(v)
-    ex = table.get("exclude", [])
-    if not isinstance(ex, list):
-        raise ConfigError(f"{path}: 'exclude' must be a list of globs")
-    kw["exclude"] = tuple(ex)
+    if "exclude" in table:
+        kw["exclude"] = _globs(table["exclude"], where("exclude"))
     facts: list[tuple[str, tuple[tuple[str, str], ...]]] = []
-    top = tuple((k, str(table[k])) for k in FACT_KEYS if k in table)
+    top = tuple((k, check_fact(k, table[k], where(k))) for k in FACT_KEYS if k in table)
     if top:
-        facts.append(("*", top))
+        facts.append(("**", top))
     ft = table.get("facts", {})
     if not isinstance(ft, dict):
-        raise ConfigError(f"{path}: 'facts' must be a table of glob = {{threadgroup-size = ...}}")
+        raise ConfigError(f"{where('facts')} must be a table of \"glob\" = {{ threadgroup-size = ... }}")
     for glob, items in ft.items():
-        if not isinstance(items, dict) or set(items) - set(FACT_KEYS):
-            raise ConfigError(f"{path}: facts.{glob!r} may only set {', '.join(FACT_KEYS)}")
-        facts.append((glob, tuple((k, str(v)) for k, v in items.items())))
+        w = f"{path}: 'facts.{glob}'"
+        if not isinstance(items, dict):
+            raise ConfigError(f"{w} must be a table of {', '.join(FACT_KEYS)}")
+        for k in items:
+            if k not in FACT_KEYS:
+                raise ConfigError(f"{w}: unknown key {k!r}; facts may only set {', '.join(FACT_KEYS)}")
+        facts.append((glob, tuple((k, check_fact(k, v, w)) for k, v in items.items())))
     kw["facts"] = tuple(facts)
     return Settings(**kw)
+
+
+class SettingsResolver:
+    """Settings for each linted path: its closest configuration file (or ``explicit``),
+    with command-line options applied on top. Look-ups are cached per directory, so a
+    tree of thousands of files reads each configuration file once."""
+
+    def __init__(self, explicit: str | None = None, cli: dict[str, Any] | None = None) -> None:
+        self.cli = dict(cli or {})
+        self.explicit = load_config(explicit) if explicit else None
+        self._dir_config: dict[str, str | None] = {}
+        self._loaded: dict[str | None, Settings] = {}
+
+    def config_for_dir(self, d: str) -> str | None:
+        d = os.path.abspath(d)
+        walked: list[str] = []
+        found: str | None = None
+        while True:
+            if d in self._dir_config:
+                found = self._dir_config[d]
+                break
+            walked.append(d)
+            hit = _config_in(d)
+            if hit is not None:
+                found = hit
+                break
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        for w in walked:
+            self._dir_config[w] = found
+        return found
+
+    def for_path(self, path: str) -> Settings:
+        if self.explicit is not None:
+            cfg: str | None = self.explicit.config_path
+        else:
+            cfg = self.config_for_dir(os.path.dirname(os.path.abspath(path)))
+        if cfg not in self._loaded:
+            base = self.explicit if self.explicit is not None else (load_config(cfg) if cfg else Settings())
+            self._loaded[cfg] = base.with_cli(**self.cli)
+        return self._loaded[cfg]
+
+
+def _config_in(d: str) -> str | None:
+    for name in CONFIG_NAMES:
+        p = os.path.join(d, name)
+        if os.path.isfile(p) and (name == "shaderlint.toml" or "shaderlint" in _read_toml(p).get("tool", {})):
+            return p
+    return None

@@ -7,11 +7,11 @@ prune the walk. A path named explicitly on the command line is always linted.
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
+from shaderlint.config import glob_match
 from shaderlint.languages import EXTENSIONS
 
 _ALWAYS_SKIP = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".shaderlint_cache"}
@@ -88,28 +88,80 @@ def _load_gitignore(d: str) -> GitIgnore | None:
         return None
 
 
+def _ancestor_gitignores(top: str) -> list[GitIgnore]:
+    """``.gitignore`` files above ``top`` up to its repository root (and the repository's
+    ``.git/info/exclude``), outermost first; none outside a Git work tree."""
+    d = os.path.dirname(os.path.abspath(top))
+    chain: list[str] = []
+    root = None
+    probe = os.path.abspath(top)
+    while True:
+        if os.path.exists(os.path.join(probe, ".git")):
+            root = probe
+            break
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    if root is None:
+        return []
+    out: list[GitIgnore] = []
+    try:
+        with open(os.path.join(root, ".git", "info", "exclude"), encoding="utf-8", errors="replace") as fh:
+            out.append(GitIgnore(root, fh.readlines()))
+    except OSError:
+        pass
+    if os.path.abspath(top) == root:
+        return out
+    while True:
+        chain.append(d)
+        if d == root:
+            break
+        d = os.path.dirname(d)
+    for a in reversed(chain):
+        gi = _load_gitignore(a)
+        if gi:
+            out.append(gi)
+    return out
+
+
 def is_shader(path: str) -> bool:
     return os.path.splitext(path)[1].lower() in EXTENSIONS
 
 
 def _excluded(path: str, exclude: tuple[str, ...]) -> bool:
-    p = path.replace(os.sep, "/")
-    name = os.path.basename(p)
-    return any(fnmatch.fnmatch(p, g) or fnmatch.fnmatch(name, g) or fnmatch.fnmatch(p, "*/" + g.strip("/"))
-               or fnmatch.fnmatch(p, "*/" + g.strip("/") + "/*") for g in exclude)
+    return any(glob_match(path, g) for g in exclude)
 
 
-def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple[str, str]] | None = None) -> Iterator[str]:
-    """Yield shader files; unreadable directories are recorded in ``errors`` (path, reason)."""
+def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple[str, str]] | None = None,
+             is_excluded: Callable[[str], bool] | None = None) -> Iterator[str]:
+    """Yield shader files; unreadable directories are recorded in ``errors`` (path, reason).
+
+    ``exclude`` globs are matched against paths relative to the current directory;
+    ``is_excluded(path)`` (for example each path's closest configuration) is asked as
+    well. Both prune directories and files found by walking; a file named in
+    ``paths`` is always yielded. Each file is yielded once.
+    """
     seen: set[tuple[int, int]] = set()
+    yielded: set[str] = set()
+
+    def once(path: str) -> bool:
+        key = os.path.normcase(os.path.abspath(path))
+        if key in yielded:
+            return False
+        yielded.add(key)
+        return True
+
     for top in paths:
         if os.path.isfile(top) or not os.path.exists(top):
-            if not os.path.exists(top) and errors is not None:
-                errors.append((top, "no such file or directory"))
+            if not os.path.exists(top):
+                if errors is not None:
+                    errors.append((top, "no such file or directory"))
                 continue
-            yield top
+            if once(top):
+                yield top
             continue
-        stack: list[tuple[str, list[GitIgnore]]] = [(top, [])]
+        stack: list[tuple[str, list[GitIgnore]]] = [(top, _ancestor_gitignores(top))]
         while stack:
             d, ignores = stack.pop()
             try:
@@ -139,7 +191,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                     continue
                 if is_dir and e.name in _ALWAYS_SKIP:
                     continue
-                if _git_ignored(path, is_dir, here) or _excluded(path, exclude):
+                if _git_ignored(path, is_dir, here) or _excluded(path, exclude) \
+                        or (is_excluded is not None and is_excluded(path)):
                     continue
                 if is_dir:
                     subdirs.append((path, here))
@@ -149,7 +202,8 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                             continue
                     except OSError:
                         continue
-                    yield path
+                    if once(path):
+                        yield path
             stack.extend(reversed(subdirs))
 
 

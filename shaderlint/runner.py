@@ -1,0 +1,248 @@
+"""Lint many files: cache look-ups, a process pool, deterministic order, progress.
+
+:func:`lint_files` reads every file in this process (the bytes feed the cache
+key and the text formatter's excerpts), answers what it can from the cache and
+lints the rest, in-process with ``jobs == 1`` or in a pool of worker processes
+(largest files first, so that the last files to finish are small). Results come
+back in the order of the input. Results carry ``source`` but not ``model`` or
+``parsed`` (trees are neither picklable nor worth keeping for thousands of files).
+
+A worker that dies (a crash in a parser) breaks the pool: the files not yet
+linted are retried one at a time in a fresh process, and a file that kills that
+process too gets an SL001 instead of taking the run down.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import TextIO
+
+from shaderlint.cache import Cache, cache_dir_for, entry_key
+from shaderlint.config import Settings
+from shaderlint.diagnostics import Diagnostic, Finding
+from shaderlint.engine import FileResult, lint_source
+from shaderlint.languages import language_for_path
+from shaderlint.model.source import Source
+from shaderlint.suppression import Suppression
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass
+class _Job:
+    index: int
+    path: str
+    data: bytes
+    settings: Settings
+    cache_dir: str | None
+    key: str | None
+
+
+_Outcome = tuple[int, list[Diagnostic], list[Suppression], str | None]
+
+
+def _lint_job(job: _Job) -> _Outcome:
+    r = lint_source(job.path, job.data, job.settings)
+    if job.cache_dir is not None and job.key is not None:
+        Cache(job.cache_dir).put(job.key, r.diagnostics, r.suppressions, r.language)
+    return job.index, r.diagnostics, r.suppressions, r.language
+
+
+def _lint_chunk(jobs: list[_Job]) -> list[_Outcome]:
+    return [_lint_job(j) for j in jobs]
+
+
+def _init_worker() -> None:
+    # Ctrl-C is handled by the parent, which shuts the pool down.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def unreadable(path: str, error: OSError) -> FileResult:
+    from shaderlint.engine import _resolve
+    from shaderlint.rules.sl001_parse_error import ParseErrorRule
+
+    src = Source(path, b"")
+    r = FileResult(path, src, language_for_path(path))
+    r.diagnostics = [_resolve(src, ParseErrorRule, Finding(0, 0, f"could not read file: {error.strerror or error}"))]
+    return r
+
+
+def _crashed(job: _Job) -> FileResult:
+    from shaderlint.engine import _resolve
+    from shaderlint.rules.sl001_parse_error import ParseErrorRule
+
+    src = Source(job.path, job.data)
+    r = FileResult(job.path, src, language_for_path(job.path))
+    r.diagnostics = [_resolve(src, ParseErrorRule, Finding(0, 0, "could not analyse this file: "
+                                                                 "the analysis process crashed on it"))]
+    return r
+
+
+class Progress:
+    """``[#####.....] 120/400 files`` on a terminal's stderr, shown only once a run has taken
+    ``delay`` seconds, redrawn at most ten times a second, erased at the end."""
+
+    def __init__(self, total: int, stream: TextIO | None = None, delay: float = 1.0,
+                 enabled: bool | None = None) -> None:
+        self.total = total
+        self.done = 0
+        self.stream = stream if stream is not None else sys.stderr
+        if enabled is None:
+            try:
+                enabled = self.stream.isatty()
+            except (AttributeError, ValueError):
+                enabled = False
+        self.enabled = enabled and total > 0
+        self.start = time.monotonic()
+        self.delay = delay
+        self.last = 0.0
+        self.shown = False
+
+    def advance(self, n: int = 1) -> None:
+        self.done += n
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if now - self.start < self.delay or (now - self.last < 0.1 and self.done < self.total):
+            return
+        self.last = now
+        width = 30
+        filled = width * self.done // self.total
+        self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {self.done}/{self.total} files")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self.shown = False
+
+
+def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jobs: int = 0,
+               use_cache: bool = True, progress: Progress | None = None,
+               read: Callable[[str], bytes] | None = None) -> list[FileResult]:
+    """Lint ``paths`` (files) and return one :class:`FileResult` per path, in order.
+
+    ``jobs`` 0 means one process per core; 1 lints in this process. ``read`` replaces
+    reading from disk (``--stdin-filename``).
+    """
+    jobs = jobs or default_jobs()
+    results: list[FileResult | None] = [None] * len(paths)
+    pending: list[_Job] = []
+    caches: dict[str, Cache] = {}
+    for i, path in enumerate(paths):
+        settings = settings_for(path)
+        try:
+            data = read(path) if read is not None else _read(path)
+        except OSError as e:
+            results[i] = unreadable(path, e)
+            if progress:
+                progress.advance()
+            continue
+        cache_dir = key = None
+        if use_cache and language_for_path(path) is not None:
+            cache_dir = cache_dir_for(settings)
+            cache = caches.setdefault(cache_dir, Cache(cache_dir))
+            key = entry_key(path, data, settings)
+            hit = cache.get(key, path)
+            if hit is not None:
+                diags, sups, language = hit
+                results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups)
+                if progress:
+                    progress.advance()
+                continue
+        pending.append(_Job(i, path, data, settings, cache_dir, key))
+
+    def finish(outcome: _Outcome) -> None:
+        index, diags, sups, language = outcome
+        job = by_index[index]
+        results[index] = FileResult(job.path, Source(job.path, job.data), language, diags, suppressions=sups)
+        if progress:
+            progress.advance()
+
+    by_index = {j.index: j for j in pending}
+    if jobs == 1 or len(pending) < 2:
+        for job in pending:
+            finish(_lint_job(job))
+    else:
+        def fail(job: _Job) -> None:
+            results[job.index] = _crashed(job)
+            if progress:
+                progress.advance()
+
+        _run_pool(pending, min(jobs, len(pending)), finish, fail)
+    return [r for r in results if r is not None]
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _context():
+    import multiprocessing
+
+    # fork shares the imported modules with the workers (fast start); elsewhere use the default.
+    if sys.platform.startswith("linux"):
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context()
+
+
+def _run_pool(pending: list[_Job], workers: int, finish: Callable[[_Outcome], None],
+              fail: Callable[[_Job], None]) -> None:
+    order = sorted(pending, key=lambda j: -len(j.data))  # longest first
+    size = max(1, min(8, len(order) // (workers * 16)))
+    chunks = [order[i:i + size] for i in range(0, len(order), size)]
+    left: list[_Job] = []
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=_context(), initializer=_init_worker)
+    try:
+        futures = {pool.submit(_lint_chunk, c): c for c in chunks}
+        remaining = set(futures)
+        while remaining:
+            done, remaining = wait(remaining, return_when=FIRST_COMPLETED)
+            for f in done:
+                try:
+                    for outcome in f.result():
+                        finish(outcome)
+                except BrokenProcessPool:
+                    left.extend(futures[f])
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+        if terminate is not None:
+            terminate()
+        else:
+            for p in list((getattr(pool, "_processes", None) or {}).values()):
+                p.terminate()
+        raise
+    pool.shutdown(wait=True)
+    # Retry what a crashed worker took down, one file per fresh process when needed.
+    left.sort(key=lambda j: j.index)
+    while left:
+        pool = ProcessPoolExecutor(max_workers=1, mp_context=_context(), initializer=_init_worker)
+        try:
+            while left:
+                job = left[0]
+                try:
+                    for outcome in pool.submit(_lint_chunk, [job]).result():
+                        finish(outcome)
+                except BrokenProcessPool:
+                    fail(job)
+                    left.pop(0)
+                    break
+                left.pop(0)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
