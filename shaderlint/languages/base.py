@@ -93,6 +93,7 @@ class FrontEnd:
             buf[0:3] = b"   "
         masks.extend(self.mask(source, buf))
         masks.extend(mask_macro_definitions(source, buf))
+        masks.sort(key=lambda mk: mk.start)
         parse_bytes = bytes(buf)
         parser = self.parser()
         tree = parser.parse(parse_bytes, old.tree) if old is not None else parser.parse(parse_bytes)

@@ -7,6 +7,7 @@ input: whatever cannot be read is left out and reported as a parse error.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections import defaultdict
 from functools import lru_cache
@@ -99,7 +100,18 @@ class FileModel(ExprAnalysis):
         return v
 
     def masks_between(self, start: int, end: int, kind: str) -> list[Mask]:
-        return [m for m in self.parsed.masks if m.kind == kind and start <= m.start < end]
+        masks = self.parsed.masks  # sorted by start (FrontEnd.parse)
+        starts = self.__dict__.get("_mask_starts")
+        if starts is None:
+            starts = self._mask_starts = [mk.start for mk in masks]
+        out = []
+        for i in range(bisect.bisect_left(starts, start), len(masks)):
+            mk = masks[i]
+            if mk.start >= end:
+                break
+            if mk.kind == kind:
+                out.append(mk)
+        return out
 
 
 def build_model(parsed: Parsed) -> FileModel:
@@ -129,10 +141,12 @@ class _Builder:
         self.collect_globals()
         self.collect_locals()
         self.collect_workgroup()
+        self.collect_file_facts()
         for f in m.functions:
             self.collect_group_size(f)
         self.collect_loops()
         self.collect_calls()
+        self.collect_launch_group_sizes()
         self.collect_accesses()
         self.compute_dependence()
 
@@ -166,10 +180,12 @@ class _Builder:
     def facts_for(self, f: Function) -> dict[str, str]:
         """Annotations directly above a function (only comments/blank lines/attributes in between)."""
         start = (f.outer or f.node).start_byte
+        lo = prelude_start(f)
         out: dict[str, str] = {}
         data = self.m.parsed.parse_bytes
         for s, e, key, value in self.annotations:
-            if e <= start and not data[e:start].strip(b" \t\r\n") or (e <= start and _only_comments(self.m.source, e, start)):
+            if lo <= s and e <= start and (not data[e:start].strip(b" \t\r\n") or _only_comments(self.m.source, e, start)
+                               or _attached(self.m.parsed, e, start)):
                 out[key] = value
         return out
 
@@ -567,7 +583,11 @@ class _Builder:
             for mk in m.parsed.masks:
                 if mk.kind == "attribute" and mk.value == "max_total_threads_per_threadgroup" and mk.args:
                     nxt = m.parsed.attrs_before
-                    if any(mk in lst for key, lst in nxt.items() if key in (f.node.start_byte, (f.outer or f.node).start_byte)):
+                    fstart = (f.outer or f.node).start_byte
+                    if not (prelude_start(f) <= mk.start and mk.end <= fstart):
+                        continue  # only attributes between the previous declaration and this function
+                    if any(mk in lst for key, lst in nxt.items() if key in (f.node.start_byte, fstart)) or (
+                            mk.end <= fstart and _attached(m.parsed, mk.end, fstart)):  # a comment in between
                         val = parse_number(mk.args[0])
                         if val is None:
                             val = m.macros.get(mk.args[0])
@@ -584,6 +604,22 @@ class _Builder:
             if dims:
                 f.group_size = GroupSize(dims, file_ann[0], file_ann[1], "annotation", True)
 
+    def collect_launch_group_sizes(self) -> None:
+        """CUDA kernels whose size no annotation above them or ``__launch_bounds__`` declares:
+        the block size every launch site in this file agrees on (see :mod:`shaderlint.model.dispatch`)."""
+        if self.lang != "cuda" or not self.m.launches:
+            return
+        from shaderlint.model.dispatch import agreed_launch_size
+        for f in self.m.functions:
+            if f.kind != "kernel":
+                continue
+            gs = f.group_size
+            if gs is not None and (gs.origin == "launch_bounds" or "threadgroup-size" in f.facts):
+                continue
+            agreed = agreed_launch_size(self.m, f)
+            if agreed is not None:
+                f.group_size = agreed
+
     def annotation_pos(self, f: Function, key: str) -> tuple[int, int]:
         start = (f.outer or f.node).start_byte
         best = (f.name_node.start_byte, f.name_node.end_byte)
@@ -593,12 +629,26 @@ class _Builder:
         return best
 
     def file_fact(self, key: str) -> tuple[int, int, str] | None:
-        first = self.m.functions[0].node.start_byte if self.m.functions else len(self.m.source.data)
-        for s, e, k, v in self.annotations:
-            if k == key and e <= first:
+        """A file-level annotation: before the first function and not directly above it (an
+        annotation directly above a kernel is that kernel's own, see :meth:`facts_for`)."""
+        for s, e, k, v in self.file_annotations():
+            if k == key:
                 self.m.facts[k] = v
                 return (s, e, v)
         return None
+
+    def file_annotations(self) -> list[tuple[int, int, str, str]]:
+        if self.m.functions:
+            f0 = self.m.functions[0]
+            first = (f0.outer or f0.node).start_byte
+        else:
+            first = len(self.m.source.data)
+        return [a for a in self.annotations if a[1] <= first and not _attached(self.m.parsed, a[1], first)]
+
+    def collect_file_facts(self) -> None:
+        """Every file-level annotation into ``model.facts`` (``dispatch=``, ``grid-size=``, …)."""
+        for _, _, k, v in self.file_annotations():
+            self.m.facts.setdefault(k, v)
 
     # ---- loops -------------------------------------------------------------------------------------
     def collect_loops(self) -> None:
@@ -638,12 +688,42 @@ class _Builder:
                             span += abs(loop.step)
                         loop.trip_count = max(0, int(-(-span // abs(loop.step))))
             body = node.child_by_field_name("body")
+            if var is not None and cond is not None:
+                loop.constant_trip = self._constant_trip(var, init, cond, update)
             if var is not None and body is not None:
                 loop.counter_modified = self._modified_in(var, body)
                 if loop.counter_modified:
                     loop.trip_count = None
+                    loop.constant_trip = False
             loop.unroll = self._pragma_unroll(node)
             f.loops.append(loop)
+
+    def _constant_trip(self, var: Var, init: ts.Node | None, cond: ts.Node, update: ts.Node | None) -> bool:
+        m = self.m
+        start = var.init if var.init is not None and init is not None and init.type == "declaration" else (
+            init.child_by_field_name("right") if init is not None and init.type == "assignment_expression" else None)
+        if start is None or not m.is_constant(start):
+            return False
+        c = unparen(cond)
+        if c.type != "binary_expression" or self.text(c.child_by_field_name("operator")) not in ("<", "<=", ">", ">=", "!="):
+            return False
+        left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
+        if left is None or right is None:
+            return False
+        if unparen(left).type == "identifier" and m.resolve(unparen(left)) is var:
+            other = right
+        elif unparen(right).type == "identifier" and m.resolve(unparen(right)) is var:
+            other = left
+        else:
+            return False
+        if not m.is_constant(other) or update is None:
+            return False
+        if update.type == "update_expression":
+            return True
+        if update.type == "assignment_expression":
+            r = update.child_by_field_name("right")
+            return r is not None and m.is_constant(r)
+        return False
 
     def _bound(self, cond: ts.Node, var: Var) -> tuple[int | float | None, bool, int]:
         m = self.m
@@ -848,14 +928,17 @@ class _Builder:
             base = m.base_var(arg) if arg is not None else None
             if base is not None and not base.is_global:
                 writes.append((base, [arg], u))
+        writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
+        conds = [control_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
         for _ in range(12):
             changed = False
             m._deps_cache.clear()
-            for var, rhs, stmt in writes:
+            for (var, rhs, stmt), cs in zip(writes, conds):
                 d = set(deps.get(var, frozenset()))
                 for r in rhs:
                     d |= m.deps(r)
-                d |= self.control_deps(stmt)
+                for c in cs:
+                    d |= m.deps(c)
                 fd = frozenset(d)
                 if fd != deps.get(var, frozenset()):
                     deps[var] = fd
@@ -895,40 +978,132 @@ class _Builder:
 
 
 def control_deps(m: FileModel, node: ts.Node) -> frozenset[str]:
-    """Dependence of the conditions that decide whether ``node`` executes: enclosing
-    if/loop/switch conditions and earlier early exits (`if (c) return;`) in enclosing blocks."""
+    """Dependence of the conditions that decide whether ``node`` executes (see
+    :func:`control_conditions`)."""
     out: set[str] = set()
+    for cond in control_conditions(m, node):
+        out |= m.deps(cond)
+    return frozenset(out)
+
+
+_LOOP_TYPES = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+
+
+def control_conditions(m: FileModel, node: ts.Node) -> list[ts.Node]:
+    """The conditions that decide whether ``node`` executes, nearest first: enclosing
+    if/loop/switch/``?:`` conditions, the left operand of an enclosing ``&&``/``||``, the
+    conditions guarding earlier exits in enclosing blocks (``if (c) return;``, also nested,
+    inside loops or in ``else`` branches; ``break``/``continue`` of an enclosing loop) and,
+    inside a loop, the conditions guarding a ``break`` or ``return`` anywhere in its body
+    (later iterations run only for the threads that did not leave)."""
+    cache = m.__dict__.setdefault("_control_cache", {})
+    hit = cache.get(node.id)
+    if hit is not None:
+        return hit
+    out: list[ts.Node] = []
+    cache[node.id] = out
     child = node
     parent = node.parent
     f = m.function_at(node.start_byte)
     stop = f.node if f is not None else None
     while parent is not None and parent != stop:
         t = parent.type
-        if t == "if_statement":
+        if t in ("if_statement", "switch_statement", "conditional_expression"):
             cond = parent.child_by_field_name("condition")
             if cond is not None and child != cond:
-                out |= m.deps(cond)
-        elif t in ("for_statement", "while_statement", "do_statement"):
+                out.append(cond)
+        elif t in _LOOP_TYPES:
             cond = parent.child_by_field_name("condition")
-            if cond is not None and child != cond and child != parent.child_by_field_name("initializer"):
-                out |= m.deps(cond)
-        elif t == "switch_statement":
-            cond = parent.child_by_field_name("condition")
-            if cond is not None and child != cond:
-                out |= m.deps(cond)
-        elif t == "conditional_expression":
-            cond = parent.child_by_field_name("condition")
-            if cond is not None and child != cond:
-                out |= m.deps(cond)
+            if child != cond and child != parent.child_by_field_name("initializer"):
+                if cond is not None:
+                    out.append(cond)
+                body = parent.child_by_field_name("body")
+                if body is not None:
+                    out.extend(_exit_guards(m, body, True, False))
         elif t == "binary_expression" and child == parent.child_by_field_name("right"):
             op = parent.child_by_field_name("operator")
-            if op is not None and m.text(op) in ("&&", "||"):
-                out |= m.deps(parent.child_by_field_name("left"))
+            left = parent.child_by_field_name("left")
+            if op is not None and left is not None and m.text(op) in ("&&", "||"):
+                out.append(left)
         if t in ("compound_statement", "case_statement"):
-            out |= early_exit_deps(m, child, in_loop=_in_loop(parent, stop))
+            out.extend(_guards_before(m, child, _in_loop(parent, stop)))
         child = parent
         parent = parent.parent
-    return frozenset(out)
+    return out
+
+
+def _guards_before(m: FileModel, stmt: ts.Node, in_loop: bool) -> list[ts.Node]:
+    """Exit guards of every earlier sibling of ``stmt``, nearest first (memoized along the
+    sibling chain, so a long block costs linear time)."""
+    cache = m.__dict__.setdefault("_guards_before_cache", {})
+    key = (stmt.id, in_loop)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    chain = []
+    prev = stmt.prev_named_sibling
+    base: list[ts.Node] = []
+    while prev is not None:
+        k = (prev.id, in_loop)
+        if k in cache:
+            base = cache[k]
+            chain.append(prev)
+            break
+        chain.append(prev)
+        prev = prev.prev_named_sibling
+    # chain[-1] is the oldest sibling visited; build from it forwards
+    acc = base
+    if chain and (chain[-1].id, in_loop) in cache:
+        acc = cache[(chain[-1].id, in_loop)]
+    result_for: dict[int, list[ts.Node]] = {}
+    for i in range(len(chain) - 1, -1, -1):
+        sib = chain[i]
+        # guards before the node after `sib` = exit guards of sib + guards before sib
+        acc = _exit_guards(m, sib, in_loop, in_loop) + acc
+        nxt = chain[i - 1] if i > 0 else stmt
+        result_for[nxt.id] = acc
+    for nid, val in result_for.items():
+        cache[(nid, in_loop)] = val
+    if (stmt.id, in_loop) not in cache:
+        cache[(stmt.id, in_loop)] = []
+    return cache[(stmt.id, in_loop)]
+
+
+def _exit_guards(m: FileModel, stmt: ts.Node, brk: bool, cont: bool) -> list[ts.Node]:
+    """Conditions guarding the ways ``stmt`` can leave the flow that follows it: ``return``s, and
+    ``break``/``continue`` that reach past it when ``brk``/``cont``. Unconditional exits add
+    nothing (what follows is unreachable)."""
+    cache = m.__dict__.setdefault("_exit_guard_cache", {})
+    key = (stmt.id, brk, cont)
+    hit = cache.get(key)
+    if hit is not None:
+        return hit
+    out: list[ts.Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[ts.Node, tuple[ts.Node, ...], bool, bool]] = [(stmt, (), brk, cont)]
+    while stack:
+        n, guards, b, c = stack.pop()
+        t = n.type
+        if t == "return_statement" or (b and t == "break_statement") or (c and t == "continue_statement"):
+            for g in guards:
+                if g.id not in seen:
+                    seen.add(g.id)
+                    out.append(g)
+            continue
+        if t in ("function_definition", "lambda_expression", "break_statement", "continue_statement"):
+            continue
+        cond = n.child_by_field_name("condition") if t in (
+            "if_statement", "switch_statement", "conditional_expression") + _LOOP_TYPES else None
+        nb, nc = b, c
+        if t in _LOOP_TYPES:
+            nb = nc = False  # break/continue inside a nested loop stay there; returns still leave
+        elif t == "switch_statement":
+            nb = False
+        for ch in n.named_children:
+            g = guards + (cond,) if cond is not None and ch != cond and ch != n.child_by_field_name("initializer") else guards
+            stack.append((ch, g, nb, nc))
+    cache[key] = out
+    return out
 
 
 def _in_loop(node: ts.Node, stop: ts.Node | None) -> bool:
@@ -937,33 +1112,6 @@ def _in_loop(node: ts.Node, stop: ts.Node | None) -> bool:
         if n.type in ("for_statement", "while_statement", "do_statement"):
             return True
         n = n.parent
-    return False
-
-
-def early_exit_deps(m: FileModel, stmt: ts.Node, in_loop: bool) -> set[str]:
-    out: set[str] = set()
-    prev = stmt.prev_named_sibling
-    while prev is not None:
-        if prev.type == "if_statement" and _exits(prev, in_loop):
-            cond = prev.child_by_field_name("condition")
-            if cond is not None:
-                out |= m.deps(cond)
-        prev = prev.prev_named_sibling
-    return out
-
-
-def _exits(node: ts.Node, in_loop: bool) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "return_statement" or (in_loop and n.type in ("break_statement", "continue_statement")):
-            return True
-        if n.type in ("for_statement", "while_statement", "do_statement", "switch_statement") and n != node:
-            # break/continue inside a nested loop do not leave ours; returns still do
-            stack.extend(c for c in n.named_children if c.type not in ("break_statement", "continue_statement"))
-            in_loop = False
-            continue
-        stack.extend(n.named_children)
     return False
 
 
@@ -1002,8 +1150,29 @@ def _parse_dims(text: str) -> tuple[int, int, int] | None:
     return (nums[0], nums[1], nums[2])
 
 
+def prelude_start(f: Function) -> int:
+    """Where the text that may precede a function's own declaration begins: the end of the
+    previous sibling declaration (comments excluded), so scans above a function stay local."""
+    node = f.outer or f.node
+    prev = node.prev_sibling
+    while prev is not None and prev.type == "comment":
+        prev = prev.prev_sibling
+    if prev is not None:
+        return prev.end_byte
+    parent = node.parent
+    return parent.start_byte if parent is not None else 0
+
+
 def _only_comments(source: Source, start: int, end: int) -> bool:
     """True if [start, end) holds only whitespace, comments and Metal attributes."""
     seg = source.data[start:end]
+    seg = re.sub(rb"//[^\n]*|/\*.*?\*/|\[\[.*?\]\]|\btemplate\s*<[^>]*>", b"", seg, flags=re.S)
+    return not seg.strip()
+
+
+def _attached(parsed: Parsed, start: int, end: int) -> bool:
+    """True if [start, end) of the parsed (masked) text holds only whitespace, comments, attributes
+    and template heads: an annotation ending at ``start`` belongs to the function at ``end``."""
+    seg = parsed.parse_bytes[start:end]
     seg = re.sub(rb"//[^\n]*|/\*.*?\*/|\[\[.*?\]\]|\btemplate\s*<[^>]*>", b"", seg, flags=re.S)
     return not seg.strip()

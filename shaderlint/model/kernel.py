@@ -73,6 +73,9 @@ class Loop:
     trip_count: int | None = None
     unroll: int | None = None  # `#pragma unroll N` (0 = full unroll requested, 1 = no unroll)
     counter_modified: bool = False
+    # Start, bound and step are compile-time constants (values may be unknown here, e.g. template
+    # parameters or function constants): the compiler knows the trip count and can unroll.
+    constant_trip: bool = False
 
 
 @dataclass(eq=False)
