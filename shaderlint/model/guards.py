@@ -1,0 +1,309 @@
+"""Control and value facts over the kernel model: dominating guards and upper bounds.
+
+- :func:`guard_conditions` lists the conditions that decide whether a node runs
+  (enclosing ``if``/loop/``?:``/``&&``/``||`` conditions and earlier early exits
+  such as ``if (c) return;``), nearest first.
+- :func:`position_guarded` says whether one of them compares a thread-varying
+  value (a bounds check on the thread position, a grid-stride loop condition).
+- :func:`upper_bound` proves an integer expression below a bound (masks,
+  modulo, shifts, 16-bit types, small constant-trip loop counters,
+  single-assignment locals); ``None`` when it cannot tell.
+
+All answers lean towards silence: when in doubt a node counts as guarded and a
+value as unbounded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import tree_sitter as ts
+
+from shaderlint.model import builtins as B
+from shaderlint.model.expr import unparen
+
+if TYPE_CHECKING:
+    from shaderlint.model.build import FileModel
+    from shaderlint.model.kernel import Var
+
+RELATIONAL = frozenset({"<", "<=", ">", ">=", "==", "!="})
+_LOOPS = ("for_statement", "while_statement", "do_statement")
+_MAX_DEPTH = 12
+
+
+def condition_of(stmt: ts.Node) -> ts.Node | None:
+    """The condition expression of an if/while/for/do/switch (C++ ``condition_clause`` unwrapped)."""
+    c = stmt.child_by_field_name("condition")
+    if c is not None and c.type == "condition_clause":
+        c = c.child_by_field_name("value") or (c.named_children[-1] if c.named_child_count else None)
+    return unparen(c) if c is not None else None
+
+
+def guard_conditions(model: "FileModel", node: ts.Node) -> list[ts.Node]:
+    """Conditions deciding whether ``node`` executes, nearest first: enclosing if/loop/switch/``?:``
+    conditions, the left operand of an enclosing ``&&``/``||``, and the conditions of earlier
+    statements in enclosing blocks that leave early (``if (c) return;``, ``break``/``continue`` in loops)."""
+    out: list[ts.Node] = []
+    f = model.function_at(node.start_byte)
+    stop = f.node if f is not None else None
+    child, parent = node, node.parent
+    while parent is not None and parent != stop:
+        t = parent.type
+        if t in ("if_statement", "switch_statement", "conditional_expression") or t in _LOOPS:
+            cond = condition_of(parent)
+            raw = parent.child_by_field_name("condition")
+            if cond is not None and child != raw and child != parent.child_by_field_name("initializer"):
+                out.append(cond)
+        elif t == "binary_expression" and child == parent.child_by_field_name("right"):
+            op = parent.child_by_field_name("operator")
+            left = parent.child_by_field_name("left")
+            if op is not None and model.text(op) in ("&&", "||") and left is not None:
+                out.append(unparen(left))
+        if t in ("compound_statement", "case_statement"):
+            in_loop = _in_loop(parent, stop)
+            prev = child.prev_named_sibling
+            while prev is not None:
+                if prev.type == "if_statement" and _leaves(prev, in_loop):
+                    cond = condition_of(prev)
+                    if cond is not None:
+                        out.append(cond)
+                prev = prev.prev_named_sibling
+        child, parent = parent, parent.parent
+    return out
+
+
+def _in_loop(node: ts.Node, stop: ts.Node | None) -> bool:
+    n = node
+    while n is not None and n != stop:
+        if n.type in _LOOPS:
+            return True
+        n = n.parent
+    return False
+
+
+def _leaves(if_stmt: ts.Node, in_loop: bool) -> bool:
+    """True if the ``then`` branch of an if statement returns (or breaks/continues out of our loop)."""
+    body = if_stmt.child_by_field_name("consequence")
+    if body is None:
+        return False
+    stack = [body]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "return_statement" or (in_loop and t in ("break_statement", "continue_statement")):
+            return True
+        if t in _LOOPS or t == "switch_statement":
+            # break/continue inside a nested loop or switch stay there; returns still leave
+            stack.extend(_returns_only(n))
+            continue
+        stack.extend(n.named_children)
+    return False
+
+
+def _returns_only(node: ts.Node) -> list[ts.Node]:
+    out, stack = [], list(node.named_children)
+    while stack:
+        n = stack.pop()
+        if n.type == "return_statement":
+            out.append(n)
+        elif n.type not in ("break_statement", "continue_statement"):
+            stack.extend(n.named_children)
+    return out
+
+
+def thread_varying(model: "FileModel", node: ts.Node) -> bool:
+    return bool(model.deps(node) & {B.LOCAL, B.GROUP})
+
+
+def is_position_check(model: "FileModel", cond: ts.Node, _seen: set[int] | None = None) -> bool:
+    """True if ``cond`` compares a thread-varying value (``gid < n``, ``any(gid >= size)``,
+    ``x >= w || y >= h``), passes one to a user function (``inside(gid, size)``), or reads a
+    local flag computed that way (``bool active = i < n; if (active) ...``)."""
+    seen = _seen if _seen is not None else set()
+    stack = [cond]
+    while stack:
+        n = stack.pop()
+        if n.type == "binary_expression":
+            op = n.child_by_field_name("operator")
+            if op is not None and model.text(op) in RELATIONAL:
+                left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+                if any(side is not None and thread_varying(model, side) for side in (left, right)):
+                    return True
+        elif n.type == "call_expression" and model.callee_name(n) in model.function_by_name:
+            if any(thread_varying(model, a) for a in model.call_args(n)):
+                return True
+        elif n.type == "identifier":
+            v = model.resolve(n)
+            if v is not None and id(v) not in seen and not v.is_param and not v.is_global:
+                seen.add(id(v))
+                if any(is_position_check(model, val, seen) for val in assigned_values(model, v) or ()):
+                    return True
+        stack.extend(n.named_children)
+    return False
+
+
+def position_guarded(model: "FileModel", node: ts.Node) -> bool:
+    """True if some condition deciding whether ``node`` runs is a check on a thread-varying value."""
+    return any(is_position_check(model, c) for c in guard_conditions(model, node))
+
+
+# ---- upper bounds -------------------------------------------------------------------------------
+
+
+def upper_bound(model: "FileModel", node: ts.Node, depth: int = 0) -> int | None:
+    """An upper bound of a non-negative integer expression's value, or None if none can be proven.
+
+    Understands constants, ``& C``, ``% C``, ``>> k``, ``min``/``clamp``, ``+``/``*``/``/`` of bounded
+    operands, unsigned 8/16-bit types, counters of loops with constant bounds (inside the loop) and
+    locals whose every assignment is bounded."""
+    if depth > _MAX_DEPTH:
+        return None
+    node = unparen(node)
+    t = model.type_of(node)
+    v = model.const_value(node)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v if v >= 0 else None
+    small = (1 << t.bits) - 1 if t.kind == "uint" and t.bits <= 16 else None
+    kind = node.type
+    result: int | None = None
+    if kind == "binary_expression":
+        result = _binary_bound(model, node, depth)
+    elif kind in ("identifier",):
+        var = model.resolve(node)
+        if var is not None:
+            result = _var_bound(model, var, node, depth)
+    elif kind == "call_expression":
+        name = model.callee_name(node)
+        args = model.call_args(node)
+        if name == "min" and len(args) == 2:
+            bounds = [upper_bound(model, a, depth + 1) for a in args]
+            known = [b for b in bounds if b is not None]
+            result = min(known) if known else None
+        elif name == "clamp" and len(args) == 3:
+            result = upper_bound(model, args[2], depth + 1)
+        elif len(args) == 1 and t.is_integer and model.type_of(args[0]).kind == "uint":
+            result = upper_bound(model, args[0], depth + 1)  # uint(x), int(x) of an unsigned x
+    elif kind == "cast_expression":
+        val = node.child_by_field_name("value")
+        if val is not None and model.type_of(val).kind == "uint":
+            result = upper_bound(model, val, depth + 1)
+    elif kind == "conditional_expression":
+        a, b = node.child_by_field_name("consequence"), node.child_by_field_name("alternative")
+        if a is not None and b is not None:
+            ua, ub = upper_bound(model, a, depth + 1), upper_bound(model, b, depth + 1)
+            result = max(ua, ub) if ua is not None and ub is not None else None
+    if small is not None:
+        result = small if result is None else min(result, small)
+    return result
+
+
+def _binary_bound(model: "FileModel", node: ts.Node, depth: int) -> int | None:
+    op_node = node.child_by_field_name("operator")
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if op_node is None or left is None or right is None:
+        return None
+    op = model.text(op_node)
+    bits = model.type_of(node).bits or 32
+    if op == "&":
+        bounds = [b for b in (upper_bound(model, left, depth + 1), upper_bound(model, right, depth + 1)) if b is not None]
+        return min(bounds) if bounds else None
+    if op == "%":
+        r = upper_bound(model, right, depth + 1)
+        l_ = upper_bound(model, left, depth + 1)
+        cands = [x for x in ((r - 1) if r else None, l_) if x is not None]
+        return min(cands) if cands else None
+    if op == ">>":
+        k = model.const_value(right)
+        if not isinstance(k, int) or k < 0:
+            return None
+        lb = upper_bound(model, left, depth + 1)
+        base = lb if lb is not None else (1 << bits) - 1 if model.type_of(left).kind == "uint" else None
+        return base >> k if base is not None else None
+    if op in ("+", "*", "/", "|", "^"):
+        a, b = upper_bound(model, left, depth + 1), upper_bound(model, right, depth + 1)
+        if op == "/":
+            d = model.const_value(right)
+            return a // d if a is not None and isinstance(d, int) and d > 0 else a
+        if a is None or b is None:
+            return None
+        if op == "+":
+            return a + b
+        if op == "*":
+            return a * b
+        return (1 << max(a, b).bit_length()) - 1
+    return None
+
+
+def _var_bound(model: "FileModel", var: "Var", use: ts.Node, depth: int) -> int | None:
+    f = var.function
+    if f is None or var.is_param or var.is_global:
+        return None
+    for loop in f.loops:
+        if loop.var is var and loop.node.start_byte <= use.start_byte < loop.node.end_byte:
+            body = loop.node.child_by_field_name("body")
+            inside = body is not None and body.start_byte <= use.start_byte < body.end_byte
+            if inside and not loop.counter_modified and isinstance(loop.bound, int) and loop.step \
+                    and loop.step > 0 and isinstance(loop.start, int) and loop.start >= 0:
+                return loop.bound
+    values = assigned_values(model, var)
+    if not values:
+        return None
+    bounds = [upper_bound(model, v, depth + 1) for v in values]
+    return max(bounds) if all(b is not None for b in bounds) else None  # type: ignore[type-var]
+
+
+def assigned_values(model: "FileModel", var: "Var") -> list[ts.Node] | None:
+    """Every value stored to a local variable (initializer and plain ``=``), or None when it is also
+    changed in another way (compound assignment, ``++``, through its address) or never initialized."""
+    cache = getattr(model, "_assigned_values", None)
+    if cache is None:
+        cache = _collect_assignments(model)
+        model._assigned_values = cache
+    entry = cache.get(id(var), [])
+    if entry is None:
+        return None
+    values = ([var.init] if var.init is not None else []) + entry
+    if var.init is None and not entry:
+        return None
+    return values
+
+
+def _collect_assignments(model: "FileModel") -> dict[int, list[ts.Node] | None]:
+    out: dict[int, list[ts.Node] | None] = {}
+    for a in model.nodes("assign"):
+        left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+        if left is None or right is None or unparen(left).type != "identifier":
+            continue
+        v = model.resolve(unparen(left))
+        if v is None:
+            continue
+        op = a.child_by_field_name("operator")
+        if op is not None and model.text(op) == "=" and out.get(id(v), []) is not None:
+            out.setdefault(id(v), []).append(right)  # type: ignore[union-attr]
+        else:
+            out[id(v)] = None
+    for u in model.nodes("update"):
+        arg = u.child_by_field_name("argument")
+        if arg is not None and unparen(arg).type == "identifier":
+            v = model.resolve(unparen(arg))
+            if v is not None:
+                out[id(v)] = None
+    for p in _address_taken(model):
+        out[id(p)] = None
+    return out
+
+
+def _address_taken(model: "FileModel") -> list["Var"]:
+    out = []
+    stack = [model.root]
+    while stack:
+        n = stack.pop()
+        if n.type == "pointer_expression":
+            op = n.child_by_field_name("operator")
+            arg = n.child_by_field_name("argument")
+            if op is not None and model.text(op) == "&" and arg is not None and unparen(arg).type == "identifier":
+                v = model.resolve(unparen(arg))
+                if v is not None:
+                    out.append(v)
+        stack.extend(n.named_children)
+    return out

@@ -1,0 +1,163 @@
+"""SL105 missing-bounds-check
+
+## What it does
+Flags a compute kernel that reads or writes a buffer or texture at an index
+derived from the global thread position (Metal `thread_position_in_grid`,
+`threadgroup_position_in_grid * threads_per_threadgroup + thread_position_in_threadgroup`,
+CUDA `blockIdx * blockDim + threadIdx`, GLSL `gl_GlobalInvocationID`) when no
+condition dominating the access checks a thread-varying value: no `if (i < n)`
+around it, no earlier `if (i >= n) return;`, no grid-stride loop condition
+`for (i = gid; i < n; i += stride)`, no `gid.x >= out.get_width()`,
+`.length()` or helper-function check. Indices clamped in place (`min`, `clamp`,
+`%`, `&`, `?:`) count as checked. Reported once, at the kernel's name, with each
+unchecked access as a related location.
+
+The kernel is left alone when it, or the file, is annotated
+`// shaderlint: dispatch=threads` (Metal non-uniform dispatch with
+`dispatchThreads`, which never launches threads outside the grid), or when the
+same fact is set in configuration for the path.
+
+## Why is this bad?
+Grids are made of whole threadgroups. Apple's "Calculating threadgroup and
+grid sizes" explains that with `dispatchThreadgroups` "Metal composes grids of
+uniform threadgroups that may not match the size of your data" and that you
+"ensure your kernel code doesn't execute outside the bounds of the data by
+adding defensive code" — its example returns early when `thread_position_in_grid`
+is outside the output texture. CUDA launches `ceil(n / block)` blocks and GLSL
+dispatches whole workgroups in the same way, so the last group runs threads
+past the end of the data: they read garbage and write out of bounds (undefined
+behaviour, memory corruption, a GPU fault). Only Metal's `dispatchThreads`
+with non-uniform threadgroups trims the grid to the exact size.
+
+## Example
+```metal
+kernel void scale(device const float* in [[buffer(0)]],
+                  device float* out [[buffer(1)]],
+                  constant float& k [[buffer(2)]],
+                  uint gid [[thread_position_in_grid]]) {   // SL105
+    out[gid] = in[gid] * k;
+}
+```
+
+## Use instead
+```metal
+kernel void scale(device const float* in [[buffer(0)]],
+                  device float* out [[buffer(1)]],
+                  constant float& k [[buffer(2)]],
+                  constant uint& n [[buffer(3)]],
+                  uint gid [[thread_position_in_grid]]) {
+    if (gid >= n) return;
+    out[gid] = in[gid] * k;
+}
+```
+or dispatch with `dispatchThreads` and say so with `// shaderlint: dispatch=threads`.
+
+## Impact
+Correctness rather than speed: the check itself costs one compare and one
+branch (see *Evidence*), no registers and no occupancy on any target; the
+impact field is left empty.
+
+## Options
+The `dispatch` fact (`// shaderlint: dispatch=threads` above the kernel or at
+the top of the file, or `dispatch = "threads"` for a path in configuration)
+turns the rule off for the kernels it covers.
+
+## Evidence
+`nvcc -arch=sm_90 -ptx` on the CUDA fixture: the unchecked `saxpy_unchecked`
+computes `mad.lo.s32 %r4, %r1, %r2, %r3` from `%ctaid.x`, `%ntid.x`,
+`%tid.x` and goes straight to `ld.global.f32`/`st.global.f32` — nothing stops
+the threads of the last block past `n`. The checked kernels add exactly
+`setp.ge.s32 %p1, %r1, %r2;` and `@%p1 bra $L__BB…;` in front of the
+accesses; `-Xptxas -v` reports the same register count (10) for both, so the
+guard is free in registers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shaderlint.diagnostics import Finding, Related, Severity
+from shaderlint.model import builtins as B
+from shaderlint.model.expr import unparen
+from shaderlint.model.facts import fact
+from shaderlint.model.guards import assigned_values, position_guarded
+from shaderlint.model.memory import resource_ops
+from shaderlint.rules.base import Rule, RuleContext
+
+_CLAMPS = frozenset({"min", "clamp", "max", "fmin", "umin"})
+
+
+class MissingBoundsCheck(Rule):
+    code = "SL105"
+    name = "missing-bounds-check"
+    languages = frozenset({"metal", "cuda", "glsl"})
+    severity = Severity.WARNING
+    summary = "kernel indexes memory with the global thread position without checking it against the data size"
+
+    def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        for f in model.kernels:
+            if f.body is None or f.kind not in ("kernel", "compute"):
+                continue
+            if (fact(model, f, "dispatch", ctx.facts) or "").lower() == "threads":
+                continue
+            sites = [(a.node, a.var.name, a.index) for a in f.accesses if a.space in ("device", "constant", "texture")]
+            sites += [(op.node, op.var.name if op.var else "?", op.coord) for op in resource_ops(model, f)
+                      if op.op in ("read", "write", "atomic") and op.coord is not None]
+            unchecked = []
+            for node, name, index in sorted(sites, key=lambda s: s[0].start_byte):
+                if index is None or not _global_position(model, index) or _clamped(model, index):
+                    continue
+                if position_guarded(model, node):
+                    continue
+                unchecked.append((node, name, index))
+            if not unchecked:
+                continue
+            node, name, index = unchecked[0]
+            yield Finding(
+                f.name_node.start_byte, f.name_node.end_byte,
+                f"kernel '{f.name}' accesses '{name}' at '{model.text(index)}', derived from the global thread "
+                f"position, without checking it against the data size; threads of the last group past the end "
+                f"read and write out of bounds",
+                kernel=f.name,
+                related=tuple(Related(n.start_byte, n.end_byte, f"unchecked access to '{nm}' at '{model.text(i)}'")
+                              for n, nm, i in unchecked),
+            )
+
+
+def _global_position(model, index) -> bool:
+    """Arithmetic on the global position (a value loaded from memory, `bins[pixels[i]]`, is data)."""
+    if not {B.LOCAL, B.GROUP} <= model.deps(index):
+        return False
+    stack = [index]
+    while stack:
+        n = stack.pop()
+        if n.type == "subscript_expression":
+            return False
+        stack.extend(n.named_children)
+    return True
+
+
+def _clamped(model, index) -> bool:
+    """An index bounded where it is computed: min/clamp, modulo, mask, a conditional, or a helper
+    function whose result the analysis cannot see (followed through local variables)."""
+    seen: set[int] = set()
+    stack = [unparen(index)]
+    while stack:
+        n = stack.pop()
+        if n.type == "conditional_expression":
+            return True
+        if n.type == "binary_expression":
+            op = n.child_by_field_name("operator")
+            if op is not None and model.text(op) in ("%", "&"):
+                return True
+        if n.type == "call_expression":
+            name = model.callee_name(n)
+            if name in _CLAMPS or name in model.function_by_name:
+                return True
+        if n.type == "identifier":
+            v = model.resolve(n)
+            if v is not None and id(v) not in seen and not v.is_param and not v.is_global:
+                seen.add(id(v))
+                stack.extend(assigned_values(model, v) or ())
+        stack.extend(n.named_children)
+    return False
