@@ -1,0 +1,331 @@
+"""Dispatch facts: threadgroup sizes, CUDA launch configurations, dispatch mode.
+
+Group sizes come, most specific first, from a ``// shaderlint: threadgroup-size=``
+annotation above the kernel, the language's declaration (GLSL ``local_size_*``,
+Metal ``[[max_total_threads_per_threadgroup(N)]]``, CUDA ``__launch_bounds__``),
+the launch sites in the same ``.cu`` when they all agree (literal or constant
+``<<<grid, block>>>``, ``dim3`` constructors and variables, variables holding
+a block size), a file-level annotation, and finally configuration
+(``threadgroup-size`` per path glob). The first four are resolved while the
+model is built (:attr:`Function.group_size`); configuration is only known to
+rules, so :func:`group_size` adds it.
+
+Every helper answers ``None`` when it cannot tell.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import tree_sitter as ts
+
+from shaderlint.model.expr import unparen
+from shaderlint.model.kernel import Function, GroupSize, LaunchSite, Var
+
+if TYPE_CHECKING:
+    from shaderlint.estimate.targets import Target
+    from shaderlint.model.build import FileModel
+
+#: What a SIMD group and a core are called on each vendor's hardware.
+SIMD_TERMS: dict[str, tuple[str, str]] = {
+    "nvidia": ("warp", "SM"),
+    "apple": ("SIMD-group", "GPU core"),
+    "amd": ("wave", "CU"),
+    "generic": ("subgroup", "core"),
+}
+#: What a thread group is called in each language.
+GROUP_WORDS: dict[str, str] = {"metal": "threadgroup", "cuda": "block", "glsl": "workgroup"}
+_PASS = ("parenthesized_expression", "cast_expression")
+_GRID_WORDS = ("gridDim", "gl_NumWorkGroups")
+
+
+def simd_terms(target: "Target") -> tuple[str, str]:
+    """("warp", "SM") on NVIDIA, ("SIMD-group", "GPU core") on Apple, …"""
+    return SIMD_TERMS.get(target.vendor, ("SIMD group", "core"))
+
+
+def parse_dims(text: str) -> tuple[int, int, int] | None:
+    """``"16x16"`` → (16, 16, 1); None for anything else."""
+    parts = text.strip().lower().split("x")
+    try:
+        nums = [int(p) for p in parts]
+    except ValueError:
+        return None
+    if not 1 <= len(nums) <= 3 or any(n <= 0 for n in nums):
+        return None
+    nums += [1] * (3 - len(nums))
+    return (nums[0], nums[1], nums[2])
+
+
+# ---- facts ---------------------------------------------------------------------------------------
+
+
+def kernel_fact(model: "FileModel", f: Function | None, key: str, config: dict[str, str] | None = None) -> str | None:
+    """``key`` for ``f``: the annotation directly above it, else the file's (``model.facts``), else
+    configuration for the path."""
+    if f is not None and key in f.facts:
+        return f.facts[key]
+    if key in model.facts:
+        return model.facts[key]
+    if config and key in config:
+        return str(config[key])
+    return None
+
+
+def dispatch_mode(model: "FileModel", f: Function | None, config: dict[str, str] | None = None) -> str | None:
+    """``"threads"`` (Metal ``dispatchThreads``: the grid is exactly the data size, the last
+    threadgroups may be partial) or ``"threadgroups"`` (whole groups: kernels must guard), or None."""
+    value = kernel_fact(model, f, "dispatch", config)
+    if value is None:
+        return None
+    value = value.strip().lower()
+    return value if value in ("threads", "threadgroups") else None
+
+
+def group_size(model: "FileModel", f: Function, config: dict[str, str] | None = None) -> GroupSize | None:
+    """The kernel's declared group size; configuration (``threadgroup-size`` for the path) when the
+    file says nothing. A configured size is reported at the kernel's name."""
+    if f.group_size is not None:
+        return f.group_size
+    if config and "threadgroup-size" in config:
+        dims = parse_dims(str(config["threadgroup-size"]))
+        if dims is not None:
+            return GroupSize(dims, f.name_node.start_byte, f.name_node.end_byte, "config", True)
+    return None
+
+
+def describe_origin(model: "FileModel", gs: GroupSize) -> str:
+    """How the size was declared, for messages."""
+    return {
+        "local_size": "layout(local_size_…)",
+        "launch_bounds": "__launch_bounds__",
+        "max_total_threads": "[[max_total_threads_per_threadgroup]]",
+        "annotation": "the threadgroup-size annotation",
+        "launch": "the launch",
+        "dim3": "the launch",
+        "config": "the configured threadgroup-size",
+    }.get(gs.origin, gs.origin)
+
+
+def format_dims(dims: tuple[int, int, int]) -> str:
+    d = list(dims)
+    while len(d) > 1 and d[-1] == 1:
+        d.pop()
+    return "×".join(str(x) for x in d)
+
+
+# ---- values through single definitions -------------------------------------------------------------
+
+
+def definitions(model: "FileModel", var: Var) -> list[ts.Node]:
+    """Every value ``var`` is given: its initializer and the right sides of its assignments
+    (compound assignments and ``++`` count as definitions of unknown value: returned as the node)."""
+    out: list[ts.Node] = []
+    if var.init is not None:
+        out.append(var.init)
+    lo, hi = var.scope
+    for a in model.nodes("assign"):
+        if not (lo <= a.start_byte < hi):
+            continue
+        left = a.child_by_field_name("left")
+        if left is None:
+            continue
+        left = unparen(left)
+        if left.type == "identifier" and model.resolve(left) is var:
+            op = a.child_by_field_name("operator")
+            out.append(a.child_by_field_name("right") if op is not None and model.text(op) == "=" else a)
+        elif left.type == "field_expression" and model.base_var(left) is var:
+            out.append(a)  # `block.x = 16`: a partial definition we do not follow
+    for u in model.nodes("update"):
+        if lo <= u.start_byte < hi:
+            arg = u.child_by_field_name("argument")
+            if arg is not None and unparen(arg).type == "identifier" and model.resolve(unparen(arg)) is var:
+                out.append(u)
+    return [d for d in out if d is not None]
+
+
+def single_definition(model: "FileModel", var: Var) -> ts.Node | None:
+    """The one value a local or global variable is ever given, or None."""
+    if var.is_param or var.template_param:
+        return None
+    defs = definitions(model, var)
+    if len(defs) != 1:
+        return None
+    d = defs[0]
+    if d.type in ("assignment_expression", "update_expression"):
+        return None
+    return d
+
+
+def follow(model: "FileModel", node: ts.Node, depth: int = 0) -> tuple[ts.Node, ts.Node | None]:
+    """Follow an identifier to its single definition (repeatedly). Returns (expression, the
+    declaration or assignment it came from — None when ``node`` itself is the expression)."""
+    origin: ts.Node | None = None
+    n = node
+    for _ in range(6):
+        inner = n
+        while inner.type in _PASS:
+            inner = inner.child_by_field_name("value") if inner.type == "cast_expression" else unparen(inner)
+            if inner is None:
+                return n, origin
+        if inner.type != "identifier" or model.const_value(inner) is not None:
+            return n, origin
+        var = model.resolve(inner)
+        if var is None:
+            return n, origin
+        d = single_definition(model, var)
+        if d is None:
+            return n, origin
+        origin = _statement_of(d)
+        n = d
+    return n, origin
+
+
+def _statement_of(node: ts.Node) -> ts.Node:
+    n = node
+    while n.parent is not None and n.type not in ("declaration", "expression_statement", "field_declaration"):
+        n = n.parent
+    return n
+
+
+def dim_exprs(model: "FileModel", node: ts.Node) -> tuple[list[ts.Node], ts.Node | None] | None:
+    """Per-dimension expressions of a grid/block argument (``256``, ``dim3(16, 16)``, a ``dim3``
+    variable, ``{16, 16}``, a variable holding a size) and the declaration they come from."""
+    expr, origin = follow(model, node)
+    e = unparen(expr)
+    if e.type in ("argument_list", "initializer_list"):
+        kids = [c for c in e.named_children if c.type != "comment"]
+        return (kids, origin) if 1 <= len(kids) <= 3 else None
+    if e.type == "call_expression" and model.callee_name(e) in ("dim3", "make_uint3", "uint3"):
+        kids = [c for c in model.call_args(e) if c.type != "comment"]
+        return (kids, origin) if 1 <= len(kids) <= 3 else None
+    if e.type == "compound_literal_expression":
+        return None
+    return [expr], origin
+
+
+def const_dims(model: "FileModel", node: ts.Node) -> tuple[tuple[int, int, int], ts.Node | None] | None:
+    """Constant (x, y, z) of a grid/block argument, with the declaration holding them."""
+    got = dim_exprs(model, node)
+    if got is None:
+        return None
+    exprs, origin = got
+    vals: list[int] = []
+    for e in exprs:
+        target, _ = follow(model, e)
+        v = model.const_value(target)
+        if not isinstance(v, int) or isinstance(v, bool) or v <= 0:
+            return None
+        vals.append(v)
+    vals += [1] * (3 - len(vals))
+    return (vals[0], vals[1], vals[2]), origin
+
+
+def launch_group_size(model: "FileModel", launch: LaunchSite) -> GroupSize | None:
+    """The block size of a ``<<<grid, block>>>`` launch when it is a compile-time constant,
+    positioned at the ``dim3``/variable declaration holding it, else at the block argument."""
+    if launch.block is None:
+        return None
+    got = const_dims(model, launch.block)
+    if got is None:
+        return None
+    dims, origin = got
+    if origin is not None:
+        return GroupSize(dims, origin.start_byte, origin.end_byte, "dim3", True)
+    return GroupSize(dims, launch.block.start_byte, launch.block.end_byte, "launch", True)
+
+
+def launch_sizes(model: "FileModel") -> dict[str, list[tuple[LaunchSite, GroupSize | None]]]:
+    """Launch sites per kernel name with their constant block size (None when not constant)."""
+    cached = getattr(model, "_launch_sizes", None)
+    if cached is not None:
+        return cached
+    out: dict[str, list[tuple[LaunchSite, GroupSize | None]]] = {}
+    for site in model.launches:
+        out.setdefault(site.kernel, []).append((site, launch_group_size(model, site)))
+    model._launch_sizes = out
+    return out
+
+
+def agreed_launch_size(model: "FileModel", f: Function) -> GroupSize | None:
+    """The block size every launch of ``f`` in this file uses, when there is at least one launch
+    and all of them use the same constant size."""
+    sites = launch_sizes(model).get(f.name, [])
+    if not sites or any(gs is None for _, gs in sites):
+        return None
+    dims = {gs.dims for _, gs in sites if gs is not None}
+    if len(dims) != 1:
+        return None
+    return sites[0][1]
+
+
+def declared_sizes(model: "FileModel", f: Function, config: dict[str, str] | None = None) -> list[GroupSize]:
+    """The sizes ``f`` runs with as far as the file tells: its declared size, else the constant
+    block size of each of its launches in this file (they may differ)."""
+    gs = group_size(model, f, config)
+    if gs is not None:
+        return [gs]
+    seen: set[int] = set()
+    out = []
+    for _, size in launch_sizes(model).get(f.name, []):
+        if size is not None and size.start not in seen:
+            seen.add(size.start)
+            out.append(size)
+    return out
+
+
+# ---- kernel shapes -----------------------------------------------------------------------------------
+
+
+def is_grid_stride(model: "FileModel", f: Function) -> bool:
+    """True if ``f`` advances an index by a grid-wide stride inside a loop (``i += blockDim.x *
+    gridDim.x``, ``threads_per_grid``, ``gl_NumWorkGroups``): the kernel covers any data size."""
+    if f.body is None:
+        return False
+    lo, hi = f.body.start_byte, f.body.end_byte
+    for a in model.nodes("assign"):
+        if not (lo <= a.start_byte < hi) or not _in_loop(a, f.body):
+            continue
+        op = a.child_by_field_name("operator")
+        right = a.child_by_field_name("right")
+        if op is None or right is None or model.text(op) not in ("+=", "-=", "="):
+            continue
+        if _grid_wide(model, f, right):
+            return True
+    return False
+
+
+def _grid_wide(model: "FileModel", f: Function, node: ts.Node, depth: int = 0) -> bool:
+    if any(w in model.text(node) for w in _GRID_WORDS):
+        return True
+    if depth > 3:
+        return False
+    for ident in _identifiers(node):
+        var = model.resolve(ident)
+        if var is None:
+            continue
+        if var.role in ("threads_per_grid", "threadgroups_per_grid", "grid_size"):
+            return True
+        d = single_definition(model, var) if var.function is f else None
+        if d is not None and _grid_wide(model, f, d, depth + 1):
+            return True
+    return False
+
+
+def _in_loop(node: ts.Node, stop: ts.Node) -> bool:
+    n = node.parent
+    while n is not None and n != stop:
+        if n.type in ("for_statement", "while_statement", "do_statement"):
+            return True
+        n = n.parent
+    return False
+
+
+def _identifiers(node: ts.Node) -> list[ts.Node]:
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            out.append(n)
+        stack.extend(n.named_children)
+    return out

@@ -1,0 +1,792 @@
+"""Synchronisation facts over the kernel model: group barriers (also behind calls to helpers),
+what each barrier orders, which memory is touched between barriers, divergent control, and
+SIMD-scope reductions.
+
+- :func:`group_barriers` / :func:`sync_calls`: threadgroup-wide barriers of a function and its
+  calls to same-file helpers that (transitively) execute one.
+- :func:`effective_orders`: the address spaces a barrier orders (threadgroup memory always; GLSL
+  ``memoryBarrierBuffer(); barrier();`` pairs add what the memory barrier orders).
+- :func:`redundant_barriers`: a structured forward/backward data-flow over the function body (loops
+  iterated to a fixpoint, ``break``/``continue``/``return`` followed) that finds barriers with no
+  access to what they order since the previous barrier or entry, or until the next or exit.
+- :func:`divergent_conditions`: the conditions deciding whether a node runs that differ between
+  threads of one group (``local`` dependence; values read from shared memory stay silent).
+- :func:`simd_reductions` / :func:`group_result_stores`: values computed by SIMD-scope reductions
+  and stores of them at group-uniform addresses.
+
+Everything leans towards silence: unknown callees, pointers of unknown address space and
+``goto`` count as touching all memory or stop the analysis.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import tree_sitter as ts
+
+from shaderlint.model import builtins as B
+from shaderlint.model.build import control_conditions
+from shaderlint.model.expr import unparen
+from shaderlint.model.kernel import Barrier, Function, Var
+
+if TYPE_CHECKING:
+    from shaderlint.model.build import FileModel
+
+TG, DEV, TEX = 1, 2, 4
+ALL = TG | DEV | TEX
+_EDGE = 8  # "the kernel's entry (forward) / exit (backward) is a possible neighbour"
+_BAR = 16  # "another barrier is a possible neighbour"
+SPACE_BITS = {"threadgroup": TG, "device": DEV, "texture": TEX}
+_LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+
+
+# ---- barriers --------------------------------------------------------------------------------------
+
+
+def group_barriers(f: Function) -> list[Barrier]:
+    return [b for b in f.barriers if b.scope == "group"]
+
+
+def effective_orders(model: "FileModel", b: Barrier) -> frozenset[str]:
+    """What a group barrier orders: threadgroup memory always, plus what it orders itself and, in
+    GLSL, what the memory barriers written directly before it (``memoryBarrierBuffer(); barrier();``) order."""
+    orders = set(b.orders) | {"threadgroup"}
+    f = b.function
+    if model.language == "glsl" and f is not None:
+        stmt = _statement(b.node)
+        prev = stmt.prev_named_sibling if stmt is not None else None
+        mem = {x.node.id: x for x in f.barriers if x.scope == "memory"}
+        while prev is not None and prev.type == "expression_statement":
+            call = unparen(prev.named_children[0]) if prev.named_child_count else None
+            if call is None or call.id not in mem:
+                break
+            orders |= mem[call.id].orders
+            prev = prev.prev_named_sibling
+    return frozenset(orders)
+
+
+def _statement(node: ts.Node) -> ts.Node | None:
+    n = node
+    while n is not None and n.type != "expression_statement":
+        if n.type in ("compound_statement", "function_definition"):
+            return None
+        n = n.parent
+    return n
+
+
+def synchronising_functions(model: "FileModel") -> dict[str, Barrier]:
+    """Same-file functions that execute a group barrier, directly or through calls: name -> a barrier."""
+    cached = getattr(model, "_sync_functions", None)
+    if cached is not None:
+        return cached
+    out: dict[str, Barrier] = {}
+    for f in model.functions:
+        gb = group_barriers(f)
+        if gb:
+            out.setdefault(f.name, gb[0])
+    changed = True
+    while changed:
+        changed = False
+        for call in model.nodes("call"):
+            name = model.callee_name(call)
+            if name not in out:
+                continue
+            f = model.function_at(call.start_byte)
+            if f is not None and f.name not in out:
+                out[f.name] = out[name]
+                changed = True
+    model._sync_functions = out
+    return out
+
+
+def sync_calls(model: "FileModel", f: Function) -> list[tuple[ts.Node, Barrier]]:
+    """Calls in ``f`` to same-file helpers that execute a group barrier: (call, a barrier inside)."""
+    if f.body is None:
+        return []
+    sync = synchronising_functions(model)
+    out = []
+    for call in model.nodes("call"):
+        if f.body.start_byte <= call.start_byte < f.body.end_byte:
+            name = model.callee_name(call)
+            if name in sync and name != f.name and name in model.function_by_name:
+                out.append((call, sync[name]))
+    return out
+
+
+def divergent_conditions(model: "FileModel", node: ts.Node) -> list[ts.Node]:
+    """Conditions deciding whether ``node`` runs whose value differs between threads of a group."""
+    return [c for c in control_conditions(model, node) if B.LOCAL in model.deps(c)]
+
+
+_SPACE_NAMES = {
+    "metal": {"threadgroup": "threadgroup memory", "device": "device memory", "texture": "textures"},
+    "cuda": {"threadgroup": "shared memory", "device": "global memory", "texture": "textures"},
+    "glsl": {"threadgroup": "shared memory", "device": "buffers", "texture": "images"},
+}
+
+
+def space_names(language: str, spaces: frozenset[str]) -> str:
+    """``"shared or global memory"`` for CUDA's {threadgroup, device}, and so on."""
+    names = [_SPACE_NAMES[language][s] for s in ("threadgroup", "device", "texture") if s in spaces]
+    if not names:
+        return "memory"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
+
+
+# ---- memory touched ----------------------------------------------------------------------------------
+
+
+def var_bits(model: "FileModel", v: Var) -> int:
+    """The memory a use of ``v`` may touch (TG/DEV/TEX bits); ALL when it may point anywhere."""
+    lang, s, kind = model.language, v.address_space, v.type.kind
+    if lang == "metal":
+        if s in ("threadgroup", "threadgroup_imageblock"):
+            return TG
+        if s in ("device", "object_data", "ray_data"):
+            return DEV
+        return TEX if kind == "texture" else 0
+    if lang == "cuda":
+        if s == "shared":
+            return TG
+        if s == "global":
+            return DEV
+        if s == "constant" or v.template_param:
+            return 0
+        if v.is_param and v.function is not None and v.function.is_entry:
+            return DEV if kind == "pointer" else 0
+        if kind in ("pointer", "unknown") or _is_reference(v):
+            return ALL
+        return 0
+    if s == "shared":
+        return TG
+    if s == "buffer":
+        return DEV
+    if kind == "texture" and "image" in v.type.name:
+        return TEX
+    return 0
+
+
+def _is_reference(v: Var) -> bool:
+    p = v.node.parent
+    return p is not None and p.type == "reference_declarator"
+
+
+def function_bits(model: "FileModel", f: Function, _seen: frozenset[str] = frozenset()) -> int:
+    """Memory a call to ``f`` may touch: its uses of memory variables and its callees'."""
+    cache = model.__dict__.setdefault("_sync_function_bits", {})
+    if f.name in cache:
+        return cache[f.name]
+    if f.body is None or f.name in _seen:
+        return ALL
+    bits = 0
+    stack = [f.body]
+    while stack and bits != ALL:
+        n = stack.pop()
+        if n.type == "identifier":
+            v = model.resolve(n)
+            if v is not None and v.node != n:
+                bits |= var_bits(model, v)
+            elif v is None and n.parent is not None and n.parent.type != "call_expression" and _is_macro(model, n):
+                bits = ALL
+        elif n.type == "call_expression":
+            callee = model.function_by_name.get(model.callee_name(n))
+            if callee is not None and callee is not f:
+                bits |= function_bits(model, callee, _seen | {f.name})
+        elif n.type in ("gnu_asm_expression", "asm_statement"):
+            bits = ALL
+        stack.extend(n.named_children)
+    cache[f.name] = bits
+    return bits
+
+
+def _is_macro(model: "FileModel", ident: ts.Node) -> bool:
+    names = getattr(model, "_sync_macro_names", None)
+    if names is None:
+        names = set()
+        stack = [model.root]
+        while stack:
+            n = stack.pop()
+            if n.type in ("preproc_def", "preproc_function_def"):
+                name = n.child_by_field_name("name")
+                if name is not None:
+                    names.add(model.text(name))
+                continue
+            if n.type in ("function_definition",):
+                continue
+            stack.extend(n.named_children)
+        model._sync_macro_names = names
+    return model.text(ident) in names and model.text(ident) not in model.macros
+
+
+# ---- redundant barriers: structured data-flow -----------------------------------------------------
+
+
+class Unsupported(Exception):
+    """Control flow the analysis does not follow (goto)."""
+
+
+@dataclass
+class Redundancy:
+    barrier: Barrier
+    side: str  # "before": nothing since the previous barrier/entry; "after": nothing until the next/exit
+    edge: bool  # the neighbour on that side may be the kernel's entry/exit
+    other: bool  # the neighbour on that side may be another barrier
+    orders: frozenset[str]
+
+
+def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
+    """Group barriers of kernel ``f`` that separate no access to the memory they order."""
+    if f.body is None:
+        return []
+    barriers = {b.node.id: b for b in group_barriers(f)}
+    if not barriers:
+        return []
+    orders = {k: _order_bits(model, b) for k, b in barriers.items()}
+    flow = _Flow(model, f, orders)
+    try:
+        flow.forward(f.body, _EDGE)
+        before = dict(flow.seen)
+        flow.removed = {k for k, s in before.items() if not s & orders[k]}
+        flow.seen = {}
+        flow.backward(f.body, _EDGE)
+        after = dict(flow.seen)
+    except (Unsupported, RecursionError):
+        return []
+    out = []
+    for k, b in barriers.items():
+        o = frozenset(x for x, bit in SPACE_BITS.items() if orders[k] & bit)
+        if k in flow.removed:
+            s = before[k]
+            out.append(Redundancy(b, "before", bool(s & _EDGE), bool(s & _BAR), o))
+        elif k in after and not after[k] & orders[k]:
+            s = after[k]
+            out.append(Redundancy(b, "after", bool(s & _EDGE), bool(s & _BAR), o))
+    out.sort(key=lambda r: r.barrier.node.start_byte)
+    return out
+
+
+def _order_bits(model: "FileModel", b: Barrier) -> int:
+    bits = 0
+    for space in effective_orders(model, b):
+        bits |= SPACE_BITS.get(space, 0)
+    return bits
+
+
+_PREPROC = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_else", "preproc_elifdef")
+
+
+def _preproc_parts(n: ts.Node) -> tuple[list[ts.Node], ts.Node | None]:
+    """Statements of a ``#if`` group and its ``#else``/``#elif`` alternative (either may be compiled)."""
+    skip = {x.id for x in (n.child_by_field_name("name"), n.child_by_field_name("condition")) if x is not None}
+    alt = n.child_by_field_name("alternative")
+    body = [c for c in n.named_children if c.id not in skip and (alt is None or c.id != alt.id)]
+    return body, alt
+
+
+def _join(*states: int | None) -> int | None:
+    out = None
+    for s in states:
+        if s is not None:
+            out = s if out is None else out | s
+    return out
+
+
+class _Flow:
+    def __init__(self, model: "FileModel", f: Function, orders: dict[int, int]) -> None:
+        self.m = model
+        self.f = f
+        self.orders = orders
+        self.removed: set[int] = set()
+        self.seen: dict[int, int] = {}
+        self.sync = synchronising_functions(model)
+        self.ctx: list[dict] = []
+        self._events: dict[int, list[tuple[str, int]]] = {}
+
+    # -- events of an expression, in evaluation (source) order
+    def events(self, node: ts.Node) -> list[tuple[str, int]]:
+        hit = self._events.get(node.id)
+        if hit is not None:
+            return hit
+        out: list[tuple[str, int]] = []
+        self._collect(node, out)
+        self._events[node.id] = out
+        return out
+
+    def _collect(self, n: ts.Node, out: list[tuple[str, int]]) -> None:
+        m = self.m
+        t = n.type
+        if t == "identifier":
+            v = m.resolve(n)
+            if v is not None and v.node != n:
+                bits = var_bits(m, v)
+                if bits:
+                    out.append(("touch", bits))
+            elif v is None and _is_macro(m, n) and not (n.parent is not None and n.parent.type == "call_expression"):
+                out.append(("touch", ALL))
+            return
+        if t in ("lambda_expression", "gnu_asm_expression", "asm_statement"):
+            out.append(("touch", ALL))
+            return
+        if t == "goto_statement":
+            raise Unsupported
+        for c in n.named_children:
+            self._collect(c, out)
+        if t == "call_expression":
+            if n.id in self.orders:
+                out.append(("barrier", n.id))
+                return
+            name = m.callee_name(n)
+            callee = m.function_by_name.get(name)
+            if name in self.sync or callee is self.f:
+                out.append(("touch", ALL))
+            elif callee is not None:
+                bits = function_bits(m, callee)
+                if bits:
+                    out.append(("touch", bits))
+            elif _is_macro(m, n.child_by_field_name("function") or n):
+                out.append(("touch", ALL))
+
+    def _apply(self, ev: tuple[str, int], s: int) -> int:
+        kind, val = ev
+        if kind == "touch":
+            return s | val
+        if val in self.removed:
+            return s
+        self.seen[val] = self.seen.get(val, 0) | s
+        return (s & ~self.orders[val] & ~_EDGE) | _BAR
+
+    # -- forward: state = memory touched since the last barrier ordering it (+ _EDGE: since entry)
+    def forward(self, n: ts.Node | None, s: int | None) -> int | None:
+        if n is None or s is None:
+            return s
+        t = n.type
+        if t in ("comment", "{", "}", ";"):
+            return s
+        if t == "compound_statement" or t == "translation_unit":
+            for c in n.named_children:
+                s = self.forward(c, s)
+            return s
+        if t == "if_statement":
+            s = self.forward(n.child_by_field_name("condition"), s)
+            a = self.forward(n.child_by_field_name("consequence"), s)
+            alt = n.child_by_field_name("alternative")
+            b = self.forward(alt, s) if alt is not None else s
+            return _join(a, b)
+        if t == "else_clause":
+            for c in n.named_children:
+                s = self.forward(c, s)
+            return s
+        if t in _LOOPS:
+            return self._forward_loop(n, s)
+        if t == "switch_statement":
+            return self._forward_switch(n, s)
+        if t == "return_statement":
+            for c in n.named_children:
+                s = self.forward(c, s)
+            return None
+        if t == "break_statement":
+            self.ctx[-1]["breaks"].append(s) if self.ctx else None
+            return None
+        if t == "continue_statement":
+            loop = next((c for c in reversed(self.ctx) if c["loop"]), None)
+            if loop is not None:
+                loop["continues"].append(s)
+            return None
+        if t == "labeled_statement":
+            for c in n.named_children:
+                if c.type != "statement_identifier":
+                    s = self.forward(c, s)
+            return s
+        if t == "goto_statement":
+            raise Unsupported
+        if t in _PREPROC:
+            body, alt = _preproc_parts(n)
+            a = s
+            for c in body:
+                a = self.forward(c, a)
+            return _join(a, self.forward(alt, s) if alt is not None else s)
+        for ev in self.events(n):
+            s = self._apply(ev, s)
+        return s
+
+    def _forward_loop(self, n: ts.Node, s: int) -> int | None:
+        t = n.type
+        init = n.child_by_field_name("initializer") if t == "for_statement" else (
+            n.child_by_field_name("right") if t == "for_range_loop" else None)
+        cond = n.child_by_field_name("condition")
+        update = n.child_by_field_name("update")
+        body = n.child_by_field_name("body")
+        s = self.forward(init, s)
+        if s is None:
+            return None
+        endless = self._endless(n, cond)
+        head: int | None = s
+        exit_state: int | None = None
+        for _ in range(6):
+            ctx = {"loop": True, "breaks": [], "continues": []}
+            if t == "do_statement":
+                self.ctx.append(ctx)
+                b = self.forward(body, head)
+                self.ctx.pop()
+                c = self.forward(cond, _join(b, *ctx["continues"]))
+                back = c
+                exit_state = _join(None if endless else c, *ctx["breaks"])
+            else:
+                c = self.forward(cond, head)
+                self.ctx.append(ctx)
+                b = self.forward(body, c)
+                self.ctx.pop()
+                back = self.forward(update, _join(b, *ctx["continues"]))
+                exit_state = _join(None if endless else c, *ctx["breaks"])
+            new_head = _join(s, back)
+            if new_head == head:
+                break
+            head = new_head
+        return exit_state
+
+    def _endless(self, n: ts.Node, cond: ts.Node | None) -> bool:
+        if n.type == "for_range_loop":
+            return False
+        if cond is None:
+            return n.type == "for_statement"
+        inner = cond.named_children[-1] if cond.type in ("parenthesized_expression", "condition_clause") and cond.named_child_count else cond
+        v = self.m.const_value(inner)
+        return v is not None and bool(v)
+
+    def _cases(self, n: ts.Node) -> list[ts.Node]:
+        body = n.child_by_field_name("body")
+        return [c for c in body.named_children if c.type == "case_statement"] if body is not None else []
+
+    def _case_statements(self, case: ts.Node) -> list[ts.Node]:
+        value = case.child_by_field_name("value")
+        return [c for c in case.named_children if c != value and c.type != "comment"]
+
+    def _forward_switch(self, n: ts.Node, s: int) -> int | None:
+        c = self.forward(n.child_by_field_name("condition"), s)
+        ctx = {"loop": False, "breaks": []}
+        self.ctx.append(ctx)
+        prev: int | None = None
+        has_default = False
+        for case in self._cases(n):
+            if case.child_by_field_name("value") is None:
+                has_default = True
+            st = _join(c, prev)
+            for stmt in self._case_statements(case):
+                st = self.forward(stmt, st)
+            prev = st
+        self.ctx.pop()
+        return _join(prev, *ctx["breaks"], None if has_default else c)
+
+    # -- backward: state = memory touched after this point until the next barrier ordering it (+ _EDGE: until exit)
+    def backward(self, n: ts.Node | None, s: int) -> int:
+        if n is None:
+            return s
+        t = n.type
+        if t in ("comment", "{", "}", ";"):
+            return s
+        if t == "compound_statement":
+            for c in reversed(n.named_children):
+                s = self.backward(c, s)
+            return s
+        if t == "if_statement":
+            a = self.backward(n.child_by_field_name("consequence"), s)
+            alt = n.child_by_field_name("alternative")
+            b = self.backward(alt, s) if alt is not None else s
+            return self.backward(n.child_by_field_name("condition"), a | b)
+        if t == "else_clause":
+            for c in reversed(n.named_children):
+                s = self.backward(c, s)
+            return s
+        if t in _LOOPS:
+            return self._backward_loop(n, s)
+        if t == "switch_statement":
+            return self._backward_switch(n, s)
+        if t == "return_statement":
+            s = _EDGE
+            for c in reversed(n.named_children):
+                s = self.backward(c, s)
+            return s
+        if t == "break_statement":
+            return self.ctx[-1]["exit"] if self.ctx else s
+        if t == "continue_statement":
+            loop = next((c for c in reversed(self.ctx) if c["loop"]), None)
+            return loop["continue"] if loop is not None else s
+        if t == "labeled_statement":
+            for c in reversed(n.named_children):
+                if c.type != "statement_identifier":
+                    s = self.backward(c, s)
+            return s
+        if t == "goto_statement":
+            raise Unsupported
+        if t in _PREPROC:
+            body, alt = _preproc_parts(n)
+            a = s
+            for c in reversed(body):
+                a = self.backward(c, a)
+            return a | (self.backward(alt, s) if alt is not None else s)
+        for ev in reversed(self.events(n)):
+            s = self._apply(ev, s)
+        return s
+
+    def _backward_loop(self, n: ts.Node, s: int) -> int:
+        t = n.type
+        init = n.child_by_field_name("initializer") if t == "for_statement" else (
+            n.child_by_field_name("right") if t == "for_range_loop" else None)
+        cond = n.child_by_field_name("condition")
+        update = n.child_by_field_name("update")
+        body = n.child_by_field_name("body")
+        endless = self._endless(n, cond)
+        head = 0  # state before the condition (for/while) or before the body (do)
+        for _ in range(6):
+            if t == "do_statement":
+                c_before = self.backward(cond, head | (0 if endless else s))
+                self.ctx.append({"loop": True, "exit": s, "continue": c_before})
+                new_head = self.backward(body, c_before)
+                self.ctx.pop()
+            else:
+                upd_before = self.backward(update, head)
+                self.ctx.append({"loop": True, "exit": s, "continue": upd_before})
+                body_before = self.backward(body, upd_before)
+                self.ctx.pop()
+                new_head = self.backward(cond, body_before | (0 if endless else s))
+            if new_head == head:
+                break
+            head = new_head
+        return self.backward(init, head)
+
+    def _backward_switch(self, n: ts.Node, s: int) -> int:
+        self.ctx.append({"loop": False, "exit": s})
+        nxt = s
+        entries = []
+        has_default = False
+        for case in reversed(self._cases(n)):
+            if case.child_by_field_name("value") is None:
+                has_default = True
+            st = nxt
+            for stmt in reversed(self._case_statements(case)):
+                st = self.backward(stmt, st)
+            entries.append(st)
+            nxt = st
+        self.ctx.pop()
+        into = 0 if has_default else s
+        for e in entries:
+            into |= e
+        return self.backward(n.child_by_field_name("condition"), into)
+
+
+# ---- SIMD-scope reductions -----------------------------------------------------------------------
+
+SIMD_REDUCTIONS = {
+    "metal": frozenset("simd_sum simd_product simd_min simd_max simd_and simd_or simd_xor".split()),
+    "cuda": frozenset("__reduce_add_sync __reduce_min_sync __reduce_max_sync __reduce_and_sync "
+                      "__reduce_or_sync __reduce_xor_sync".split()),
+    "glsl": frozenset("subgroupAdd subgroupMul subgroupMin subgroupMax subgroupAnd subgroupOr subgroupXor".split()),
+}
+SIMD_SHUFFLES = {
+    "metal": frozenset("simd_shuffle_down simd_shuffle_xor simd_shuffle_and_fill_down simd_shuffle_rotate_down".split()),
+    "cuda": frozenset("__shfl_down_sync __shfl_xor_sync __shfl_down __shfl_xor".split()),
+    "glsl": frozenset("subgroupShuffleDown subgroupShuffleXor".split()),
+}
+
+
+def _writes(model: "FileModel", f: Function) -> list[tuple[Var, ts.Node, ts.Node, bool]]:
+    """(variable, right side, statement, combines with the old value) for the locals of ``f``."""
+    out = []
+    for v in f.vars:
+        if v.init is not None:
+            out.append((v, v.init, v.decl, False))
+    if f.body is None:
+        return out
+    lo, hi = f.body.start_byte, f.body.end_byte
+    for a in model.nodes("assign"):
+        if not (lo <= a.start_byte < hi):
+            continue
+        left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+        if left is None or right is None or unparen(left).type != "identifier":
+            continue
+        v = model.resolve(unparen(left))
+        if v is None or v.function is not f or v.is_global:
+            continue
+        op = a.child_by_field_name("operator")
+        out.append((v, right, a, op is not None and model.text(op) != "="))
+    return out
+
+
+def reducing_functions(model: "FileModel") -> dict[str, ts.Node]:
+    """Same-file helpers whose returned value is a SIMD-scope reduction (``warp_reduce(v)``)."""
+    done = getattr(model, "_sync_reducers_done", None)
+    if done is not None:
+        return done
+    model._sync_reducers = {}
+    for _ in range(4):
+        changed = False
+        for f in model.functions:
+            if f.is_entry or f.body is None or f.name in model._sync_reducers:
+                continue
+            reduced = _compute_reductions(model, f)
+            for r in _returns(f.body):
+                origin = _reduction_in(model, f, r, reduced, None)
+                if origin is not None:
+                    model._sync_reducers[f.name] = origin
+                    changed = True
+                    break
+        if not changed:
+            break
+    model._sync_reducers_done = model._sync_reducers
+    return model._sync_reducers
+
+
+def _returns(body: ts.Node) -> list[ts.Node]:
+    out, stack = [], [body]
+    while stack:
+        n = stack.pop()
+        if n.type == "return_statement":
+            out.extend(c for c in n.named_children if c.type != "comment")
+        elif n.type not in ("function_definition", "lambda_expression"):
+            stack.extend(n.named_children)
+    return out
+
+
+def simd_reductions(model: "FileModel", f: Function) -> dict[Var, ts.Node]:
+    """Locals of ``f`` holding the result of a SIMD-scope reduction -> the reduction call
+    (``simd_sum(x)``, ``subgroupAdd(x)``, a call to a reducing helper, or the first shuffle of a
+    ``v += __shfl_down_sync(mask, v, o)`` tree). Follows copies and arithmetic on such values."""
+    reducing_functions(model)
+    cache = model.__dict__.setdefault("_sync_reduced", {})
+    if f.name not in cache:
+        cache[f.name] = _compute_reductions(model, f)
+    return cache[f.name]
+
+
+def _compute_reductions(model: "FileModel", f: Function) -> dict[Var, ts.Node]:
+    reduced: dict[Var, ts.Node] = {}
+    writes = _writes(model, f)
+    for _ in range(8):
+        changed = False
+        for v, rhs, stmt, combines in writes:
+            if v in reduced:
+                continue
+            origin = _reduction_in(model, f, rhs, reduced, v if combines or _mentions(model, rhs, v) else None)
+            if origin is not None:
+                reduced[v] = origin
+                changed = True
+        if not changed:
+            break
+    return reduced
+
+
+def reduction_input_deps(model: "FileModel", call: ts.Node) -> frozenset[str]:
+    """Dependence of the values a reduction call combines (its arguments)."""
+    out: set[str] = set()
+    for a in model.call_args(call):
+        out |= model.deps(a)
+    return frozenset(out)
+
+
+def _mentions(model: "FileModel", node: ts.Node, v: Var) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier" and model.resolve(n) is v:
+            return True
+        stack.extend(n.named_children)
+    return False
+
+
+def _reduction_in(model: "FileModel", f: Function, expr: ts.Node, reduced: dict[Var, ts.Node],
+                  self_var: Var | None) -> ts.Node | None:
+    """The reduction a value computed by ``expr`` carries, if any. A shuffle counts as one when the
+    value it shuffles is ``self_var`` (the tree ``v += shuffle_down(v, o)``)."""
+    lang = model.language
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "identifier":
+            v = model.resolve(n)
+            if v is not None and v in reduced:
+                return reduced[v]
+            continue
+        if t == "subscript_expression":
+            base = model.base_var(n)
+            if base is not None and base.address_space is not None:
+                continue  # a load from memory: not the reduced register value
+        if t == "call_expression":
+            name = model.callee_name(n)
+            if name in SIMD_REDUCTIONS[lang]:
+                return n
+            if name in SIMD_SHUFFLES[lang] and self_var is not None:
+                args = model.call_args(n)
+                value = args[1] if lang == "cuda" and name.endswith("_sync") and len(args) > 1 else (args[0] if args else None)
+                if value is not None and _mentions(model, value, self_var):
+                    return n
+            helper = getattr(model, "_sync_reducers", {}).get(name)
+            if helper is not None and name != f.name:
+                return n
+        stack.extend(reversed(n.named_children))
+    return None
+
+
+@dataclass
+class GroupStore:
+    node: ts.Node  # the assignment
+    target: ts.Node  # its left side
+    reduction: ts.Node  # the reduction call the stored value comes from
+    space: str  # "device" | "threadgroup"
+
+
+def group_result_stores(model: "FileModel", f: Function) -> tuple[list[GroupStore], bool]:
+    """Stores of SIMD-reduced values at addresses that are the same for every thread of the group,
+    and whether ``f`` also combines SIMD results through threadgroup memory (a store of a reduced
+    value at a thread-dependent threadgroup address: the two-level reduction)."""
+    reducing_functions(model)
+    reduced = simd_reductions(model, f)
+    out: list[GroupStore] = []
+    two_level = False
+    if f.body is None:
+        return out, two_level
+    lo, hi = f.body.start_byte, f.body.end_byte
+    for a in model.nodes("assign"):
+        if not (lo <= a.start_byte < hi):
+            continue
+        left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+        if left is None or right is None:
+            continue
+        base = model.base_var(left)
+        if base is None:
+            continue
+        bits = var_bits(model, base)
+        space = "threadgroup" if bits == TG else "device" if bits == DEV else None
+        if space is None:
+            continue
+        origin = _reduction_in(model, f, right, reduced, None)
+        if origin is None:
+            continue
+        deps = _address_deps(model, left)
+        if B.LOCAL in deps or B.UNKNOWN_DEP in deps:
+            if space == "threadgroup":
+                two_level = True
+            continue
+        out.append(GroupStore(a, left, origin, space))
+    return out, two_level
+
+
+def _address_deps(model: "FileModel", lvalue: ts.Node) -> frozenset[str]:
+    out: set[str] = set()
+    n = unparen(lvalue)
+    for _ in range(16):
+        if n.type == "subscript_expression":
+            for c in n.named_children:
+                if c != n.child_by_field_name("argument"):
+                    out |= model.deps(c)
+            n = unparen(n.child_by_field_name("argument"))
+        elif n.type == "field_expression":
+            n = unparen(n.child_by_field_name("argument"))
+        elif n.type == "pointer_expression":
+            arg = n.child_by_field_name("argument")
+            out |= model.deps(arg)
+            break
+        else:
+            break
+    return frozenset(out)
