@@ -132,13 +132,20 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
 
 def run_lint(args: argparse.Namespace) -> int:
     """Phases: settings -> files -> lint (cache, pool) -> [fixes] -> baseline -> output -> exit code."""
+    if args.show_unused_ignores:  # SL002 unused-suppression, checked by the engine after suppressions
+        args.extend_select = tuple(args.extend_select or ()) + ("SL002",)
     resolver = SettingsResolver(args.config, cli_settings(args))
     files = collect_files(args, resolver)
     if files is None:
         return 2
     results = lint(args, resolver, files)
 
-    # (--fix / --diff / --unsafe-fixes / --show-unused-ignores are handled here.)
+    if args.fix or args.diff:  # shaderlint.fixes: --diff prints and exits; --fix writes, then reports what remains
+        from shaderlint.fixes import cli_fix
+        code = cli_fix(results, fix=args.fix, diff=args.diff, unsafe=args.unsafe_fixes,
+                       settings_for=resolver.for_path, stdin=bool(args.stdin_filename))
+        if code is not None:
+            return code
 
     if args.write_baseline:
         n = write_baseline(args.write_baseline, results)

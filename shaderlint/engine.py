@@ -17,7 +17,7 @@ from shaderlint.model.build import FileModel, build_model
 from shaderlint.model.source import Source
 from shaderlint.rules.base import Rule, RuleContext
 from shaderlint.rules.registry import RULES
-from shaderlint.suppression import Suppression, apply_suppressions, parse_suppressions
+from shaderlint.suppression import UNUSED_CODE, Suppression, apply_suppressions, parse_suppressions, unused_suppressions
 
 PARSE_ERROR = "SL001"
 
@@ -99,6 +99,12 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     sups = parse_suppressions(source)
     result.suppressions = sups
     diags = apply_suppressions(diags, sups)
+    incomplete = any(rc is _PARSE_RULE and fd.message.startswith(("rule ", "analysis stopped")) for rc, fd in findings)
+    if any(r.code == UNUSED_CODE for r in rules) and not incomplete:  # SL002 needs every other rule's result
+        from shaderlint.rules.registry import BY_CODE
+        blind = [(f.node.start_byte, f.node.end_byte) for f in errored]  # findings there were dropped
+        unused = unused_suppressions(source, sups, {r.code for r in rules}, set(BY_CODE), blind)
+        diags += [_resolve(source, BY_CODE[UNUSED_CODE], fd) for fd in unused]
     diags.sort(key=Diagnostic.sort_key)
     result.diagnostics = diags
     return result

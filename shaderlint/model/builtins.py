@@ -48,6 +48,9 @@ METAL_LOCAL_ROLES = frozenset(
      "thread_execution_width", "threads_per_simdgroup", "dispatch_threads_per_threadgroup",
      "dispatch_simdgroups_per_threadgroup"}
 )
+# 16-bit spelling of a 32-bit unsigned thread-ID parameter type (Metal accepts ushort/ushortN for every ID attribute).
+METAL_USHORT_SPELLING = {"uint": "ushort", "uint2": "ushort2", "uint3": "ushort3", "unsigned int": "ushort",
+                         "unsigned": "ushort", "uint32_t": "ushort"}
 
 # CUDA: built-in structs (x/y/z fields) and scalars
 CUDA_BUILTINS: dict[str, tuple[Type, frozenset[str], bool]] = {

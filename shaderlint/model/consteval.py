@@ -19,6 +19,9 @@ _FLOAT = re.compile(r"^((?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)([fFhHlL]*|hf|HF
 def parse_number(text: str) -> int | float | None:
     """Value of a C/Metal/GLSL numeric literal (``0x10u``, ``1.5f``, ``2.0h``, ``1e-3``)."""
     t = text.strip().replace("'", "")
+    if len(t) > 1 and t[0] in "+-":  # tree-sitter-cpp reads `-0.5` in `-0.5 * h` as one number_literal
+        v = parse_number(t[1:].lstrip())
+        return -v if v is not None and t[0] == "-" else v
     m = _INT.match(t)
     if m:
         body = m.group(1)

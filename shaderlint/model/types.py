@@ -178,6 +178,8 @@ def arithmetic_result(a: Type, b: Type, language: str) -> Type:
         return a  # Metal: a scalar combined with a vector converts to the element type
     if b.width > 1 and a.width == 1 and language == "metal":
         return b
+    if a.width > 1 and a == b:
+        return a  # two vectors of one type: component-wise, no integer promotion (char4 + char4 is char4)
     if ea.kind == "float" or eb.kind == "float":
         if ea.kind == "float" and eb.kind == "float":
             bits = max(ea.bits, eb.bits)

@@ -4,24 +4,40 @@ from __future__ import annotations
 
 from shaderlint.rules.base import Rule
 from shaderlint.rules.sl001_parse_error import ParseErrorRule
+from shaderlint.rules.sl002_unused_suppression import UnusedSuppression
 from shaderlint.rules.sl101_dynamic_stack_array import DynamicStackArray
 from shaderlint.rules.sl102_unsigned_device_offset import UnsignedDeviceOffset
 from shaderlint.rules.sl103_constant_address_space_candidate import ConstantAddressSpaceCandidate
 from shaderlint.rules.sl104_split_struct_load import SplitStructLoad
 from shaderlint.rules.sl105_missing_bounds_check import MissingBoundsCheck
 from shaderlint.rules.sl201_variable_integer_division import VariableIntegerDivision
+from shaderlint.rules.sl202_float_literal_in_half_math import FloatLiteralInHalfMath
+from shaderlint.rules.sl203_half_literal_overflow import HalfLiteralOverflow
+from shaderlint.rules.sl204_char_arithmetic import CharArithmetic
+from shaderlint.rules.sl205_select_arithmetic_trick import SelectArithmeticTrick
+from shaderlint.rules.sl301_wide_thread_id import WideThreadId
+from shaderlint.rules.sl302_wide_grid_id import WideGridId
 from shaderlint.rules.sl303_float_texture_read import FloatTextureRead
+from shaderlint.rules.sl601_switch_fallthrough import SwitchFallthrough
 from shaderlint.rules.sl701_fragment_writes_without_early_tests import FragmentWritesWithoutEarlyTests
 
 RULES: tuple[type[Rule], ...] = (
     ParseErrorRule,
+    UnusedSuppression,
     DynamicStackArray,
     UnsignedDeviceOffset,
     ConstantAddressSpaceCandidate,
     SplitStructLoad,
     MissingBoundsCheck,
     VariableIntegerDivision,
+    FloatLiteralInHalfMath,
+    HalfLiteralOverflow,
+    CharArithmetic,
+    SelectArithmeticTrick,
+    WideThreadId,
+    WideGridId,
     FloatTextureRead,
+    SwitchFallthrough,
     FragmentWritesWithoutEarlyTests,
 )
 
