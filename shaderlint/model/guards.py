@@ -293,17 +293,20 @@ def _collect_assignments(model: "FileModel") -> dict[int, list[ts.Node] | None]:
     return out
 
 
+_ADDRESS_QUERY: dict[str, ts.Query] = {}
+
+
 def _address_taken(model: "FileModel") -> list["Var"]:
+    """Variables whose address is taken (``&x``): they may change behind our back."""
+    query = _ADDRESS_QUERY.get(model.language)
+    if query is None:
+        from shaderlint.languages import FRONT_ENDS
+        query = ts.Query(FRONT_ENDS[model.language].language(),
+                         '(pointer_expression operator: "&" argument: (identifier) @id)')
+        _ADDRESS_QUERY[model.language] = query
     out = []
-    stack = [model.root]
-    while stack:
-        n = stack.pop()
-        if n.type == "pointer_expression":
-            op = n.child_by_field_name("operator")
-            arg = n.child_by_field_name("argument")
-            if op is not None and model.text(op) == "&" and arg is not None and unparen(arg).type == "identifier":
-                v = model.resolve(unparen(arg))
-                if v is not None:
-                    out.append(v)
-        stack.extend(n.named_children)
+    for ident in ts.QueryCursor(query).captures(model.root).get("id", []):
+        v = model.resolve(ident)
+        if v is not None:
+            out.append(v)
     return out
