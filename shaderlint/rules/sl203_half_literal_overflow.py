@@ -48,10 +48,13 @@ None.
 ## Evidence
 `nvcc -arch=sm_90 -ptx` on the CUDA fixture keeps every flagged conversion and
 shows the constant feeding it: `__float2half(70000.0f)` is
-`mov.f32 %f7, 0f4788B800;` then `cvt.rn.f16.f32 %rs1, %f7;` (0f4788B800 is
+`mov.f32 %f8, 0f4788B800;` then `cvt.rn.f16.f32 %rs1, %f8;` (0f4788B800 is
 70000.0; rounding to nearest in half gives 0x7C00, +infinity),
 `(__half)1.0e6` is `cvt.rn.f16.f64 %rs2, %fd1` of `0d412E848000000000`, and
-`__int2half_rn(100000)` is `cvt.rn.f16.s32`. The negatives:
+`__int2half_rn(100000)` is `cvt.rn.f16.s32`. `const __half kMasked =
+-100000.0f` converts once (`cvt.rn.f16.f32 %rs7, %f7` of `0fC7C35000`) and
+the later `out[…] = kMasked` stores that half (`st.global.u16 […], %rs7`),
+which is why only the declaration is reported. The negatives:
 `__float2half(65504.0f)` converts `0f477FE000`, the largest finite half, and
 `__float2half_rz(70000.0f)` is `cvt.rz.f16.f32`, which saturates to 65504.
 """
@@ -99,6 +102,8 @@ class HalfLiteralOverflow(Rule):
                 if expr != node and any(True for _ in self._converted(model, expr)) and expr.type != "user_defined_literal" \
                         and expr.type != "number_literal":
                     continue  # a conversion to half itself (`half x = half(1e5)`): reported at its argument
+                if expr != node and model.type_of(expr).is_half:
+                    continue  # already half (`out[i] = kHalfConst`): converted, and reported, where it was made
                 if key in seen or not _device_context(model, expr):
                     continue
                 value = model.const_value(expr)

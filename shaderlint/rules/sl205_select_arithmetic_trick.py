@@ -3,7 +3,8 @@
 ## What it does
 Flags a choice between two values written as arithmetic on a boolean-valued
 factor: `a * c + b * (1 - c)` (reported at the `+`) and `x * c` or
-`x * (1 - c)` on their own (reported at the `*`), where `c` is a comparison
+`x * (1 - c)` or `x *= c` on their own (reported at the `*`; several products on one
+boolean variable are one report, at the first, with the others related), where `c` is a comparison
 (`(i < n)`), a conversion of one (`float(d > 0.0)`, `(float)(i < n)`), a
 `bool` variable, `step(edge, x)`, or a local initialized with one of those and
 never reassigned. Products of two boolean factors (`float(a) * float(b)`, a
@@ -61,7 +62,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from shaderlint.diagnostics import Finding, Severity
+from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model.expr import COMPARE_OPS, unparen
 from shaderlint.model.types import parse_type_name
 from shaderlint.rules.base import Rule, RuleContext
@@ -83,18 +84,23 @@ class SelectArithmeticTrick(Rule):
             if not f.is_device_code or f.body is None:
                 continue
             consumed: set[int] = set()
+            by_var: dict[int, list] = {}  # products on one boolean variable: one report, the rest related
             stack = [f.body]
             while stack:
                 node = stack.pop()
                 stack.extend(reversed(node.named_children))
-                if node.type != "binary_expression":
+                if node.type not in ("binary_expression", "assignment_expression"):
                     continue
                 op = node.child_by_field_name("operator")
                 left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
                 if op is None or left is None or right is None:
                     continue
                 o = model.text(op)
-                if o == "+" and not model.type_of(node).kind == "bool":
+                if node.type == "assignment_expression":
+                    if o != "*=":
+                        continue
+                    o = "*"  # `x *= c`: the same product, stored back
+                if o == "+" and node.type == "binary_expression" and not model.type_of(node).kind == "bool":
                     c = _blend(model, left, right)
                     if c is not None:
                         consumed.update((unparen(left).id, unparen(right).id))
@@ -108,10 +114,23 @@ class SelectArithmeticTrick(Rule):
                         continue  # none, or both boolean (a logical and)
                     c = next(x for x in factors if x is not None)
                     other = right if factors[0] is not None else left
+                    v = model.resolve(c[0]) if c[0].type == "identifier" else None
+                    if v is not None:
+                        by_var.setdefault(id(v), []).append((node, op, other, c[0]))
+                        continue
                     yield Finding(op.start_byte, op.end_byte,
                                   f"'{_short(model, node)}' selects '{_short(model, other)}' or zero by multiplying "
                                   f"with the 0/1 value '{model.text(c[0])}'; use {advice}",
                                   kernel=f.name)
+            for sites in sorted(by_var.values(), key=lambda x: x[0][1].start_byte):
+                node, op, other, c = sites[0]
+                more = f" (and {len(sites) - 1} more product{'s' if len(sites) > 2 else ''} on it)" if len(sites) > 1 else ""
+                yield Finding(op.start_byte, op.end_byte,
+                              f"'{_short(model, node)}' selects '{_short(model, other)}' or zero by multiplying "
+                              f"with the 0/1 value '{model.text(c)}'{more}; use {advice}",
+                              kernel=f.name,
+                              related=tuple(Related(o.start_byte, o.end_byte, f"'{_short(model, n)}'")
+                                            for n, o, _, _ in sites[1:]))
 
 
 def _short(model, node, limit: int = 60) -> str:
