@@ -7,10 +7,13 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from shaderlint.diagnostics import Applicability, Diagnostic, Edit, Fix, Impact, RelatedLocation, Severity
 from shaderlint.engine import FileResult, lint_source
 from shaderlint.formatters import FORMATS, get_formatter
+from shaderlint.formatters.json import dumps
 from shaderlint.formatters.github import escape_data, escape_property, format_github
 from shaderlint.formatters.sarif import format_sarif
 from shaderlint.formatters.statistics import format_statistics_text, statistics
@@ -151,3 +154,25 @@ def test_statistics_rows_and_table(tmp_path):
 @pytest.mark.parametrize("name", FORMATS)
 def test_every_format_handles_an_empty_run(name):
     assert isinstance(get_formatter(name)([], {"root": "."}), str)
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSON_VALUES)
+def test_json_writer_matches_the_standard_library(value):
+    assert dumps(value) == json.dumps(value, indent=2, ensure_ascii=False)
+
+
+def test_json_format_of_real_results_is_unchanged(monkeypatch):
+    monkeypatch.chdir(ROOT)
+    results = [lint_source(str(p.relative_to(ROOT)), p.read_bytes()) for p in sorted((ROOT / "examples").iterdir())
+               if p.is_file()]
+    items = [d.to_json() for r in results for d in r.diagnostics]
+    assert items
+    assert get_formatter("json")(results, {}) == json.dumps(items, indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,252 @@
+"""Throughput benchmark: parse-only, cold lint (-j 1, -j 2) and warm-cache lint, in lines/s.
+
+    python bench/throughput.py                   # build a >= 300,000-line corpus in a temp dir
+    python bench/throughput.py --corpus DIR      # use an existing tree of shaders
+    python bench/throughput.py --profile 25      # also cProfile an in-process lint, top 25 functions
+
+The corpus is generated from ``examples/`` and ``tests/fixtures/`` (not the
+``.fixed`` siblings): each copy renames the file's own functions, structs,
+parameters and locals with a per-copy suffix, so no two files are identical.
+The package is copied to a temporary directory first and every measurement
+uses that frozen copy (the tree may be edited while the benchmark runs). Lint
+runs are separate Python processes running ``shaderlint.cli.main`` (start-up, discovery,
+formatting and cache I/O included) with JSON output to a file; the cache lives
+in a fresh ``SHADERLINT_CACHE_DIR`` per cold run, and the warm run reuses the
+``-j 2`` run's cache. Parse-only times the front ends (masking + tree-sitter)
+in this process on bytes already in memory.
+
+Targets (issue 7): cold ``-j 1`` within 2x of parse-only time; ``-j 2`` at least
+1.7x faster than ``-j 1``; warm at least 20x faster than cold ``-j 1``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import compileall
+import cProfile
+import io
+import json
+import os
+import pstats
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _snapshot() -> Path:
+    """A frozen copy of the package, so that edits made while the benchmark runs (or the
+    cache's source stamp changing with them) cannot change results between runs."""
+    snap = Path(tempfile.mkdtemp(prefix="shaderlint-bench-src-"))
+    shutil.copytree(ROOT / "shaderlint", snap / "shaderlint", ignore=shutil.ignore_patterns("__pycache__"))
+    atexit.register(shutil.rmtree, snap, True)
+    compileall.compile_dir(str(snap), quiet=1)  # no .pyc writing inside a timed run
+    return snap
+
+
+SNAPSHOT = _snapshot()
+sys.path.insert(0, str(SNAPSHOT))
+
+from shaderlint.languages import FRONT_ENDS, language_for_path  # noqa: E402
+from shaderlint.model.source import Source  # noqa: E402
+
+KEEP = {"main"}  # GLSL entry points keep their name
+
+
+def seed_files() -> list[Path]:
+    out = []
+    for base in (ROOT / "examples", ROOT / "tests" / "fixtures"):
+        for p in sorted(base.rglob("*")):
+            if p.is_file() and ".fixed." not in p.name and language_for_path(str(p)):
+                out.append(p)
+    return out
+
+
+def renamable(path: Path, data: bytes) -> list[str]:
+    """Names declared by the file itself that can be renamed by whole-word replacement."""
+    from shaderlint.model.build import build_model
+
+    try:
+        model = build_model(FRONT_ENDS[language_for_path(str(path))].parse(Source(str(path), data)))
+    except Exception:
+        return []
+    names: set[str] = set()
+    for f in model.functions:
+        names.add(f.name)
+        names.update(v.name for v in list(f.params) + list(f.vars))
+    names.update(model.structs)
+    text = data.decode("utf-8", "replace")
+    members = set(re.findall(r"(?:\.|->)\s*([A-Za-z_]\w*)", text))  # field and swizzle names stay
+    for s in model.structs.values():
+        members.update(n for n, _, _ in s.fields)
+    return sorted(n for n in names if n and n.isidentifier() and n not in KEEP and n not in members)
+
+
+def build_corpus(dest: Path, min_lines: int) -> tuple[int, int]:
+    seeds = [(p, p.read_bytes()) for p in seed_files()]
+    plans = []
+    for p, data in seeds:
+        names = renamable(p, data)
+        rx = re.compile(r"(?<![.\w])(?<!->)(" + "|".join(map(re.escape, names)) + r")\b") if names else None
+        plans.append((p, data.decode("utf-8", "surrogateescape"), rx))
+    seed_lines = sum(d.count(b"\n") for _, d in seeds)
+    copies = -(-min_lines // seed_lines)
+    files = lines = 0
+    for n in range(copies):
+        for i, (p, text, rx) in enumerate(plans):
+            new = rx.sub(lambda m: f"{m.group(1)}_c{n}", text) if rx is not None else text
+            lang = language_for_path(str(p))
+            out = dest / lang / f"batch{n // 10:03d}" / f"c{n}_{i:03d}_{p.name}"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(new, encoding="utf-8", errors="surrogateescape")
+            files += 1
+            lines += new.count("\n")
+    return files, lines
+
+
+def corpus_files(corpus: Path) -> list[tuple[str, bytes]]:
+    out = []
+    for dirpath, dirnames, filenames in os.walk(corpus):
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = os.path.join(dirpath, name)
+            if language_for_path(p):
+                out.append((p, Path(p).read_bytes()))
+    return out
+
+
+def parse_only(files: list[tuple[str, bytes]]) -> float:
+    t = time.perf_counter()
+    for path, data in files:
+        FRONT_ENDS[language_for_path(path)].parse(Source(path, data))
+    return time.perf_counter() - t
+
+
+def lint_run(corpus: Path, jobs: int, cache_dir: Path, out: Path) -> tuple[float, float, int]:
+    """(wall seconds, CPU seconds of the run and its workers, diagnostics)."""
+    env = dict(os.environ, SHADERLINT_CACHE_DIR=str(cache_dir), PYTHONPATH=str(SNAPSHOT))
+    cmd = [sys.executable, "-c", "import shaderlint, sys; assert shaderlint.__file__.startswith(sys.argv[1]); "
+           "from shaderlint.cli import main; sys.exit(main(sys.argv[2:]))", str(SNAPSHOT),
+           str(corpus), "-j", str(jobs), "--format", "json", "-o", str(out), "--fail-on", "never"]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=str(corpus), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    elapsed = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    if proc.returncode != 0:
+        sys.exit(f"lint run failed ({proc.returncode}): {' '.join(cmd)}\n{proc.stderr.decode()[-2000:]}")
+    return elapsed, cpu, len(json.loads(out.read_text()))
+
+
+def profile(files: list[tuple[str, bytes]], top: int) -> str:
+    from shaderlint.engine import lint_source
+
+    prof = cProfile.Profile()
+    prof.enable()
+    for path, data in files:
+        lint_source(path, data)
+    prof.disable()
+    s = io.StringIO()
+    stats = pstats.Stats(prof, stream=s)
+    stats.sort_stats("tottime").print_stats(top)
+    # Self time grouped by module: where the time goes, by part of the pipeline.
+    by_module: Counter = Counter()
+    total = 0.0
+    for (filename, _line, _fn), (_cc, _nc, tt, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
+        total += tt
+        if "shaderlint/" in filename:
+            key = "shaderlint/" + filename.rsplit("shaderlint/", 1)[1]
+        elif filename == "~":  # C functions: tree-sitter methods, list/dict/str methods, re ...
+            key = "C: " + _fn.strip("<>")
+        else:
+            key = "other: " + os.path.basename(filename)
+        by_module[key] += tt
+    lines = [f"\nself time by module (total {total:.2f} s):"]
+    for k, v in by_module.most_common(25):
+        lines.append(f"  {v:7.2f} s  {100 * v / total:5.1f}%  {k}")
+    return s.getvalue() + "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--corpus", help="lint this directory instead of generating a corpus")
+    ap.add_argument("--lines", type=int, default=300_000, help="minimum corpus size (default 300000)")
+    ap.add_argument("--keep", action="store_true", help="keep the generated corpus and caches")
+    ap.add_argument("--profile", type=int, metavar="N", default=0,
+                    help="cProfile an in-process lint of 1/10 of the corpus and print the top N functions")
+    ap.add_argument("--json", help="also write the figures to this JSON file")
+    args = ap.parse_args(argv)
+
+    work = Path(tempfile.mkdtemp(prefix="shaderlint-bench-"))
+    try:
+        if args.corpus:
+            corpus = Path(args.corpus).resolve()
+        else:
+            corpus = work / "corpus"
+            t = time.perf_counter()
+            n, lines = build_corpus(corpus, args.lines)
+            print(f"corpus: {n} files, {lines} lines generated in {time.perf_counter() - t:.1f} s ({corpus})")
+        files = corpus_files(corpus)
+        nlines = sum(d.count(b"\n") for _, d in files)
+        langs = Counter(language_for_path(p) for p, _ in files)
+        print(f"files: {len(files)} ({', '.join(f'{k} {v}' for k, v in sorted(langs.items()))}), "
+              f"lines: {nlines}, cores: {os.cpu_count()}")
+
+        parse_only(files[: max(1, len(files) // 20)])  # warm up imports and grammars
+        t_parse = parse_only(files)
+        t1, c1, n1 = lint_run(corpus, 1, work / "cache-j1", work / "out-j1.json")
+        t2, c2, n2 = lint_run(corpus, 2, work / "cache-j2", work / "out-j2.json")
+        tw, cw, nw = lint_run(corpus, 2, work / "cache-j2", work / "out-warm.json")
+        same = (work / "out-j1.json").read_bytes() == (work / "out-j2.json").read_bytes() \
+            == (work / "out-warm.json").read_bytes()
+
+        def rate(t: float, cpu: float | None = None) -> str:
+            extra = f"  (CPU {cpu:.2f} s)" if cpu is not None else ""
+            return f"{nlines / t:>12,.0f} lines/s  {t:8.2f} s wall{extra}"
+
+        try:
+            load = "load average %.2f %.2f %.2f" % os.getloadavg()
+        except OSError:
+            load = "load average unknown"
+        print(f"parse-only (front ends) : {rate(t_parse)}")
+        print(f"cold lint  -j 1         : {rate(t1, c1)}   {n1} diagnostics")
+        print(f"cold lint  -j 2         : {rate(t2, c2)}")
+        print(f"warm cache -j 2         : {rate(tw, cw)}")
+        print(f"identical output across the three lint runs: {same}; {load} (other work skews -j 2)")
+        checks = [
+            ("cold -j 1 within 2x of parse-only", t1 / t_parse, "<=", 2.0),
+            ("-j 2 speed-up over -j 1", t1 / t2, ">=", 1.7),
+            ("warm speed-up over cold -j 1", t1 / tw, ">=", 20.0),
+        ]
+        for name, value, op, goal in checks:
+            ok = value <= goal if op == "<=" else value >= goal
+            print(f"  {'PASS' if ok else 'FAIL'}  {name}: {value:.2f}x (target {op} {goal:g}x)")
+        if args.json:
+            Path(args.json).write_text(json.dumps({
+                "files": len(files), "lines": nlines, "cores": os.cpu_count(),
+                "parse_only_s": t_parse, "cold_j1_s": t1, "cold_j2_s": t2, "warm_s": tw,
+                "cpu_s": {"cold_j1": c1, "cold_j2": c2, "warm": cw},
+                "diagnostics": n1, "identical_output": same,
+                "ratios": {name: value for name, value, _, _ in checks},
+            }, indent=2) + "\n")
+        if args.profile:
+            print(profile(files[: max(1, len(files) // 10)], args.profile))
+        return 0 if same and n1 == n2 == nw else 1
+    finally:
+        if args.keep:
+            print(f"kept {work}")
+        else:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
