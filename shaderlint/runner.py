@@ -33,6 +33,11 @@ from shaderlint.model.source import Source
 from shaderlint.suppression import Suppression
 
 
+# Below this much source to lint, starting worker processes costs more than it saves
+# (about 2,000 lines; a pre-commit run on a few files stays in-process).
+POOL_MIN_BYTES = 64 * 1024
+
+
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -174,7 +179,7 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
             progress.advance()
 
     by_index = {j.index: j for j in pending}
-    if jobs == 1 or len(pending) < 2:
+    if jobs == 1 or len(pending) < 2 or sum(len(j.data) for j in pending) < POOL_MIN_BYTES:
         for job in pending:
             finish(_lint_job(job))
     else:

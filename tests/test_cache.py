@@ -197,7 +197,8 @@ def test_concurrent_writers(tmp_path):
     assert leftovers == []
 
 
-def test_parallel_run_fills_the_cache_for_a_serial_run(project, capsys, counted):
+def test_parallel_run_fills_the_cache_for_a_serial_run(project, capsys, counted, monkeypatch):
+    monkeypatch.setattr(runner, "POOL_MIN_BYTES", 0)
     for i in range(6):
         (project / f"k{i}.cu").write_text(KERNEL.replace("void k(", f"void k{i}("))
     assert main(["-j", "2", "--format", "json", "."]) == 1
@@ -218,6 +219,7 @@ def test_a_crashing_worker_costs_one_file_not_the_run(project, capsys, monkeypat
         return real(job)
 
     monkeypatch.setattr(runner, "_lint_job", crash_on_boom)
+    monkeypatch.setattr(runner, "POOL_MIN_BYTES", 0)
     for name in ("a.cu", "boom.cu", "c.cu", "d.cu", "e.cu"):
         (project / name).write_text(KERNEL)
     assert main(["-j", "2", "--no-cache", "--format", "json", "--select", "SL001,SL201", "."]) == 1
@@ -225,3 +227,11 @@ def test_a_crashing_worker_costs_one_file_not_the_run(project, capsys, monkeypat
     assert [(d["path"], d["code"]) for d in data] == [
         ("./a.cu", "SL201"), ("./boom.cu", "SL001"), ("./c.cu", "SL201"), ("./d.cu", "SL201"), ("./e.cu", "SL201")]
     assert "crashed" in data[1]["message"]
+
+
+def test_small_runs_stay_in_process(project, capsys, counted):
+    for i in range(3):
+        (project / f"k{i}.cu").write_text(KERNEL)
+    main(["-j", "4", "--no-cache", "-q", "."])
+    capsys.readouterr()
+    assert len(counted) == 3  # no worker processes for a few small files

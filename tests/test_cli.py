@@ -76,7 +76,10 @@ def test_quiet_clean_and_fail_on(project, capsys):
     assert run(capsys, "-q", "--select", "SL201", "--fail-on", "info", "k.cu")[0] == 1
 
 
-def test_directory_walk_is_sorted_and_deterministic_across_jobs(project, capsys):
+def test_directory_walk_is_sorted_and_deterministic_across_jobs(project, capsys, monkeypatch):
+    import shaderlint.runner as runner
+
+    monkeypatch.setattr(runner, "POOL_MIN_BYTES", 0)  # use worker processes even for small files
     for i in range(12):
         write(project / "src" / f"d{i:02d}" / f"k{i}.cu", DIV if i % 3 else CLEAN)
     write(project / "src" / "notes.txt", "not a shader")
