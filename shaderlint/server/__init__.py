@@ -1,0 +1,1 @@
+"""The shaderlint language server (``shaderlint lsp``): see :mod:`shaderlint.server.server`."""

@@ -1,0 +1,173 @@
+"""Code actions: the rules' quick fixes, "ignore on this line" and ``source.fixAll.shaderlint``.
+
+Quick fixes are read from the fix edits each diagnostic carries in ``data``
+(nothing is recomputed). Safe fixes are ``isPreferred``. The ignore action
+appends ``// shaderlint: ignore[SLnnn]`` to the diagnostic's line, or adds the
+code to a directive already there. ``source.fixAll.shaderlint`` applies every
+safe fix of the document at once.
+"""
+
+from __future__ import annotations
+
+import re
+
+from lsprotocol import types
+
+from shaderlint.diagnostics import Applicability, Diagnostic
+from shaderlint.server.convert import PositionMap, decode_bytes, fix_from_data, ranges_overlap, text_edit
+from shaderlint.server.diagnostics import Document
+
+FIX_ALL = "source.fixAll.shaderlint"
+KINDS = [types.CodeActionKind.QuickFix, FIX_ALL]
+
+_DIRECTIVE = re.compile(rb"(shaderlint:\s*ignore\[)([^\]]*)(\])")
+
+
+def _wanted(kind: str, only: list[str] | None) -> bool:
+    """LSP kinds are hierarchical: asking for ``source`` includes ``source.fixAll.shaderlint``."""
+    return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+def workspace_edit(doc: Document, edits: list[types.TextEdit], doc_changes: bool) -> types.WorkspaceEdit:
+    if doc_changes:
+        ident = types.OptionalVersionedTextDocumentIdentifier(uri=doc.uri, version=doc.version)
+        return types.WorkspaceEdit(document_changes=[types.TextDocumentEdit(text_document=ident, edits=edits)])
+    return types.WorkspaceEdit(changes={doc.uri: edits})
+
+
+def code_actions(doc: Document, params: types.CodeActionParams, encoding: str,
+                 doc_changes: bool) -> list[types.CodeAction]:
+    only = [str(k) for k in params.context.only] if params.context.only else None
+    actions: list[types.CodeAction] = []
+    pmap = doc.position_map(encoding)
+    here = [d for d in doc.lsp if ranges_overlap(d.range, params.range)]
+    if _wanted(types.CodeActionKind.QuickFix, only):
+        for d in here:
+            fix = fix_from_data(d.data)
+            if fix is not None:
+                title, safe, edits = fix
+                actions.append(types.CodeAction(
+                    title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[d],
+                    edit=workspace_edit(doc, edits, doc_changes), is_preferred=safe))
+        seen: set[tuple[int, str]] = set()
+        for d in here:
+            code = str(d.code or "")
+            if not code or code == "SL001" and d.range.start == d.range.end == types.Position(line=0, character=0):
+                continue  # a whole-file problem is not a line's
+            if (d.range.start.line, code) in seen:
+                continue
+            seen.add((d.range.start.line, code))
+            edit = ignore_edit(doc, pmap, d.range.start.line, code)
+            if edit is not None:
+                actions.append(types.CodeAction(
+                    title=f"Ignore {code} on this line", kind=types.CodeActionKind.QuickFix, diagnostics=[d],
+                    edit=workspace_edit(doc, [edit], doc_changes)))
+    if _wanted(FIX_ALL, only):
+        edits = fix_all_edits(doc, pmap)
+        if edits:
+            actions.append(types.CodeAction(title="shaderlint: fix all safe problems", kind=FIX_ALL,
+                                            edit=workspace_edit(doc, edits, doc_changes)))
+    return actions
+
+
+def ignore_edit(doc: Document, pmap: PositionMap, line: int, code: str) -> types.TextEdit | None:
+    """The edit that suppresses ``code`` on a 0-based line, or None where a comment cannot go."""
+    starts = pmap.source.line_starts
+    if line >= len(starts):
+        return None
+    start, end = pmap._line_bounds(line)
+    text = doc.data[start:end]
+    source = pmap.source
+    for m in _DIRECTIVE.finditer(text):
+        if source.in_comment_or_string(start + m.start()):
+            codes = [c.strip() for c in m.group(2).decode("utf-8", "replace").split(",") if c.strip()]
+            if any(code.startswith(c.upper()) for c in codes):
+                return None
+            at = start + m.end(2)
+            return text_edit(pmap, at, at, (", " if codes else "") + code)
+    if end > start and source.in_comment_or_string(end - 1):
+        lexeme = next((s for s, e, _ in source.lexical if s <= end - 1 < e), None)
+        if lexeme is not None and (lexeme < start or not _closes_on_line(doc.data, lexeme, end)):
+            return None  # inside a comment or string spanning lines
+    stripped = text.rstrip()
+    if stripped.endswith(b"\\"):  # macro continuation: a // comment would swallow the next line
+        at = start + len(stripped) - 1
+        return text_edit(pmap, at, at, f"/* shaderlint: ignore[{code}] */ ")
+    at = start + len(stripped)
+    return text_edit(pmap, at, end, f"  // shaderlint: ignore[{code}]")
+
+
+def _closes_on_line(data: bytes, lexeme_start: int, line_end: int) -> bool:
+    if data.startswith(b"//", lexeme_start):
+        return not data[lexeme_start:line_end].rstrip().endswith(b"\\")
+    if data.startswith(b"/*", lexeme_start):
+        return data.find(b"*/", lexeme_start + 2, line_end) >= 0
+    return True
+
+
+def safe_diagnostics(doc: Document) -> list[Diagnostic]:
+    if doc.result is None:
+        return []
+    return [d for d in doc.result.diagnostics if d.fix is not None and d.fix.applicability == Applicability.SAFE]
+
+
+def fix_all_edits(doc: Document, pmap: PositionMap) -> list[types.TextEdit]:
+    diags = safe_diagnostics(doc)
+    if not diags:
+        return []
+    try:
+        from shaderlint.fixes import apply_fixes
+    except ImportError:
+        apply_fixes = None
+    if apply_fixes is not None:
+        new, applied = apply_fixes(doc.path, doc.data, diags, unsafe=False)
+        if not applied or new == doc.data:
+            return []
+        start, end, text = minimal_replacement(doc.data, new)
+        return [text_edit(pmap, start, end, text)]
+    return [text_edit(pmap, s, e, t) for s, e, t in merge_fix_edits(diags)]
+
+
+def merge_fix_edits(diags: list[Diagnostic]) -> list[tuple[int, int, str]]:
+    """The edits of as many fixes as apply together: a fix whose edits overlap an earlier fix's is skipped whole."""
+    taken: list[tuple[int, int, str]] = []
+    for d in sorted(diags, key=lambda d: min((e.start for e in d.fix.edits), default=d.start)):
+        edits = [(e.start, e.end, e.text) for e in d.fix.edits]
+        if any(_overlap(e, t) for e in edits for t in taken):
+            continue
+        taken.extend(edits)
+    return sorted(taken)
+
+
+def _overlap(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
+    if a[0] == a[1] == b[0] == b[1]:
+        return True  # two insertions at one place: their order would be arbitrary
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def minimal_replacement(old: bytes, new: bytes) -> tuple[int, int, str]:
+    """One edit turning ``old`` into ``new``: the bytes between their common prefix and suffix,
+    widened to whole UTF-8 characters and never splitting a CRLF."""
+    n = min(len(old), len(new))
+    p = 0
+    while p < n and old[p] == new[p]:
+        p += 1
+    s = 0
+    while s < n - p and old[len(old) - 1 - s] == new[len(new) - 1 - s]:
+        s += 1
+
+    def widen_left(i: int) -> int:
+        while i > 0 and (0x80 <= old[i] < 0xC0 if i < len(old) else False):
+            i -= 1
+        if 0 < i < len(old) and old[i - 1] == 0x0D and old[i] == 0x0A:
+            i -= 1
+        return i
+
+    start = widen_left(p)
+    end = len(old) - s
+    while end < len(old) and 0x80 <= old[end] < 0xC0:
+        end += 1
+    if 0 < end < len(old) and old[end - 1] == 0x0D and old[end] == 0x0A:
+        end += 1
+    new_end = len(new) - (len(old) - end)
+    return start, end, decode_bytes(new[start:new_end])

@@ -1,0 +1,228 @@
+"""Open documents, incremental re-linting and diagnostics (pushed and pulled).
+
+Each open document keeps its bytes and the :class:`~shaderlint.languages.Parsed`
+of its last lint. ``didChange`` edits are applied to the bytes and, with
+``Tree.edit``, to a copy of that parse's tree, so the next lint re-parses
+incrementally (``lint_source(..., old=...)``). The front ends mask constructs
+the grammars cannot read with same-length blanks, so edits map 1:1 onto the
+masked text; but an edit can also change masks *outside* the edited bytes
+(typing ``[[`` or ``//`` in front of code). After an incremental parse the
+masked text is compared with the previous one, edits applied, outside the
+edited ranges; when they differ the file is parsed again from scratch.
+
+Diagnostics are the engine's, for the same text and settings as the CLI.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+from lsprotocol import types
+
+from shaderlint.config import Settings
+from shaderlint.engine import FileResult, _internal, lint_source
+from shaderlint.languages import Parsed
+from shaderlint.model.source import Source
+from shaderlint.server.convert import (
+    UTF16,
+    PositionMap,
+    encode_text,
+    to_lsp_diagnostic,
+    ts_point,
+    ts_point_after,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class Document:
+    uri: str
+    path: str
+    language_id: str
+    language: str | None
+    version: int | None
+    data: bytes
+    # State of the last lint.
+    result: FileResult | None = None
+    lsp: list[types.Diagnostic] = field(default_factory=list)
+    linted: bool = False  # result/lsp match ``data`` and the current settings
+    # Incremental parsing: the last parse, a copy of its tree with the edits since, the masked text
+    # with the same edits applied (None: full parse next) and the edited byte ranges (current offsets).
+    parsed: Parsed | None = None
+    tree: ts.Tree | None = None
+    expected: bytearray | None = None
+    edited: list[list[int]] = field(default_factory=list)
+    full_parse_next: bool = True
+    timer: asyncio.TimerHandle | None = None
+    publish_after_lint: bool = False
+    stats: dict[str, int] = field(default_factory=lambda: {"incremental": 0, "full": 0, "mask_fallback": 0})
+
+    def position_map(self, encoding: str) -> PositionMap:
+        source = self.result.source if self.result is not None and self.result.source.data is self.data else None
+        return PositionMap(self.data, encoding, source)
+
+    # ---- edits ------------------------------------------------------------------------------------
+    def replace_all(self, text: str) -> None:
+        self.data = encode_text(text)
+        self.linted = False
+        self.full_parse_next = True
+        self.tree = self.expected = None
+        self.edited = []
+
+    def apply_change(self, change: types.TextDocumentContentChangeEvent, encoding: str = UTF16) -> None:
+        if not isinstance(change, types.TextDocumentContentChangePartial):
+            self.replace_all(change.text)
+            return
+        old = self.data
+        start, end = PositionMap(old, encoding).offsets(change.range)
+        new = encode_text(change.text)
+        self.data = old[:start] + new + old[end:]
+        self.linted = False
+        if self.full_parse_next or self.parsed is None:
+            return
+        if self.tree is None:  # first edit since the last lint: edit copies, keep the last parse intact
+            self.tree = self.parsed.tree.copy()
+            self.expected = bytearray(self.parsed.parse_bytes)
+            self.edited = []
+        start_point = ts_point(old, start)
+        self.tree.edit(start, end, start + len(new), start_point, ts_point(old, end), ts_point_after(start_point, new))
+        self.expected[start:end] = new
+        delta = len(new) - (end - start)
+        for r in self.edited:
+            r[0] = r[0] if r[0] <= start else (start if r[0] <= end else r[0] + delta)
+            r[1] = r[1] if r[1] < start else (start + len(new) if r[1] <= end else r[1] + delta)
+        self.edited.append([start, start + len(new)])
+
+    def _masks_unchanged(self, parsed: Parsed) -> bool:
+        """Whether the new masked text equals the old one (edits applied) outside the edited ranges."""
+        actual, expected = parsed.parse_bytes, self.expected
+        if expected is None or len(actual) != len(expected):
+            return False
+        pos = 0
+        for a, b in sorted((max(0, r[0]), min(len(actual), r[1])) for r in self.edited):
+            if a > pos and actual[pos:a] != expected[pos:a]:
+                return False
+            pos = max(pos, b)
+        return actual[pos:] == expected[pos:]
+
+    # ---- linting ----------------------------------------------------------------------------------
+    def lint(self, settings: Settings, config_error: str | None = None) -> FileResult:
+        old = None
+        if not self.full_parse_next and self.parsed is not None:
+            old = dataclasses.replace(self.parsed, tree=self.tree if self.tree is not None else self.parsed.tree)
+        result = lint_source(self.path, self.data, settings, language=self.language, old=old)
+        if old is not None:
+            if result.parsed is not None and self.tree is not None and not self._masks_unchanged(result.parsed):
+                self.stats["mask_fallback"] += 1
+                result = lint_source(self.path, self.data, settings, language=self.language)
+                self.stats["full"] += 1
+            else:
+                self.stats["incremental"] += 1
+        else:
+            self.stats["full"] += 1
+        if config_error:
+            result.diagnostics.insert(0, _internal(result.source, config_error))
+        self.result = result
+        self.parsed = result.parsed
+        self.tree = self.expected = None
+        self.edited = []
+        self.full_parse_next = result.parsed is None
+        self.linted = True
+        return result
+
+
+def crash_result(doc: Document, exc: BaseException) -> FileResult:
+    """A lint that failed inside the server: one SL001 so the user sees why nothing else is reported."""
+    source = Source(doc.path, doc.data)
+    result = FileResult(doc.path, source, doc.language)
+    result.diagnostics = [_internal(source, f"shaderlint server error: {type(exc).__name__}: {exc}")]
+    return result
+
+
+class Linter:
+    """Lints documents on demand or after a debounce, and publishes the results."""
+
+    def __init__(self, settings_for: Callable[[Document], tuple[Settings, str | None]],
+                 publish: Callable[[Document], None], encoding: Callable[[], str],
+                 publish_capabilities: Callable[[], types.PublishDiagnosticsClientCapabilities | None]) -> None:
+        self.documents: dict[str, Document] = {}
+        self._settings_for = settings_for
+        self._publish = publish
+        self._encoding = encoding
+        self._capabilities = publish_capabilities
+        self.last_lint_seconds = 0.0
+
+    def get(self, uri: str) -> Document | None:
+        return self.documents.get(uri)
+
+    def ensure(self, doc: Document) -> Document:
+        """Lint ``doc`` now if its diagnostics are stale (cancelling a pending debounce)."""
+        if doc.timer is not None:
+            doc.timer.cancel()
+            doc.timer = None
+        if not doc.linted:
+            self._lint(doc)
+            if doc.publish_after_lint:
+                doc.publish_after_lint = False
+                self._publish(doc)
+        return doc
+
+    def _lint(self, doc: Document) -> None:
+        t0 = time.perf_counter()
+        try:
+            settings, error = self._settings_for(doc)
+            result = doc.lint(settings, error)
+        except Exception as exc:  # the server keeps serving; the user sees an SL001
+            log.exception("linting %s failed", doc.uri)
+            result = crash_result(doc, exc)
+            doc.result, doc.parsed, doc.tree, doc.expected = result, None, None, None
+            doc.full_parse_next, doc.linted = True, True
+        pmap = doc.position_map(self._encoding())
+        caps = self._capabilities()
+        lsp = []
+        for d in result.diagnostics:
+            try:
+                lsp.append(to_lsp_diagnostic(d, pmap, doc.uri, doc.version, caps))
+            except Exception:
+                log.exception("could not convert a diagnostic of %s", doc.uri)
+        doc.lsp = lsp
+        self.last_lint_seconds = time.perf_counter() - t0
+
+    def schedule(self, doc: Document, delay_ms: float, publish: bool) -> None:
+        """Lint after ``delay_ms`` of quiet (0: now); publish the result when ``publish``."""
+        doc.linted = False
+        doc.publish_after_lint = doc.publish_after_lint or publish
+        if doc.timer is not None:
+            doc.timer.cancel()
+            doc.timer = None
+        if delay_ms <= 0 or not publish:
+            if publish:
+                self.ensure(doc)
+            return
+        loop = asyncio.get_event_loop()
+        doc.timer = loop.call_later(delay_ms / 1000.0, self._fire, doc.uri, doc)
+
+    def _fire(self, uri: str, doc: Document) -> None:
+        doc.timer = None
+        if self.documents.get(uri) is doc:
+            try:
+                self.ensure(doc)
+            except Exception:
+                log.exception("debounced lint of %s failed", uri)
+
+    def invalidate_all(self) -> None:
+        for doc in self.documents.values():
+            doc.linted = False
+
+    def close(self, uri: str) -> Document | None:
+        doc = self.documents.pop(uri, None)
+        if doc is not None and doc.timer is not None:
+            doc.timer.cancel()
+        return doc

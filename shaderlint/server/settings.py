@@ -1,0 +1,153 @@
+"""Settings of the language server.
+
+Two layers, most specific last:
+
+1. the closest configuration file of the document (``shaderlint.toml`` or
+   ``pyproject.toml`` ``[tool.shaderlint]``, found with
+   :func:`shaderlint.config.find_config`), as the CLI reads it;
+2. the client's settings: ``initializationOptions``, then the ``shaderlint``
+   section of ``workspace/configuration`` (re-read on
+   ``workspace/didChangeConfiguration``). Keys: ``select``, ``ignore``
+   (lists of codes or prefixes), ``target`` (a GPU profile), ``codeLens``
+   (bool), plus the server-only ``debounce`` (milliseconds, default 150) and
+   ``pushDiagnostics`` (``"auto"``: push unless the client pulls, or a bool).
+
+Empty values (``[]``, ``""``, null) mean "not set", so that an editor's
+defaults do not override the project's configuration. Invalid values are
+dropped and reported through :attr:`ClientSettings.problems`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from shaderlint.config import ConfigError, Settings, find_config, load_config
+from shaderlint.languages import LANGUAGE_IDS, language_for_path
+from shaderlint.languages.glsl import STAGES
+
+DEFAULT_DEBOUNCE_MS = 150.0
+
+#: LSP language ids -> shaderlint language. VS Code says ``cuda-cpp``; some GLSL
+#: extensions use the stage as the language id.
+LSP_LANGUAGE_IDS: dict[str, str | None] = {
+    **LANGUAGE_IDS,
+    "cuda": "cuda",
+    **{ext[1:]: "glsl" for ext in STAGES},
+}
+
+
+def language_for(language_id: str | None, path: str) -> str | None:
+    """The language of a document: a known language id wins, then the file extension."""
+    key = (language_id or "").strip().lower()
+    if key in LSP_LANGUAGE_IDS:
+        return LSP_LANGUAGE_IDS[key]
+    return language_for_path(path)
+
+
+@dataclass(frozen=True)
+class ClientSettings:
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] | None = None
+    target: str | None = None
+    code_lens: bool = False
+    debounce_ms: float = DEFAULT_DEBOUNCE_MS
+    push_diagnostics: str | bool = "auto"
+    problems: tuple[str, ...] = field(default=(), compare=False)
+
+    def merged(self, options: Any) -> "ClientSettings":
+        """These settings with the values ``options`` (a client's dict) sets."""
+        if not isinstance(options, dict):
+            return self
+        if isinstance(options.get("shaderlint"), dict) and not ({"select", "ignore", "target"} & set(options)):
+            options = options["shaderlint"]
+        problems: list[str] = []
+        kw: dict[str, Any] = {}
+        for key in ("select", "ignore"):
+            if key in options:
+                codes = _codes(options[key], key, problems)
+                if codes is not None:
+                    kw[key] = codes or None
+        if "target" in options:
+            kw["target"] = _target(options["target"], problems)
+        if "codeLens" in options and options["codeLens"] is not None:
+            kw["code_lens"] = bool(options["codeLens"])
+        if "debounce" in options and options["debounce"] is not None:
+            v = options["debounce"]
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 10_000:
+                kw["debounce_ms"] = float(v)
+            else:
+                problems.append(f"debounce must be a number of milliseconds between 0 and 10000, not {v!r}")
+        if "pushDiagnostics" in options:
+            v = options["pushDiagnostics"]
+            if v in ("auto", True, False):
+                kw["push_diagnostics"] = v
+            else:
+                problems.append(f"pushDiagnostics must be \"auto\", true or false, not {v!r}")
+        return replace(self, **kw, problems=tuple(problems))
+
+    def overrides(self) -> dict[str, Any]:
+        return {k: v for k, v in (("select", self.select), ("ignore", self.ignore), ("target", self.target))
+                if v is not None}
+
+
+def _codes(value: Any, key: str, problems: list[str]) -> tuple[str, ...] | None:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [v for v in value.replace(",", " ").split()]
+    if not isinstance(value, list):
+        problems.append(f"{key} must be a list of rule codes, not {value!r}")
+        return None
+    out = []
+    for c in value:
+        code = str(c).strip().upper()
+        if code == "ALL" or (code.startswith("SL") and (code == "SL" or code[2:].isdigit())):
+            out.append(code)
+        else:
+            problems.append(f"{key}: {c!r} is not a rule code or prefix (e.g. SL101, SL1)")
+    return tuple(out)
+
+
+def _target(value: Any, problems: list[str]) -> str | None:
+    from shaderlint.estimate.targets import TARGETS
+
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value in TARGETS:
+        return value
+    problems.append(f"target {value!r} is not a known target ({', '.join(sorted(TARGETS))})")
+    return None
+
+
+class ConfigFiles:
+    """The configuration file closest to each document, re-read when it changes on disk."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[float, Settings]] = {}
+
+    def base(self, path: str) -> tuple[Settings, str | None]:
+        """(settings from the closest config file, error message or None)."""
+        if not os.path.isabs(path):
+            return Settings(), None
+        try:
+            cfg = find_config(os.path.dirname(path))
+        except OSError:
+            return Settings(), None
+        if cfg is None:
+            return Settings(), None
+        try:
+            mtime = os.stat(cfg).st_mtime
+            hit = self._cache.get(cfg)
+            if hit is not None and hit[0] == mtime:
+                return hit[1], None
+            settings = load_config(cfg)
+        except (ConfigError, OSError) as e:
+            return Settings(), f"configuration not used: {e}"
+        self._cache[cfg] = (mtime, settings)
+        return settings, None
+
+    def settings_for(self, path: str, client: ClientSettings) -> tuple[Settings, str | None]:
+        base, error = self.base(path)
+        return base.with_overrides(**client.overrides()), error

@@ -1,0 +1,128 @@
+"""Incremental re-parsing (in process): edits through ``Document`` give what a fresh lint gives.
+
+Random edits, addressed in UTF-16 positions as a client sends them, include the
+ones that move the front ends' masks outside the edited bytes (``[[``, ``//``,
+``/*``, address-space words): the server must notice and parse from scratch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import hypothesis.strategies as st
+from hypothesis import HealthCheck, given, settings
+from lsprotocol import types
+
+from shaderlint.config import Settings
+from shaderlint.engine import lint_source
+from shaderlint.server.convert import UTF16, PositionMap
+from shaderlint.server.diagnostics import Document
+
+METAL = """\
+#include <metal_stdlib>
+using namespace metal;
+
+struct Params { uint n; float scale; };
+
+kernel void blur(device const float *in [[buffer(0)]],
+                 device float *out [[buffer(1)]],
+                 constant Params &p [[buffer(2)]],
+                 uint gid [[thread_position_in_grid]])
+{
+    float taps[5];
+    for (uint k = 0; k < 5; ++k) taps[k] = in[gid + k] * p.scale;
+    uint j = gid % p.n;  // wraps
+    out[gid] = taps[j % 5] / 5.0;
+}
+"""
+CUDA = """\
+template <int BLOCK>
+__global__ void __launch_bounds__(BLOCK) rows(float *out, const float *in, int n, int width)
+{
+    __shared__ float tile[BLOCK];
+    int i = blockIdx.x * BLOCK + threadIdx.x;
+    if (i >= n) return;
+    tile[threadIdx.x] = in[i];
+    __syncthreads();
+    int col = i % width;  /* per row */
+    out[i] = tile[(threadIdx.x + 1) % BLOCK] * col;
+}
+"""
+SNIPPETS = ["[[", "]]", "//", "/*", "*/", "\n", "\r\n", " device ", " kernel ", "x", "(", ")", "{", "}", ";",
+            " / n", "😀", "漢", '"', "[[buffer(3)]]", "int q = i / width;\n", "#define W 4\n", " ", ""]
+SETTINGS = Settings()
+
+
+def _fresh(path: str, data: bytes, language: str):
+    return lint_source(path, data, SETTINGS, language=language)
+
+
+def _key(result) -> list[tuple]:
+    return [(d.code, d.start, d.end, d.message) for d in result.diagnostics]
+
+
+def _position(data: bytes, fraction: float) -> types.Position:
+    return PositionMap(data, UTF16).position(int(len(data) * fraction))
+
+
+edit = st.tuples(st.floats(0, 1), st.floats(0, 1), st.sampled_from(SNIPPETS))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(source=st.sampled_from([("k.metal", METAL, "metal"), ("k.cu", CUDA, "cuda")]),
+       steps=st.lists(st.lists(edit, min_size=1, max_size=4), min_size=1, max_size=4))
+def test_incremental_lint_matches_a_fresh_lint(source, steps):
+    path, text, language = source
+    doc = Document("file:///" + path, "/" + path, language, language, 1, text.encode())
+    doc.lint(SETTINGS)
+    for changes in steps:
+        for a, b, snippet in changes:
+            lo, hi = sorted((a, b))
+            rng = types.Range(start=_position(doc.data, lo), end=_position(doc.data, hi))
+            doc.apply_change(types.TextDocumentContentChangePartial(range=rng, text=snippet))
+        incremental = doc.lint(SETTINGS)
+        fresh = _fresh(doc.path, doc.data, language)
+        if not fresh.parsed.tree.root_node.has_error:
+            # Error recovery may legitimately differ between an incremental and a fresh parse; valid code may not.
+            assert str(incremental.parsed.tree.root_node) == str(fresh.parsed.tree.root_node)
+            assert _key(incremental) == _key(fresh)
+        assert incremental.parsed.parse_bytes == fresh.parsed.parse_bytes
+
+
+def test_edits_that_move_masks_fall_back_to_a_full_parse():
+    doc = Document("file:///k.metal", "/k.metal", "metal", "metal", 1, METAL.encode())
+    doc.lint(SETTINGS)
+    # Typing `//` before `kernel` comments out the qualifier mask (and everything after it on that line).
+    line = METAL.splitlines().index(next(x for x in METAL.splitlines() if x.startswith("kernel")))
+    at = types.Position(line=line, character=0)
+    doc.apply_change(types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text="//"))
+    result = doc.lint(SETTINGS)
+    assert doc.stats["mask_fallback"] == 1
+    assert _key(result) == _key(_fresh(doc.path, doc.data, "metal"))
+    # An edit that leaves the masks alone stays incremental.
+    at = types.Position(line=line + 6, character=4)
+    doc.apply_change(types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text="\n"))
+    doc.lint(SETTINGS)
+    assert doc.stats == {"incremental": 1, "full": 2, "mask_fallback": 1}
+
+
+def test_examples_reparse_incrementally_to_the_same_diagnostics():
+    """Every example kernel: one-character edits at a third and two thirds of the file, linted incrementally."""
+    from shaderlint.languages import language_for_path
+
+    checked = 0
+    for path in sorted((Path(__file__).parents[2] / "examples").glob("*.*")):
+        language = language_for_path(str(path))
+        if language is None:
+            continue
+        doc = Document(path.as_uri(), str(path), language, language, 1, path.read_bytes())
+        doc.lint(SETTINGS)
+        for third in (2, 1):
+            pos = _position(doc.data, third / 3)
+            doc.apply_change(types.TextDocumentContentChangePartial(range=types.Range(start=pos, end=pos), text=" "))
+        result = doc.lint(SETTINGS)
+        fresh = _fresh(doc.path, doc.data, language)
+        if not fresh.parsed.tree.root_node.has_error:
+            assert _key(result) == _key(fresh), path.name
+            checked += 1
+    assert checked >= 10
