@@ -168,7 +168,7 @@ def follow(model: "FileModel", node: ts.Node, depth: int = 0) -> tuple[ts.Node, 
             inner = inner.child_by_field_name("value") if inner.type == "cast_expression" else unparen(inner)
             if inner is None:
                 return n, origin
-        if inner.type != "identifier" or model.const_value(inner) is not None:
+        if inner.type not in ("identifier", "type_identifier") or model.const_value(inner) is not None:
             return n, origin
         var = model.resolve(inner)
         if var is None:
@@ -201,7 +201,29 @@ def dim_exprs(model: "FileModel", node: ts.Node) -> tuple[list[ts.Node], ts.Node
         return (kids, origin) if 1 <= len(kids) <= 3 else None
     if e.type == "compound_literal_expression":
         return None
+    if e.type == "identifier":
+        vexing = _vexing_arguments(model, e)
+        if vexing is not None:
+            return vexing
     return [expr], origin
+
+
+def _vexing_arguments(model: "FileModel", ident: ts.Node) -> tuple[list[ts.Node], ts.Node] | None:
+    """``dim3 block(threads);`` parses as a function declaration (C++'s most vexing parse): its
+    "parameter types" are the constructor's arguments."""
+    var = model.resolve(ident)
+    decl = var.node.parent if var is not None else None
+    if var is None or var.init is not None or decl is None or decl.type != "function_declarator":
+        return None
+    if model.text(var.decl.child_by_field_name("type") or var.decl) != "dim3":
+        return None
+    params = decl.child_by_field_name("parameters")
+    kids = [p for p in params.named_children if p.type != "comment"] if params is not None else []
+    args = [p.named_children[0] for p in kids if p.type == "parameter_declaration" and p.named_child_count == 1
+            and p.named_children[0].type == "type_identifier"]
+    if not args or len(args) != len(kids) or len(args) > 3:
+        return None
+    return args, _statement_of(var.decl)
 
 
 def const_dims(model: "FileModel", node: ts.Node) -> tuple[tuple[int, int, int], ts.Node | None] | None:

@@ -11,8 +11,9 @@ SIMD-scope reductions.
   access to what they order since the previous barrier or entry, or until the next or exit.
 - :func:`divergent_conditions`: the conditions deciding whether a node runs that differ between
   threads of one group (``local`` dependence; values read from shared memory stay silent).
-- :func:`simd_reductions` / :func:`group_result_stores`: values computed by SIMD-scope reductions
-  and stores of them at group-uniform addresses.
+- :func:`simd_reductions` / :func:`group_result_stores` / :func:`spans_several_simd_groups`: values
+  computed by SIMD-scope reductions, their stores at group-uniform addresses, and evidence
+  that a group holds several SIMD groups.
 
 Everything leans towards silence: unknown callees, pointers of unknown address space and
 ``goto`` count as touching all memory or stop the analysis.
@@ -115,8 +116,36 @@ def sync_calls(model: "FileModel", f: Function) -> list[tuple[ts.Node, Barrier]]
 
 
 def divergent_conditions(model: "FileModel", node: ts.Node) -> list[ts.Node]:
-    """Conditions deciding whether ``node`` runs whose value differs between threads of a group."""
-    return [c for c in control_conditions(model, node) if B.LOCAL in model.deps(c)]
+    """Conditions deciding whether ``node`` runs whose value differs between threads of a group.
+    Inside a helper, a condition on a parameter counts when some call in the file passes a
+    thread-dependent argument for it."""
+    out = []
+    f = model.function_at(node.start_byte)
+    for c in control_conditions(model, node):
+        if B.LOCAL in model.deps(c) or (f is not None and not f.is_entry and _param_divergent(model, f, c)):
+            out.append(c)
+    return out
+
+
+def _param_divergent(model: "FileModel", f: Function, cond: ts.Node) -> bool:
+    params = []
+    stack = [cond]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            v = model.resolve(n)
+            if v is not None and v.is_param and v.function is f and v in f.params:
+                params.append(f.params.index(v))
+        stack.extend(n.named_children)
+    if not params:
+        return False
+    for call in model.nodes("call"):
+        if model.callee_name(call) != f.name or model.function_by_name.get(f.name) is not f:
+            continue
+        args = [a for a in model.call_args(call) if a.type != "comment"]
+        if any(i < len(args) and B.LOCAL in model.deps(args[i]) for i in params):
+            return True
+    return False
 
 
 _SPACE_NAMES = {
@@ -726,6 +755,36 @@ def _reduction_in(model: "FileModel", f: Function, expr: ts.Node, reduced: dict[
                 return n
         stack.extend(reversed(n.named_children))
     return None
+
+
+_SIMD_INDEX_ROLES = frozenset({"simdgroup_index_in_threadgroup", "simdgroups_per_threadgroup"})
+
+
+def spans_several_simd_groups(model: "FileModel", f: Function, width: int) -> bool:
+    """Evidence in ``f`` that its group holds several SIMD groups: a group barrier (or a call to a
+    helper with one), a SIMD-group index (``simdgroup_index_in_threadgroup``, ``gl_SubgroupID``,
+    ``gl_NumSubgroups``, ``threadIdx.x / 32``, ``threadIdx.x >> 5``, ``/ warpSize``)."""
+    if group_barriers(f) or sync_calls(model, f):
+        return True
+    if any(p.role in _SIMD_INDEX_ROLES for p in f.params):
+        return True
+    if f.body is None:
+        return False
+    shift = width.bit_length() - 1
+    stack = [f.body]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier" and model.text(n) in ("gl_SubgroupID", "gl_NumSubgroups") and model.resolve(n) is None:
+            return True
+        if n.type == "binary_expression":
+            op = model.text(n.child_by_field_name("operator"))
+            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+            if op in ("/", ">>") and left is not None and right is not None and B.LOCAL in model.deps(left):
+                rv = model.const_value(right)
+                if (op == "/" and (rv == width or model.text(right) == "warpSize")) or (op == ">>" and rv == shift):
+                    return True
+        stack.extend(n.named_children)
+    return False
 
 
 @dataclass

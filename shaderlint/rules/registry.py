@@ -18,6 +18,15 @@ from shaderlint.rules.sl205_select_arithmetic_trick import SelectArithmeticTrick
 from shaderlint.rules.sl301_wide_thread_id import WideThreadId
 from shaderlint.rules.sl302_wide_grid_id import WideGridId
 from shaderlint.rules.sl303_float_texture_read import FloatTextureRead
+from shaderlint.rules.sl401_barrier_wider_than_simd import BarrierWiderThanSimd
+from shaderlint.rules.sl402_redundant_barrier import RedundantBarrier
+from shaderlint.rules.sl403_divergent_barrier import DivergentBarrier
+from shaderlint.rules.sl404_simd_reduction_as_group_result import SimdReductionAsGroupResult
+from shaderlint.rules.sl501_threadgroup_size_not_simd_multiple import ThreadgroupSizeNotSimdMultiple
+from shaderlint.rules.sl502_threadgroup_size_over_limit import ThreadgroupSizeOverLimit
+from shaderlint.rules.sl503_truncating_grid_division import TruncatingGridDivision
+from shaderlint.rules.sl504_contiguous_thread_chunks import ContiguousThreadChunks
+from shaderlint.rules.sl506_missing_launch_bounds import MissingLaunchBounds
 from shaderlint.rules.sl601_switch_fallthrough import SwitchFallthrough
 from shaderlint.rules.sl701_fragment_writes_without_early_tests import FragmentWritesWithoutEarlyTests
 
@@ -37,6 +46,15 @@ RULES: tuple[type[Rule], ...] = (
     WideThreadId,
     WideGridId,
     FloatTextureRead,
+    BarrierWiderThanSimd,
+    RedundantBarrier,
+    DivergentBarrier,
+    SimdReductionAsGroupResult,
+    ThreadgroupSizeNotSimdMultiple,
+    ThreadgroupSizeOverLimit,
+    TruncatingGridDivision,
+    ContiguousThreadChunks,
+    MissingLaunchBounds,
     SwitchFallthrough,
     FragmentWritesWithoutEarlyTests,
 )

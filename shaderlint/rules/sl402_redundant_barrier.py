@@ -1,0 +1,131 @@
+"""SL402 redundant-barrier
+
+## What it does
+Flags a threadgroup-wide barrier in a kernel when none of the memory it orders
+is accessed between it and the previous barrier (or the start of the kernel),
+or between it and the next barrier (or the end of the kernel), on any path.
+What a barrier orders: threadgroup/shared memory always; device/global memory
+too where the barrier covers it (CUDA `__syncthreads`, Metal
+`mem_flags::mem_device`/`mem_texture`, GLSL `memoryBarrierBuffer()`/
+`memoryBarrierImage()` written directly before `barrier()`). When two barriers
+are redundant with each other, only the second is reported, so removing the
+reported ones is always correct.
+
+The analysis is a data-flow over the kernel body: branches merge, loops are
+iterated until nothing changes (so a barrier at the top of a loop sees the
+previous iteration's accesses), and `break`, `continue` and `return` are
+followed. A use of a threadgroup/shared variable, a device buffer or a
+writable texture/image counts as an access; so does a call to a helper that
+touches memory, a pointer of unknown address space, a macro that is not a
+constant, or inline assembly. GLSL tessellation control shaders (where
+`barrier()` orders patch outputs) and `goto` are not analysed.
+
+## Why is this bad?
+A barrier stalls every thread of the group until the slowest arrives. One that
+orders no access buys nothing for that cost; the compilers keep it (a barrier
+is a convergence point they may not move or delete). Apple's GPU compiler team
+("Advanced Metal Shader Optimization", WWDC) recommends the smallest barrier
+that is correct; none at all is smaller still. Redundant barriers are also a
+sign that the data exchange they were meant to protect moved elsewhere.
+
+## Example
+```cuda
+__global__ void scale(const float* in, float* out, float k, int n) {
+    __shared__ float tile[256];
+    int j = min(blockIdx.x * blockDim.x + threadIdx.x, n - 1);
+    __syncthreads();                     // SL402: nothing before it
+    tile[threadIdx.x] = in[j] * k;
+    __syncthreads();
+    out[j] = tile[255 - threadIdx.x];
+    __syncthreads();                     // SL402: nothing after it
+}
+```
+
+## Use instead
+```cuda
+    tile[threadIdx.x] = in[j] * k;
+    __syncthreads();
+    out[j] = tile[255 - threadIdx.x];
+```
+
+## Impact
+Barrier latency, not registers or occupancy: `impact` is null. The fix
+(delete the statement) is offered when the barrier stands alone on its line,
+and is unsafe: it relies on the analysis having seen every access.
+
+## Options
+None.
+
+## Evidence
+`nvcc -arch=sm_90 -ptx` on the CUDA fixture keeps every barrier: `scale` has
+three `bar.sync 0;` — one before any `ld`/`st`, one between `st.shared.f32` and
+`ld.shared.f32`, one after the final `st.global.f32` — and `doubled` has two
+`bar.sync 0;` back to back. After the fix `scale` has one `bar.sync 0;`.
+`-Xptxas -v` reports "used 1 barriers" either way: the cost is time at run
+time, not a resource.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Severity
+from shaderlint.model.sync import redundant_barriers, space_names
+from shaderlint.rules.base import Rule, RuleContext
+
+
+class RedundantBarrier(Rule):
+    code = "SL402"
+    name = "redundant-barrier"
+    languages = frozenset({"metal", "cuda", "glsl"})
+    severity = Severity.WARNING
+    fix = "unsafe"
+    summary = "barrier with no memory access it orders on one side"
+
+    def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        if model.language == "glsl" and model.stage not in ("compute", "mesh", "task"):
+            return  # tessellation-control barriers order patch outputs, which are not modelled
+        for f in model.functions:
+            if not (f.is_entry and f.is_device_code):
+                continue
+            for r in redundant_barriers(model, f):
+                memory = space_names(model.language, r.orders)
+                if r.side == "before":
+                    span = _either(r, "the previous barrier", "the start of the kernel")
+                    where = f"between {span} and this one"
+                else:
+                    span = _either(r, "the next barrier", "the end of the kernel")
+                    where = f"between this barrier and {span}"
+                yield Finding(
+                    r.barrier.node.start_byte, r.barrier.node.end_byte,
+                    f"'{r.barrier.name}' orders nothing: no {memory} is accessed {where}",
+                    kernel=f.name, fix=_remove_line(model, r.barrier.node),
+                )
+
+
+def _either(r, barrier: str, edge: str) -> str:
+    if r.edge and r.other:
+        return f"{barrier} (or {edge.replace('the ', 'the ', 1)})"
+    return edge if r.edge else barrier
+
+
+def _remove_line(model, call) -> Fix | None:
+    """Delete the barrier's statement when it stands alone on its line in a block (a trailing
+    comment is kept)."""
+    stmt = call.parent
+    if stmt is None or stmt.type != "expression_statement" or stmt.parent is None \
+            or stmt.parent.type not in ("compound_statement", "case_statement"):
+        return None
+    data = model.source.data
+    start = data.rfind(b"\n", 0, stmt.start_byte) + 1
+    end = data.find(b"\n", stmt.end_byte)
+    end = len(data) if end < 0 else end + 1
+    rest = data[stmt.end_byte:end]
+    if data[start:stmt.start_byte].strip():
+        return None
+    if not rest.strip():
+        return Fix("Remove the barrier", Applicability.UNSAFE, (Edit(start, end, ""),))
+    if rest.strip().startswith(b"//"):
+        comment = stmt.end_byte + rest.index(b"//")
+        return Fix("Remove the barrier", Applicability.UNSAFE, (Edit(stmt.start_byte, comment, ""),))
+    return None

@@ -1,0 +1,132 @@
+"""SL403 divergent-barrier
+
+## What it does
+Flags a threadgroup-wide barrier (`threadgroup_barrier`, `__syncthreads` and its
+`_count`/`_and`/`_or` forms, cooperative-groups `block.sync()`, GLSL `barrier()`),
+or a call to a helper in the same file that executes one, that only some threads
+of a group can reach: it sits under a condition, in a loop, or after an early
+exit (`return`, or a `break` that ends the loop for some threads) whose condition
+differs between the threads of one group. Reported at the barrier (or the call),
+with the deciding conditions as related locations.
+
+Thread dependence comes from the model's uniformity analysis: it flows from the
+thread-ID built-ins (`threadIdx`, `thread_position_in_*`,
+`thread_index_in_threadgroup`, `gl_LocalInvocationID`, `simd_is_first()`, …)
+through assignments, arithmetic, array reads, calls to functions in the same
+file, loop counters whose bounds or steps depend on it, and early returns.
+Kernel parameters, constants, `blockIdx`/`threadgroup_position_in_grid`,
+`blockDim`/`threads_per_threadgroup`/`gl_WorkGroupSize` and loads from uniform
+addresses are uniform within the group. A value read from threadgroup/shared
+memory is not known either way and the rule stays silent on it.
+
+## Why is this bad?
+A group barrier waits until every thread of the group has arrived. The CUDA C++
+Programming Guide allows `__syncthreads()` in conditional code "only if the
+conditional evaluates identically across the entire thread block, otherwise the
+code execution is likely to hang or produce unintended side effects"; the Metal
+Shading Language requires every thread of the threadgroup to execute
+`threadgroup_barrier`, and GLSL allows `barrier()` in compute shaders only in
+dynamically uniform control flow. The compilers accept the code silently; what
+happens depends on the GPU: a hang, a barrier that releases early (and a data
+race on the threadgroup memory it was meant to protect), or results that differ
+between runs.
+
+## Example
+```cuda
+__global__ void smooth(const float* in, float* out, int n) {
+    __shared__ float tile[258];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;                 // threads past the end leave ...
+    tile[threadIdx.x + 1] = in[i];
+    __syncthreads();                    // SL403: ... and never arrive here
+    out[i] = (tile[threadIdx.x] + tile[threadIdx.x + 1] + tile[threadIdx.x + 2]) / 3.0f;
+}
+```
+
+## Use instead
+Let every thread reach the barrier and guard only the memory accesses:
+```cuda
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    tile[threadIdx.x + 1] = i < n ? in[i] : 0.0f;
+    __syncthreads();
+    if (i < n) out[i] = (tile[threadIdx.x] + tile[threadIdx.x + 1] + tile[threadIdx.x + 2]) / 3.0f;
+```
+A barrier inside a loop is fine when the loop's bounds are uniform (`for (base
+= 0; base < n; base += TILE)`), and so is an early exit on a group-uniform value
+(`if (blockIdx.x >= blocks_with_work) return;`).
+
+## Impact
+A correctness error, not a cost: no register or occupancy estimate (`impact`
+is null).
+
+## Options
+None.
+
+## Evidence
+`nvcc -arch=sm_90 -ptx` compiles the CUDA fixture without a diagnostic. In
+`scale_tile` the barrier sits behind the thread test: `setp.ge.u32 %p1, %r1,
+%r2;` (`%r1` = `%tid.x`), `@%p1 bra $L__BB0_2;`, then `st.shared.f32`,
+`bar.sync 0;`, `ld.shared.f32`: threads with `threadIdx.x >= n` branch past
+`bar.sync 0` but stay alive, and the PTX ISA has `bar.sync` wait for all
+non-exited threads of the CTA. (Threads that have *exited* no longer count on
+NVIDIA hardware, which is why the early-return form in `smooth` often appears
+to work there; the language still gives no guarantee, other GPUs differ, and a
+`return` from a helper does not exit the thread.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shaderlint.diagnostics import Finding, Related, Severity
+from shaderlint.model.dispatch import GROUP_WORDS
+from shaderlint.model.sync import divergent_conditions, group_barriers, sync_calls
+from shaderlint.rules.base import Rule, RuleContext
+
+_LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+
+
+class DivergentBarrier(Rule):
+    code = "SL403"
+    name = "divergent-barrier"
+    languages = frozenset({"metal", "cuda", "glsl"})
+    severity = Severity.ERROR
+    summary = "group barrier reachable only under thread-dependent control flow"
+
+    def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        group = GROUP_WORDS[model.language]
+        for f in model.functions:
+            if not f.is_device_code or f.body is None:
+                continue
+            sites = [(b.node, b.name, None) for b in group_barriers(f)]
+            sites += [(call, model.callee_name(call) + "()", inner) for call, inner in sync_calls(model, f)]
+            for node, name, inner in sorted(sites, key=lambda s: s[0].start_byte):
+                conds = divergent_conditions(model, node)
+                if not conds:
+                    continue
+                where = _describe(model, node, conds[0])
+                what = f"'{name}'" if inner is None else f"'{name}', which calls '{inner.name}',"
+                related = [Related(c.start_byte, c.end_byte, "condition that differs between threads") for c in conds]
+                if inner is not None:
+                    related.append(Related(inner.node.start_byte, inner.node.end_byte, f"'{inner.name}' inside"))
+                yield Finding(
+                    node.start_byte, node.end_byte,
+                    f"{what} {where}, a condition that differs between threads of a {group}: threads that skip "
+                    f"the barrier never arrive, which is undefined behaviour (usually a hang or corrupted data)",
+                    kernel=f.name, related=tuple(related),
+                )
+
+
+def _describe(model, node, cond) -> str:
+    """How ``cond`` decides whether ``node`` runs."""
+    stmt = cond.parent
+    while stmt is not None and stmt.type in ("condition_clause", "parenthesized_expression"):
+        stmt = stmt.parent
+    text = " ".join(model.text(cond).split())
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    if stmt is not None and stmt.start_byte <= node.start_byte < stmt.end_byte:
+        if stmt.type in _LOOPS:
+            return f"runs in a loop whose condition is `{text}`"
+        return f"runs only when `{text}` holds"
+    return f"is skipped by threads that leave early when `{text}`"

@@ -1,0 +1,125 @@
+"""SL404 simd-reduction-as-group-result
+
+## What it does
+Flags a SIMD-scope reduction whose value is stored as the whole threadgroup's
+result in a kernel whose threadgroup can be larger than one SIMD group.
+Reductions are Metal `simd_sum`/`simd_product`/`simd_min`/`simd_max`/`simd_and`/
+`simd_or`/`simd_xor`, GLSL `subgroupAdd`/`Mul`/`Min`/`Max`/`And`/`Or`/`Xor`,
+CUDA `__reduce_*_sync`, a shuffle tree that folds a value into itself
+(`v += __shfl_down_sync(mask, v, o)`, `simd_shuffle_down`,
+`subgroupShuffleXor`), and calls to helpers in the same file that return one.
+"Stored as the group's result" means written to device or threadgroup memory
+at an address that is the same for every thread of the group (`out[g]` with `g`
+the threadgroup position, `out[0]`, a threadgroup scalar), typically by
+`thread_index_in_threadgroup == 0`. Reported at the reduction call, with the
+store as a related location.
+
+Silent when the group is known to fit one SIMD group, when the kernel combines
+the SIMD results through threadgroup memory (a reduced value stored at a
+per-SIMD-group address such as `partial[simd_id]`: the two-level reduction),
+when the reduced values were themselves read from threadgroup memory (a
+shared-memory tree finished by one warp), and for atomics (`atomicAdd`,
+`atomic_fetch_add_explicit`), which accumulate every contribution.
+
+## Why is this bad?
+A SIMD-scope reduction combines the lanes of one SIMD group (a warp, a
+SIMD-group, a subgroup: 32 threads on NVIDIA and Apple GPUs). A threadgroup of
+256 threads holds eight of them; storing one of their partial results as the
+threadgroup's result silently drops the other seven — or, when every SIMD
+group's leader stores to the same address, keeps whichever write lands last.
+The result is wrong by a data-dependent amount and looks plausible.
+
+## Example
+```metal
+// shaderlint: threadgroup-size=256
+kernel void block_sum(device const float* in [[buffer(0)]], device float* out [[buffer(1)]],
+                      uint lid [[thread_index_in_threadgroup]], uint g [[threadgroup_position_in_grid]],
+                      uint gid [[thread_position_in_grid]]) {
+    float x = in[gid];
+    if (lid == 0) out[g] = simd_sum(x);   // SL404: only SIMD-group 0's sum
+}
+```
+
+## Use instead
+Combine the SIMD groups' partial sums through threadgroup memory:
+```metal
+    float s = simd_sum(in[gid]);
+    if (lane == 0) partial[sid] = s;                 // one slot per SIMD-group
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (sid == 0) {
+        float t = simd_sum(lane < nsimd ? partial[lane] : 0.0f);
+        if (lane == 0) out[g] = t;
+    }
+```
+or accumulate with an atomic per SIMD group.
+
+## Impact
+A correctness error: `impact` is null.
+
+## Options
+None. The SIMD width is the target's (`--target`).
+
+## Evidence
+`nvcc -arch=sm_90 -ptx` on the CUDA fixture: `block_sum` inlines `warp_sum` as
+five `shfl.sync.down.b32` with member mask `-1` and clamp `31` (one warp), then
+`setp.ne.s32 %p7, %r2, 0;` on `%tid.x`, `@%p7 bra`, and a single
+`st.global.f32` — no `bar.sync` and no `.shared` traffic ("Used 12 registers,
+used 0 barriers"), so nothing carries the other seven warps' sums. The
+two-level negative `block_sum_two_level` reports "used 1 barriers, 128 bytes
+smem".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shaderlint.diagnostics import Finding, Related, Severity
+from shaderlint.model import builtins as B
+from shaderlint.model.dispatch import GROUP_WORDS, group_size, simd_terms
+from shaderlint.model.sync import group_result_stores, reduction_input_deps, spans_several_simd_groups
+from shaderlint.rules.base import Rule, RuleContext
+
+
+class SimdReductionAsGroupResult(Rule):
+    code = "SL404"
+    name = "simd-reduction-as-group-result"
+    languages = frozenset({"metal", "cuda", "glsl"})
+    severity = Severity.WARNING
+    summary = "SIMD-scope reduction stored as the whole threadgroup's result"
+
+    def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        width = ctx.target.simd_width
+        simd, _ = simd_terms(ctx.target)
+        group = GROUP_WORDS[model.language]
+        for f in model.functions:
+            if not (f.is_entry and f.is_device_code):
+                continue
+            gs = group_size(model, f, ctx.facts)
+            if gs is not None and gs.total <= width:
+                continue  # the group is one SIMD group: its reduction is the group's
+            if gs is None and not spans_several_simd_groups(model, f, width):
+                continue  # size unknown and nothing says the group is wider than one SIMD group
+            stores, two_level = group_result_stores(model, f)
+            if two_level:
+                continue  # partial results are combined through threadgroup memory
+            reported: set[int] = set()
+            for st in stores:
+                red = st.reduction
+                if red.id in reported or B.UNKNOWN_DEP in reduction_input_deps(model, red):
+                    continue  # its inputs were read from threadgroup memory: already group-wide
+                reported.add(red.id)
+                if gs is not None:
+                    n = -(-gs.total // width)
+                    size = (f"the {group} has {'up to ' if not gs.exact else ''}{gs.total} threads = {n} {simd}s "
+                            f"on {ctx.target.name}")
+                else:
+                    size = (f"the {group} size is not declared, but the kernel synchronises or indexes several "
+                            f"{simd}s")
+                yield Finding(
+                    red.start_byte, red.end_byte,
+                    f"'{model.text(red.child_by_field_name('function'))}' combines only the {width} lanes of one "
+                    f"{simd}, but its result is stored to '{model.text(st.target)}' as the whole {group}'s "
+                    f"result; {size}, and the other {simd}s' contributions are lost",
+                    kernel=f.name,
+                    related=(Related(st.node.start_byte, st.node.end_byte, "stored here as the group result"),),
+                )

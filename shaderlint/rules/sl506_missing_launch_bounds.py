@@ -1,0 +1,98 @@
+"""SL506 missing-launch-bounds
+
+## What it does
+Flags a CUDA kernel without `__launch_bounds__` whose block size is fixed: every
+launch of it in the same `.cu` file uses the same constant block size (a
+literal, a constant, a `dim3` constructor or variable), or a `// shaderlint:
+threadgroup-size=` annotation (above the kernel or at the top of the file) or
+`threadgroup-size` in configuration states it. Reported at the size
+declaration (the launch or `dim3` holding the constant, the annotation), or at
+the kernel for file-wide facts. The fix inserts `__launch_bounds__(N)` before
+the kernel's name.
+
+## Why is this bad?
+ptxas allocates a kernel's registers without knowing how large its blocks will
+be. It picks a count by its own heuristics (up to 255 per thread), and a launch
+whose blocks need more registers than the SM has fails at run time ("If a
+program tries to launch a kernel for which the registers used per thread times
+the thread block size is greater than N, the launch will fail", CUDA Occupancy
+Calculator). With `__launch_bounds__(N)` ptxas fits the registers to N threads
+(spilling if it must) and the runtime rejects larger blocks with a clear error;
+with a second argument it also aims at a number of resident blocks. (The SPEC
+says ptxas "must assume 1024 threads" without the bounds; the measurements
+below show it does not: it assumes nothing, which is the problem.)
+
+## Example
+```cuda
+__global__ void correlate(const float* in, float* out, int n) { … }   // 80 registers
+correlate<<<(n + 1023) / 1024, 1024>>>(in, out, n);                 // SL506
+```
+
+## Use instead
+```cuda
+__global__ void __launch_bounds__(1024) correlate(const float* in, float* out, int n) { … }
+```
+
+## Impact
+Registers: often no change (a kernel that already fits keeps its count); for a
+kernel that does not fit the declared block size, the difference between a
+launch that fails and one that runs with spills. The message names the size;
+`impact` is null until the register model can compare the two compilations.
+The fix is unsafe: a launch elsewhere with larger blocks would then fail.
+
+## Options
+None.
+
+## Evidence
+`nvcc -arch=sm_90 -c -Xptxas -v` on the CUDA fixture: `correlate`, launched
+only with 1024-thread blocks, compiles to "Used 80 registers, used 0 barriers"
+with "0 bytes stack frame" — 80 × 1024 = 81,920 registers, more than the
+65,536 of an SM, so every launch in the file fails. With the fix
+(`__launch_bounds__(1024)`) ptxas reports "Used 64 registers", "16 bytes stack
+frame, 12 bytes spill stores, 12 bytes spill loads": it now fits. `transpose`
+(12 registers) and `histogram` (16 registers) are unchanged by their bounds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
+from shaderlint.model.dispatch import format_dims, group_size
+from shaderlint.rules.base import Rule, RuleContext
+
+
+class MissingLaunchBounds(Rule):
+    code = "SL506"
+    name = "missing-launch-bounds"
+    languages = frozenset({"cuda"})
+    severity = Severity.INFO
+    fix = "unsafe"
+    summary = "kernel with a fixed block size but no __launch_bounds__"
+
+    def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        for f in model.functions:
+            if f.kind != "kernel" or f.launch_bounds_node is not None:
+                continue
+            gs = group_size(model, f, ctx.facts)
+            if gs is None or gs.origin not in ("launch", "dim3", "annotation", "config"):
+                continue
+            if gs.total > ctx.target.max_threads_per_group:
+                continue  # cannot launch at all: SL502
+            dims = format_dims(gs.dims)
+            shape = f"{dims} = {gs.total}" if "×" in dims else dims
+            where = {"launch": "every launch of it in this file uses", "dim3": "every launch of it in this file uses",
+                     "annotation": "its threadgroup-size annotation gives",
+                     "config": "the configured threadgroup-size gives"}[gs.origin]
+            at = (gs.start, gs.end)
+            if gs.origin == "annotation" and "threadgroup-size" not in f.facts:
+                at = (f.name_node.start_byte, f.name_node.end_byte)  # a file-wide annotation: report per kernel
+            yield Finding(
+                at[0], at[1],
+                f"kernel '{f.name}' has no __launch_bounds__ although {where} {shape} threads: ptxas allocates "
+                f"its registers without knowing the block size; declare __launch_bounds__({gs.total})",
+                kernel=f.name,
+                related=(Related(f.name_node.start_byte, f.name_node.end_byte, "kernel"),),
+                fix=Fix(f"Add __launch_bounds__({gs.total})", Applicability.UNSAFE,
+                        (Edit(f.name_node.start_byte, f.name_node.start_byte, f"__launch_bounds__({gs.total}) "),)),
+            )

@@ -1,0 +1,167 @@
+"""The dispatch and synchronisation facts (shaderlint.model.dispatch / .sync) and the rules that use
+them where fixtures cannot reach: configuration facts, annotation scope, control flow corners."""
+
+from __future__ import annotations
+
+from shaderlint.config import Settings
+from shaderlint.engine import lint_source
+from shaderlint.model import sync
+from shaderlint.model.build import build_model
+from shaderlint.model.dispatch import dispatch_mode, group_size, kernel_fact
+from shaderlint.languages import FRONT_ENDS
+from shaderlint.model.source import Source
+
+
+def model_of(path: str, text: str):
+    lang = {"metal": "metal", "cu": "cuda", "comp": "glsl"}[path.rsplit(".", 1)[1]]
+    return build_model(FRONT_ENDS[lang].parse(Source(path, text.encode())))
+
+
+def codes(path: str, text: str, select: str, **kw) -> list[tuple[int, str]]:
+    result = lint_source(path, text.encode(), Settings(select=tuple(select.split(",")) + ("SL001",), **kw))
+    return [(d.line, d.code) for d in result.diagnostics]
+
+
+METAL_SMALL = """#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], threadgroup float* t [[threadgroup(0)]],
+              uint lid [[thread_index_in_threadgroup]]) {
+    t[lid] = out[lid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[lid] = t[lid ^ 1];
+}
+"""
+
+
+def test_configured_threadgroup_size_reaches_the_rules():
+    assert codes("k.metal", METAL_SMALL, "SL401") == []
+    facts = (("*.metal", (("threadgroup-size", "32"),)),)
+    assert codes("k.metal", METAL_SMALL, "SL401", facts=facts) == [(6, "SL401")]
+    facts = (("*.metal", (("threadgroup-size", "10x10"),)),)
+    got = lint_source("k.metal", METAL_SMALL.encode(), Settings(select=("SL501",), facts=facts)).diagnostics
+    assert [(d.line, d.code) for d in got] == [(3, "SL501")]  # reported at the kernel's name
+    assert "10×10 = 100" in got[0].message and "configured" in got[0].message
+    m = model_of("k.metal", METAL_SMALL)
+    gs = group_size(m, m.kernels[0], {"threadgroup-size": "8x4"})
+    assert gs is not None and gs.dims == (8, 4, 1) and gs.origin == "config"
+
+
+def test_annotation_above_a_kernel_is_not_file_wide():
+    text = """// shaderlint: dispatch=threads
+kernel void a(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 0; }
+kernel void b(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1; }
+"""
+    m = model_of("k.metal", text)
+    a, b = m.kernels
+    assert dispatch_mode(m, a) == "threads"
+    assert dispatch_mode(m, b) is None
+    assert dispatch_mode(m, b, {"dispatch": "threadgroups"}) == "threadgroups"
+    top = "// shaderlint: dispatch=threadgroups\n#include <metal_stdlib>\n" + text
+    m = model_of("k.metal", top)
+    a, b = m.kernels
+    assert m.facts["dispatch"] == "threadgroups"
+    assert dispatch_mode(m, a) == "threads" and dispatch_mode(m, b) == "threadgroups"
+    assert kernel_fact(m, b, "grid-size", {"grid-size": "1920x1080"}) == "1920x1080"
+
+
+def test_group_size_from_agreeing_launch_sites():
+    text = """__global__ void k(float* a) { a[threadIdx.x] = 0.0f; }
+__global__ void j(float* a) { a[threadIdx.x] = 1.0f; }
+void host(float* a, int n) {
+    int threads;
+    threads = 96;
+    dim3 block(threads);
+    k<<<n, block>>>(a);
+    k<<<n, 96>>>(a);
+    j<<<n, 64>>>(a);
+    j<<<n, 128>>>(a);
+}
+"""
+    m = model_of("k.cu", text)
+    k, j = (m.function_by_name[x] for x in ("k", "j"))
+    assert k.group_size is not None and k.group_size.dims == (96, 1, 1)
+    assert j.group_size is None  # two different sizes
+    assert codes("k.cu", text, "SL501") == []
+    assert codes("k.cu", text, "SL506") == [(6, "SL506")]
+
+
+def test_break_in_a_loop_makes_every_barrier_in_it_divergent():
+    text = """__global__ void k(const int* keys, int key, int n) {
+    __shared__ int w[256];
+    for (int base = 0; base < n; base += 256) {
+        __syncthreads();
+        w[threadIdx.x] = keys[base + threadIdx.x];
+        __syncthreads();
+        if (w[threadIdx.x] == key) continue;
+        __syncthreads();
+    }
+    for (int base = 0; base < n; base += 256) {
+        __syncthreads();
+        if (keys[base + threadIdx.x] == key) break;
+    }
+}
+"""
+    # continue only skips the rest of its iteration; break ends the loop for some threads
+    assert codes("k.cu", text, "SL403") == [(8, "SL403"), (11, "SL403")]
+
+
+def test_redundant_barriers_follow_switch_break_and_return():
+    text = """__global__ void k(float* out, int mode) {
+    __shared__ float t[256];
+    switch (mode) {
+    case 0:
+        t[threadIdx.x] = 1.0f;
+        break;
+    default:
+        return;
+    }
+    __syncthreads();
+    out[threadIdx.x] = t[255 - threadIdx.x];
+    for (int i = 0; i < mode; ++i) {
+        if (i == 3) break;
+        __syncthreads();
+    }
+}
+"""
+    m = model_of("k.cu", text)
+    got = [(m.source.position(r.barrier.node.start_byte)[0], r.side) for r in sync.redundant_barriers(m, m.kernels[0])]
+    # line 10 orders the case-0 write against the read; line 14 has nothing after it
+    assert got == [(14, "after")]
+
+
+def test_helpers_that_synchronise_and_reduce():
+    text = """__device__ void stage(float* t) { t[threadIdx.x] = 0.0f; __syncthreads(); }
+__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffffu, v, o);
+    return v;
+}
+__global__ void k(float* out) {
+    __shared__ float t[256];
+    stage(t);
+    float s = warp_sum(out[threadIdx.x]);
+    if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
+"""
+    m = model_of("k.cu", text)
+    k = m.function_by_name["k"]
+    assert [m.text(c) for c, _ in sync.sync_calls(m, k)] == ["stage(t)"]
+    assert set(sync.reducing_functions(m)) == {"warp_sum"}
+    stores, two_level = sync.group_result_stores(m, k)
+    assert [m.text(s.reduction) for s in stores] == ["warp_sum(out[threadIdx.x])"] and not two_level
+    assert sync.spans_several_simd_groups(m, k, 32)  # the helper's barrier says so
+    assert codes("k.cu", text, "SL404") == [(9, "SL404")]
+
+
+def test_rules_never_raise_on_odd_input():
+    odd = [
+        "__global__ void k() { __syncthreads(",
+        "void h() { k<<<>>>(); }",
+        "__global__ void k() { goto x; x: __syncthreads(); }",
+        "__global__ void k(int n) { for (;;) { __syncthreads(); if (n) break; } }",
+        "__global__ void k(int n) { do { __syncthreads(); } while (threadIdx.x < n); }",
+        "void h(int n) { dim3 g; g.x = n / 256; k<<<g, 256>>>(); }",
+    ]
+    select = "SL401,SL402,SL403,SL404,SL501,SL502,SL503,SL504,SL506"
+    for text in odd:
+        for d in lint_source("k.cu", text.encode(), Settings(select=tuple(select.split(",")) + ("SL001",))).diagnostics:
+            assert "failed on this file" not in d.message, d.message
