@@ -57,6 +57,29 @@ def parse_dims(text: str) -> tuple[int, int, int] | None:
     return (nums[0], nums[1], nums[2])
 
 
+def nodes_in(model: "FileModel", capture: str, start: int, end: int) -> list[ts.Node]:
+    """The model's ``capture`` nodes (sorted by position) that start in [start, end)."""
+    import bisect
+
+    starts_cache = model.__dict__.setdefault("_capture_starts", {})
+    nodes = model.nodes(capture)
+    starts = starts_cache.get(capture)
+    if starts is None or len(starts) != len(nodes):
+        starts = starts_cache[capture] = [n.start_byte for n in nodes]
+    return nodes[bisect.bisect_left(starts, start):bisect.bisect_left(starts, end)]
+
+
+def calls_to(model: "FileModel", name: str) -> list[ts.Node]:
+    """Calls in the file whose callee is called ``name``."""
+    index = model.__dict__.get("_calls_by_callee")
+    if index is None:
+        index = {}
+        for call in model.nodes("call"):
+            index.setdefault(model.callee_name(call), []).append(call)
+        model._calls_by_callee = index
+    return index.get(name, [])
+
+
 # ---- facts ---------------------------------------------------------------------------------------
 
 
@@ -124,9 +147,7 @@ def definitions(model: "FileModel", var: Var) -> list[ts.Node]:
     if var.init is not None:
         out.append(var.init)
     lo, hi = var.scope
-    for a in model.nodes("assign"):
-        if not (lo <= a.start_byte < hi):
-            continue
+    for a in nodes_in(model, "assign", lo, hi):
         left = a.child_by_field_name("left")
         if left is None:
             continue
@@ -136,11 +157,10 @@ def definitions(model: "FileModel", var: Var) -> list[ts.Node]:
             out.append(a.child_by_field_name("right") if op is not None and model.text(op) == "=" else a)
         elif left.type == "field_expression" and model.base_var(left) is var:
             out.append(a)  # `block.x = 16`: a partial definition we do not follow
-    for u in model.nodes("update"):
-        if lo <= u.start_byte < hi:
-            arg = u.child_by_field_name("argument")
-            if arg is not None and unparen(arg).type == "identifier" and model.resolve(unparen(arg)) is var:
-                out.append(u)
+    for u in nodes_in(model, "update", lo, hi):
+        arg = u.child_by_field_name("argument")
+        if arg is not None and unparen(arg).type == "identifier" and model.resolve(unparen(arg)) is var:
+            out.append(u)
     return [d for d in out if d is not None]
 
 
@@ -304,9 +324,8 @@ def is_grid_stride(model: "FileModel", f: Function) -> bool:
     gridDim.x``, ``threads_per_grid``, ``gl_NumWorkGroups``): the kernel covers any data size."""
     if f.body is None:
         return False
-    lo, hi = f.body.start_byte, f.body.end_byte
-    for a in model.nodes("assign"):
-        if not (lo <= a.start_byte < hi) or not _in_loop(a, f.body):
+    for a in nodes_in(model, "assign", f.body.start_byte, f.body.end_byte):
+        if not _in_loop(a, f.body):
             continue
         op = a.child_by_field_name("operator")
         right = a.child_by_field_name("right")

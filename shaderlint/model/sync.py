@@ -28,6 +28,7 @@ import tree_sitter as ts
 
 from shaderlint.model import builtins as B
 from shaderlint.model.build import control_conditions
+from shaderlint.model.dispatch import calls_to, nodes_in
 from shaderlint.model.expr import unparen
 from shaderlint.model.kernel import Barrier, Function, Var
 
@@ -86,17 +87,14 @@ def synchronising_functions(model: "FileModel") -> dict[str, Barrier]:
         gb = group_barriers(f)
         if gb:
             out.setdefault(f.name, gb[0])
-    changed = True
-    while changed:
-        changed = False
-        for call in model.nodes("call"):
-            name = model.callee_name(call)
-            if name not in out:
-                continue
+    todo = list(out)
+    while todo:
+        name = todo.pop()
+        for call in calls_to(model, name):
             f = model.function_at(call.start_byte)
             if f is not None and f.name not in out:
                 out[f.name] = out[name]
-                changed = True
+                todo.append(f.name)
     model._sync_functions = out
     return out
 
@@ -107,11 +105,10 @@ def sync_calls(model: "FileModel", f: Function) -> list[tuple[ts.Node, Barrier]]
         return []
     sync = synchronising_functions(model)
     out = []
-    for call in model.nodes("call"):
-        if f.body.start_byte <= call.start_byte < f.body.end_byte:
-            name = model.callee_name(call)
-            if name in sync and name != f.name and name in model.function_by_name:
-                out.append((call, sync[name]))
+    for call in nodes_in(model, "call", f.body.start_byte, f.body.end_byte):
+        name = model.callee_name(call)
+        if name in sync and name != f.name and name in model.function_by_name:
+            out.append((call, sync[name]))
     return out
 
 
@@ -139,9 +136,9 @@ def _param_divergent(model: "FileModel", f: Function, cond: ts.Node) -> bool:
         stack.extend(n.named_children)
     if not params:
         return False
-    for call in model.nodes("call"):
-        if model.callee_name(call) != f.name or model.function_by_name.get(f.name) is not f:
-            continue
+    if model.function_by_name.get(f.name) is not f:
+        return False
+    for call in calls_to(model, f.name):
         args = [a for a in model.call_args(call) if a.type != "comment"]
         if any(i < len(args) and B.LOCAL in model.deps(args[i]) for i in params):
             return True
@@ -627,10 +624,7 @@ def _writes(model: "FileModel", f: Function) -> list[tuple[Var, ts.Node, ts.Node
             out.append((v, v.init, v.decl, False))
     if f.body is None:
         return out
-    lo, hi = f.body.start_byte, f.body.end_byte
-    for a in model.nodes("assign"):
-        if not (lo <= a.start_byte < hi):
-            continue
+    for a in nodes_in(model, "assign", f.body.start_byte, f.body.end_byte):
         left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
         if left is None or right is None or unparen(left).type != "identifier":
             continue
@@ -805,10 +799,7 @@ def group_result_stores(model: "FileModel", f: Function) -> tuple[list[GroupStor
     two_level = False
     if f.body is None:
         return out, two_level
-    lo, hi = f.body.start_byte, f.body.end_byte
-    for a in model.nodes("assign"):
-        if not (lo <= a.start_byte < hi):
-            continue
+    for a in nodes_in(model, "assign", f.body.start_byte, f.body.end_byte):
         left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
         if left is None or right is None:
             continue

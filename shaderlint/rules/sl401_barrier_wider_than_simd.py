@@ -43,7 +43,8 @@ kernel void transpose_tile(device const float* in [[buffer(0)]], device float* o
 ```
 
 ## Impact
-Barrier latency, not registers or occupancy: `impact` is null. The fix is
+Barrier latency, not registers or occupancy: the impact reports no change
+(registers ±0, occupancy as estimated for the kernel). The fix is
 unsafe because it is only correct while the group really fits one SIMD group:
 an annotation or launch that lies, or a GLSL implementation with subgroups
 narrower than the target's (Intel GPUs run 8- or 16-wide), makes the
@@ -112,6 +113,12 @@ class BarrierWiderThanSimd(Rule):
                     related=(Related(gs.start, gs.end, "threadgroup size declared here"),),
                     fix=self._fix(model, b, alt),
                 )
+
+    @classmethod
+    def what_if(cls, model, function, finding, target):
+        from shaderlint.estimate import whatif
+
+        return whatif.no_change("SIMD-scope barrier")
 
     def _fix(self, model, b, alt: str | None) -> Fix | None:
         if alt is None:

@@ -49,7 +49,8 @@ __global__ void scale(const float* in, float* out, float k, int n) {
 ```
 
 ## Impact
-Barrier latency, not registers or occupancy: `impact` is null. The fix
+Barrier latency, not registers or occupancy: the impact reports no change
+(registers ±0, occupancy as estimated for the kernel). The fix
 (delete the statement) is offered when the barrier stands alone on its line,
 and is unsafe: it relies on the analysis having seen every access.
 
@@ -101,6 +102,13 @@ class RedundantBarrier(Rule):
                     f"'{r.barrier.name}' orders nothing: no {memory} is accessed {where}",
                     kernel=f.name, fix=_remove_line(model, r.barrier.node),
                 )
+
+
+    @classmethod
+    def what_if(cls, model, function, finding, target):
+        from shaderlint.estimate import whatif
+
+        return whatif.no_change("barrier removed")
 
 
 def _either(r, barrier: str, edge: str) -> str:

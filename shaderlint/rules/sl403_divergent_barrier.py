@@ -56,8 +56,8 @@ A barrier inside a loop is fine when the loop's bounds are uniform (`for (base
 (`if (blockIdx.x >= blocks_with_work) return;`).
 
 ## Impact
-A correctness error, not a cost: no register or occupancy estimate (`impact`
-is null).
+A correctness error, not a cost: no register or occupancy change is
+estimated (the impact's deltas are null).
 
 ## Options
 None.

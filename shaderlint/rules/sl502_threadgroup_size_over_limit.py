@@ -29,7 +29,8 @@ kernel void saxpy(device const float* x [[buffer(0)]], device float* y [[buffer(
 ```
 
 ## Impact
-The kernel does not run at all: `impact` is null.
+The kernel does not run at all: no estimate is meaningful (the impact's
+deltas are null).
 
 ## Options
 None. Limits are the target's (`--target`).

@@ -34,7 +34,8 @@ saxpy<<<(n + 255) / 256, 256>>>(a, x, y, n);      // and `if (i < n)` in the ker
 ```
 
 ## Impact
-A correctness error (unprocessed data): `impact` is null. The fix rewrites the
+A correctness error (unprocessed data): no register or occupancy change is
+estimated (the impact's deltas are null). The fix rewrites the
 division to round up; it is unsafe because the extra threads of the last
 block must be guarded in the kernel (SL105 checks for the guard).
 
@@ -54,7 +55,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
-from shaderlint.model.dispatch import dim_exprs, follow, is_grid_stride
+from shaderlint.model.dispatch import dim_exprs, follow, is_grid_stride, nodes_in
 from shaderlint.model.expr import unparen
 from shaderlint.rules.base import Rule, RuleContext
 
@@ -152,8 +153,8 @@ def _divisibility_checked(model, site, num, den) -> bool:
     if f is None or f.body is None:
         return False
     want = ("".join(model.text(num).split()), "".join(model.text(den).split()))
-    for d in model.nodes("binary_div"):
-        if f.body.start_byte <= d.start_byte < f.body.end_byte and model.text(d.child_by_field_name("operator")) == "%":
+    for d in nodes_in(model, "binary_div", f.body.start_byte, f.body.end_byte):
+        if model.text(d.child_by_field_name("operator")) == "%":
             got = ("".join(model.text(d.child_by_field_name("left")).split()),
                    "".join(model.text(d.child_by_field_name("right")).split()))
             if got == want:

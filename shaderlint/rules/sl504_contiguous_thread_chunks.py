@@ -41,7 +41,8 @@ for (int i = t; i < len; i += threads)
 ```
 
 ## Impact
-Memory throughput, not registers or occupancy: `impact` is null. Up to a
+Memory throughput, not registers or occupancy: no register or occupancy
+change is estimated (the impact's deltas are null). Up to a
 factor of the SIMD width in memory transactions for 4-byte elements when the
 chunk is 32 elements or more.
 

@@ -37,7 +37,8 @@ __global__ void __launch_bounds__(1024) correlate(const float* in, float* out, i
 Registers: often no change (a kernel that already fits keeps its count); for a
 kernel that does not fit the declared block size, the difference between a
 launch that fails and one that runs with spills. The message names the size;
-`impact` is null until the register model can compare the two compilations.
+the impact's deltas stay null until the register model can compare the two
+compilations.
 The fix is unsafe: a launch elsewhere with larger blocks would then fail.
 
 ## Options
