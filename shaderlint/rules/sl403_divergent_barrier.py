@@ -104,7 +104,7 @@ class DivergentBarrier(Rule):
                 conds = divergent_conditions(model, node)
                 if not conds:
                     continue
-                where = _describe(model, node, conds[0])
+                where = _describe(model, node, _root(conds))
                 what = f"'{name}'" if inner is None else f"'{name}', which calls '{inner.name}',"
                 related = [Related(c.start_byte, c.end_byte, "condition that differs between threads") for c in conds]
                 if inner is not None:
@@ -115,6 +115,24 @@ class DivergentBarrier(Rule):
                     f"the barrier never arrive, which is undefined behaviour (usually a hang or corrupted data)",
                     kernel=f.name, related=tuple(related),
                 )
+
+
+def _root(conds):
+    """The nearest condition not nested inside the statement of another one: values computed under
+    a divergent condition inherit its divergence, the enclosing condition is the cause."""
+    stmts = [_statement(c) for c in conds]
+    for c, s in zip(conds, stmts):
+        if not any(o is not s and o.start_byte <= s.start_byte and s.end_byte <= o.end_byte and
+                   (o.start_byte, o.end_byte) != (s.start_byte, s.end_byte) for o in stmts):
+            return c
+    return conds[0]
+
+
+def _statement(cond):
+    stmt = cond.parent
+    while stmt is not None and stmt.type in ("condition_clause", "parenthesized_expression"):
+        stmt = stmt.parent
+    return stmt if stmt is not None else cond
 
 
 def _describe(model, node, cond) -> str:
