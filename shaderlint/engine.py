@@ -93,6 +93,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
             where = f" at {tb[-1].name}:{tb[-1].lineno}" if tb else ""
             findings.append((_PARSE_RULE, Finding(0, 0, f"rule {rule_cls.code} failed on this file "
                                                         f"({type(exc).__name__}: {exc}{where}); other rules still ran")))
+    findings = _attach_impacts(model, findings, target, facts, deadline)
     diags = [_resolve(source, rule_cls, fd) for rule_cls, fd in findings]
     if not any(r.code == PARSE_ERROR for r in rules):
         diags = [d for d in diags if d.code != PARSE_ERROR]
@@ -111,6 +112,19 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
 
 
 from shaderlint.rules.sl001_parse_error import ParseErrorRule as _PARSE_RULE  # noqa: E402
+
+
+def _attach_impacts(model, findings, target, facts, deadline):
+    """Impact step (separate from the rules): estimate each affected kernel as written and
+    as the rule's ``what_if`` advice would leave it; see :mod:`shaderlint.estimate.whatif`."""
+    if not findings or time.monotonic() > deadline:
+        return findings
+    try:
+        from shaderlint.estimate.whatif import attach_impacts
+        return attach_impacts(model, [(r, fd) for r, fd in findings if r is not _PARSE_RULE], target, facts) \
+            + [(r, fd) for r, fd in findings if r is _PARSE_RULE]
+    except Exception:  # impacts are an extra: never lose diagnostics over them
+        return findings
 
 
 def _internal(source: Source, message: str) -> Diagnostic:

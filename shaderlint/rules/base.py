@@ -19,6 +19,7 @@ from shaderlint.diagnostics import Finding, Severity
 
 if TYPE_CHECKING:
     from shaderlint.config import Settings
+    from shaderlint.estimate.registers import Adjustment
     from shaderlint.estimate.targets import Target
     from shaderlint.model.build import FileModel
 
@@ -46,6 +47,19 @@ class Rule:
 
     def check(self, model: "FileModel", ctx: RuleContext) -> Iterable[Finding]:
         raise NotImplementedError
+
+    # ---- impact (optional) ------------------------------------------------------------
+    @classmethod
+    def what_if(cls, model: "FileModel", function, finding: Finding, target: "Target") -> "Adjustment | None":
+        """How following ``finding``'s advice would change ``function`` (the function the
+        finding is in; ``target`` is the active GPU profile), as an
+        :class:`~shaderlint.estimate.registers.Adjustment` built with the
+        helpers of :mod:`shaderlint.estimate.whatif` (``promote_array``, ``cheap_division``,
+        ``register_delta``, ``group_size``, ``no_change`` …). The engine estimates the kernel
+        with and without it and fills in the finding's ``impact``. None (the default) means
+        unknown: ``occupancy_before`` is reported and the other fields are null. A rule that
+        sets ``Finding.impact`` itself is left alone."""
+        return None
 
     # ---- documentation --------------------------------------------------------------
     @classmethod

@@ -26,6 +26,7 @@ from shaderlint.rules.sl501_threadgroup_size_not_simd_multiple import Threadgrou
 from shaderlint.rules.sl502_threadgroup_size_over_limit import ThreadgroupSizeOverLimit
 from shaderlint.rules.sl503_truncating_grid_division import TruncatingGridDivision
 from shaderlint.rules.sl504_contiguous_thread_chunks import ContiguousThreadChunks
+from shaderlint.rules.sl505_low_occupancy import LowOccupancy
 from shaderlint.rules.sl506_missing_launch_bounds import MissingLaunchBounds
 from shaderlint.rules.sl601_switch_fallthrough import SwitchFallthrough
 from shaderlint.rules.sl701_fragment_writes_without_early_tests import FragmentWritesWithoutEarlyTests
@@ -54,6 +55,7 @@ RULES: tuple[type[Rule], ...] = (
     ThreadgroupSizeOverLimit,
     TruncatingGridDivision,
     ContiguousThreadChunks,
+    LowOccupancy,
     MissingLaunchBounds,
     SwitchFallthrough,
     FragmentWritesWithoutEarlyTests,

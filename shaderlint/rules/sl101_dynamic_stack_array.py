@@ -38,12 +38,15 @@ data a `threadgroup`/`__shared__` home and index that:
 ```
 
 ## Impact
-Estimated by the register model: the array's bytes move from registers to the
-stack (`stack_bytes` = element count × element size) and the registers it would
-have occupied are freed (`registers` is negative when promoting it to
-registers is impossible because the index is dynamic: the estimate compares the
-kernel as written with the kernel where the array is indexed statically).
-Assumes the array would otherwise fit the register budget of the target.
+Estimated by the register model (`docs/register-model.md`): the kernel as
+written is compared with the same kernel where the array is indexed statically
+and kept in registers. `stack_bytes` is negative (the array's element count ×
+element size leaves the stack); `registers` is the balance of the elements
+becoming live values (more registers) and the local-memory addressing and copy
+loops going away (fewer: ptxas gives kernels with stack arrays about 16 more
+registers on the calibration corpus), so it can have either sign.
+`occupancy_after` shows whether the change costs residency on the active target;
+an array too large for the register budget shows up as a spill instead.
 
 ## Options
 None.
@@ -65,11 +68,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
+from shaderlint.estimate import whatif
+from shaderlint.estimate.static import is_constant_array as _constant_array
+from shaderlint.estimate.static import is_thread_private as _thread_private
+from shaderlint.estimate.static import static_index as _static_index
+from shaderlint.estimate.static import subscript_index as _index
 from shaderlint.model.expr import unparen
 from shaderlint.rules.base import Rule, RuleContext
-
-_PASS_THROUGH = ("parenthesized_expression", "binary_expression", "unary_expression", "cast_expression",
-                 "conditional_expression")
 
 
 class DynamicStackArray(Rule):
@@ -78,6 +83,11 @@ class DynamicStackArray(Rule):
     languages = frozenset({"metal", "cuda", "glsl"})
     severity = Severity.WARNING
     summary = "thread-private array indexed by a value the compiler cannot resolve"
+
+    @classmethod
+    def what_if(cls, model, function, finding, target):
+        var = whatif.declared_at(function, finding.start)
+        return whatif.promote_array(var) if var is not None else None
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
         subscripts = model.nodes("subscript")
@@ -124,79 +134,3 @@ class DynamicStackArray(Rule):
                     f"resolve; it will be placed in stack memory instead of registers",
                     kernel=f.name, related=related,
                 )
-
-
-def _index(sub):
-    idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
-    if idx is not None and idx.type == "subscript_argument_list":
-        kids = [c for c in idx.named_children if c.type != "comment"]
-        return kids[0] if len(kids) == 1 else None
-    return idx
-
-
-def _thread_private(v) -> bool:
-    if v.address_space not in (None, "thread"):
-        return False
-    return not ({"static", "shared", "__shared__", "__constant__", "uniform", "buffer"} & v.qualifiers)
-
-
-def _constant_array(model, v) -> bool:
-    if not (v.is_const or v.is_constexpr) or v.init is None:
-        return False
-    stack = [v.init]
-    while stack:
-        n = stack.pop()
-        if n.type in ("identifier", "qualified_identifier"):
-            if not model.is_constant(n) and model.resolve(n) is not None:
-                return False
-            continue
-        if n.type in ("call_expression",):
-            stack.extend(model.call_args(n))
-            continue
-        stack.extend(n.named_children)
-    return True
-
-
-def _static_index(model, f, node, depth: int) -> bool:
-    """True if the index is constant once the compiler unrolls constant-trip loops."""
-    if depth > 8:
-        return False
-    node = unparen(node)
-    if model.is_constant(node):
-        return True
-    t = node.type
-    if t == "identifier":
-        v = model.resolve(node)
-        if v is None:
-            return False
-        for loop in f.loops:
-            if loop.var is v and loop.trip_count is not None and loop.unroll != 1 \
-                    and loop.node.start_byte <= node.start_byte < loop.node.end_byte:
-                return True
-        # A single-assignment local whose initializer is static (`int k = i * 4 + j;`)
-        if v.function is f and not v.is_param and v.init is not None and not _reassigned(model, f, v):
-            return _static_index(model, f, v.init, depth + 1)
-        return False
-    if t in _PASS_THROUGH:
-        kids = [c for c in node.named_children if c.type not in ("type_descriptor", "comment")]
-        return bool(kids) and all(_static_index(model, f, c, depth + 1) for c in kids)
-    if t == "call_expression":
-        args = model.call_args(node)
-        from shaderlint.model.types import parse_type_name
-        if parse_type_name(model.callee_name(node)).is_arithmetic or model.callee_name(node) in ("min", "max", "clamp", "abs"):
-            return bool(args) and all(_static_index(model, f, a, depth + 1) for a in args)
-    return False
-
-
-def _reassigned(model, f, v) -> bool:
-    cache = getattr(model, "_sl101_reassigned", None)
-    if cache is None:
-        cache = set()
-        for a in model.nodes("assign") + model.nodes("update"):
-            target = a.child_by_field_name("left") or a.child_by_field_name("argument")
-            if target is not None and unparen(target).type == "identifier":
-                tv = model.resolve(unparen(target))
-                if tv is not None:
-                    cache.add(id(tv))
-        model._sl101_reassigned = cache
-    return id(v) in cache

@@ -40,8 +40,11 @@ __global__ void unpack(const int* in, int2* out, int n) {
 ## Impact
 Latency rather than registers: an emulated 32-bit division is roughly 20–40
 instructions on NVIDIA GPUs and uses a few extra temporary registers at the
-point of the division; the register model records it as a small register delta
-and no occupancy change unless the kernel is at a register boundary.
+point of the division. The register model (`docs/register-model.md`) estimates
+the kernel as written and with this divisor constant: `registers` is the
+difference (0 to −3, non-zero only when the division sits at the kernel's
+register peak), `stack_bytes` 0, and the occupancy changes only when the kernel
+is at a register boundary of the active target.
 
 ## Options
 None.
@@ -59,6 +62,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Severity
+from shaderlint.estimate import whatif
 from shaderlint.model.expr import unparen
 from shaderlint.rules.base import Rule, RuleContext
 
@@ -69,6 +73,10 @@ class VariableIntegerDivision(Rule):
     languages = frozenset({"metal", "cuda", "glsl"})
     severity = Severity.WARNING
     summary = "integer division or modulo by a value that is not a compile-time constant"
+
+    @classmethod
+    def what_if(cls, model, function, finding, target):
+        return whatif.cheap_division(finding.start)  # the finding is at the operator
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
         for node in model.nodes("binary_div"):

@@ -1,0 +1,228 @@
+"""Calibrate the static register estimator against ptxas.
+
+    python bench/calibrate.py                 # compile bench/calibration/*.cu live (needs nvcc)
+    python bench/calibrate.py --reference     # use bench/calibration/ptxas_reference.json
+    python bench/calibrate.py --reference --fit   # grid-search the coefficients on sm_80,
+                                                  # with leave-one-file-out cross-validation
+
+For each architecture (sm_80, sm_90) it prints the number of kernels, Spearman's
+rank correlation between estimated and measured registers, the median absolute
+percentage error, the share of kernels within ±25 %, how often the estimate
+agrees with ptxas on whether a kernel needs stack memory, and the worst
+outliers. The estimator never sees ptxas's numbers except through ``--fit``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import statistics
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+CORPUS = HERE / "calibration"
+REFERENCE = CORPUS / "ptxas_reference.json"
+sys.path.insert(0, str(REPO))
+
+from shaderlint.estimate.registers import DEFAULT_COEFFICIENTS, Coefficients, estimate_kernel  # noqa: E402
+from shaderlint.estimate.targets import get_target  # noqa: E402
+from shaderlint.languages import FRONT_ENDS  # noqa: E402
+from shaderlint.model.build import build_model  # noqa: E402
+from shaderlint.model.source import Source  # noqa: E402
+
+ARCHS = ("sm_80", "sm_90")
+
+
+def split_args(text: str | None) -> list[str]:
+    """``"float, 4"`` -> ``["float", "4"]`` (commas inside <> or () kept)."""
+    if not text:
+        return []
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def load_models() -> dict[str, object]:
+    models = {}
+    for path in sorted(CORPUS.glob("*.cu")):
+        data = path.read_bytes()
+        parsed = FRONT_ENDS["cuda"].parse(Source(str(path), data))
+        models[path.name] = build_model(parsed)
+    return models
+
+
+def measured(arch: str, use_reference: bool) -> list[dict]:
+    """ptxas rows: file, kernel, template_args, registers, stack_bytes."""
+    if use_reference:
+        data = json.loads(REFERENCE.read_text())
+        return [r for r in data["archs"].get(arch, [])]
+    from shaderlint.estimate.ptxas import compile_ptxas, ptxas_available
+
+    if not ptxas_available():
+        sys.exit("nvcc is not on PATH: use --reference")
+    rows = []
+    for path in sorted(CORPUS.glob("*.cu")):
+        res = compile_ptxas(path, arch)
+        if res.error:
+            print(f"  {path.name}: {res.error}", file=sys.stderr)
+        for k in res.values():
+            head = k.demangled.split("(", 1)[0]
+            targs = None
+            if "<" in head and head.endswith(">"):
+                targs = head[head.index("<", head.rfind(" ") + 1 if " " in head.split("<")[0] else 0) + 1:-1]
+            rows.append({"file": path.name, "kernel": k.name, "template_args": targs, "registers": k.registers,
+                         "stack_bytes": k.stack_bytes})
+    return rows
+
+
+SKIPPED: dict[str, set] = {}
+
+
+def estimate_rows(models, rows: list[dict], arch: str, coeffs: Coefficients) -> list[tuple[dict, float, int]]:
+    target = get_target(arch)
+    out = []
+    skipped = SKIPPED.setdefault(arch, set())
+    for r in rows:
+        model = models.get(r["file"])
+        f = next((k for k in model.kernels if k.name == r["kernel"]), None) if model is not None else None
+        if f is None or f.body is None:
+            skipped.add((r["file"], r["kernel"]))  # e.g. a body written as a macro the parser cannot see
+            continue
+        args = split_args(r.get("template_args"))
+        bindings = dict(zip(f.template_params, args)) if args and len(args) == len(f.template_params) else None
+        est = estimate_kernel(model, f, target, bindings=bindings, coefficients=coeffs)
+        out.append((r, est.registers_exact, est.stack_bytes))
+    return out
+
+
+def ranks(values: list[float]) -> list[float]:
+    order = sorted(range(len(values)), key=lambda i: values[i])
+    out = [0.0] * len(values)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            out[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return out
+
+
+def spearman(a: list[float], b: list[float]) -> float:
+    ra, rb = ranks(a), ranks(b)
+    ma, mb = statistics.fmean(ra), statistics.fmean(rb)
+    cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
+    va = sum((x - ma) ** 2 for x in ra) ** 0.5
+    vb = sum((y - mb) ** 2 for y in rb) ** 0.5
+    return cov / (va * vb) if va and vb else 0.0
+
+
+def metrics(results: list[tuple[dict, float, int]]) -> dict:
+    est = [e for _, e, _ in results]
+    real = [r["registers"] for r, _, _ in results]
+    ape = [abs(e - r) / r for e, r in zip(est, real)]
+    stack_agree = sum((s > 0) == (r["stack_bytes"] > 0) for r, _, s in results)
+    return {
+        "kernels": len(results),
+        "spearman": spearman(est, real),
+        "median_ape": statistics.median(ape) if ape else 0.0,
+        "within_25": sum(a <= 0.25 for a in ape) / len(ape) if ape else 0.0,
+        "stack_agreement": stack_agree / len(results) if results else 0.0,
+    }
+
+
+def report(arch: str, results, worst: int) -> dict:
+    m = metrics(results)
+    if SKIPPED.get(arch):
+        names = ", ".join(sorted(k for _, k in SKIPPED[arch]))
+        print(f"{arch}: {len(SKIPPED[arch])} kernels not estimated (not found in the kernel model): {names}")
+    print(f"{arch}: {m['kernels']} kernels  Spearman rho {m['spearman']:.3f}  median |error| "
+          f"{100 * m['median_ape']:.1f} %  within ±25 %: {100 * m['within_25']:.1f} %  "
+          f"stack yes/no agrees: {100 * m['stack_agreement']:.1f} %")
+    ranked = sorted(results, key=lambda x: -abs(x[1] - x[0]["registers"]) / x[0]["registers"])
+    if worst:
+        print(f"  worst {worst}:")
+        for r, e, s in ranked[:worst]:
+            name = r["kernel"] + (f"<{r['template_args']}>" if r.get("template_args") else "")
+            print(f"    {r['file']:26} {name:40} ptxas {r['registers']:4d}  estimate {e:6.1f}  "
+                  f"stack ptxas {r['stack_bytes']:5d} est {s:5d}")
+    return m
+
+
+def score(m: dict) -> float:
+    return m["median_ape"] - 0.5 * m["spearman"] - 0.25 * m["within_25"]
+
+
+GRID = {
+    "base": [3.0, 4.0, 5.0, 6.0],
+    "batch": [0.5, 1.0],
+    "stack_array": [8.0, 12.0, 16.0],
+    "hoist": [2, 3, 4],
+    "stream": [1.0, 2.0],
+}
+
+
+def fit(models, rows, arch: str) -> Coefficients:
+    """Grid search on all files, then leave-one-file-out: fit on the others, score the held-out file."""
+    keys = list(GRID)
+    combos = [dict(zip(keys, vals)) for vals in itertools.product(*(GRID[k] for k in keys))]
+    cache: dict[int, list] = {}
+    t0 = time.time()
+    for i, combo in enumerate(combos):
+        cache[i] = estimate_rows(models, rows, arch, replace(DEFAULT_COEFFICIENTS, **combo))
+    print(f"  evaluated {len(combos)} coefficient sets in {time.time() - t0:.0f} s")
+    best = min(range(len(combos)), key=lambda i: score(metrics(cache[i])))
+    print(f"  best on all files: {combos[best]}")
+    files = sorted({r["file"] for r in rows})
+    held: list = []
+    for fname in files:
+        train = min(range(len(combos)),
+                    key=lambda i: score(metrics([x for x in cache[i] if x[0]["file"] != fname])))
+        held.extend(x for x in cache[train] if x[0]["file"] == fname)
+    m = metrics(held)
+    print(f"  leave-one-file-out: Spearman rho {m['spearman']:.3f}  median |error| {100 * m['median_ape']:.1f} %  "
+          f"within ±25 %: {100 * m['within_25']:.1f} %")
+    return replace(DEFAULT_COEFFICIENTS, **combos[best])
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--reference", action="store_true", help="use ptxas_reference.json instead of running nvcc")
+    ap.add_argument("--arch", action="append", choices=ARCHS, help="architectures (default: sm_80 and sm_90)")
+    ap.add_argument("--worst", type=int, default=8, help="outliers to list per architecture")
+    ap.add_argument("--fit", action="store_true", help="grid-search coefficients on sm_80 (slow)")
+    ap.add_argument("--json", help="write the metrics to this file")
+    args = ap.parse_args(argv)
+    models = load_models()
+    out = {}
+    coeffs = DEFAULT_COEFFICIENTS
+    for arch in args.arch or ARCHS:
+        rows = measured(arch, args.reference)
+        if args.fit and arch == "sm_80":
+            coeffs = fit(models, rows, arch)
+        results = estimate_rows(models, rows, arch, coeffs)
+        out[arch] = report(arch, results, args.worst)
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1364 @@
+"""The register estimator's walk: live values over a linearized kernel body.
+
+The body is walked in source order as a compiler's straight-line schedule
+would see it, with
+
+* template arguments and the counters of loops the compiler unrolls bound to
+  values (unrolled bodies are replicated, so ``acc[i][j]`` in an unrolled loop
+  nest becomes one scalar value per element, as after scalar replacement);
+* helper functions defined in the same file inlined at each call;
+* every value (variable, array element kept in registers, thread-ID register)
+  given an interval from its first definition to its last use. A value that is
+  live into a runtime loop and used inside it is kept for the whole loop
+  (loop-carried), as are loop-invariant values first read inside it;
+* expression temporaries counted per statement with a Sethi–Ullman style
+  ordering (a load needs its 64-bit address, a call holds its arguments);
+* per runtime loop, one 64-bit address per memory stream indexed by a value
+  that changes in the loop (strength-reduced pointers); per unrolled or small
+  runtime loop, the loads of a few iterations in flight at once.
+
+The result is :class:`WalkResult`: the peak of live registers (32-bit units,
+fractional on targets with 16-bit register units), the thread-private arrays
+that need stack memory, and notes. Coefficients come from
+:class:`shaderlint.estimate.registers.Coefficients`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+
+from shaderlint.estimate.static import evaluate, is_constant_array, is_thread_private, subscript_index
+from shaderlint.model.expr import unparen
+from shaderlint.model.types import UNKNOWN, Type, parse_type_name
+
+_MAX_VISITS = 250_000
+_MAX_TRIPS = 4096
+_STATEMENTS = frozenset({
+    "compound_statement", "declaration", "expression_statement", "if_statement", "for_statement",
+    "while_statement", "do_statement", "return_statement", "switch_statement", "case_statement",
+    "labeled_statement", "break_statement", "continue_statement", "goto_statement", "for_range_loop",
+    "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "else_clause",
+})
+_MEMORY_QUALIFIERS = frozenset({"__shared__", "__constant__", "static", "shared", "uniform", "buffer"})
+_FREE_BUILTINS = frozenset({"blockDim", "gridDim", "gl_WorkGroupSize", "gl_NumWorkGroups", "warpSize"})
+# Library functions whose expansion needs extra temporaries (CUDA libdevice, non-intrinsic).
+_F32_SPECIAL = frozenset(
+    "expf exp10f expm1f logf log10f log1pf log2f powf sinf cosf tanf sincosf sincospif sinpif cospif asinf "
+    "acosf atanf atan2f sinhf coshf tanhf asinhf acoshf atanhf erff erfcf erfinvf erfcinvf lgammaf tgammaf "
+    "cbrtf hypotf normcdff normcdfinvf fmodf remainderf j0f j1f y0f y1f".split())
+_F64_SPECIAL = frozenset(
+    "exp exp10 expm1 log log10 log1p log2 pow sin cos tan sincos sincospi sinpi cospi asin acos atan atan2 "
+    "sinh cosh tanh asinh acosh atanh erf erfc erfinv erfcinv lgamma tgamma cbrt hypot normcdf normcdfinv "
+    "fmod remainder j0 j1 y0 y1 sqrt rsqrt".split())
+# Double-precision trig reduction keeps a small local array (Payne-Hanek) in CUDA's libdevice.
+_F64_TRIG = frozenset("sin cos tan sincos".split())
+_CONSTRUCTOR = re.compile(r"^(make_)?(u?(char|short|int|long|longlong)|float|double|half|bool|[biud]?vec|f16vec|"
+                          r"[iu](8|16|32|64)vec|mat|dmat)\d?(x\d)?$")
+
+
+class _Budget(Exception):
+    pass
+
+
+@dataclass
+class VarInfo:
+    """A variable's shape under the current bindings."""
+
+    elem: Type  # element type (scalar, vector, struct, or pointer for pointer variables)
+    dims: tuple[int | None, ...]
+    pointer: bool
+
+    @property
+    def count(self) -> int | None:
+        n = 1
+        for d in self.dims:
+            if d is None:
+                return None
+            n *= d
+        return n
+
+
+@dataclass
+class _Loop:
+    start: int
+    unrolled: bool
+    trips: int = 1
+    factor: int = 1  # copies of the body a partial unroll keeps
+    streams: set = field(default_factory=set)
+    loads: float = 0.0
+    nested: bool = False
+    counted: bool = False  # a counted loop (additive step, no barrier) the compiler may unroll at run time
+    variant: set = field(default_factory=set)  # ids of variables assigned in the loop
+
+
+@dataclass
+class _Frame:
+    id: int
+    alias: dict  # id(param) -> value key, or ("array", frame_id, Var)
+
+
+@dataclass
+class WalkResult:
+    peak: float  # live registers at the busiest point (without the ABI baseline)
+    stack_arrays: dict  # Var -> bytes
+    register_arrays: dict  # Var -> registers held by its elements at most
+    notes: list[str]
+    inlined: list[str]
+    complete: bool = True
+
+
+class Walker:
+    def __init__(self, model, kernel, target, coeffs, env: dict, type_env: dict[str, Type],
+                 stack_vars: set[int], promote: set[int], demote: set[int],
+                 cheap_divisions: frozenset = frozenset()) -> None:
+        self.m = model
+        self.f = kernel
+        self.target = target
+        self.c = coeffs
+        self.env = dict(env)
+        self.type_env = type_env
+        self.stack_vars = stack_vars  # ids of arrays known to live on the stack
+        self.promote = promote  # ids of arrays forced into registers (what-if)
+        self.demote = demote
+        self.cheap = cheap_divisions  # operator offsets of divisions assumed constant (what-if)
+        self.dynamic: dict[int, object] = {}  # id(array) -> Var, found indexed dynamically in this pass
+        self.pos = 0
+        self.first: dict = {}
+        self.last: dict = {}
+        self.cost: dict = {}
+        self.invariant: set = set()
+        self.extra: dict[int, float] = defaultdict(float)
+        self.regions: list[tuple[int, int, float]] = []
+        self.loops: list[_Loop] = []
+        self.frames: list[_Frame] = [_Frame(0, {})]
+        self.next_frame = 1
+        self.active: list = []
+        self.visits = 0
+        self.notes: list[str] = []
+        self.inlined: list[str] = []
+        self.arrays: dict[int, object] = {}  # id -> Var for arrays seen in registers
+        self._info: dict[int, VarInfo] = {}
+        self.unit = target.register_unit_bits
+        self.lang = model.language
+        self.stack_bytes_extra = 0
+        self.consumed: set[int] = set()  # statements walked as the detached body of a loop
+        self.stmt_loads = 0.0  # load results of the statement being evaluated
+
+    def body_of(self, n: ts.Node, field_name: str = "body") -> ts.Node | None:
+        """A loop's body. tree-sitter reads ``for (...)`` followed by a ``#pragma unroll`` line
+        and another statement as a loop with an empty (missing) body: take the statement after
+        the pragma instead."""
+        body = n.child_by_field_name(field_name)
+        if body is None or body.end_byte > body.start_byte or body.type != "expression_statement":
+            return body
+        sib = n.next_named_sibling
+        while sib is not None and sib.type in ("preproc_call", "comment"):
+            sib = sib.next_named_sibling
+        if sib is None:
+            return body
+        self.consumed.add(sib.id)
+        return sib
+
+    # ---- costs -------------------------------------------------------------------------------------
+    def type_cost(self, t: Type) -> float:
+        unit = self.unit
+        if t.kind in ("int", "uint", "float"):
+            units = math.ceil(t.width * max(t.bits, 16) / unit)
+            return units * unit / 32
+        if t.kind == "bool":
+            return unit / 32 * t.width
+        if t.kind == "pointer":
+            return 2.0
+        if t.kind == "struct":
+            sd = self.m.structs.get(t.struct or "")
+            if sd is None:
+                return 1.0
+            return sum(self.type_cost(ft) for _, ft, _ in sd.fields) or 1.0
+        if t.kind == "array":
+            return self.type_cost(t.pointee or UNKNOWN)
+        if t.kind in ("texture", "void", "other"):
+            return 0.0
+        return 1.0
+
+    def resolve_type_text(self, text: str) -> Type:
+        text = re.sub(r"\b(const|volatile|__restrict__|restrict|typename|struct|thread|device|constant)\b", " ", text)
+        text = " ".join(text.replace("*", " ").replace("&", " ").split())
+        if text in self.type_env:
+            return self.type_env[text]
+        t = parse_type_name(text)
+        if t.is_known:
+            return t
+        if text in self.m.typedefs:
+            return self.m.typedefs[text]
+        if text.split("::")[-1] in self.m.structs:
+            from shaderlint.model.types import struct_type
+            return struct_type(text.split("::")[-1])
+        return UNKNOWN
+
+    def info(self, v) -> VarInfo:
+        key = id(v)
+        got = self._info.get(key)
+        if got is not None:
+            return got
+        t = v.type
+        dims: list[int | None] = []
+        pointer = False
+        # array and pointer declarators between the identifier and the declaration
+        n = v.node.parent
+        sizes: list[ts.Node | None] = []
+        while n is not None and n != v.decl:
+            if n.type == "array_declarator":
+                sizes.append(n.child_by_field_name("size"))
+            elif n.type == "pointer_declarator":
+                pointer = True
+            n = n.parent
+        for s in reversed(sizes):
+            val = evaluate(self.m, s, self.env) if s is not None else None
+            dims.append(int(val) if isinstance(val, (int, float)) else None)
+        if len(dims) < len(v.dims):
+            dims = list(v.dims)
+        elem = t
+        while elem.kind == "array" and elem.pointee is not None:
+            elem = elem.pointee
+        if not elem.is_known or (elem.kind == "pointer" and not (elem.pointee and elem.pointee.is_known)):
+            tnode = v.decl.child_by_field_name("type")
+            base = self.resolve_type_text(self.m.text(tnode)) if tnode is not None else UNKNOWN
+            if base.is_known:
+                if pointer or elem.kind == "pointer":
+                    from shaderlint.model.types import pointer_to
+                    base = pointer_to(base)
+                elem = base
+        if elem.kind == "pointer":
+            pointer = True
+        got = VarInfo(elem, tuple(dims), pointer)
+        self._info[key] = got
+        return got
+
+    def var_cost(self, v) -> float:
+        inf = self.info(v)
+        if inf.pointer:
+            return 2.0
+        return self.type_cost(inf.elem)
+
+    def comp_table(self, t: Type) -> dict[str, float] | None:
+        """Independently live parts of a value: vector lanes, struct fields (None: one value)."""
+        if t.kind in ("int", "uint", "float", "bool") and 2 <= t.width <= 4 and "x" not in t.name[-3:] \
+                and not t.name.startswith(("mat", "dmat", "f16mat")):
+            lane = self.type_cost(Type(t.kind, t.bits, 1, t.name))
+            return {c: lane for c in "xyzw"[: t.width]}
+        if t.kind == "struct":
+            sd = self.m.structs.get(t.struct or "")
+            if sd is not None and 1 < len(sd.fields) <= 16:
+                return {name: self.type_cost(ft) for name, ft, _ in sd.fields}
+        return None
+
+    def var_table(self, v) -> dict[str, float] | None:
+        inf = self.info(v)
+        if inf.pointer or inf.dims:
+            return None
+        return self.comp_table(inf.elem)
+
+    @staticmethod
+    def pick(table: dict[str, float] | None, name: str) -> list[str] | None:
+        """Components a field or swizzle names (None: all)."""
+        if table is None:
+            return None
+        if name in table:
+            return [name]
+        if set(table) <= set("xyzw") and re.fullmatch(r"[xyzw]{1,4}|[rgba]{1,4}|[stpq]{1,4}", name):
+            lanes = ["xyzw"["xyzwrgbastpq".index(ch) % 4] for ch in name]
+            return [c for c in dict.fromkeys(lanes) if c in table] or None
+        return None
+
+    def use_keys(self, key, table, comps=None, cost: float = 1.0, invariant: bool = False) -> None:
+        if table is None:
+            self.use(key, cost, invariant)
+            return
+        for c in comps or table:
+            self.use(key + (c,), table[c], invariant)
+
+    def def_keys(self, key, table, comps=None, cost: float = 1.0) -> None:
+        if table is None:
+            self.define(key, cost)
+            return
+        for c in comps or table:
+            self.define(key + (c,), table[c])
+
+    def use_var(self, v, comps=None) -> None:
+        self.use_keys(self.key(v), self.var_table(v), comps, self.var_cost(v))
+
+    def def_var(self, v, comps=None) -> None:
+        self.def_keys(self.key(v), self.var_table(v), comps, self.var_cost(v))
+
+    def wt(self, n: ts.Node) -> float:
+        """Registers holding the value of expression ``n``."""
+        t = self.m.type_of(n)
+        if t.is_known:
+            if t.kind == "bool":
+                return 0.0
+            return self.type_cost(t)
+        n = unparen(n)
+        if n.type == "identifier":
+            v = self.m.resolve(n)
+            return self.var_cost(v) if v is not None else 1.0
+        if n.type == "subscript_expression":
+            v = self.m.base_var(n)
+            if v is not None:
+                inf = self.info(v)
+                if inf.pointer and inf.elem.kind == "pointer" and inf.elem.pointee is not None:
+                    return self.type_cost(inf.elem.pointee)
+                return self.type_cost(inf.elem)
+        if n.type == "binary_expression":
+            op = self.m.text(n.child_by_field_name("operator"))
+            if op in ("<", ">", "<=", ">=", "==", "!=", "&&", "||"):
+                return 0.0
+            return max(self.wt(n.child_by_field_name("left")), self.wt(n.child_by_field_name("right")))
+        if n.type == "call_expression":
+            name = self.m.callee_name(n)
+            t = self.resolve_type_text(name)
+            if t.is_known:
+                return self.type_cost(t)
+        if n.type == "cast_expression":
+            tn = n.child_by_field_name("type")
+            t = self.resolve_type_text(self.m.text(tn)) if tn is not None else UNKNOWN
+            if t.is_known:
+                return self.type_cost(t)
+        return 1.0
+
+    # ---- values ------------------------------------------------------------------------------------
+    def key(self, v):
+        """The value a variable names in the current (inlined) frame."""
+        if v.is_global:
+            return ("g", id(v))
+        frame = self.frames[-1]
+        if id(v) in frame.alias:
+            return frame.alias[id(v)]
+        return ("v", frame.id, id(v))
+
+    def use(self, key, cost: float, invariant: bool = False) -> None:
+        p = self.pos
+        if key not in self.first:
+            self.first[key] = p
+            self.cost[key] = cost
+            self.last[key] = p
+            if invariant:
+                self.invariant.add(key)
+        elif p > self.last[key]:
+            self.last[key] = p
+
+    def define(self, key, cost: float) -> None:
+        p = self.pos + 1
+        if key not in self.first:
+            self.first[key] = p
+            self.cost[key] = cost
+            self.last[key] = p
+        elif p > self.last[key]:
+            self.last[key] = p
+        for lp in self.loops:
+            if not lp.unrolled:
+                lp.variant.add(key)
+
+    def step(self) -> None:
+        self.pos += 2
+
+    def record(self, peak: float) -> None:
+        # independent loads of one statement are issued together (latency hiding)
+        if self.stmt_loads:
+            peak = max(peak, self.c.batch * self.stmt_loads + self.c.address)
+            self.stmt_loads = 0.0
+        if peak > self.extra[self.pos]:
+            self.extra[self.pos] = peak
+
+    def tick(self) -> None:
+        self.visits += 1
+        if self.visits > _MAX_VISITS:
+            raise _Budget
+
+    # ---- statements --------------------------------------------------------------------------------
+    def run(self) -> WalkResult:
+        complete = True
+        try:
+            if self.f.body is not None:
+                self.stmt(self.f.body)
+        except (_Budget, RecursionError):
+            complete = False
+            self.notes.append("kernel too large to walk completely; the estimate covers its first part")
+        return WalkResult(self.peak(), {}, {}, self.notes, self.inlined, complete)
+
+    def stmt(self, n: ts.Node) -> None:
+        self.tick()
+        t = n.type
+        if t in ("compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
+                 "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"):
+            for c in n.named_children:
+                if t == "case_statement" and c == n.child_by_field_name("value") or c.id in self.consumed:
+                    continue
+                self.stmt(c)
+        elif t == "declaration":
+            self.declaration(n)
+        elif t == "expression_statement":
+            for c in n.named_children:
+                if c.type != "comment":
+                    self.step()
+                    self.record(self.ev(c)[0])
+        elif t == "if_statement":
+            cond = n.child_by_field_name("condition")
+            c = evaluate(self.m, cond, self.env) if cond is not None else None
+            cons, alt = self.body_of(n, "consequence"), n.child_by_field_name("alternative")
+            if c is not None:
+                branch = cons if c else alt
+                if branch is not None:
+                    self.stmt(branch)
+                return
+            if cond is not None:
+                self.step()
+                self.record(self.ev(cond)[0])
+            before = dict(self.env)
+            if cons is not None:
+                self.stmt(cons)
+            after_cons = self.env
+            self.env = dict(before)
+            if alt is not None:
+                self.stmt(alt)
+            # a variable keeps a known value only when both paths agree
+            for k in set(after_cons) | set(self.env):
+                if after_cons.get(k) != self.env.get(k) or k not in after_cons or k not in self.env:
+                    self.env.pop(k, None)
+                    v = self.var_by_id(k)
+                    if v is not None:
+                        self.def_var(v)
+        elif t == "for_statement":
+            self.for_loop(n)
+        elif t in ("while_statement", "do_statement"):
+            self.runtime_loop(n, None, n.child_by_field_name("condition"), None, self.body_of(n))
+        elif t == "for_range_loop":
+            self.runtime_loop(n, None, n.child_by_field_name("right"), None, self.body_of(n))
+        elif t == "return_statement":
+            kids = [c for c in n.named_children if c.type != "comment"]
+            if kids:
+                self.step()
+                self.record(self.ev(kids[0])[0])
+        elif t == "switch_statement":
+            cond = n.child_by_field_name("condition")
+            if cond is not None:
+                self.step()
+                self.record(self.ev(cond)[0])
+            body = n.child_by_field_name("body")
+            if body is not None:
+                self.stmt(body)
+        elif t in ("parenthesized_expression", "condition_clause"):
+            self.step()
+            self.record(self.ev(n)[0])
+        elif t in ("comment", "break_statement", "continue_statement", "goto_statement", "preproc_call",
+                   "preproc_def", "preproc_function_def", "type_definition", "struct_specifier", "ERROR"):
+            return
+        else:
+            for c in n.named_children:
+                if c.type in _STATEMENTS:
+                    self.stmt(c)
+
+    def declaration(self, d: ts.Node) -> None:
+        for decl in d.children_by_field_name("declarator"):
+            name = decl
+            for _ in range(8):
+                if name.type in ("identifier",):
+                    break
+                nxt = name.child_by_field_name("declarator")
+                if nxt is None:
+                    break
+                name = nxt
+            v = self.m.resolve(name) if name.type == "identifier" else None
+            init = decl.child_by_field_name("value") if decl.type == "init_declarator" else None
+            if v is None:
+                if init is not None:
+                    self.step()
+                    self.record(self.ev(init)[0])
+                continue
+            if v.address_space not in (None, "thread") or "__shared__" in v.qualifiers or "static" in v.qualifiers:
+                continue  # shared/threadgroup memory is not a register
+            inf = self.info(v)
+            if inf.dims:
+                self.array_init(v, inf, init)
+                continue
+            if init is None:
+                continue
+            if init.type != "argument_list" and self.var_table(v) is None:
+                val = evaluate(self.m, init, self.env)
+                if val is not None:
+                    self.env[id(v)] = val  # a known constant (so far): no register
+                    continue
+            self.step()
+            if init.type == "argument_list":  # `dim3 b(16, 16)` / `float4 v(a, b, c, d)`
+                peak = self.ev_seq(list(init.named_children))[0]
+            else:
+                peak = self.ev(init)[0]
+            self.record(peak)
+            self.def_var(v)
+
+    def _assigned(self, v) -> bool:
+        from shaderlint.estimate.static import reassigned
+        return reassigned(self.m, v)
+
+    def array_init(self, v, inf: VarInfo, init: ts.Node | None) -> None:
+        if init is None:
+            return
+        if self.in_registers(v):
+            self.step()
+            items = [c for c in init.named_children if c.type != "comment"] if init.type == "initializer_list" else []
+            peak = self.ev_seq(items)[0] if items else 0.0
+            self.record(peak)
+            count = inf.count or 0
+            el = self.type_cost(inf.elem)
+            table = self.comp_table(inf.elem)
+            for idx in self.element_indices(inf.dims, ()):
+                self.def_keys(("e", self.frames[-1].id, id(v), idx), table, None, el)
+            self.arrays[id(v)] = v
+            if count > 4096:
+                self.notes.append(f"array '{v.name}' has {count} elements")
+        else:
+            self.step()
+            self.record(self.ev(init)[0] if init.type != "initializer_list" else 1.0)
+
+    def element_indices(self, dims: tuple[int | None, ...], prefix: tuple) -> list[tuple]:
+        out: list[tuple] = [tuple(prefix)]
+        for d in dims[len(prefix):]:
+            if d is None:
+                return []
+            out = [o + (i,) for o in out for i in range(d)]
+            if len(out) > 65536:
+                return []
+        return out
+
+    # ---- loops -------------------------------------------------------------------------------------
+    def for_loop(self, n: ts.Node) -> None:
+        init = n.child_by_field_name("initializer")
+        cond = n.child_by_field_name("condition")
+        update = n.child_by_field_name("update")
+        body = self.body_of(n)
+        var, values = self.trip_values(init, cond, update, body)
+        pragma = self.pragma_unroll(n)
+        if var is not None and values is not None and body is not None and self.should_unroll(values, body, pragma):
+            detached = body != n.child_by_field_name("body")
+            counters = list(values[0]) if values else [var]
+            saved = {id(v): self.env.get(id(v)) for v in counters}
+            saved.update({v.name: self.env.get(v.name) for v in counters} if detached else {})
+            lp = _Loop(self.pos, True, trips=len(values))
+            self.loops.append(lp)
+            for state in values:
+                for v, val in state.items():
+                    self.env[id(v)] = val
+                    if detached:  # counters do not resolve in a detached body: bind them by name
+                        self.env[v.name] = val
+                self.stmt(body)
+            self.loops.pop()
+            for k, old in saved.items():
+                if old is None:
+                    self.env.pop(k, None)
+                else:
+                    self.env[k] = old
+            self.close_unrolled(lp)
+            return
+        factor = 1
+        if pragma is not None and pragma > 1:
+            factor = pragma
+        elif pragma == 0 and values is None:
+            factor = 4
+        counted = pragma != 1 and var is not None and update is not None and body is not None \
+            and self.additive(update, var) and not self.has_barrier(body)
+        self.runtime_loop(n, init, cond, update, body, factor=factor, counted=counted)
+
+    def additive(self, update: ts.Node, var) -> bool:
+        """``i++``, ``i += s``: a counted loop the compiler may unroll at run time."""
+        u = unparen(update)
+        if u.type == "update_expression":
+            return True
+        if u.type == "assignment_expression":
+            return self.m.text(u.child_by_field_name("operator")) in ("+=", "-=")
+        return False
+
+    def has_barrier(self, body: ts.Node) -> bool:
+        return any(body.start_byte <= b.node.start_byte < body.end_byte for b in self.f.barriers)
+
+    def runtime_loop(self, n, init, cond, update, body, factor: int = 1, counted: bool = False) -> None:
+        if init is not None:
+            if init.type == "declaration":
+                self.declaration(init)
+            else:
+                self.step()
+                self.record(self.ev(init)[0])
+        self.forget(n)
+        if body is not None and not (n.start_byte <= body.start_byte < n.end_byte):
+            self.forget(body)
+        for lp in self.loops:
+            lp.nested = True
+        lp = _Loop(self.pos + 1, False, factor=factor, counted=counted)
+        self.loops.append(lp)
+        if cond is not None:
+            self.step()
+            self.record(self.ev(cond)[0])
+        if body is not None:
+            self.stmt(body)
+        if update is not None:
+            self.step()
+            self.record(self.ev(update)[0])
+        self.loops.pop()
+        self.close_runtime(lp)
+
+    def close_runtime(self, lp: _Loop) -> None:
+        end = self.pos + 1
+        start = lp.start
+        for k, s in self.first.items():
+            last = self.last[k]
+            if s < start <= last:
+                if last < end:
+                    self.last[k] = end
+            elif k in self.invariant and start <= s <= end:
+                self.first[k] = start
+                self.last[k] = max(last, end)
+        if lp.streams:
+            self.regions.append((start, end, self.c.stream * len(lp.streams)))
+        copies = lp.factor
+        if not lp.nested and copies == 1 and lp.counted:
+            copies = self.c.runtime_unroll
+        if copies > 1 and lp.loads:
+            amount = (min(copies, self.c.hoist) - 1) * lp.loads * self.c.hoist_weight
+            self.regions.append((start, end, min(amount, self.c.hoist_cap)))
+
+    def close_unrolled(self, lp: _Loop) -> None:
+        if lp.trips > 1 and lp.loads:
+            per_iter = lp.loads / lp.trips
+            amount = min((min(lp.trips, self.c.hoist) - 1) * per_iter * self.c.hoist_weight, self.c.hoist_cap)
+            if amount > 0:
+                self.regions.append((lp.start, self.pos + 1, amount))
+        if self.loops:
+            self.loops[-1].loads += 0  # loads of an unrolled loop stay with it
+            outer = self.loops[-1]
+            outer.streams |= lp.streams
+
+    def trip_values(self, init, cond, update, body):
+        """(first counter, one {Var: value} per iteration) for a loop the compiler can count
+        (several counters allowed: ``for (int b = 1, kk = k; b < R; b <<= 1, kk >>= 1)``);
+        (first counter or None, None) otherwise."""
+        m = self.m
+        start: dict = {}
+        order: list = []
+        if init is not None and init.type == "declaration":
+            for d in init.children_by_field_name("declarator"):
+                name = d.child_by_field_name("declarator") if d.type == "init_declarator" else None
+                if name is None or name.type != "identifier" or m.resolve(name) is None:
+                    return None, None
+                v = m.resolve(name)
+                order.append(v)
+                start[v] = evaluate(m, d.child_by_field_name("value"), {**self.env, **{id(k): x for k, x in start.items()}})
+        elif init is not None:
+            parts = [unparen(init)]
+            while parts and parts[0].type == "comma_expression":
+                c = parts.pop(0)
+                parts[:0] = [c.child_by_field_name("left"), c.child_by_field_name("right")]
+            for a in parts:
+                if a is None or a.type != "assignment_expression" or m.text(a.child_by_field_name("operator")) != "=":
+                    return None, None
+                left = a.child_by_field_name("left")
+                v = m.resolve(left) if left is not None and left.type == "identifier" else None
+                if v is None:
+                    return None, None
+                order.append(v)
+                start[v] = evaluate(m, a.child_by_field_name("right"), self.env)
+        var = order[0] if order else None
+        if var is None or any(x is None for x in start.values()) or cond is None or update is None or body is None:
+            return var, None
+        if any(self.modified_in(v, body) for v in order):
+            return var, None
+        updates = [unparen(update)]
+        while any(u.type == "comma_expression" for u in updates):
+            u = next(x for x in updates if x.type == "comma_expression")
+            i = updates.index(u)
+            updates[i:i + 1] = [unparen(u.child_by_field_name("left")), unparen(u.child_by_field_name("right"))]
+        states: list[dict] = []
+        state = dict(start)
+        saved = {id(v): self.env.get(id(v)) for v in order}
+        try:
+            for _ in range(_MAX_TRIPS + 1):
+                for v, x in state.items():
+                    self.env[id(v)] = x
+                c = evaluate(m, cond, self.env)
+                if c is None:
+                    return var, None
+                if not c:
+                    return var, states
+                states.append(dict(state))
+                for u in updates:
+                    target = self.update_target(u)
+                    if target not in state:
+                        return var, None
+                    nxt = self.next_value(u, target, state[target])
+                    if nxt is None:
+                        return var, None
+                    state[target] = nxt
+                    self.env[id(target)] = nxt
+            return var, None
+        finally:
+            for k, old in saved.items():
+                if old is None:
+                    self.env.pop(k, None)
+                else:
+                    self.env[k] = old
+
+    def update_target(self, u: ts.Node):
+        n = u.child_by_field_name("argument") if u.type == "update_expression" else u.child_by_field_name("left")
+        return self.m.resolve(unparen(n)) if n is not None and unparen(n).type == "identifier" else None
+
+    def next_value(self, update: ts.Node, var, val):
+        m = self.m
+        u = unparen(update)
+        if u.type == "update_expression":
+            return val + 1 if "++" in m.text(u) else val - 1
+        if u.type == "assignment_expression":
+            op = m.text(u.child_by_field_name("operator"))
+            rhs = evaluate(m, u.child_by_field_name("right"), self.env)
+            if rhs is None:
+                return None
+            if op == "=":
+                return rhs
+            from shaderlint.model.consteval import c_binary
+            try:
+                return c_binary(op[:-1], val, rhs)
+            except (ValueError, ArithmeticError):
+                return None
+        return None
+
+    def modified_in(self, var, body: ts.Node) -> bool:
+        m = self.m
+        for a in m.nodes("assign") + m.nodes("update"):
+            if body.start_byte <= a.start_byte < body.end_byte:
+                target = a.child_by_field_name("left") or a.child_by_field_name("argument")
+                if target is not None and unparen(target).type == "identifier" and m.resolve(unparen(target)) is var:
+                    return True
+        return False
+
+    def pragma_unroll(self, node: ts.Node) -> int | None:
+        prev = node.prev_sibling
+        while prev is not None and prev.type == "comment":
+            prev = prev.prev_sibling
+        if prev is None:
+            return None
+        text = self.m.text(prev)
+        mm = re.match(r"\s*(?:#\s*pragma|_Pragma\s*\(\s*\")\s*unroll\s*(\(?\s*(\w+)\s*\)?)?", text)
+        if not mm:
+            return None
+        if mm.group(2) is None:
+            return 0
+        num = mm.group(2)
+        if num.isdigit():
+            return int(num)
+        val = self.m.macros.get(num)
+        for v in self.f.template_params.values():
+            if v.name == num and id(v) in self.env:
+                val = self.env[id(v)]
+        return int(val) if isinstance(val, (int, float)) else 0
+
+    def should_unroll(self, values: list, body: ts.Node, pragma: int | None) -> bool:
+        trips = len(values)
+        if trips == 0:
+            return True
+        if pragma == 1:
+            return False
+        if pragma is not None and pragma > 1:
+            return pragma >= trips
+        if pragma == 0:
+            return trips <= self.c.max_full_unroll
+        return trips * _size(body) <= self.c.unroll_budget
+
+    # ---- expressions -------------------------------------------------------------------------------
+    def ev_seq(self, nodes: list[ts.Node]) -> tuple[float, float]:
+        held = 0.0
+        peak = 0.0
+        for a in nodes:
+            p, w = self.ev(a)
+            peak = max(peak, held + p)
+            held += w
+        return max(peak, held), held
+
+    def ev(self, n: ts.Node | None) -> tuple[float, float]:
+        """(registers needed while evaluating beyond live values, registers of the result)."""
+        if n is None:
+            return 0.0, 0.0
+        self.tick()
+        n = unparen(n)
+        t = n.type
+        if t in ("number_literal", "true", "false", "string_literal", "char_literal", "sizeof_expression",
+                 "null", "nullptr", "user_defined_literal", "concatenated_string", "alignof_expression",
+                 "type_descriptor", "primitive_type", "comment"):
+            return 0.0, 0.0
+        if t in ("identifier", "qualified_identifier"):
+            return self.ev_ident(n)
+        if t == "field_expression":
+            return self.ev_field(n)
+        if t == "subscript_expression":
+            return self.access(n, write=False)
+        if t == "binary_expression":
+            return self.ev_binary(n)
+        if t in ("unary_expression", "pointer_expression"):
+            return self.ev_unary(n)
+        if t == "update_expression":
+            arg = n.child_by_field_name("argument")
+            a = unparen(arg) if arg is not None else None
+            if a is not None and a.type == "identifier":
+                v = self.m.resolve(a)
+                if v is not None and id(v) in self.env and not v.template_param:
+                    self.env[id(v)] = self.env[id(v)] + (1 if "++" in self.m.text(n) else -1)
+                    return 0.0, 0.0
+            return self.assign_to(arg, None, compound=True)
+        if t == "assignment_expression":
+            op = self.m.text(n.child_by_field_name("operator"))
+            return self.assign_to(n.child_by_field_name("left"), n.child_by_field_name("right"), compound=op != "=",
+                                  op=op)
+        if t == "conditional_expression":
+            pc, wc = self.ev(n.child_by_field_name("condition"))
+            pa, wa = self.ev(n.child_by_field_name("consequence"))
+            pb, wb = self.ev(n.child_by_field_name("alternative"))
+            res = self.wt(n)
+            return max(pc, wc + pa, wc + wa + pb, res), res
+        if t == "cast_expression":
+            p, w = self.ev(n.child_by_field_name("value"))
+            res = self.wt(n)
+            return max(p, res), (res if w or res > w else w)
+        if t == "call_expression":
+            return self.ev_call(n)
+        if t in ("initializer_list", "argument_list", "comma_expression", "compound_literal_expression"):
+            return self.ev_seq([c for c in n.named_children if c.type != "comment"])
+        if t in ("lambda_expression",):
+            return 0.0, 0.0
+        return self.ev_seq([c for c in n.named_children if c.type != "comment"])
+
+    def ev_ident(self, n: ts.Node) -> tuple[float, float]:
+        v = self.m.resolve(n)
+        if v is None:
+            name = self.m.text(n)
+            if name.startswith("gl_") and name not in _FREE_BUILTINS and self.m.type_of(n).is_known:
+                self.use(("b", name), self.type_cost(self.m.type_of(n)), invariant=True)
+            return 0.0, 0.0
+        if id(v) in self.env or v.template_param or v.function_constant:
+            return 0.0, 0.0
+        if v.address_space not in (None, "thread", "in") and not (v.is_param and v.role) \
+                or v.qualifiers & _MEMORY_QUALIFIERS:
+            return 0.0, 0.0  # lives in memory: its address is a constant
+        if v.is_array and is_thread_private(v) and not v.is_param:
+            self.touch_array(v, None)
+            return 0.0, 0.0
+        k = self.key(v)
+        if isinstance(k, tuple) and k and k[0] == "array":
+            return 0.0, 0.0
+        if v.is_global or (v.is_param and v.function is self.f):
+            cost = self.param_cost(v)
+            if cost:
+                self.use(k, cost, invariant=True)
+            return 0.0, 0.0
+        if self.lang == "glsl" and v.is_global:
+            return 0.0, 0.0
+        if (v.is_const or v.is_constexpr) and v.init is not None:
+            val = evaluate(self.m, n, self.env)
+            if val is not None:
+                return 0.0, 0.0
+        self.use_var(v)
+        return 0.0, 0.0
+
+    def var_by_id(self, k):
+        if not isinstance(k, int):
+            return None
+        if not hasattr(self, "_by_id"):
+            self._by_id = {id(v): v for vs in self.m._vars_by_name.values() for v in vs}
+        return self._by_id.get(k)
+
+    def is_register_var(self, v) -> bool:
+        """A local scalar/vector/struct value of this frame (not memory, not a folded constant)."""
+        if id(v) in self.env or v.template_param or v.function_constant or v.is_global or v.is_array:
+            return False
+        if v.address_space not in (None, "thread") or v.qualifiers & _MEMORY_QUALIFIERS:
+            return False
+        if v.is_param and v.function is self.f:
+            return False
+        k = self.key(v)
+        return not (isinstance(k, tuple) and k and k[0] == "array")
+
+    def param_cost(self, v) -> float:
+        """Kernel parameters sit in a constant bank / uniform registers; thread-position
+        attributes and interpolated inputs are per-thread registers."""
+        if v.role is not None:
+            from shaderlint.model.builtins import METAL_ROLES
+            if METAL_ROLES.get(v.role):
+                return self.var_cost(v)
+            return 0.0
+        if v.is_global and self.lang == "glsl" and v.address_space == "in" and self.m.stage not in ("compute", None):
+            return self.var_cost(v)
+        if v.is_param and self.f.kind in ("vertex", "fragment") and self.lang == "metal":
+            return self.var_cost(v)
+        return 0.0
+
+    def ev_field(self, n: ts.Node) -> tuple[float, float]:
+        arg = n.child_by_field_name("argument")
+        fld = n.child_by_field_name("field")
+        op = n.child_by_field_name("operator")
+        if arg is None or fld is None:
+            return 0.0, 0.0
+        a = unparen(arg)
+        if a.type == "identifier" and self.m.resolve(a) is None:
+            name = self.m.text(a)
+            if name in _FREE_BUILTINS:
+                return 0.0, 0.0
+            if name in ("threadIdx", "blockIdx") or name.startswith("gl_"):
+                self.use(("b", name + "." + self.m.text(fld)), self.unit / 32 if name.startswith("gl_") else 1.0,
+                         invariant=True)
+            return 0.0, 0.0
+        if op is not None and self.m.text(op) == "->":
+            return self.memory(n, a, [], write=False)
+        if a.type == "identifier":
+            v = self.m.resolve(a)
+            if v is not None and self.is_register_var(v):
+                self.use_var(v, self.pick(self.var_table(v), self.m.text(fld)))
+                return 0.0, 0.0
+        if a.type == "subscript_expression":
+            return self.access(a, write=False, field=self.m.text(fld))
+        p, w = self.ev(arg)
+        if w:
+            res = self.wt(n)
+            return max(p, res), res
+        return p, 0.0
+
+    def ev_binary(self, n: ts.Node) -> tuple[float, float]:
+        op = self.m.text(n.child_by_field_name("operator"))
+        left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+        pa, wa = self.ev(left)
+        pb, wb = self.ev(right)
+        peak = min(max(pa, wa + pb), max(pb, wb + pa))
+        res = self.wt(n)
+        extra = 0.0
+        opn = n.child_by_field_name("operator")
+        if op in ("/", "%") and right is not None and (opn is None or opn.start_byte not in self.cheap):
+            lt = self.m.type_of(left) if left is not None else UNKNOWN
+            rt = self.m.type_of(right)
+            if evaluate(self.m, right, self.env) is None:
+                if lt.is_integer and rt.is_integer:
+                    extra = self.c.int_div * (2 if max(lt.bits, rt.bits) > 32 else 1)
+                elif self.lang == "cuda" and (lt.is_float or rt.is_float):
+                    extra = self.c.fdiv * (2 if max(lt.bits, rt.bits) > 32 else 1)
+        return max(peak, wa + wb, res) + extra, res
+
+    def ev_unary(self, n: ts.Node) -> tuple[float, float]:
+        arg = n.child_by_field_name("argument")
+        op = n.child_by_field_name("operator")
+        ops = self.m.text(op) if op is not None else ""
+        if n.type == "pointer_expression" and ops == "*" and arg is not None:
+            return self.memory(n, unparen(arg), [], write=False)
+        if n.type == "pointer_expression" and ops == "&" and arg is not None:
+            return self.address_of(unparen(arg))
+        p, w = self.ev(arg)
+        res = self.wt(n) if ops not in ("!",) else 0.0
+        return max(p, res), res
+
+    def address_of(self, a: ts.Node) -> tuple[float, float]:
+        if a.type == "subscript_expression":
+            v = self.m.base_var(a)
+            if v is not None and v.is_array and is_thread_private(v) and not is_constant_array(self.m, v):
+                self.mark_dynamic(v)
+                return 1.0, 1.0
+            peak, _ = self.access(a, write=False, address_only=True)
+            return peak, 2.0
+        if a.type == "identifier":
+            v = self.m.resolve(a)
+            if v is not None and not v.is_global and v.address_space in (None, "thread") and not v.is_param:
+                self.use_var(v)  # out-parameter: kept in registers once inlined
+                self.def_var(v)
+            return 0.0, 0.0
+        return self.ev(a)
+
+    def ev_call(self, n: ts.Node) -> tuple[float, float]:
+        m = self.m
+        name = m.callee_name(n)
+        args = [a for a in m.call_args(n) if a.type != "comment"]
+        fn = n.child_by_field_name("function")
+        g = m.function_by_name.get(name)
+        if g is not None and g.body is not None and not g.is_entry and g is not self.f \
+                and fn is not None and fn.type != "field_expression":
+            return self.inline(n, g, args, fn)
+        if fn is not None and fn.type == "field_expression":
+            obj = fn.child_by_field_name("argument")
+            p0, w0 = self.ev(obj) if obj is not None else (0.0, 0.0)
+            peak, held = self.ev_seq(args)
+            res = self.wt(n)
+            return max(p0, w0 + peak, res), res
+        peak, held = self.ev_seq(args)
+        res = self.wt(n)
+        extra = 0.0
+        if self.lang == "cuda":
+            if name in _F32_SPECIAL:
+                extra = self.c.special
+            elif name in _F64_SPECIAL and any(m.type_of(a).bits == 64 and m.type_of(a).is_float for a in args):
+                extra = self.c.special_f64
+                if name in _F64_TRIG:
+                    self.stack_bytes_extra = max(self.stack_bytes_extra, 40)
+            elif name in _F64_SPECIAL and not any(m.type_of(a).is_float for a in args):
+                extra = self.c.special if args else 0.0
+        elif name not in m.function_by_name and not _CONSTRUCTOR.match(name) and not res:
+            extra = 0.0
+        if g is None and not _CONSTRUCTOR.match(name) and res == 0 and name not in _F32_SPECIAL:
+            res = 0.0
+        return max(peak, held, res) + extra, res
+
+    def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node) -> tuple[float, float]:
+        if len(self.active) >= 6 or g in self.active:
+            peak, held = self.ev_seq(args)
+            res = self.type_cost(g.return_type) if g.return_type.is_known else 1.0
+            return max(peak, held, res), res
+        if g.name not in self.inlined:
+            self.inlined.append(g.name)
+        frame = _Frame(self.next_frame, {})
+        self.next_frame += 1
+        saved_env = {}
+        # template arguments of the callee: `f<4>(x)`
+        if fn.type == "template_function":
+            targs = fn.child_by_field_name("arguments")
+            kids = [c for c in targs.named_children] if targs is not None else []
+            for tv, a in zip(g.template_params.values(), kids):
+                val = evaluate(self.m, a, self.env)
+                if val is None and a.type == "type_descriptor":
+                    continue
+                if val is not None:
+                    saved_env[id(tv)] = self.env.get(id(tv))
+                    self.env[id(tv)] = val
+        peak = 0.0
+        held = 0.0
+        pending = []
+        for p, a in zip(g.params, args):
+            a0 = unparen(a)
+            if a0.type == "identifier":
+                v = self.m.resolve(a0)
+                if v is not None and id(v) in self.env:
+                    saved_env[id(p)] = self.env.get(id(p))
+                    self.env[id(p)] = self.env[id(v)]
+                    continue
+                if v is not None and v.is_array and is_thread_private(v):
+                    frame.alias[id(p)] = ("array", self.frames[-1].id, v)
+                    continue
+                if v is not None:
+                    frame.alias[id(p)] = self.key(v)
+                    continue
+            val = evaluate(self.m, a, self.env)
+            if val is not None:
+                saved_env[id(p)] = self.env.get(id(p))
+                self.env[id(p)] = val
+                continue
+            if a0.type == "pointer_expression" and self.m.text(a0.child_by_field_name("operator") or a0) == "&":
+                inner = unparen(a0.child_by_field_name("argument"))
+                if inner.type == "identifier":
+                    v = self.m.resolve(inner)
+                    if v is not None:
+                        frame.alias[id(p)] = self.key(v)
+                        continue
+            pa, wa = self.ev(a)
+            peak = max(peak, held + pa)
+            held += wa
+            pending.append(p)
+        self.record(max(peak, held))
+        self.frames.append(frame)
+        self.active.append(g)
+        for p in pending:
+            self.define(("v", frame.id, id(p)), self.var_cost(p))
+        try:
+            self.stmt(g.body)
+        finally:
+            self.frames.pop()
+            self.active.pop()
+            for k, old in saved_env.items():
+                if old is None:
+                    self.env.pop(k, None)
+                else:
+                    self.env[k] = old
+        res = self.type_cost(g.return_type) if g.return_type.is_known else (0.0 if self.m.text(
+            g.node.child_by_field_name("type") or g.node) == "void" else 1.0)
+        return res, res
+
+    # ---- assignments and memory ------------------------------------------------------------------------
+    def assign_to(self, left: ts.Node | None, right: ts.Node | None, compound: bool, op: str = "=") -> tuple[float, float]:
+        if left is None:
+            return self.ev(right)
+        left = unparen(left)
+        pr, wr = self.ev(right) if right is not None else (0.0, 0.0)
+        extra = 0.0
+        opn = left.parent.child_by_field_name("operator") if left.parent is not None else None
+        if op in ("/=", "%=") and right is not None and evaluate(self.m, right, self.env) is None \
+                and (opn is None or opn.start_byte not in self.cheap):
+            lt, rt = self.m.type_of(left), self.m.type_of(right)
+            if lt.is_integer and rt.is_integer:
+                extra = self.c.int_div
+        if left.type == "identifier":
+            v = self.m.resolve(left)
+            if v is None or v.template_param:
+                return pr + extra, 0.0
+            if self.is_register_var(v) or id(v) in self.env:
+                # constant propagation through straight-line code (and unrolled iterations)
+                val = self.assigned_value(v, right, op)
+                if val is not None:
+                    self.env[id(v)] = val
+                    return pr + extra, 0.0
+                if id(v) in self.env:
+                    self.env.pop(id(v), None)
+                    self.def_var(v)
+                    return max(pr, wr) + extra, 0.0
+            if not self.is_register_var(v):
+                return max(pr, wr) + extra + (1.0 if v.is_global or v.address_space else 0.0), 0.0
+            if compound:
+                self.use_var(v)
+            self.def_var(v)
+            return max(pr, wr) + extra, 0.0
+        if left.type == "subscript_expression":
+            p, w = self.access(left, write=True, rhs=(pr, wr), compound=compound)
+            return p + extra, w
+        if left.type == "field_expression":
+            arg = left.child_by_field_name("argument")
+            opn = left.child_by_field_name("operator")
+            if arg is not None and opn is not None and self.m.text(opn) == "->":
+                p, w = self.memory(left, unparen(arg), [], write=True, rhs=(pr, wr))
+                return p + extra, w
+            base = unparen(arg) if arg is not None else None
+            fname = self.m.text(left.child_by_field_name("field") or left)
+            if base is not None and base.type == "subscript_expression":
+                p, w = self.access(base, write=True, rhs=(pr, wr), compound=compound, field=fname)
+                return p + extra, w
+            if base is not None and base.type == "identifier":
+                v = self.m.resolve(base)
+                if v is not None and self.is_register_var(v):
+                    comps = self.pick(self.var_table(v), fname)
+                    if compound or comps is None:
+                        self.use_var(v, comps)
+                    self.def_var(v, comps)
+                    return max(pr, wr) + extra, 0.0
+                return max(pr, wr) + extra + (1.0 if v is not None and (v.is_global or v.address_space) else 0.0), 0.0
+            if base is not None and base.type == "field_expression":
+                return self.assign_to(base, right, compound=True)
+            return pr + extra, 0.0
+        if left.type == "pointer_expression":
+            arg = left.child_by_field_name("argument")
+            if arg is not None:
+                return self.memory(left, unparen(arg), [], write=True, rhs=(pr, wr))
+        return max(pr, wr) + extra, 0.0
+
+    def assigned_value(self, v, right: ts.Node | None, op: str):
+        """The constant ``v`` holds after ``v op right``, or None."""
+        if right is None:
+            return None
+        rhs = evaluate(self.m, right, self.env)
+        if rhs is None:
+            return None
+        if op == "=":
+            return rhs
+        cur = self.env.get(id(v))
+        if cur is None:
+            return None
+        from shaderlint.model.consteval import c_binary
+        try:
+            return c_binary(op[:-1], cur, rhs)
+        except (ValueError, ArithmeticError):
+            return None
+
+    def assigned_vars(self, node: ts.Node) -> list:
+        """Variables assigned (``=``, ``op=``, ``++``) inside ``node``."""
+        out = []
+        for a in self.m.nodes("assign") + self.m.nodes("update"):
+            if node.start_byte <= a.start_byte < node.end_byte:
+                target = a.child_by_field_name("left") or a.child_by_field_name("argument")
+                if target is not None and unparen(target).type == "identifier":
+                    v = self.m.resolve(unparen(target))
+                    if v is not None and not v.template_param:
+                        out.append(v)
+        return out
+
+    def forget(self, node: ts.Node | None) -> None:
+        """Variables assigned in ``node`` (a runtime loop, a branch) no longer hold a known constant."""
+        if node is None:
+            return
+        for v in self.assigned_vars(node):
+            if id(v) in self.env:
+                self.env.pop(id(v), None)
+                self.def_var(v)
+
+    def chain(self, n: ts.Node) -> tuple[ts.Node, list[ts.Node | None]]:
+        """Base expression and indices (outermost first) of ``a[i][j]``."""
+        idx: list[ts.Node | None] = []
+        while n.type == "subscript_expression":
+            idx.append(subscript_index(n))
+            n = unparen(n.child_by_field_name("argument"))
+        idx.reverse()
+        return n, idx
+
+    def array_target(self, base: ts.Node):
+        """(frame id, Var) when ``base`` names a thread-private array (directly or via an inlined parameter)."""
+        if base.type != "identifier":
+            return None
+        v = self.m.resolve(base)
+        if v is None:
+            return None
+        for fr in reversed(self.frames):
+            a = fr.alias.get(id(v))
+            if isinstance(a, tuple) and a and a[0] == "array":
+                return a[1], a[2]
+        if v.is_array and is_thread_private(v) and not v.is_param and not is_constant_array(self.m, v):
+            return self.frames[-1].id, v
+        return None
+
+    def access(self, n: ts.Node, write: bool, rhs: tuple[float, float] | None = None, compound: bool = False,
+               address_only: bool = False, field: str | None = None) -> tuple[float, float]:
+        """``a[i]…`` read or written; ``field`` when only ``a[i].x`` is touched."""
+        base, idx = self.chain(n)
+        tgt = self.array_target(base)
+        rp, rw = rhs if rhs else (0.0, 0.0)
+        if tgt is None:
+            bv = self.m.resolve(base) if base.type == "identifier" else None
+            if bv is not None and self.is_register_var(bv) and bv.type.kind != "pointer":
+                # a vector/matrix component of a local value
+                vals = [evaluate(self.m, i, self.env) if i is not None else None for i in idx]
+                peak, _ = self.ev_seq([i for i, x in zip(idx, vals) if i is not None and x is None])
+                table = self.var_table(bv)
+                comps = ["xyzw"[int(vals[0])]] if table and len(vals) == 1 and vals[0] is not None \
+                    and 0 <= int(vals[0]) < len(table) else None
+                if write:
+                    if compound or comps is None:
+                        self.use_var(bv, comps)
+                    self.def_var(bv, comps)
+                    return max(peak, rp), 0.0
+                self.use_var(bv, comps)
+                return peak, 0.0
+            if bv is not None and is_constant_array(self.m, bv):
+                vals = [evaluate(self.m, i, self.env) if i is not None else None for i in idx]
+                if all(v is not None for v in vals):
+                    return 0.0, 0.0
+            return self.memory(n, base, idx, write, rhs, compound=compound, address_only=address_only)
+        frame_id, v = tgt
+        inf = self.info(v)
+        vals = [evaluate(self.m, i, self.env) if i is not None else None for i in idx]
+        dynamic = any(x is None for x in vals)
+        idx_peak, idx_w = self.ev_seq([i for i, x in zip(idx, vals) if i is not None and x is None])
+        table = self.comp_table(inf.elem)
+        el = self.type_cost(inf.elem)
+        if field is not None and table is not None and not dynamic:
+            el = sum(table[c] for c in (self.pick(table, field) or table))
+        if not self.in_registers(v) or (dynamic and id(v) not in self.promote):
+            if dynamic:
+                self.mark_dynamic(v)
+            peak = max(idx_peak, idx_w + 1.0)
+            if write:
+                return max(peak, rp + 1.0 + idx_w, rw + 1.0), 0.0
+            return max(peak, el), el
+        self.arrays[id(v)] = v
+        if dynamic:
+            elems = self.element_indices(inf.dims, ())
+        else:
+            elems = self.element_indices(inf.dims, tuple(int(x) for x in vals[: len(inf.dims)]))
+        comps = self.pick(table, field) if field is not None else None
+        for i in elems:
+            k = ("e", frame_id, id(v), i)
+            if write and not compound and (comps is not None or table is None or field is None):
+                self.def_keys(k, table, comps, el)
+            else:
+                self.use_keys(k, table, comps, el)
+                if write:
+                    self.def_keys(k, table, comps, el)
+        if write:
+            return max(idx_peak, rp), 0.0
+        return idx_peak, 0.0
+
+    def touch_array(self, v, prefix) -> None:
+        if not self.in_registers(v):
+            return
+        inf = self.info(v)
+        el = self.type_cost(inf.elem)
+        table = self.comp_table(inf.elem)
+        for i in self.element_indices(inf.dims, ()):
+            self.use_keys(("e", self.frames[-1].id, id(v), i), table, None, el)
+
+    def memory(self, n: ts.Node, base: ts.Node, idx: list, write: bool, rhs=None, compound: bool = False,
+               address_only: bool = False) -> tuple[float, float]:
+        pb, wb = self.ev(base) if base.type not in ("identifier",) else self.ev_ident(base)
+        consts = [evaluate(self.m, i, self.env) if i is not None else None for i in idx]
+        var_idx = [i for i, c in zip(idx, consts) if i is not None and c is None]
+        ip, iw = self.ev_seq(var_idx)
+        bv = self.m.base_var(base) if base is not None else None
+        space = (bv.address_space if bv is not None else None) or ""
+        if space in ("threadgroup", "shared") or (bv is not None and "__shared__" in bv.qualifiers):
+            addr = 1.0
+        elif space in ("constant", "uniform", "push_constant") and not var_idx:
+            addr = 0.0
+        else:
+            addr = self.c.address
+        if var_idx and bv is not None and addr >= 2:
+            for lp in reversed(self.loops):
+                if not lp.unrolled:
+                    lp.streams.add(id(bv))
+                    break
+        el = self.wt(n) if not address_only else 0.0
+        peak = max(pb, wb + ip, wb + iw + addr)  # computing the address
+        if write:
+            rp, rw = rhs if rhs else (0.0, 0.0)
+            if compound:  # load through the address, combine, store back
+                return max(peak, addr + max(rp, el + rw), addr + el), 0.0
+            # value first or address first, whichever needs fewer registers
+            order = min(max(peak, addr + rp), max(rp, rw + peak))
+            return max(order, addr + rw), 0.0
+        if address_only:
+            return peak, addr
+        if self.loops:
+            self.loops[-1].loads += el
+        self.stmt_loads += el
+        return max(peak, el), el
+
+    # ---- arrays: registers or stack ------------------------------------------------------------------
+    def in_registers(self, v) -> bool:
+        if id(v) in self.promote:
+            return True
+        if id(v) in self.stack_vars or id(v) in self.demote:
+            return False
+        inf = self.info(v)
+        count = inf.count
+        return count is not None and count * self.type_cost(inf.elem) <= self.c.max_array_registers
+
+    def mark_dynamic(self, v) -> None:
+        if id(v) not in self.promote:
+            self.dynamic[id(v)] = v
+
+    # ---- the peak ---------------------------------------------------------------------------------------
+    def peak(self) -> float:
+        end = max([self.pos + 2] + list(self.last.values())) + 2
+        diff = [0.0] * (end + 2)
+        for k, s in self.first.items():
+            c = self.cost[k]
+            if not c:
+                continue
+            diff[s] += c
+            diff[self.last[k] + 1] -= c
+        for s, e, amount in self.regions:
+            diff[max(0, s)] += amount
+            diff[min(end, e) + 1] -= amount
+        best = 0.0
+        cur = 0.0
+        for p in range(end + 1):
+            cur += diff[p]
+            here = cur + self.extra.get(p, 0.0)
+            if here > best:
+                best = here
+        return best
+
+
+def _size(node: ts.Node) -> int:
+    """Named nodes under ``node``: a proxy for the instructions of a loop body."""
+    count = 0
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        count += 1
+        stack.extend(n.named_children)
+    return count

@@ -1,0 +1,573 @@
+"""Static estimate of a kernel's registers, stack, threadgroup memory and occupancy.
+
+``estimate_kernel(model, function, target) -> KernelEstimate`` works on the
+kernel model alone (no compiler). The method, its coefficients and its blind
+spots are documented in ``docs/register-model.md``; in short:
+
+1. **Live values** (:mod:`shaderlint.estimate.liveness`): the body is walked in
+   source order with template arguments and unrolled loop counters bound,
+   helpers inlined; the peak of simultaneously live values plus expression
+   temporaries, in 32-bit register units by type width (64-bit pointers and
+   doubles cost two, vectors their width; on targets with 16-bit register units
+   a ``half``/``short`` costs half).
+2. **Arrays**: a thread-private array indexed only statically (after
+   unrolling) is kept in registers element by element; one indexed
+   dynamically (or too large) goes to the stack (its bytes count as
+   ``stack_bytes``).
+3. **Calibration**: ``registers = max(floor, base + scale × peak)`` with the
+   :class:`Coefficients` fitted on ptxas (sm_80, ``bench/calibrate.py``), then
+   clamped to the target's (or ``__launch_bounds__``'s) per-thread maximum, the
+   excess assumed spilled (4 bytes of stack per register).
+4. **Occupancy** from :func:`shaderlint.estimate.occupancy.occupancy` with the
+   threads per group the kernel declares (or the launches in the file use); when
+   unknown, the best case over group sizes is reported as an upper bound.
+
+Every estimate carries ``notes`` naming what was assumed. Estimates are
+labelled as such, with the target they assume.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+
+import tree_sitter as ts
+
+from shaderlint.estimate.liveness import Walker
+from shaderlint.estimate.occupancy import Occupancy, occupancy
+from shaderlint.estimate.static import evaluate, is_constant_array, is_thread_private
+from shaderlint.estimate.targets import Target
+from shaderlint.model.types import UNKNOWN, Type, parse_type_name
+
+
+@dataclass(frozen=True)
+class Coefficients:
+    """The estimator's tunable numbers (fitted on ptxas for sm_80; see docs/register-model.md)."""
+
+    #: Registers every kernel needs besides its live values (ABI, indices, predicates' spill-over).
+    base: float = 4.0
+    #: Multiplier on the live-value peak.
+    scale: float = 1.0
+    #: Smallest register count the compiler reports (ptxas never reports fewer than 8 on sm_80).
+    floor: float = 8.0
+    #: Registers of a 64-bit address temporary per global memory access.
+    address: float = 2.0
+    #: Registers per memory stream (distinct base pointer) indexed by a loop-variant value in a runtime loop.
+    stream: float = 1.0
+    #: Loop iterations whose loads are in flight at once (unrolled loops, small runtime loops).
+    hoist: int = 3
+    #: Weight of the extra in-flight loads.
+    hoist_weight: float = 1.0
+    #: Most registers the extra in-flight loads of one loop take.
+    hoist_cap: float = 24.0
+    #: Copies of an innermost runtime loop the compiler makes (NVIDIA unrolls by 4).
+    runtime_unroll: int = 4
+    #: Trip count × body size (AST nodes) up to which a constant-trip loop without pragma is unrolled.
+    unroll_budget: int = 1200
+    #: Trip count up to which ``#pragma unroll`` fully unrolls.
+    max_full_unroll: int = 1024
+    #: Temporaries of a float libdevice function (expf, sinf, powf …).
+    special: float = 4.0
+    #: Temporaries of a double-precision libdevice function (exp, sin, lgamma …).
+    special_f64: float = 12.0
+    #: Share of one statement's loads in flight together (0: one at a time, 1: all).
+    batch: float = 1.0
+    #: Registers added when an array lives on the stack (local-memory addressing, copy loops).
+    stack_array: float = 16.0
+    #: Temporaries of an integer division or modulo by a run-time value.
+    int_div: float = 3.0
+    #: Temporaries of an IEEE float division (CUDA without fast math).
+    fdiv: float = 2.0
+    #: Arrays larger than this many registers are never kept in registers.
+    max_array_registers: float = 384.0
+
+
+#: The fitted values (bench/calibrate.py --fit, sm_80).
+DEFAULT_COEFFICIENTS = Coefficients()
+
+
+@dataclass(frozen=True)
+class Adjustment:
+    """A what-if change to the kernel, applied by :func:`estimate_kernel` (see
+    :mod:`shaderlint.estimate.whatif`)."""
+
+    #: Arrays (Var objects) kept in registers whatever their indexing.
+    promote: tuple = ()
+    #: Arrays forced onto the stack.
+    demote: tuple = ()
+    #: Registers added (negative: removed) after calibration.
+    registers: float = 0.0
+    #: Stack bytes added (negative: removed).
+    stack_bytes: int = 0
+    #: Threads per group the kernel would use.
+    threads_per_group: int | None = None
+    #: Threadgroup memory bytes added.
+    shared_bytes: int = 0
+    #: Byte offsets of ``/``/``%`` operators whose divisor becomes a compile-time constant.
+    cheap_divisions: frozenset = frozenset()
+    description: str = field(default="", compare=False)
+
+
+@dataclass
+class KernelEstimate:
+    """Registers, memory and occupancy of one kernel (or template instance) on one target."""
+
+    kernel: str
+    function: object
+    target: str
+    #: Registers per thread (32-bit units, rounded up; capped at the target's maximum).
+    registers: int
+    #: Unrounded registers (fractional on targets with 16-bit register units).
+    registers_exact: float
+    #: Live-value peak before calibration and clamping.
+    peak: float
+    stack_bytes: int
+    spill_bytes: int
+    #: Static plus known dynamic threadgroup/shared memory per group, bytes.
+    shared_bytes: int
+    #: True when part of the threadgroup memory is sized at dispatch and not known here.
+    shared_unknown: bool
+    threads_per_group: int | None
+    occupancy: Occupancy | None
+    #: True when the occupancy is a best case over unknown group sizes.
+    occupancy_is_bound: bool = False
+    notes: list[str] = field(default_factory=list)
+    bindings: dict[str, str] = field(default_factory=dict)
+    stack_arrays: dict[str, int] = field(default_factory=dict)
+    register_arrays: list[str] = field(default_factory=list)
+    register_cap: int = 0
+    source: str = "estimate"
+
+    @property
+    def name(self) -> str:
+        if not self.bindings:
+            return self.kernel
+        params = list(getattr(self.function, "template_params", {}) or self.bindings)
+        return f"{self.kernel}<{', '.join(self.bindings.get(p, p) for p in params)}>"
+
+    @property
+    def occupancy_value(self) -> float | None:
+        return self.occupancy.occupancy if self.occupancy is not None else None
+
+    @property
+    def limiter(self) -> str | None:
+        return self.occupancy.limiter if self.occupancy is not None else None
+
+
+# ---- sizes ----------------------------------------------------------------------------------------------
+def type_bytes(model, t: Type, language: str | None = None) -> int | None:
+    """Bytes of a value of type ``t`` in memory (Metal 3-vectors take 4 lanes)."""
+    language = language or model.language
+    if t.kind in ("int", "uint", "float", "bool"):
+        lanes = t.width
+        if lanes == 3 and language in ("metal", "glsl") and not t.name.startswith("packed_"):
+            lanes = 4
+        return max(t.bits, 8) // 8 * lanes
+    if t.kind == "pointer":
+        return 8
+    if t.kind == "struct":
+        sd = model.structs.get(t.struct or "")
+        if sd is None:
+            return None
+        total = 0
+        align = 1
+        for _, ft, _ in sd.fields:
+            b = type_bytes(model, ft, language)
+            if b is None:
+                return None
+            a = min(b, 16) if ft.kind != "struct" else 4
+            a = 1 << (max(a, 1).bit_length() - 1)
+            align = max(align, a)
+            total = -(-total // a) * a + b
+        return -(-total // align) * align
+    return None
+
+
+def _group_threads(model, f, facts: Mapping[str, str] | None,
+                   bindings: Mapping[str, str] | None = None) -> tuple[int | None, str]:
+    """Threads per group and where the number comes from."""
+    if f.group_size is not None:
+        origin = {"launch_bounds": "__launch_bounds__", "max_total_threads": "max_total_threads_per_threadgroup",
+                  "local_size": "local_size", "annotation": "annotation"}.get(f.group_size.origin, f.group_size.origin)
+        return f.group_size.total, origin
+    for key in ("threadgroup-size",):
+        val = (facts or {}).get(key)
+        if val:
+            dims = [int(x) for x in val.lower().split("x") if x.isdigit()]
+            if dims:
+                return math.prod(dims), "configuration"
+    sizes = set()
+    for ls in model.launches:
+        if ls.kernel != f.name:
+            continue
+        fn = ls.node.child_by_field_name("function")
+        if bindings and fn is not None and fn.type == "template_function" \
+                and _instance_args(model, f, fn.child_by_field_name("arguments")) != dict(bindings):
+            continue  # another instance's launch
+        n = launch_threads(model, ls.block)
+        if n is None:
+            return None, ""
+        sizes.add(n)
+    if len(sizes) == 1:
+        return sizes.pop(), "launch"
+    return None, ""
+
+
+def launch_threads(model, node: ts.Node | None) -> int | None:
+    """Threads in a launch's block argument: ``256``, ``dim3(16, 16)``, a ``dim3 b(16, 16)`` variable."""
+    if node is None:
+        return None
+    val = evaluate(model, node)
+    if isinstance(val, (int, float)):
+        return int(val)
+    n = node
+    if n.type == "identifier":
+        v = model.resolve(n)
+        if v is None:
+            return None
+        decl_args = None
+        for d in v.decl.children_by_field_name("declarator"):
+            if d.type == "init_declarator" and d.child_by_field_name("declarator") is not None \
+                    and model.text(d.child_by_field_name("declarator")) == v.name:
+                decl_args = d.child_by_field_name("value")
+        if decl_args is None:
+            return None
+        n = decl_args
+        if n.type == "call_expression":
+            n = n.child_by_field_name("arguments")
+    elif n.type == "call_expression" and model.callee_name(n) == "dim3":
+        n = n.child_by_field_name("arguments")
+    if n is None or n.type not in ("argument_list", "initializer_list"):
+        return None
+    total = 1
+    for a in n.named_children:
+        val = evaluate(model, a)
+        if not isinstance(val, (int, float)):
+            return None
+        total *= int(val)
+    return total
+
+
+def _used_globals(model, f, seen: set | None = None) -> set:
+    """Globals referenced by ``f`` and the helpers it calls."""
+    seen = seen if seen is not None else set()
+    if f.body is None or id(f) in seen:
+        return set()
+    seen.add(id(f))
+    out = set()
+    stack = [f.body]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            v = model.resolve(n)
+            if v is not None and v.is_global:
+                out.add(v)
+            elif v is None:
+                g = model.function_by_name.get(model.text(n))
+                if g is not None and g is not f:
+                    out |= _used_globals(model, g, seen)
+            continue
+        stack.extend(n.children)
+    return out
+
+
+def _array_bytes(model, walker: Walker, v) -> int | None:
+    inf = walker.info(v)
+    count = inf.count
+    if count is None:
+        return None
+    el = type_bytes(model, inf.elem)
+    return None if el is None else count * el
+
+
+def shared_memory(model, f, walker: Walker, notes: list[str]) -> tuple[int, bool]:
+    """(bytes of threadgroup memory known, whether some is sized at dispatch)."""
+    total = 0
+    unknown = False
+    candidates = [v for v in f.vars if v.address_space in ("shared", "threadgroup") or "__shared__" in v.qualifiers]
+    candidates += [g for g in _used_globals(model, f) if g.address_space in ("shared", "threadgroup")]
+    for v in candidates:
+        size = _array_bytes(model, walker, v)
+        if size is None and not v.is_array:
+            size = type_bytes(model, walker.info(v).elem)
+        if size is None:
+            if "extern" in v.qualifiers or v.is_array:
+                unknown = True
+                dyn = _dynamic_shared(model, f)
+                if dyn is not None:
+                    total += dyn
+                    unknown = False
+                    notes.append(f"dynamic shared memory '{v.name}': {dyn} bytes from the launch")
+                else:
+                    notes.append(f"'{v.name}' is sized at launch: its threadgroup memory is not counted")
+            continue
+        total += size
+    for p in f.params:
+        if p.address_space == "threadgroup":
+            unknown = True
+            notes.append(f"threadgroup parameter '{p.name}' is sized by the host: not counted")
+    return total, unknown
+
+
+def _dynamic_shared(model, f) -> int | None:
+    sizes = set()
+    for ls in model.launches:
+        if ls.kernel != f.name:
+            continue
+        if ls.shared is None:
+            return None
+        val = evaluate(model, ls.shared)
+        if not isinstance(val, (int, float)):
+            return None
+        sizes.add(int(val))
+    return sizes.pop() if len(sizes) == 1 else None
+
+
+# ---- template instances ----------------------------------------------------------------------------------
+def _instance_args(model, f, args_node: ts.Node | None) -> dict[str, str] | None:
+    """Template arguments at an instantiation or launch, by parameter name; arguments
+    that are not constants or known types (an enclosing template's ``T``) are left out."""
+    if args_node is None:
+        return None
+    names = list(f.template_params)
+    kids = [c for c in args_node.named_children if c.type != "comment"]
+    if len(kids) != len(names):
+        return None
+    binding: dict[str, str] = {}
+    for name, k in zip(names, kids):
+        text = " ".join(model.text(k).split())
+        val = evaluate(model, k)
+        if val is None and k.type == "type_descriptor" and text.isidentifier():
+            v = model.resolve(k)  # `f<BM>` parses as a type: a constexpr named BM
+            if v is not None and (v.is_const or v.is_constexpr) and v.init is not None:
+                val = evaluate(model, v.init)
+        if isinstance(val, bool) or text in ("true", "false"):
+            binding[name] = text
+        elif isinstance(val, (int, float)):
+            binding[name] = str(int(val)) if float(val).is_integer() else repr(val)
+        elif parse_type_name(text).is_known or text.split("::")[-1] in model.structs \
+                or text in model.typedefs:
+            binding[name] = text
+    return binding
+
+
+def template_instances(model, f) -> list[dict[str, str]]:
+    """Template arguments of every explicit instantiation or launch of ``f`` in the file."""
+    if not f.template_params:
+        return []
+    found: list[dict[str, str]] = []
+
+    def add(args_node: ts.Node | None) -> None:
+        binding = _instance_args(model, f, args_node)
+        if binding and binding not in found:
+            found.append(binding)
+
+    stack = [model.root]
+    while stack:
+        n = stack.pop()
+        if n.type == "template_instantiation":
+            for c in n.named_children:
+                if c.type == "function_declarator":
+                    tf = c.child_by_field_name("declarator")
+                    if tf is not None and tf.type == "template_function":
+                        nm = tf.child_by_field_name("name")
+                        if nm is not None and model.text(nm).split("::")[-1] == f.name:
+                            add(tf.child_by_field_name("arguments"))
+            continue
+        if n.type == "function_definition":
+            continue
+        stack.extend(reversed(n.named_children))
+    for ls in model.launches:
+        fn = ls.node.child_by_field_name("function")
+        if ls.kernel == f.name and fn is not None and fn.type == "template_function":
+            add(fn.child_by_field_name("arguments"))
+    return found
+
+
+def _bind(model, f, bindings: Mapping[str, str] | None) -> tuple[dict, dict[str, Type]]:
+    env: dict = {}
+    types: dict[str, Type] = {}
+    for name, text in (bindings or {}).items():
+        tv = f.template_params.get(name)
+        if tv is None:
+            continue
+        s = text.strip()
+        if s in ("true", "false"):
+            env[id(tv)] = 1 if s == "true" else 0
+            continue
+        from shaderlint.model.consteval import eval_text
+        val = eval_text(s, lambda n: model.macros.get(n, model.enums.get(n)))
+        if isinstance(val, (int, float)) and not isinstance(val, bool):
+            env[id(tv)] = val
+            continue
+        t = parse_type_name(s)
+        if not t.is_known:
+            t = model.parse_type_text(s) if hasattr(model, "parse_type_text") else UNKNOWN
+        if not t.is_known and s.split("::")[-1] in model.structs:
+            from shaderlint.model.types import struct_type
+            t = struct_type(s.split("::")[-1])
+        types[name] = t
+    return env, types
+
+
+# ---- the estimate -----------------------------------------------------------------------------------------
+def register_cap(target: Target, f) -> int:
+    """Registers per thread the compiler may use: the target's maximum, or what
+    ``__launch_bounds__(threads, min_blocks)`` leaves (NVIDIA)."""
+    cap = target.max_registers_per_thread
+    lb = getattr(f, "launch_bounds", None)
+    if lb and target.vendor == "nvidia":
+        threads = -(-lb[0] // target.simd_width) * target.simd_width
+        blocks = lb[1] if len(lb) > 1 and lb[1] > 0 else 1
+        per_thread = target.registers_per_core // max(1, threads * blocks)
+        per_thread = (per_thread // 8) * 8
+        cap = max(16, min(cap, per_thread))
+    return cap
+
+
+def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, str] | None = None,
+                    adjust: Adjustment | None = None, coefficients: Coefficients | None = None,
+                    facts: Mapping[str, str] | None = None) -> KernelEstimate:
+    """Estimate one kernel on ``target``. ``bindings`` gives template arguments by
+    parameter name (``{"TM": "8", "T": "float"}``); ``adjust`` applies a what-if."""
+    c = coefficients or DEFAULT_COEFFICIENTS
+    f = function
+    adj = adjust or Adjustment()
+    env, types = _bind(model, f, bindings)
+    notes: list[str] = []
+    unbound = [n for n in f.template_params if n not in (bindings or {})]
+    if unbound:
+        notes.append(f"template parameters {', '.join(unbound)} unbound: loops over them are treated as runtime loops")
+    promote = {id(v) for v in adj.promote}
+    demote = {id(v) for v in adj.demote}
+    stack_vars: set[int] = set()
+    walker = None
+    for _ in range(4):
+        walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, adj.cheap_divisions)
+        result = walker.run()
+        new = set(walker.dynamic) - stack_vars
+        if not new:
+            break
+        stack_vars |= new
+    assert walker is not None
+    notes.extend(result.notes)
+    if result.inlined:
+        notes.append(f"inlined: {', '.join(result.inlined)}")
+    # arrays on the stack
+    stack_bytes = 0
+    stack_arrays: dict[str, int] = {}
+    for v in _private_arrays(model, f, walker):
+        if id(v) in promote:
+            continue
+        if id(v) in stack_vars or id(v) in demote or not walker.in_registers(v):
+            if id(v) not in stack_vars and id(v) not in demote and not _touched(walker, v):
+                continue
+            size = _array_bytes(model, walker, v)
+            if size is None:
+                notes.append(f"array '{v.name}' has an unknown size: its stack bytes are not counted")
+                continue
+            stack_arrays[v.name] = size
+            stack_bytes += size
+    if walker.stack_bytes_extra:
+        stack_bytes += walker.stack_bytes_extra
+        notes.append(f"{walker.stack_bytes_extra} bytes of stack for double-precision trigonometric reduction")
+    for name, size in stack_arrays.items():
+        notes.append(f"array '{name}' is indexed dynamically: {size} bytes on the stack")
+    on_stack = bool(stack_vars - promote) or bool(demote)
+    regs = max(c.floor, c.base + c.scale * result.peak + (c.stack_array if on_stack else 0.0)) + adj.registers
+    regs = max(regs, 1.0)
+    unit = 32 / target.register_unit_bits
+    regs = math.ceil(regs * unit) / unit  # whole allocation units
+    cap = register_cap(target, f)
+    spill = 0
+    if regs > cap:
+        spill = int(math.ceil(regs - cap)) * 4
+        notes.append(f"estimated {regs:g} registers exceed the {cap} available: about {spill} bytes spilled to the stack")
+        regs = float(cap)
+    stack_bytes = max(0, stack_bytes + spill + adj.stack_bytes)
+    shared, shared_unknown = shared_memory(model, f, walker, notes)
+    shared = max(0, shared + adj.shared_bytes)
+    threads, origin = _group_threads(model, f, facts, bindings)
+    if adj.threads_per_group is not None:
+        threads, origin = adj.threads_per_group, "what-if"
+    occ, bound = _occupancy(target, threads, regs, shared, notes, f)
+    if origin in ("__launch_bounds__", "max_total_threads_per_threadgroup"):
+        notes.append(f"threads per group from {origin} (an upper bound)")
+    return KernelEstimate(
+        kernel=f.name, function=f, target=target.name, registers=int(math.ceil(regs - 1e-9)), registers_exact=regs,
+        peak=result.peak, stack_bytes=stack_bytes, spill_bytes=spill, shared_bytes=shared,
+        shared_unknown=shared_unknown, threads_per_group=threads, occupancy=occ, occupancy_is_bound=bound,
+        notes=notes, bindings=dict(bindings or {}), stack_arrays=stack_arrays,
+        register_arrays=sorted({v.name for v in walker.arrays.values()} - set(stack_arrays)), register_cap=cap,
+    )
+
+
+def _touched(walker: Walker, v) -> bool:
+    return id(v) in walker.dynamic or any(isinstance(k, tuple) and len(k) == 4 and k[2] == id(v) for k in walker.first)
+
+
+def _private_arrays(model, f, walker: Walker) -> Iterable:
+    seen = set()
+    funcs = [f] + [model.function_by_name[n] for n in walker.inlined if n in model.function_by_name]
+    for g in funcs:
+        for v in g.vars:
+            if id(v) in seen:
+                continue
+            if v.is_array and is_thread_private(v) and not is_constant_array(model, v):
+                seen.add(id(v))
+                yield v
+
+
+def _occupancy(target: Target, threads: int | None, regs: float, shared: int, notes: list[str], f
+               ) -> tuple[Occupancy | None, bool]:
+    try:
+        if threads is not None and threads >= 1:
+            return occupancy(target, threads, regs, shared), False
+        best = None
+        limit = target.max_threads_per_group
+        for t in range(target.simd_width, limit + 1, target.simd_width):
+            o = occupancy(target, t, regs, shared)
+            if best is None or o.occupancy > best.occupancy:
+                best = o
+        if best is not None:
+            notes.append(f"threads per group unknown: best case over group sizes ({best.threads_per_group} threads)")
+        return best, True
+    except ValueError:
+        return None, False
+
+
+def cached_estimate(model, function, target: Target, *, bindings: Mapping[str, str] | None = None,
+                    adjust: Adjustment | None = None, facts: Mapping[str, str] | None = None) -> KernelEstimate:
+    """:func:`estimate_kernel` with the default coefficients, memoized on the model (the
+    report, SL505 and the engine's impact step estimate the same kernels)."""
+    cache = getattr(model, "_estimate_cache", None)
+    if cache is None:
+        cache = {}
+        model._estimate_cache = cache
+    key = (id(function), target.name, tuple(sorted((bindings or {}).items())),
+           tuple(sorted((facts or {}).items())), adjust)
+    got = cache.get(key)
+    if got is None:
+        got = estimate_kernel(model, function, target, bindings=bindings, adjust=adjust, facts=facts)
+        cache[key] = got
+    return got
+
+
+def estimate_file(model, target: Target, *, facts: Mapping[str, str] | None = None,
+                  instances: bool = True, coefficients: Coefficients | None = None) -> list[KernelEstimate]:
+    """One estimate per entry point (per template instance found in the file when ``instances``)."""
+    out: list[KernelEstimate] = []
+    for f in model.kernels:
+        if not f.is_device_code:
+            continue
+        merged = dict(facts or {})
+        merged.update(f.facts)
+        insts = template_instances(model, f) if instances else []
+        for b in insts or [None]:
+            out.append(estimate_kernel(model, f, target, bindings=b, facts=merged, coefficients=coefficients))
+    return out
+
+
+def with_coefficients(**kw) -> Coefficients:
+    return replace(DEFAULT_COEFFICIENTS, **kw)

@@ -1,0 +1,211 @@
+"""What a compiler can resolve statically: constant evaluation under bindings, and
+the thread-private array notions shared by SL101 and the register estimator.
+
+Two callers need the same answers:
+
+* SL101 asks whether an index into a thread-private array is *static* once the
+  compiler unrolls constant-trip loops (:func:`static_index`, no bindings);
+* the register estimator (:mod:`shaderlint.estimate.registers`) walks a kernel
+  with template arguments and unrolled loop counters bound to values, and asks
+  for the value of an expression under those bindings (:func:`evaluate`).
+
+Nothing here reads hardware figures; rules may import it (no rule is imported).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import tree_sitter as ts
+
+from shaderlint.model.consteval import c_binary, parse_number
+from shaderlint.model.expr import unparen
+from shaderlint.model.types import parse_type_name
+
+#: Bindings: ``id(Var)`` -> value (template parameters, unrolled loop counters); a name
+#: (str) key binds identifiers that do not resolve to a declaration.
+Env = Mapping[int, "int | float"]
+
+_PASS_THROUGH = ("parenthesized_expression", "binary_expression", "unary_expression", "cast_expression",
+                 "conditional_expression")
+_PRIVATE_EXCLUDED = frozenset({"static", "shared", "__shared__", "__constant__", "uniform", "buffer"})
+_COMPARE = ("<", ">", "<=", ">=", "==", "!=", "&&", "||")
+
+
+# ---- arrays ---------------------------------------------------------------------------------------
+def is_thread_private(v) -> bool:
+    """A variable in per-thread storage (registers or stack), not shared/constant/device memory."""
+    if v.address_space not in (None, "thread"):
+        return False
+    return not (_PRIVATE_EXCLUDED & v.qualifiers)
+
+
+def is_constant_array(model, v) -> bool:
+    """A ``const``/``constexpr`` array whose initializer only uses constants (a table the
+    compiler can place in constant memory or fold)."""
+    if not (v.is_const or v.is_constexpr) or v.init is None:
+        return False
+    stack = [v.init]
+    while stack:
+        n = stack.pop()
+        if n.type in ("identifier", "qualified_identifier"):
+            if not model.is_constant(n) and model.resolve(n) is not None:
+                return False
+            continue
+        if n.type in ("call_expression",):
+            stack.extend(model.call_args(n))
+            continue
+        stack.extend(n.named_children)
+    return True
+
+
+def subscript_index(sub: ts.Node) -> ts.Node | None:
+    """The single index expression of ``a[i]`` (None for ``a[i, j]`` or an empty subscript)."""
+    idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
+    if idx is not None and idx.type == "subscript_argument_list":
+        kids = [c for c in idx.named_children if c.type != "comment"]
+        return kids[0] if len(kids) == 1 else None
+    return idx
+
+
+def reassigned(model, v) -> bool:
+    """True when ``v`` is the target of an assignment or ``++``/``--`` anywhere in the file."""
+    cache = getattr(model, "_static_reassigned", None)
+    if cache is None:
+        cache = set()
+        for a in model.nodes("assign") + model.nodes("update"):
+            target = a.child_by_field_name("left") or a.child_by_field_name("argument")
+            if target is not None and unparen(target).type == "identifier":
+                tv = model.resolve(unparen(target))
+                if tv is not None:
+                    cache.add(id(tv))
+        model._static_reassigned = cache
+    return id(v) in cache
+
+
+def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:
+    """True if an index is constant once the compiler unrolls constant-trip loops
+    (literals, constants, counters of constant-trip loops not marked ``unroll 1``,
+    single-assignment locals with static initializers, arithmetic of those)."""
+    if depth > 8:
+        return False
+    node = unparen(node)
+    if model.is_constant(node):
+        return True
+    t = node.type
+    if t == "identifier":
+        v = model.resolve(node)
+        if v is None:
+            return False
+        for loop in f.loops:
+            if loop.var is v and (loop.trip_count is not None or loop.constant_trip) and loop.unroll != 1 \
+                    and loop.node.start_byte <= node.start_byte < loop.node.end_byte:
+                return True
+        if v.function is f and not v.is_param and v.init is not None and not reassigned(model, v):
+            return static_index(model, f, v.init, depth + 1)
+        return False
+    if t in _PASS_THROUGH:
+        kids = [c for c in node.named_children if c.type not in ("type_descriptor", "comment")]
+        return bool(kids) and all(static_index(model, f, c, depth + 1) for c in kids)
+    if t == "call_expression":
+        args = model.call_args(node)
+        name = model.callee_name(node)
+        if parse_type_name(name).is_arithmetic or name in ("min", "max", "clamp", "abs"):
+            return bool(args) and all(static_index(model, f, a, depth + 1) for a in args)
+    return False
+
+
+# ---- evaluation under bindings ----------------------------------------------------------------------
+def evaluate(model, node: ts.Node | None, env: Env | None = None, depth: int = 0) -> int | float | None:
+    """Value of ``node`` when the variables in ``env`` have the given values; None if unknown.
+
+    Falls back to :meth:`FileModel.const_value` and follows single-assignment
+    locals to their initializers (as the compiler's constant propagation does).
+    """
+    if node is None or depth > 24:
+        return None
+    env = env or {}
+    t = node.type
+    try:
+        if t == "number_literal":
+            return parse_number(model.text(node))
+        if t in ("true", "false"):
+            return 1 if t == "true" else 0
+        if t == "parenthesized_expression":
+            return evaluate(model, node.named_children[-1], env, depth + 1) if node.named_child_count else None
+        if t in ("identifier", "qualified_identifier"):
+            v = model.resolve(node)
+            if v is not None:
+                if id(v) in env:
+                    return env[id(v)]
+                if v.template_param or v.is_param or v.is_global and not (v.is_const or v.is_constexpr):
+                    return model.const_value(node)
+                if v.init is not None and not v.function_constant and not v.is_array and not reassigned(model, v):
+                    return evaluate(model, v.init, env, depth + 1)
+                return None
+            name = model.text(node)
+            if name in env:  # bound by name (a loop counter out of the parser's scope)
+                return env[name]
+            return model.const_value(node)
+        if t == "unary_expression":
+            arg = node.child_by_field_name("argument")
+            op = model.text(node.child_by_field_name("operator"))
+            a = evaluate(model, arg, env, depth + 1)
+            if a is None:
+                return None
+            if op == "-":
+                return -a
+            if op == "+":
+                return a
+            if op == "!":
+                return int(not a)
+            if op == "~" and isinstance(a, int):
+                return ~a
+            return None
+        if t == "binary_expression":
+            op = model.text(node.child_by_field_name("operator"))
+            a = evaluate(model, node.child_by_field_name("left"), env, depth + 1)
+            if op == "&&" and a == 0 or op == "||" and a not in (None, 0):
+                return int(bool(a))
+            b = evaluate(model, node.child_by_field_name("right"), env, depth + 1)
+            if a is None or b is None:
+                return None
+            if op in _COMPARE:
+                return int({"<": a < b, ">": a > b, "<=": a <= b, ">=": a >= b, "==": a == b, "!=": a != b,
+                            "&&": bool(a) and bool(b), "||": bool(a) or bool(b)}[op])
+            return c_binary(op, a, b)
+        if t == "sizeof_expression":
+            ty = node.child_by_field_name("type")
+            if ty is not None:
+                tt = parse_type_name(model.text(ty))
+                if tt.kind in ("int", "uint", "float", "bool"):
+                    return max(tt.bits, 8) // 8 * tt.width
+            return None
+        if t == "conditional_expression":
+            c = evaluate(model, node.child_by_field_name("condition"), env, depth + 1)
+            if c is None:
+                return None
+            return evaluate(model, node.child_by_field_name("consequence" if c else "alternative"), env, depth + 1)
+        if t == "cast_expression":
+            val = evaluate(model, node.child_by_field_name("value"), env, depth + 1)
+            ty = model.parse_type(node.child_by_field_name("type"))
+            if val is None:
+                return None
+            return int(val) if ty.is_integer else float(val) if ty.is_float else val
+        if t == "call_expression":
+            args = model.call_args(node)
+            name = model.callee_name(node)
+            vals = [evaluate(model, a, env, depth + 1) for a in args]
+            if any(v is None for v in vals) or not vals:
+                return None
+            ty = parse_type_name(name)
+            if ty.is_arithmetic and ty.width == 1 and len(vals) == 1:
+                return int(vals[0]) if ty.is_integer else float(vals[0]) if ty.is_float else vals[0]
+            if name in ("min", "max") and len(vals) == 2:
+                return min(vals) if name == "min" else max(vals)
+            if name == "abs" and len(vals) == 1:
+                return abs(vals[0])
+            return None
+    except (ArithmeticError, ValueError, KeyError, RecursionError, OverflowError):
+        return None
+    return model.const_value(node)

@@ -1,0 +1,190 @@
+"""What-if impact: a diagnostic's cost in registers, stack and occupancy.
+
+Every diagnostic inside kernel code carries an :class:`~shaderlint.diagnostics.Impact`:
+the kernel is estimated twice on the active target -- as written, and as the
+rule's advice would leave it -- and the difference is reported. Rules stay pure
+and small: a rule describes its advice as an :class:`Adjustment` through the
+optional hook :meth:`shaderlint.rules.base.Rule.what_if`, built with the helpers
+below, and :func:`attach_impacts` (called once per file by the engine) does the
+estimating::
+
+    from shaderlint.estimate import whatif
+
+    class DynamicStackArray(Rule):
+        @classmethod
+        def what_if(cls, model, function, finding, target):
+            var = whatif.declared_at(function, finding.start)
+            return whatif.promote_array(var) if var is not None else None
+
+A rule without the hook (or returning None) gets an impact whose
+``occupancy_before`` is filled in and whose other fields are null (unknown);
+:func:`no_change` says "following the advice leaves registers, stack and
+occupancy as they are" (deltas 0). Findings outside device code (host code,
+file-level SL001/SL002) get no impact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from shaderlint.diagnostics import Finding, Impact
+from shaderlint.estimate.registers import Adjustment, KernelEstimate, cached_estimate, template_instances
+
+
+# ---- adjustments rules can return ---------------------------------------------------------------
+def promote_array(var, description: str = "") -> Adjustment:
+    """The thread-private array ``var`` is indexed statically and kept in registers."""
+    return Adjustment(promote=(var,), description=description or f"array '{getattr(var, 'name', '?')}' in registers")
+
+
+def demote_array(var, description: str = "") -> Adjustment:
+    """The array ``var`` moves to the stack (e.g. advice that makes its indexing dynamic)."""
+    return Adjustment(demote=(var,), description=description or f"array '{getattr(var, 'name', '?')}' on the stack")
+
+
+def cheap_division(operator_start: int, description: str = "") -> Adjustment:
+    """The division/modulo whose operator starts at ``operator_start`` becomes a shift or
+    multiply (its emulation temporaries disappear)."""
+    return Adjustment(cheap_divisions=frozenset({operator_start}), description=description or "constant divisor")
+
+
+def register_delta(registers: float, description: str = "") -> Adjustment:
+    """Registers per thread change by ``registers`` (negative: fewer)."""
+    return Adjustment(registers=registers, description=description)
+
+
+def stack_delta(stack_bytes: int, description: str = "") -> Adjustment:
+    return Adjustment(stack_bytes=stack_bytes, description=description)
+
+
+def group_size(threads: int, description: str = "") -> Adjustment:
+    """The kernel runs with ``threads`` threads per group."""
+    return Adjustment(threads_per_group=threads, description=description)
+
+
+def shared_delta(shared_bytes: int, description: str = "") -> Adjustment:
+    """Threadgroup/shared memory per group changes by ``shared_bytes``."""
+    return Adjustment(shared_bytes=shared_bytes, description=description)
+
+
+def no_change(description: str = "") -> Adjustment:
+    """Following the advice does not change registers, stack or occupancy."""
+    return Adjustment(description=description or "no change")
+
+
+def combine(*adjustments: Adjustment | None) -> Adjustment:
+    """Several changes at once."""
+    out = Adjustment()
+    for a in adjustments:
+        if a is None:
+            continue
+        out = Adjustment(
+            promote=out.promote + a.promote, demote=out.demote + a.demote,
+            registers=out.registers + a.registers, stack_bytes=out.stack_bytes + a.stack_bytes,
+            threads_per_group=a.threads_per_group if a.threads_per_group is not None else out.threads_per_group,
+            shared_bytes=out.shared_bytes + a.shared_bytes,
+            cheap_divisions=out.cheap_divisions | a.cheap_divisions,
+            description="; ".join(x for x in (out.description, a.description) if x),
+        )
+    return out
+
+
+def declared_at(function, start: int):
+    """The variable (parameter or local) whose declared name starts at byte ``start``."""
+    for v in list(getattr(function, "params", ())) + list(getattr(function, "vars", ())):
+        if v.node.start_byte == start:
+            return v
+    return None
+
+
+# ---- the engine step -----------------------------------------------------------------------------
+def kernels_for(model, start: int, kernel_name: str | None = None) -> list:
+    """Entry points whose estimate a finding at byte ``start`` affects: the kernel it is in,
+    or the kernels that call (and so inline) the helper it is in."""
+    f = model.function_at(start)
+    if f is None and kernel_name:
+        f = model.function_by_name.get(kernel_name)
+    if f is None or not f.is_device_code:
+        return []
+    if f.is_entry:
+        return [f]
+    return [k for k in model.kernels if k.is_device_code and _calls(model, k, f.name, set())]
+
+
+def _calls(model, f, name: str, seen: set) -> bool:
+    if f.body is None or id(f) in seen:
+        return False
+    seen.add(id(f))
+    for call in model.nodes("call"):
+        if f.body.start_byte <= call.start_byte < f.body.end_byte:
+            callee = model.callee_name(call)
+            if callee == name:
+                return True
+            g = model.function_by_name.get(callee)
+            if g is not None and g is not f and _calls(model, g, name, seen):
+                return True
+    return False
+
+
+def _bindings(model, f) -> Mapping[str, str] | None:
+    insts = template_instances(model, f)
+    return insts[0] if insts else None
+
+
+_FIRST = object()
+
+
+def impact_of(model, function, adjustment: Adjustment | None, target, facts: Mapping[str, str] | None = None,
+              bindings=_FIRST) -> Impact:
+    """Impact of ``adjustment`` on ``function`` (null fields when ``adjustment`` is None);
+    template kernels are estimated for ``bindings`` (default: the first instance in the file)."""
+    merged = {**(facts or {}), **function.facts}
+    if bindings is _FIRST:
+        bindings = _bindings(model, function)
+    before = cached_estimate(model, function, target, bindings=bindings, facts=merged)
+    occ_before = _round(before.occupancy_value)
+    if adjustment is None:
+        return Impact(target=target.name, occupancy_before=occ_before)
+    after = cached_estimate(model, function, target, bindings=bindings, facts=merged, adjust=adjustment)
+    return _delta(target.name, before, after)
+
+
+def _delta(target: str, before: KernelEstimate, after: KernelEstimate) -> Impact:
+    return Impact(
+        target=target,
+        registers=after.registers - before.registers,
+        stack_bytes=after.stack_bytes - before.stack_bytes,
+        occupancy_before=_round(before.occupancy_value),
+        occupancy_after=_round(after.occupancy_value),
+    )
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+def attach_impacts(model, findings: Iterable[tuple[type, Finding]], target,
+                   facts: Mapping[str, str] | None = None) -> list[tuple[type, Finding]]:
+    """Fill in ``impact`` on every finding in kernel code that has none (never raises)."""
+    out: list[tuple[type, Finding]] = []
+    for rule_cls, fd in findings:
+        if fd.impact is None:
+            try:
+                fd = _with_impact(model, rule_cls, fd, target, facts)
+            except Exception:  # an estimate must never cost the user a diagnostic
+                pass
+        out.append((rule_cls, fd))
+    return out
+
+
+def _with_impact(model, rule_cls, fd: Finding, target, facts) -> Finding:
+    from dataclasses import replace
+
+    kernels = kernels_for(model, fd.start, fd.kernel)
+    if not kernels:
+        return fd
+    f = kernels[0]
+    hook = getattr(rule_cls, "what_if", None)
+    owner = model.function_at(fd.start) or f
+    adjustment = hook(model, owner, fd, target) if hook is not None else None
+    return replace(fd, impact=impact_of(model, f, adjustment, target, facts))

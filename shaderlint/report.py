@@ -1,0 +1,319 @@
+"""``shaderlint report [PATH ...]``: registers, memory and occupancy per kernel.
+
+One row per kernel (per template instance found in the file): path, kernel, line,
+language, threads per group, registers per thread, where the register count
+comes from, threadgroup/shared memory, stack bytes, target, occupancy and its
+limiter. Registers are estimated by the static model
+(:mod:`shaderlint.estimate.registers`) unless ``--compiler ptxas`` asks NVIDIA's
+compiler (CUDA files, NVIDIA targets, nvcc on PATH): then registers, stack and
+static shared memory are ptxas's own figures, one row per instance ptxas
+compiled, and the estimate is the fallback when compilation fails.
+
+``--format json`` prints the stable array of SPEC.md; the text table labels
+estimates (``~``) with the target they assume. ``main(argv) -> int``: 0 on
+success, 2 on usage errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from shaderlint.config import ConfigError, SettingsResolver, check_target
+from shaderlint.discovery import discover
+from shaderlint.estimate.occupancy import occupancy
+from shaderlint.estimate.registers import KernelEstimate, cached_estimate, template_instances
+from shaderlint.estimate.targets import Target, default_target, get_target
+from shaderlint.languages import FRONT_ENDS, language_for_path
+from shaderlint.model.build import build_model
+from shaderlint.model.source import Source
+
+JSON_KEYS = ("path", "kernel", "line", "language", "threads_per_group", "registers", "registers_source",
+             "threadgroup_memory_bytes", "stack_bytes", "target", "occupancy", "limiter")
+
+
+@dataclass
+class Row:
+    path: str
+    kernel: str
+    line: int
+    language: str
+    threads_per_group: int | None
+    registers: int | None
+    registers_source: str  # "estimate" | "ptxas"
+    threadgroup_memory_bytes: int | None
+    stack_bytes: int | None
+    target: str
+    occupancy: float | None
+    limiter: str | None
+    #: Not in the JSON: assumptions and fallbacks, shown by the text table with --notes.
+    notes: list[str] = field(default_factory=list)
+    occupancy_is_bound: bool = False
+    shared_unknown: bool = False
+
+    def to_json(self) -> dict:
+        return {k: getattr(self, k) for k in JSON_KEYS}
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="shaderlint report",
+        description="Registers, threadgroup memory, stack, threads per group and occupancy per kernel "
+                    "(estimated by shaderlint's register model, or exact from ptxas with --compiler ptxas).",
+    )
+    p.add_argument("paths", nargs="*", help="files or directories (default: .)")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--target", help="GPU profile (default: per language, or the configured target)")
+    p.add_argument("--compiler", choices=("none", "ptxas"), default="none",
+                   help="ptxas: compile CUDA files with nvcc for the target's architecture and report its figures")
+    p.add_argument("--notes", action="store_true", help="text format: list the assumptions behind each row")
+    p.add_argument("--config", help="configuration file (default: closest shaderlint.toml / pyproject.toml)")
+    p.add_argument("-o", "--output", help="write the report to this file")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    except SystemExit as e:
+        return int(e.code) if isinstance(e.code, int) else 2
+    try:
+        if args.target is not None:
+            args.target = check_target(args.target, "--target")
+        resolver = SettingsResolver(args.config, {"target": args.target} if args.target else {})
+    except ConfigError as e:
+        print(f"shaderlint: {e}", file=sys.stderr)
+        return 2
+    errors: list[tuple[str, str]] = []
+    paths = args.paths or ["."]
+    files = list(discover(paths, (), errors, is_excluded=lambda p: resolver.for_path(p).is_excluded(p)))
+    for p, reason in errors:
+        print(f"shaderlint: {p}: {reason}", file=sys.stderr)
+    if any(reason == "no such file or directory" for _, reason in errors) and not files:
+        return 2
+    rows: list[Row] = []
+    for path in files:
+        settings = resolver.for_path(path)
+        rows.extend(report_file(path, settings, compiler=args.compiler))
+    text = format_json(rows) if args.format == "json" else format_text(rows, notes=args.notes)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# ---- rows ---------------------------------------------------------------------------------------
+def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes | None = None,
+                target: Target | None = None) -> list[Row]:
+    """Rows for one file (never raises for bad input: an unreadable file has no rows)."""
+    language = language_for_path(path)
+    if language is None:
+        return []
+    try:
+        if data is None:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        model = build_model(FRONT_ENDS[language].parse(Source(path, data)))
+    except (OSError, Exception) as exc:  # a file we cannot read has no kernels to report
+        print(f"shaderlint: {path}: could not analyse: {exc}", file=sys.stderr)
+        return []
+    if target is None:
+        name = getattr(settings, "target", None) if settings is not None else None
+        target = get_target(name) if name else default_target(language)
+    facts = dict(settings.facts_for(path)) if settings is not None else {}
+    facts.update(model.facts)
+    estimates = []
+    for f in model.kernels:
+        if not f.is_device_code:
+            continue
+        merged = {**facts, **f.facts}
+        for b in template_instances(model, f) or [None]:
+            estimates.append(cached_estimate(model, f, target, bindings=b, facts=merged))
+    if compiler == "ptxas" and language == "cuda":
+        return _ptxas_rows(path, model, estimates, target)
+    rows = [_estimate_row(path, model, e, target) for e in estimates]
+    if compiler == "ptxas":
+        for r in rows:
+            r.notes.insert(0, f"--compiler ptxas applies to CUDA files only; {language} is estimated")
+    return rows
+
+
+def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
+    line = model.source.position(e.function.name_node.start_byte)[0]
+    return Row(
+        path=path, kernel=e.name, line=line, language=model.language, threads_per_group=e.threads_per_group,
+        registers=e.registers, registers_source="estimate", threadgroup_memory_bytes=e.shared_bytes,
+        stack_bytes=e.stack_bytes, target=target.name,
+        occupancy=_round(e.occupancy_value), limiter=e.limiter, notes=list(e.notes),
+        occupancy_is_bound=e.occupancy_is_bound, shared_unknown=e.shared_unknown,
+    )
+
+
+def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Target) -> list[Row]:
+    from shaderlint.estimate.ptxas import compile_ptxas, ptxas_available
+
+    fallback = None
+    if target.ptxas_arch is None:
+        fallback = f"ptxas does not apply to target {target.name} (not an NVIDIA GPU): estimated"
+    elif not ptxas_available():
+        fallback = "nvcc is not on PATH: estimated"
+    result = None
+    if fallback is None:
+        result = compile_ptxas(path, target.ptxas_arch)
+        if result.error and not len(result):
+            fallback = f"ptxas failed ({result.error}): estimated"
+    rows: list[Row] = []
+    done: set[int] = set()
+    for e in estimates:
+        f = e.function
+        if id(f) in done:
+            continue
+        compiled = result.by_name(f.name) if result is not None else []
+        if not compiled:
+            row = _estimate_row(path, model, e, target)
+            if fallback:
+                row.notes.insert(0, fallback)
+            elif result is not None:
+                row.notes.insert(0, "ptxas compiled no instance of this kernel (uninstantiated template?): estimated")
+            rows.append(row)
+            continue
+        done.add(id(f))
+        by_args = {_args_text(e): e for e in estimates if e.function is f}
+        for k in compiled:
+            est = by_args.get(_template_args(k.demangled, f.name), e)
+            rows.append(_ptxas_row(path, model, f, k, est, target))
+    return rows
+
+
+def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> Row:
+    shared = k.shared_bytes
+    notes = [f"ptxas {k.arch}: {k.registers} registers, {k.stack_bytes} bytes stack frame, "
+             f"{k.spill_store_bytes} bytes spill stores, {shared} bytes static shared memory"]
+    dynamic = est.shared_bytes - _static_shared(est)
+    if dynamic > 0:
+        shared += dynamic
+        notes.append(f"plus {dynamic} bytes of dynamic shared memory from the launch")
+    threads = est.threads_per_group
+    occ, bound = None, False
+    try:
+        if threads:
+            o = occupancy(target, threads, k.registers, shared)
+        else:
+            o = max((occupancy(target, t, k.registers, shared)
+                     for t in range(target.simd_width, target.max_threads_per_group + 1, target.simd_width)),
+                    key=lambda x: x.occupancy)
+            bound = True
+            notes.append(f"threads per group unknown: best case over group sizes ({o.threads_per_group} threads)")
+        occ = o
+    except ValueError:
+        pass
+    head = k.demangled.split("(", 1)[0]
+    at = head.rfind(f.name + "<")
+    name = f.name + head[at + len(f.name):] if at >= 0 else f.name
+    return Row(
+        path=path, kernel=name, line=model.source.position(f.name_node.start_byte)[0], language="cuda",
+        threads_per_group=threads, registers=k.registers, registers_source="ptxas", threadgroup_memory_bytes=shared,
+        stack_bytes=k.stack_bytes, target=target.name, occupancy=_round(occ.occupancy) if occ else None,
+        limiter=occ.limiter if occ else None, notes=notes, occupancy_is_bound=bound, shared_unknown=est.shared_unknown,
+    )
+
+
+def _static_shared(e: KernelEstimate) -> int:
+    dyn = 0
+    for n in e.notes:
+        if n.startswith("dynamic shared memory") and ": " in n:
+            try:
+                dyn += int(n.rsplit(": ", 1)[1].split()[0])
+            except ValueError:
+                pass
+    return e.shared_bytes - dyn
+
+
+def _args_text(e: KernelEstimate) -> str | None:
+    if not e.bindings:
+        return None
+    return ", ".join(_norm(v) for v in e.bindings.values())
+
+
+def _template_args(demangled: str, name: str) -> str | None:
+    head = demangled.split("(", 1)[0]
+    at = head.rfind(name + "<")
+    if at < 0:
+        return None
+    return ", ".join(_norm(a) for a in _split(head[at + len(name) + 1: head.rfind(">")]))
+
+
+def _split(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch in "<(" and 1 or 0
+        depth -= ch in ">)" and 1 or 0
+        if ch == "," and depth == 0:
+            out.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    return out + ([cur] if cur.strip() else [])
+
+
+def _norm(v: str) -> str:
+    return " ".join(v.replace("(", " ").replace(")", " ").split()).rstrip("uUlL") or v
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+# ---- formatting -----------------------------------------------------------------------------------
+def format_json(rows: list[Row]) -> str:
+    return json.dumps([r.to_json() for r in rows], indent=2) + "\n"
+
+
+def format_text(rows: list[Row], notes: bool = False) -> str:
+    if not rows:
+        return "No kernels found.\n"
+    header = ("path", "kernel", "line", "lang", "threads", "registers", "source", "tg memory", "stack",
+              "target", "occupancy", "limiter")
+    table = [header]
+    for r in rows:
+        regs = "?" if r.registers is None else (f"~{r.registers}" if r.registers_source == "estimate" else str(r.registers))
+        mem = "?" if r.threadgroup_memory_bytes is None else f"{r.threadgroup_memory_bytes} B" + ("+?" if r.shared_unknown else "")
+        stack = "?" if r.stack_bytes is None else f"{r.stack_bytes} B"
+        occ = "?" if r.occupancy is None else ("≤" if r.occupancy_is_bound else "") + f"{r.occupancy * 100:.1f}%"
+        table.append((_rel(r.path), r.kernel, str(r.line), r.language, str(r.threads_per_group or "?"), regs,
+                      r.registers_source, mem, stack, r.target, occ, r.limiter or "-"))
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
+    right = {2, 4, 5, 7, 8, 10}
+    lines = []
+    for i, row in enumerate(table):
+        cells = [c.rjust(widths[j]) if j in right else c.ljust(widths[j]) for j, c in enumerate(row)]
+        lines.append("  ".join(cells).rstrip())
+        if i == 0:
+            lines.append("  ".join("-" * w for w in widths))
+        elif notes and rows[i - 1].notes:
+            lines.extend(f"    - {n}" for n in rows[i - 1].notes)
+    targets = sorted({r.target for r in rows})
+    lines.append("")
+    if any(r.registers_source == "estimate" for r in rows):
+        lines.append(f"~ registers are estimates of shaderlint's register model (target {', '.join(targets)}); "
+                     "see docs/register-model.md. --compiler ptxas reports exact CUDA figures.")
+    if any(r.occupancy_is_bound for r in rows):
+        lines.append("≤ occupancy is the best case over group sizes: the kernel does not declare its group size "
+                     "(annotate with // shaderlint: threadgroup-size=N).")
+    if any(r.shared_unknown for r in rows):
+        lines.append("+? part of the threadgroup memory is sized at dispatch and not counted.")
+    return "\n".join(lines) + "\n"
+
+
+def _rel(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel

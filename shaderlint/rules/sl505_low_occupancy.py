@@ -1,0 +1,180 @@
+"""SL505 low-occupancy
+
+## What it does
+Estimates each kernel's occupancy on the active target -- resident SIMD groups
+(warps) per core over the most the core can hold, as in NVIDIA's occupancy
+calculator -- from the register/occupancy model (`shaderlint report` shows the
+same numbers) and flags kernels below `occupancy-threshold` (default 0.5).
+The message names the limiter (registers, threadgroup memory, group size or
+the resident-group limit) with its numbers. Reported once per kernel, at its
+name; for a template, the instance with the lowest occupancy is named.
+
+It stays silent when the estimate cannot tell: a register-limited kernel is
+reported only if it would still miss the threshold with 20 % fewer registers
+than estimated (the model's typical error against ptxas; 30 % on Apple and
+generic targets, where the model is not calibrated), template kernels whose parameters
+are never bound in the file are checked for threadgroup memory only, and
+threadgroup memory sized at dispatch (`extern __shared__`, `threadgroup`
+parameters) is not counted. When the group size is unknown the best case over
+all group sizes is used, so a report means no group size reaches the threshold.
+
+## Why is this bad?
+A GPU hides memory and instruction latency by switching between resident SIMD
+groups. Apple's GPU compiler team ("Advanced Metal Shader Optimization", WWDC)
+puts it plainly: occupancy is bounded by the registers and threadgroup memory
+each thread needs, and a kernel that uses too many of either leaves the core
+with too few threads to hide latency. NVIDIA's occupancy calculator computes the
+same bound from registers per thread, shared memory per block and block size.
+Low occupancy is not always wrong (register-blocked GEMMs trade it for reuse),
+which is why this rule is informational.
+
+## Example
+```cuda
+__global__ void __launch_bounds__(256) stage_rows(float* out, const float* in) {  // SL505
+    __shared__ float rows[12288];   // 48 KB per block: 3 blocks per SM on sm_80
+    ...
+}
+```
+
+## Use instead
+Lower the binding resource: tile shared memory in smaller pieces (or reuse one
+buffer across phases), shrink per-thread register tiles or cap registers with
+`__launch_bounds__(threads, minBlocks)` / `[[max_total_threads_per_threadgroup]]`,
+and pick a group size that lets several groups share a core:
+```cuda
+__global__ void __launch_bounds__(256) stage_rows(float* out, const float* in) {
+    __shared__ float rows[4096];    // 16 KB per block: occupancy no longer limited by shared memory
+    ...
+}
+```
+
+## Impact
+From the register/occupancy model (`docs/register-model.md`) on the active
+target: `occupancy_before` is the kernel's estimate, `occupancy_after` the
+occupancy after the smallest change to the limiter that reaches the threshold
+(registers, threadgroup memory or group size), with `registers` the register
+change that takes (negative) and `stack_bytes` 0. Null when no change of the
+limiter alone reaches the threshold. Register counts are estimates (median error
+about 15 % against ptxas on sm_80); threadgroup memory and group sizes are
+read from the declarations.
+
+## Options
+`occupancy-threshold` (settings and `--occupancy-threshold`, default 0.5);
+`target` picks the GPU profile; `// shaderlint: threadgroup-size=N` supplies a
+group size the code does not declare.
+
+## Evidence
+`nvcc -arch=sm_90 -Xptxas -v` on the CUDA fixture: `sgemm_register_tile` (an
+8 × 16 register tile per thread) reports "Used 254 registers" -- with 256
+threads per block one block fits the 64 K-register file, 8 of 64 warps (12.5 %);
+`stage_rows` reports "49152 bytes smem", so three 256-thread blocks fit the
+SM's shared memory: 24 of 64 warps (37.5 %). The look-alike `sgemm_small_tile`
+(a 4 × 4 tile) uses 48 registers (75 % occupancy at 256 threads) and
+`transpose_tile` 4224 bytes of shared memory.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from shaderlint.diagnostics import Finding, Severity
+from shaderlint.estimate import whatif
+from shaderlint.estimate.occupancy import GROUP_SIZE, GROUPS_PER_CORE, REGISTERS, THREADGROUP_MEMORY, occupancy
+from shaderlint.estimate.registers import cached_estimate, template_instances
+from shaderlint.rules.base import Rule, RuleContext
+
+#: A register-limited kernel must miss the threshold even with this share fewer registers:
+#: the estimator's typical error on NVIDIA (calibrated against ptxas), more elsewhere.
+MARGIN = {"nvidia": 0.2}
+OTHER_MARGIN = 0.3
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.1f}".rstrip("0").rstrip(".") + "%"
+
+
+class LowOccupancy(Rule):
+    code = "SL505"
+    name = "low-occupancy"
+    languages = frozenset({"metal", "cuda", "glsl"})
+    severity = Severity.INFO
+    summary = "estimated occupancy on the target below occupancy-threshold"
+
+    def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        threshold = getattr(ctx.settings, "occupancy_threshold", 0.5)
+        target = ctx.target
+        for f in model.kernels:
+            if not f.is_device_code or f.body is None:
+                continue
+            facts = {**ctx.facts, **f.facts}
+            instances = template_instances(model, f)
+            unbound = bool(f.template_params) and not instances
+            worst = None
+            for b in instances or [None]:
+                est = cached_estimate(model, f, target, bindings=b, facts=facts)
+                if _low(est, target, threshold, unbound) and (worst is None or est.occupancy_value < worst.occupancy_value):
+                    worst = est
+            if worst is None:
+                continue
+            adjustment = _advice(worst, target, threshold)
+            impact = whatif.impact_of(model, f, adjustment, target, facts, bindings=worst.bindings or None)
+            yield Finding(f.name_node.start_byte, f.name_node.end_byte, _message(worst, target, threshold),
+                          kernel=f.name, impact=impact)
+
+
+def _low(est, target, threshold: float, unbound: bool) -> bool:
+    o = est.occupancy
+    if o is None or o.occupancy >= threshold or "too large to walk" in " ".join(est.notes):
+        return False
+    if o.limiter == REGISTERS:
+        if unbound:
+            return False
+        margin = MARGIN.get(target.vendor, OTHER_MARGIN)
+        relaxed = occupancy(target, o.threads_per_group, est.registers_exact * (1 - margin), est.shared_bytes)
+        return relaxed.occupancy < threshold
+    return o.limiter in (THREADGROUP_MEMORY, GROUP_SIZE, GROUPS_PER_CORE)
+
+
+def _message(est, target, threshold: float) -> str:
+    o = est.occupancy
+    threads = o.threads_per_group
+    size = f"{threads} threads per group" if not est.occupancy_is_bound else "any group size"
+    per_core = f"{o.groups_per_core} group{'s' if o.groups_per_core != 1 else ''} of {o.simd_groups_per_group} " \
+               f"SIMD group{'s' if o.simd_groups_per_group != 1 else ''} per core"
+    if o.limiter == REGISTERS:
+        why = f"registers (about {est.registers} per thread with {size}: {per_core})"
+    elif o.limiter == THREADGROUP_MEMORY:
+        why = f"threadgroup memory ({est.shared_bytes} bytes per group: {per_core})"
+    elif o.limiter == GROUP_SIZE:
+        why = f"group size ({threads} threads: {per_core})"
+    else:
+        why = f"the limit of {target.max_groups_per_core} resident groups per core ({threads} threads per group)"
+    return (f"kernel '{est.name}' has an estimated occupancy of {_pct(o.occupancy)} on {target.name} "
+            f"(threshold {_pct(threshold)}), limited by {why}")
+
+
+def _advice(est, target, threshold: float):
+    """The smallest change of the limiter that reaches the threshold, or None."""
+    o = est.occupancy
+    threads = o.threads_per_group
+    if o.limiter == REGISTERS:
+        r = est.registers
+        while r > 1:
+            r -= 1
+            if occupancy(target, threads, r, est.shared_bytes).occupancy >= threshold:
+                return whatif.register_delta(r - est.registers, f"{r} registers per thread")
+        return None
+    if o.limiter == THREADGROUP_MEMORY:
+        step = max(target.shared_alloc_unit, 16)
+        s = est.shared_bytes
+        while s > 0:
+            s = max(0, s - step)
+            if occupancy(target, threads, est.registers_exact, s).occupancy >= threshold:
+                return whatif.shared_delta(s - est.shared_bytes, f"{s} bytes of threadgroup memory")
+        return None
+    best = None
+    for t in range(target.simd_width, target.max_threads_per_group + 1, target.simd_width):
+        if occupancy(target, t, est.registers_exact, est.shared_bytes).occupancy >= threshold:
+            if best is None or abs(t - threads) < abs(best - threads):
+                best = t
+    return whatif.group_size(best, f"{best} threads per group") if best is not None else None

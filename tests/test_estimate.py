@@ -1,0 +1,316 @@
+"""The static register estimator on small kernels: monotonic in the obvious ways,
+arrays on the stack when indexed dynamically, group sizes and memory from the code."""
+
+from __future__ import annotations
+
+import glob
+
+import pytest
+
+from shaderlint.estimate.registers import (
+    Adjustment, estimate_file, estimate_kernel, register_cap, template_instances, type_bytes,
+)
+from shaderlint.estimate.targets import default_target, get_target
+from shaderlint.languages import FRONT_ENDS, language_for_path
+from shaderlint.model.build import build_model
+from shaderlint.model.source import Source
+
+SM80 = get_target("sm_80")
+M1 = get_target("apple-m1")
+
+
+def model_of(src: str, path: str = "k.cu"):
+    lang = language_for_path(path)
+    return build_model(FRONT_ENDS[lang].parse(Source(path, src.encode())))
+
+
+def estimate(src: str, path: str = "k.cu", kernel: str | None = None, target=SM80, **kw):
+    m = model_of(src, path)
+    f = next(k for k in m.kernels if kernel is None or k.name == kernel)
+    return estimate_kernel(m, f, target, **kw)
+
+
+ACCUMULATORS = """
+__global__ void sum_acc(float* out, const float* __restrict__ in, int n) {{
+    float acc[{N}];
+#pragma unroll
+    for (int k = 0; k < {N}; ++k) acc[k] = 0.0f;
+    int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int i = tid * {N}; i + {N} <= n; i += blockDim.x * gridDim.x * {N}) {{
+#pragma unroll
+        for (int k = 0; k < {N}; ++k) acc[k] += in[i + k];
+    }}
+    float total = 0.0f;
+#pragma unroll
+    for (int k = 0; k < {N}; ++k) total += acc[k];
+    out[tid] = total;
+}}
+"""
+
+
+def test_unrolled_accumulators_cost_registers():
+    one = estimate(ACCUMULATORS.format(N=1))
+    eight = estimate(ACCUMULATORS.format(N=8))
+    thirty_two = estimate(ACCUMULATORS.format(N=32))
+    assert one.registers < eight.registers < thirty_two.registers
+    assert thirty_two.registers - one.registers >= 24  # ~one register per extra accumulator
+    assert eight.stack_bytes == 0 and eight.register_arrays == ["acc"]
+
+
+def test_doubles_cost_more_than_floats():
+    src = """
+__global__ void axpy({T}* y, const {T}* x, {T} a, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    {T} s0 = x[i], s1 = x[i + n], s2 = x[i + 2 * n], s3 = x[i + 3 * n];
+    y[i] = a * s0 + s1 * s2 - s3 * a + s0 * s3;
+}}
+"""
+    f32 = estimate(src.format(T="float"))
+    f64 = estimate(src.format(T="double"))
+    assert f64.peak > f32.peak
+    assert f64.registers > f32.registers
+
+
+def test_dynamic_index_puts_the_array_on_the_stack():
+    dynamic = estimate("""
+__global__ void hist(const int* bins, float* out, int n) {
+    float h[16];
+    for (int i = 0; i < 16; ++i) h[i] = 0.0f;
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int k = 0; k < n; ++k) h[bins[t * n + k] & 15] += 1.0f;
+    for (int i = 0; i < 16; ++i) out[t * 16 + i] = h[i];
+}
+""")
+    assert dynamic.stack_bytes == 64
+    assert dynamic.stack_arrays == {"h": 64}
+    static = estimate("""
+__global__ void scale(float* out, const float* in) {
+    float v[16];
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) v[i] = in[t * 16 + i];
+#pragma unroll
+    for (int i = 0; i < 16; ++i) out[t * 16 + i] = v[i] * v[15 - i];
+}
+""")
+    assert static.stack_bytes == 0
+    assert static.registers > 16
+
+
+def test_promoting_an_array_moves_it_off_the_stack():
+    src = """
+__global__ void gather(float* out, const float* in, const int* idx) {
+    float buf[8];
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) buf[k] = in[t * 8 + k];
+    out[t] = buf[idx[t] & 7];
+}
+"""
+    m = model_of(src)
+    f = m.kernels[0]
+    before = estimate_kernel(m, f, SM80)
+    buf = next(v for v in f.vars if v.name == "buf")
+    after = estimate_kernel(m, f, SM80, adjust=Adjustment(promote=(buf,)))
+    assert before.stack_bytes == 32 and after.stack_bytes == 0
+
+
+def test_half_costs_half_a_register_on_apple_only():
+    src = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void mix4(device const {T}4* a [[buffer(0)]], device {T}4* out [[buffer(1)]],
+                 uint gid [[thread_position_in_grid]]) {{
+    {T}4 x = a[gid], y = a[gid + 1], z = a[gid + 2], w = a[gid + 3];
+    out[gid] = x * y + z * w + x * w + y * z;
+}}
+"""
+    half_m1 = estimate(src.format(T="half"), "k.metal", target=M1)
+    float_m1 = estimate(src.format(T="float"), "k.metal", target=M1)
+    assert half_m1.peak < float_m1.peak
+    assert half_m1.registers_exact != int(half_m1.registers_exact) or half_m1.peak * 2 == int(half_m1.peak * 2)
+    half_nv = estimate(src.format(T="half"), "k.metal", target=SM80)
+    assert half_nv.peak <= float_m1.peak
+
+
+def test_template_instances_and_bindings():
+    src = """
+template <int N>
+__global__ void tile(float* out, const float* in) {
+    float acc[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) acc[i] = in[i * 128 + threadIdx.x];
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < N; ++i) s += acc[i] * acc[N - 1 - i];
+    out[threadIdx.x] = s;
+}
+template __global__ void tile<4>(float*, const float*);
+template __global__ void tile<64>(float*, const float*);
+"""
+    m = model_of(src)
+    f = m.kernels[0]
+    assert template_instances(m, f) == [{"N": "4"}, {"N": "64"}]
+    small = estimate_kernel(m, f, SM80, bindings={"N": "4"})
+    big = estimate_kernel(m, f, SM80, bindings={"N": "64"})
+    assert big.registers > small.registers + 40
+    assert big.name == "tile<64>"
+    unbound = estimate_kernel(m, f, SM80)
+    assert any("unbound" in n for n in unbound.notes)
+
+
+def test_nested_pragma_loops_without_braces_are_unrolled():
+    # tree-sitter reads `for (...)` + `#pragma unroll` + `for` as two statements;
+    # the estimator re-attaches the body.
+    est = estimate("""
+__global__ void outer(float* C, const float* A, const float* B, int K) {
+    float acc[4][4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) acc[i][j] = 0.0f;
+    for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) acc[i][j] += A[i * K + k] * B[k * 4 + j];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) C[i * 4 + j] = acc[i][j];
+}
+""")
+    assert est.stack_bytes == 0
+    assert est.registers >= 16
+
+
+def test_clamped_to_the_register_cap_with_spills():
+    src = """
+__global__ void {LB} huge(float* out, const float* in, int K) {{
+    float acc[300];
+#pragma unroll
+    for (int i = 0; i < 300; ++i) acc[i] = 0.0f;
+    for (int k = 0; k < K; ++k) {{
+#pragma unroll
+        for (int i = 0; i < 300; ++i) acc[i] += in[k * 300 + i];
+    }}
+#pragma unroll
+    for (int i = 0; i < 300; ++i) out[i] = acc[i];
+}}
+"""
+    est = estimate(src.format(LB=""))
+    assert est.registers == 255 and est.spill_bytes > 0 and est.stack_bytes >= est.spill_bytes
+    bounded = estimate(src.format(LB="__launch_bounds__(256, 4)"))
+    assert bounded.register_cap == 64 and bounded.registers == 64
+
+
+def test_register_cap_from_launch_bounds():
+    m = model_of("__global__ void __launch_bounds__(128, 8) k(float* p) { p[threadIdx.x] = 1.0f; }")
+    assert register_cap(SM80, m.kernels[0]) == 64
+    assert register_cap(M1, m.kernels[0]) == M1.max_registers_per_thread
+
+
+def test_group_size_and_shared_memory():
+    est = estimate("""
+__global__ void __launch_bounds__(256) stage(float* out, const float* in) {
+    __shared__ float a[1024];
+    __shared__ double b[16][17];
+    a[threadIdx.x] = in[threadIdx.x];
+    b[threadIdx.x & 15][0] = a[threadIdx.x];
+    __syncthreads();
+    out[threadIdx.x] = a[255 - threadIdx.x] + (float)b[0][threadIdx.x & 15];
+}
+""")
+    assert est.shared_bytes == 4096 + 16 * 17 * 8
+    assert est.threads_per_group == 256
+    assert est.occupancy is not None and not est.occupancy_is_bound
+
+
+def test_dynamic_shared_memory_from_the_launch():
+    src = """
+__global__ void scan(float* d) {
+    extern __shared__ float s[];
+    s[threadIdx.x] = d[threadIdx.x];
+    __syncthreads();
+    d[threadIdx.x] = s[threadIdx.x ^ 1];
+}
+void run(float* d) { scan<<<4, 128, 128 * sizeof(float)>>>(d); }
+"""
+    est = estimate(src)
+    assert est.threads_per_group == 128
+    assert est.shared_bytes == 512 and not est.shared_unknown
+
+
+def test_unknown_group_size_gives_a_best_case_bound():
+    est = estimate("__global__ void k(float* p) { p[threadIdx.x] *= 2.0f; }")
+    assert est.threads_per_group is None and est.occupancy_is_bound
+    assert est.occupancy_value == 1.0
+
+
+def test_glsl_and_metal_group_sizes():
+    glsl = estimate("""#version 450
+layout(local_size_x = 8, local_size_y = 8) in;
+layout(std430, binding = 0) buffer B { float data[]; };
+shared float tile[64];
+void main() {
+    tile[gl_LocalInvocationIndex] = data[gl_GlobalInvocationID.x];
+    barrier();
+    data[gl_GlobalInvocationID.x] = tile[63u - gl_LocalInvocationIndex];
+}
+""", "k.comp", target=default_target("glsl"))
+    assert glsl.threads_per_group == 64 and glsl.shared_bytes == 256
+    metal = estimate("""
+#include <metal_stdlib>
+using namespace metal;
+[[max_total_threads_per_threadgroup(128)]]
+kernel void k(device float* d [[buffer(0)]], uint tid [[thread_index_in_threadgroup]]) {
+    threadgroup float t[128];
+    t[tid] = d[tid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    d[tid] = t[127 - tid];
+}
+""", "k.metal", target=M1)
+    assert metal.threads_per_group == 128 and metal.shared_bytes == 512
+
+
+def test_helpers_are_inlined():
+    src = """
+__device__ float poly(const float* c, float x) {
+    float r[8];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) r[i] = c[i] * x;
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) s += r[i] * r[7 - i];
+    return s;
+}
+__global__ void k(float* out, const float* c, const float* x) {
+    out[threadIdx.x] = poly(c, x[threadIdx.x]);
+}
+"""
+    est = estimate(src)
+    assert any("poly" in n for n in est.notes)
+    plain = estimate("__global__ void k(float* out, const float* c, const float* x) { out[threadIdx.x] = c[0] * x[threadIdx.x]; }")
+    assert est.peak > plain.peak
+
+
+def test_type_bytes():
+    m = model_of("struct P { float3 pos; float w; }; __global__ void k(P* p) {}")
+    from shaderlint.model.types import parse_type_name
+    assert type_bytes(m, parse_type_name("float4")) == 16
+    assert type_bytes(m, parse_type_name("double")) == 8
+    mm = model_of("#include <metal_stdlib>\nkernel void k(device float* p [[buffer(0)]]) {}", "k.metal")
+    assert type_bytes(mm, parse_type_name("float3")) == 16  # Metal 3-vectors take 4 lanes
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob("examples/*")) + sorted(glob.glob("bench/calibration/*.cu")))
+def test_estimator_never_raises_on_real_kernels(path):
+    lang = language_for_path(path)
+    if lang is None:
+        pytest.skip("not a shader")
+    with open(path, "rb") as fh:
+        m = build_model(FRONT_ENDS[lang].parse(Source(path, fh.read())))
+    for est in estimate_file(m, default_target(lang)):
+        assert est.registers >= 1
+        assert est.stack_bytes >= 0 and est.shared_bytes >= 0
+        assert est.registers <= default_target(lang).max_registers_per_thread

@@ -1,0 +1,139 @@
+"""``impact`` on diagnostics: the kernel estimated as written and as the advice would leave it."""
+
+from __future__ import annotations
+
+from shaderlint.config import Settings
+from shaderlint.diagnostics import Finding
+from shaderlint.engine import lint_source
+from shaderlint.estimate import whatif
+from shaderlint.estimate.targets import get_target
+from shaderlint.languages import FRONT_ENDS
+from shaderlint.model.build import build_model
+from shaderlint.model.source import Source
+from shaderlint.rules.base import Rule
+
+SL101_CUDA = """
+__global__ void hist(const int* __restrict__ bins, float* out, int n) {
+    float h[16];
+    for (int i = 0; i < 16; ++i) h[i] = 0.0f;
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int k = 0; k < n; ++k) h[bins[t * n + k] & 15] += 1.0f;
+    for (int i = 0; i < 16; ++i) out[t * 16 + i] = h[i];
+}
+"""
+
+SL201_CUDA = """
+__device__ int cells(int a, int b) { return a / b; }
+__global__ void unpack(const int* in, int2* out, int width, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = make_int2(i % width, cells(in[i], width));
+}
+__device__ int unused_helper(int a, int b) { return a % b; }
+"""
+
+
+def lint(src: str, path: str, select: tuple[str, ...], **kw):
+    return lint_source(path, src.encode(), Settings(select=select, **kw)).diagnostics
+
+
+def test_sl101_impact_frees_the_stack():
+    (d,) = lint(SL101_CUDA, "k.cu", ("SL101",))
+    assert d.impact is not None and d.impact.target == "sm_80"
+    assert d.impact.stack_bytes == -64
+    assert d.impact.registers is not None
+    assert d.impact.occupancy_before is not None and d.impact.occupancy_after is not None
+    assert d.to_json()["impact"]["stack_bytes"] == -64
+
+
+def test_sl101_impact_on_metal_uses_the_metal_target():
+    src = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void lut(device const uchar* px [[buffer(0)]], device float* out [[buffer(1)]],
+                uint gid [[thread_position_in_grid]]) {
+    float t[8];
+    for (int i = 0; i < 8; ++i) t[i] = float(i) * 0.5f;
+    out[gid] = t[px[gid] & 7];
+}
+"""
+    (d,) = lint(src, "k.metal", ("SL101",))
+    assert d.impact.target == "apple-m1" and d.impact.stack_bytes == -32
+
+
+def test_sl201_impact_is_a_small_register_delta():
+    diags = lint(SL201_CUDA, "k.cu", ("SL201",))
+    by_line = {d.line: d for d in diags}
+    in_kernel = by_line[5]
+    assert in_kernel.impact.stack_bytes == 0
+    assert -4 <= in_kernel.impact.registers <= 0
+    helper = by_line[2]  # in a helper the kernel inlines: impact on that kernel
+    assert helper.impact is not None and helper.impact.registers is not None
+    unused = by_line[7]  # in a helper no kernel calls: nothing to estimate
+    assert unused.impact is None
+
+
+def test_sl505_impact_reaches_the_threshold():
+    src = """
+__global__ void __launch_bounds__(256) stage(float* out, const float* in) {
+    __shared__ float rows[12288];
+    for (int i = threadIdx.x; i < 12288; i += 256) rows[i] = in[blockIdx.x * 12288 + i];
+    __syncthreads();
+    out[blockIdx.x * 256 + threadIdx.x] = rows[threadIdx.x * 48];
+}
+"""
+    (d,) = lint(src, "k.cu", ("SL505",))
+    assert d.impact.occupancy_before < 0.5 <= d.impact.occupancy_after
+    assert d.impact.stack_bytes == 0
+    (none,) = lint(src, "k.cu", ("SL505",), occupancy_threshold=0.3) or (None,)
+    assert none is None
+
+
+def test_rules_without_a_hook_report_occupancy_before_only():
+    class Marker(Rule):
+        code = "SL999"
+        name = "marker"
+        languages = frozenset({"cuda"})
+
+    m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", SL101_CUDA.encode())))
+    f = m.kernels[0]
+    fd = Finding(f.body.start_byte + 5, f.body.start_byte + 6, "x", kernel=f.name)
+    ((_, out),) = whatif.attach_impacts(m, [(Marker, fd)], get_target("sm_80"))
+    assert out.impact.occupancy_before is not None
+    assert out.impact.registers is None and out.impact.stack_bytes is None and out.impact.occupancy_after is None
+
+    class NoChange(Marker):
+        @classmethod
+        def what_if(cls, model, function, finding, target):
+            return whatif.no_change()
+
+    ((_, out),) = whatif.attach_impacts(m, [(NoChange, fd)], get_target("sm_80"))
+    assert out.impact.registers == 0 and out.impact.stack_bytes == 0
+    assert out.impact.occupancy_after == out.impact.occupancy_before
+
+
+def test_a_raising_hook_never_costs_the_diagnostic():
+    class Broken(Rule):
+        code = "SL998"
+        name = "broken"
+        languages = frozenset({"cuda"})
+
+        @classmethod
+        def what_if(cls, model, function, finding, target):
+            raise RuntimeError("boom")
+
+    m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", SL101_CUDA.encode())))
+    f = m.kernels[0]
+    fd = Finding(f.body.start_byte, f.body.start_byte + 1, "x", kernel=f.name)
+    ((_, out),) = whatif.attach_impacts(m, [(Broken, fd)], get_target("sm_80"))
+    assert out is fd
+
+
+def test_host_code_gets_no_impact():
+    src = """
+__global__ void k(float* p) { p[threadIdx.x] = 1.0f; }
+int grid(int n, int block) { return n / block; }
+void run(float* p, int n) { k<<<grid(n, 256), 256>>>(p); }
+"""
+    m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", src.encode())))
+    host = next(f for f in m.functions if f.name == "grid")
+    assert whatif.kernels_for(m, host.body.start_byte) == []

@@ -1,0 +1,160 @@
+"""``shaderlint report``: the text table, the JSON schema of SPEC.md, and ``--compiler ptxas``."""
+
+from __future__ import annotations
+
+import json
+
+import jsonschema
+import pytest
+
+from shaderlint.cli import main as cli_main
+from shaderlint.estimate.ptxas import compile_ptxas, ptxas_available
+from shaderlint.report import main
+
+# SPEC.md, "report --format json": one array of kernels.
+SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["path", "kernel", "line", "language", "threads_per_group", "registers", "registers_source",
+                     "threadgroup_memory_bytes", "stack_bytes", "target", "occupancy", "limiter"],
+        "properties": {
+            "path": {"type": "string"},
+            "kernel": {"type": "string"},
+            "line": {"type": "integer", "minimum": 1},
+            "language": {"enum": ["metal", "cuda", "glsl"]},
+            "threads_per_group": {"type": ["integer", "null"], "minimum": 1},
+            "registers": {"type": ["integer", "null"], "minimum": 0},
+            "registers_source": {"enum": ["estimate", "ptxas"]},
+            "threadgroup_memory_bytes": {"type": ["integer", "null"], "minimum": 0},
+            "stack_bytes": {"type": ["integer", "null"], "minimum": 0},
+            "target": {"type": "string"},
+            "occupancy": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
+            "limiter": {"type": ["string", "null"]},
+        },
+    },
+}
+
+CUDA = """
+#include <cuda_runtime.h>
+__global__ void __launch_bounds__(256) stage(float* out, const float* in, int n) {
+    __shared__ float rows[4096];
+    for (int i = threadIdx.x; i < 4096; i += 256) rows[i] = in[blockIdx.x * 4096 + i];
+    __syncthreads();
+    float s = 0.0f;
+    for (int k = 0; k < 16; ++k) s += rows[(threadIdx.x * 16 + k) & 4095];
+    out[blockIdx.x * 256 + threadIdx.x] = s;
+}
+
+template <int N>
+__global__ void tile(float* out, const float* in) {
+    float acc[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) acc[i] = in[i * 256 + threadIdx.x];
+    float s = 0.0f;
+#pragma unroll
+    for (int i = 0; i < N; ++i) s += acc[i] * acc[N - 1 - i];
+    out[threadIdx.x] = s;
+}
+template __global__ void tile<4>(float*, const float*);
+template __global__ void tile<32>(float*, const float*);
+
+void launch(float* o, const float* i) { tile<4><<<16, 128>>>(o, i); }
+"""
+
+METAL = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void scale(device float* d [[buffer(0)]], uint gid [[thread_position_in_grid]]) {
+    d[gid] *= 2.0f;
+}
+"""
+
+GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { float data[]; };
+void main() { data[gl_GlobalInvocationID.x] *= 2.0; }
+"""
+
+
+@pytest.fixture()
+def tree(tmp_path):
+    (tmp_path / "k.cu").write_text(CUDA)
+    (tmp_path / "k.metal").write_text(METAL)
+    (tmp_path / "k.comp").write_text(GLSL)
+    return tmp_path
+
+
+def run(capsys, *argv) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+def test_json_matches_the_spec_schema(tree, capsys):
+    code, out = run(capsys, str(tree), "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    jsonschema.validate(rows, SCHEMA)
+    kernels = {r["kernel"]: r for r in rows}
+    assert set(kernels) == {"stage", "tile<4>", "tile<32>", "scale", "main"}
+    stage = kernels["stage"]
+    assert stage["threads_per_group"] == 256 and stage["threadgroup_memory_bytes"] == 16384
+    assert stage["registers_source"] == "estimate" and stage["target"] == "sm_80"
+    assert kernels["tile<4>"]["threads_per_group"] == 128  # from the launch of that instance
+    assert kernels["tile<32>"]["registers"] > kernels["tile<4>"]["registers"]
+    assert kernels["scale"]["target"] == "apple-m1" and kernels["main"]["target"] == "generic-32"
+    assert kernels["main"]["threads_per_group"] == 64
+    assert kernels["stage"]["line"] == 3
+
+
+def test_text_labels_estimates_with_their_target(tree, capsys):
+    code, out = run(capsys, str(tree / "k.cu"), "--notes")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["path", "kernel", "line"]
+    stage = next(ln for ln in lines if " stage " in ln)
+    assert "~" in stage and "estimate" in stage and "sm_80" in stage and "16384 B" in stage
+    assert "estimates of shaderlint's register model (target sm_80)" in out
+    assert "    - " in out  # --notes lists assumptions
+
+
+def test_target_option_and_usage_errors(tree, capsys):
+    code, out = run(capsys, str(tree / "k.metal"), "--target", "apple-a11", "--format", "json")
+    assert code == 0 and json.loads(out)[0]["target"] == "apple-a11"
+    assert main([str(tree), "--target", "no-such-gpu"]) == 2
+    assert main([str(tree / "missing.cu")]) == 2
+    capsys.readouterr()
+
+
+def test_dispatched_from_the_cli(tree, capsys):
+    assert cli_main(["report", str(tree / "k.comp"), "--format", "json"]) == 0
+    jsonschema.validate(json.loads(capsys.readouterr().out), SCHEMA)
+
+
+def test_ptxas_compiler_for_a_non_nvidia_target_falls_back(tree, capsys):
+    code, out = run(capsys, str(tree / "k.cu"), "--compiler", "ptxas", "--target", "apple-m1", "--format", "json")
+    assert code == 0
+    assert {r["registers_source"] for r in json.loads(out)} == {"estimate"}
+    code, out = run(capsys, str(tree / "k.cu"), "--compiler", "ptxas", "--target", "apple-m1", "--notes")
+    assert "ptxas does not apply to target apple-m1" in out
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="nvcc is not on PATH")
+def test_ptxas_figures_match_a_direct_compile(tree, capsys):
+    code, out = run(capsys, str(tree / "k.cu"), "--compiler", "ptxas", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    jsonschema.validate(rows, SCHEMA)
+    direct = compile_ptxas(tree / "k.cu", "sm_80")
+    assert direct.ok
+    assert {r["registers_source"] for r in rows} == {"ptxas"}
+    by_name = {r["kernel"]: r for r in rows}
+    assert set(by_name) == {"stage", "tile<4>", "tile<32>"}
+    for k in direct.values():
+        name = k.name if "<" not in k.demangled.split("(")[0] else "tile<" + k.demangled.split("<", 1)[1].split(">")[0] + ">"
+        row = by_name[name]
+        assert row["registers"] == k.registers
+        assert row["stack_bytes"] == k.stack_bytes
+        assert row["threadgroup_memory_bytes"] == k.shared_bytes
+    assert by_name["stage"]["threads_per_group"] == 256
