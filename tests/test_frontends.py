@@ -139,3 +139,38 @@ def test_garbage_never_crashes():
 def test_bom_is_masked():
     r = lint_source("x.metal", b"\xef\xbb\xbf" + METAL.encode())
     assert not [d for d in r.diagnostics if d.code == "SL001"]
+
+
+def test_pragmas_between_loop_header_and_body_are_masked_and_still_read():
+    code = """__global__ void k(float* out, const float* in) {
+    float acc[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+#pragma unroll 2
+        for (int j = 0; j < 4; ++j) acc[j] = in[i * 4 + j];
+    _Pragma("unroll 1") for (int i = 0; i < 4; ++i) out[i] = acc[i];
+}
+"""
+    m = model("k.cu", code)
+    assert not m.errors, m.errors
+    loops = m.function_by_name["k"].loops
+    assert [lp.unroll for lp in loops] == [0, 2, 1]
+
+
+def test_statement_macros_are_masked():
+    code = """#define BODY { out[threadIdx.x] = 1.0f; }
+__global__ void k(float* out) { BODY }
+"""
+    assert not model("k.cu", code).errors
+
+
+def test_metal_attribute_applies_across_comments():
+    code = """[[max_total_threads_per_threadgroup(64)]]
+// a comment between the attribute and the kernel
+kernel void k(device float* a [[buffer(0)]], uint gid [[thread_position_in_grid]]) { a[gid] = 1.0f; }
+[[early_fragment_tests]] /* note */
+fragment half4 fs(float4 p [[position]]) { return half4(1.0h); }
+"""
+    m = model("k.metal", code)
+    assert m.function_by_name["k"].group_size.dims == (64, 1, 1)
+    assert m.function_by_name["fs"].attribute("early_fragment_tests") == ()

@@ -742,12 +742,9 @@ class Walker:
         return False
 
     def pragma_unroll(self, node: ts.Node) -> int | None:
-        prev = node.prev_sibling
-        while prev is not None and prev.type == "comment":
-            prev = prev.prev_sibling
-        if prev is None:
+        text = self.m.pragma_before(node)  # pragmas are masked by the front end
+        if text is None:
             return None
-        text = self.m.text(prev)
         mm = re.match(r"\s*(?:#\s*pragma|_Pragma\s*\(\s*\")\s*unroll\s*(\(?\s*(\w+)\s*\)?)?", text)
         if not mm:
             return None

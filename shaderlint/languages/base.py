@@ -93,6 +93,8 @@ class FrontEnd:
             buf[0:3] = b"   "
         masks.extend(self.mask(source, buf))
         masks.extend(mask_macro_definitions(source, buf))
+        masks.extend(mask_statement_macros(source, buf))
+        masks.extend(mask_pragmas(source, buf))
         masks.sort(key=lambda mk: mk.start)
         parse_bytes = bytes(buf)
         parser = self.parser()
@@ -101,7 +103,7 @@ class FrontEnd:
         for m in masks:
             if m.kind == "attribute":
                 parsed.attrs_after.setdefault(_prev_non_ws(parse_bytes, m.start), []).append(m)
-                parsed.attrs_before.setdefault(_next_non_ws(parse_bytes, m.end), []).append(m)
+                parsed.attrs_before.setdefault(_next_code(parse_bytes, m.end), []).append(m)
             elif m.kind in ("function-qualifier", "address-space"):
                 parsed.qualifiers_before.setdefault(_next_non_ws(parse_bytes, m.end), []).append(m)
         return parsed
@@ -129,11 +131,64 @@ def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+_OBJ_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n\\]|\\\r?\n|\\)*|\b_Pragma\s*\(\s*\"(?:[^\"\\\n]|\\.)*\"\s*\)", re.M)
+
+
+def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Mask uses of object-like macros whose body is statements (``#define BODY { ... }``,
+    ``#define SYNC __syncthreads();``): ``{ BODY }`` cannot be parsed without expanding it."""
+    data = source.data
+    names = [m.group(1) for m in _OBJ_MACRO.finditer(data) if re.search(rb"[;{}]", m.group(2))]
+    if not names:
+        return []
+    pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")\b[ \t]*;?")
+    out = []
+    for m in pattern.finditer(data):
+        line_start = data.rfind(b"\n", 0, m.start()) + 1
+        if data[line_start:m.start()].lstrip().startswith(b"#") or source.in_comment_or_string(m.start()):
+            continue  # the #define itself, #ifdef BODY, comments
+        if bytes(buf[m.start():m.end()]) != data[m.start():m.end()]:
+            continue
+        out.append(Mask(m.start(), m.end(), "macro-invocation", m.group(0).decode("utf-8", "replace").strip()))
+        _blank(buf, m.start(), m.end())
+    return out
+
+
+def mask_pragmas(source: Source, buf: bytearray) -> list[Mask]:
+    """Mask ``#pragma`` lines and ``_Pragma("...")`` operators: they may stand between a loop
+    header and its body, where the grammar cannot read them. The kernel model finds
+    ``#pragma unroll`` through these masks (:meth:`FileModel.pragma_before`)."""
+    out = []
+    for m in _PRAGMA.finditer(source.data):
+        if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != source.data[m.start():m.end()]:
+            continue
+        text = m.group(0).decode("utf-8", "replace").strip()
+        out.append(Mask(m.start(), m.end(), "pragma", text))
+        _blank(buf, m.start(), m.end())
+    return out
+
+
 def _prev_non_ws(data: bytes, pos: int) -> int:
     """End offset of the last non-blank byte before ``pos``."""
     while pos > 0 and data[pos - 1] in _WS:
         pos -= 1
     return pos
+
+
+def _next_code(data: bytes, pos: int) -> int:
+    """Offset of the next byte that is neither blank nor inside a comment."""
+    n = len(data)
+    while True:
+        pos = _next_non_ws(data, pos)
+        if data.startswith(b"//", pos):
+            nl = data.find(b"\n", pos)
+            pos = n if nl < 0 else nl + 1
+        elif data.startswith(b"/*", pos):
+            close = data.find(b"*/", pos + 2)
+            pos = n if close < 0 else close + 2
+        else:
+            return pos
 
 
 def _next_non_ws(data: bytes, pos: int) -> int:

@@ -37,9 +37,12 @@ _COMMON = """
 (assignment_expression) @assign
 (update_expression) @update
 (type_definition) @typedef
-(binary_expression operator: ["/" "%"]) @binary_div
-(assignment_expression operator: ["/=" "%="]) @binary_div
+(binary_expression) @binary
 """
+# ``binary_div`` (``/ %`` and ``/= %=``) is filtered from ``binary`` and ``assign`` in Python: a query
+# pattern with a field or child constraint costs time quadratic in the nesting depth of its node type
+# (a 4,000-term ``a + a + ...`` took 3 s), a bare node pattern costs linear time.
+_DIV_OPERATORS = frozenset(("/", "%", "/=", "%="))
 _QUERIES = {
     "metal": _COMMON,
     "cuda": _COMMON + "(kernel_call_syntax) @launch\n",
@@ -99,6 +102,23 @@ class FileModel(ExprAnalysis):
         self._vars_by_name[v.name].append(v)
         return v
 
+    def pragma_before(self, node: ts.Node) -> str | None:
+        """The ``#pragma``/``_Pragma`` text directly before a statement (only blanks and
+        comments in between), e.g. ``#pragma unroll 4`` above a loop; None if there is none."""
+        masks = self.parsed.masks
+        starts = self.__dict__.get("_mask_starts")
+        if starts is None:
+            starts = self._mask_starts = [mk.start for mk in masks]
+        i = bisect.bisect_right(starts, node.start_byte) - 1
+        while i >= 0 and masks[i].end > node.start_byte:
+            i -= 1
+        if i < 0 or masks[i].kind != "pragma":
+            return None
+        mk = masks[i]
+        gap = self.parsed.parse_bytes[mk.end:node.start_byte]
+        gap = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", gap, flags=re.S)
+        return mk.text if not gap.strip() else None
+
     def masks_between(self, start: int, end: int, kind: str) -> list[Mask]:
         masks = self.parsed.masks  # sorted by start (FrontEnd.parse)
         starts = self.__dict__.get("_mask_starts")
@@ -133,6 +153,10 @@ class _Builder:
         language = FRONT_ENDS[self.lang].language()
         m.captures = {k: sorted(v, key=lambda n: n.start_byte)
                       for k, v in ts.QueryCursor(_query(language, self.lang)).captures(m.root).items()}
+        div = [n for n in m.captures.get("binary", []) + m.captures.get("assign", [])
+               if (op := n.child_by_field_name("operator")) is not None and op.type in _DIV_OPERATORS]
+        if div:
+            m.captures["binary_div"] = sorted(div, key=lambda n: n.start_byte)
         self.collect_errors()
         self.collect_annotations()
         self.collect_macros()
@@ -788,13 +812,10 @@ class _Builder:
         return False
 
     def _pragma_unroll(self, node: ts.Node) -> int | None:
-        prev = node.prev_sibling
-        while prev is not None and prev.type == "comment":
-            prev = prev.prev_sibling
-        if prev is None:
+        text = self.m.pragma_before(node)
+        if text is None:
             return None
-        t = self.text(prev)
-        mm = re.match(r"\s*#\s*pragma\s+unroll\s*(\(?\s*(\d+)\s*\)?)?", t)
+        mm = re.match(r"\s*(?:#\s*pragma|_Pragma\s*\(\s*\")\s*unroll\s*(\(?\s*(\d+)\s*\)?)?", text)
         if mm:
             return int(mm.group(2)) if mm.group(2) else 0
         return None
