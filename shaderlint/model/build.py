@@ -1181,7 +1181,9 @@ def prelude_start(f: Function) -> int:
     if prev is not None:
         return prev.end_byte
     parent = node.parent
-    return parent.start_byte if parent is not None else 0
+    if parent is None or parent.parent is None:
+        return 0  # the root starts at its first token, not at offset 0
+    return parent.start_byte
 
 
 def _only_comments(source: Source, start: int, end: int) -> bool:
