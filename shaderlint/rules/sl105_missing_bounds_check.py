@@ -79,7 +79,7 @@ from collections.abc import Iterable
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model import builtins as B
 from shaderlint.model.expr import unparen
-from shaderlint.model.facts import fact
+from shaderlint.model.dispatch import dispatch_mode
 from shaderlint.model.guards import assigned_values, position_guarded
 from shaderlint.model.memory import resource_ops
 from shaderlint.rules.base import Rule, RuleContext
@@ -98,7 +98,7 @@ class MissingBoundsCheck(Rule):
         for f in model.kernels:
             if f.body is None or f.kind not in ("kernel", "compute"):
                 continue
-            if (fact(model, f, "dispatch", ctx.facts) or "").lower() == "threads":
+            if dispatch_mode(model, f, ctx.facts) == "threads":
                 continue
             sites = [(a.node, a.var.name, a.index) for a in f.accesses if a.space in ("device", "constant", "texture")]
             sites += [(op.node, op.var.name if op.var else "?", op.coord) for op in resource_ops(model, f)

@@ -53,7 +53,7 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Severity
 from shaderlint.model.builtins import METAL_USHORT_SPELLING
-from shaderlint.model.facts import fact
+from shaderlint.model.dispatch import kernel_fact as fact
 from shaderlint.rules.base import Rule, RuleContext
 
 GRID_ROLES = ("thread_position_in_grid", "threadgroup_position_in_grid", "thread_index_in_grid")
