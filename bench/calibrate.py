@@ -83,9 +83,8 @@ def measured(arch: str, use_reference: bool) -> list[dict]:
             print(f"  {path.name}: {res.error}", file=sys.stderr)
         for k in res.values():
             head = k.demangled.split("(", 1)[0]
-            targs = None
-            if "<" in head and head.endswith(">"):
-                targs = head[head.index("<", head.rfind(" ") + 1 if " " in head.split("<")[0] else 0) + 1:-1]
+            at = head.rfind(k.name + "<")
+            targs = head[at + len(k.name) + 1: head.rfind(">")] if at >= 0 else None
             rows.append({"file": path.name, "kernel": k.name, "template_args": targs, "registers": k.registers,
                          "stack_bytes": k.stack_bytes})
     return rows

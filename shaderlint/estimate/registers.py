@@ -29,6 +29,7 @@ labelled as such, with the target they assume.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -426,6 +427,50 @@ def register_cap(target: Target, f) -> int:
     return cap
 
 
+def expand_statement_macros(model, f):
+    """``(model, function)`` re-parsed with the statement macros in ``f``'s body expanded
+    (``{ BODY }`` with ``#define BODY float acc[8][8]; ...``), or None when there are none.
+    The front end masks such uses to parse the file; the estimate needs the statements."""
+    cache = model.__dict__.setdefault("_expanded_cache", {})
+    if id(f) in cache:
+        return cache[id(f)]
+    cache[id(f)] = None
+    if f.body is None:
+        return None
+    uses = [mk for mk in model.parsed.masks
+            if mk.kind == "macro-invocation" and f.body.start_byte <= mk.start < f.body.end_byte]
+    if not uses:
+        return None
+    defs = {}
+    for d in model.nodes("define"):
+        name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
+        if name is not None and value is not None:
+            defs[model.text(name)] = model.text(value)
+    data = model.source.data
+    changed = False
+    for mk in sorted(uses, key=lambda m: -m.start):
+        body = defs.get(mk.text.rstrip(";").strip())
+        if body is None:
+            continue
+        body = re.sub(r"\\\r?\n", "\n", body)
+        body = re.sub(r'_Pragma\s*\(\s*"([^"]*)"\s*\)', lambda m: "\n#pragma " + m.group(1) + "\n", body)
+        data = data[:mk.start] + body.encode() + b"\n" + data[mk.end:]
+        changed = True
+    if not changed:
+        return None
+    try:
+        from shaderlint.languages import FRONT_ENDS
+        from shaderlint.model.build import build_model
+        from shaderlint.model.source import Source
+
+        m2 = build_model(FRONT_ENDS[model.language].parse(Source(model.source.path, data)))
+    except Exception:
+        return None
+    g = next((k for k in m2.functions if k.name == f.name and k.name_node.start_byte == f.name_node.start_byte), None)
+    cache[id(f)] = (m2, g) if g is not None else None
+    return cache[id(f)]
+
+
 def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, str] | None = None,
                     adjust: Adjustment | None = None, coefficients: Coefficients | None = None,
                     facts: Mapping[str, str] | None = None) -> KernelEstimate:
@@ -434,8 +479,13 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     c = coefficients or DEFAULT_COEFFICIENTS
     f = function
     adj = adjust or Adjustment()
+    expanded = expand_statement_macros(model, f)
+    if expanded is not None:
+        model, f = expanded
     env, types = _bind(model, f, bindings)
     notes: list[str] = []
+    if expanded is not None:
+        notes.append("statement macros in the body expanded")
     unbound = [n for n in f.template_params if n not in (bindings or {})]
     if unbound:
         notes.append(f"template parameters {', '.join(unbound)} unbound: loops over them are treated as runtime loops")
@@ -495,7 +545,7 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     if origin in ("__launch_bounds__", "max_total_threads_per_threadgroup"):
         notes.append(f"threads per group from {origin} (an upper bound)")
     return KernelEstimate(
-        kernel=f.name, function=f, target=target.name, registers=int(math.ceil(regs - 1e-9)), registers_exact=regs,
+        kernel=f.name, function=function, target=target.name, registers=int(math.ceil(regs - 1e-9)), registers_exact=regs,
         peak=result.peak, stack_bytes=stack_bytes, spill_bytes=spill, shared_bytes=shared,
         shared_unknown=shared_unknown, threads_per_group=threads, occupancy=occ, occupancy_is_bound=bound,
         notes=notes, bindings=dict(bindings or {}), stack_arrays=stack_arrays,
