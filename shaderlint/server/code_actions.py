@@ -75,7 +75,7 @@ def ignore_edit(doc: Document, pmap: PositionMap, line: int, code: str) -> types
     starts = pmap.source.line_starts
     if line >= len(starts):
         return None
-    start, end = pmap._line_bounds(line)
+    start, end = pmap.line_bounds(line)
     text = doc.data[start:end]
     source = pmap.source
     for m in _DIRECTIVE.finditer(text):

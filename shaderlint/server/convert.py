@@ -74,7 +74,7 @@ class PositionMap:
         self.encoding = encoding if encoding in (UTF8, UTF16, UTF32) else UTF16
         self.source = source if source is not None and source.data is data else Source("", data)
 
-    def _line_bounds(self, line: int) -> tuple[int, int]:
+    def line_bounds(self, line: int) -> tuple[int, int]:
         """Byte range of a 0-based line's content (without its line break)."""
         starts = self.source.line_starts
         start = starts[line]
@@ -86,7 +86,7 @@ class PositionMap:
     def position(self, offset: int) -> types.Position:
         offset = max(0, min(offset, len(self.data)))
         line = bisect.bisect_right(self.source.line_starts, offset) - 1
-        start, end = self._line_bounds(line)
+        start, end = self.line_bounds(line)
         return types.Position(line=line, character=_units(self.data[start:min(offset, end)], self.encoding))
 
     def range(self, start: int, end: int) -> types.Range:
@@ -98,7 +98,7 @@ class PositionMap:
             return 0
         if position.line >= len(self.source.line_starts):
             return len(self.data)
-        start, end = self._line_bounds(position.line)
+        start, end = self.line_bounds(position.line)
         segment = self.data[start:end]
         character = max(0, position.character)
         if self.encoding == UTF8 or segment.isascii():

@@ -206,7 +206,11 @@ class Linter:
             if publish:
                 self.ensure(doc)
             return
-        loop = asyncio.get_event_loop()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no event loop (in-process use): no debounce
+            self.ensure(doc)
+            return
         doc.timer = loop.call_later(delay_ms / 1000.0, self._fire, doc.uri, doc)
 
     def _fire(self, uri: str, doc: Document) -> None:

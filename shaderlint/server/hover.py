@@ -7,9 +7,9 @@ declared, its parameters and the occupancy estimate on the active target.
 The optional code lens (setting ``codeLens``) puts the same one-line summary
 above each kernel.
 
-Estimates are labelled as estimates with the target they assume. Until the
-register model (``shaderlint/estimate/``) offers a per-kernel estimate, only the
-group-size bound on occupancy is shown: see :func:`kernel_estimate`.
+Estimates are labelled as estimates with the target they assume. They come
+from the register model (``shaderlint/estimate/``) through the hook
+:func:`kernel_estimate`; without it, only the group-size bound on occupancy.
 """
 
 from __future__ import annotations
@@ -45,56 +45,62 @@ class KernelSummary:
     shared_bytes: int | None = None
     occupancy: float | None = None
     limiter: str | None = None
-    registers_estimated: bool = False
+    occupancy_is_bound: bool = False  # the best case over group sizes, or a ceiling without registers
+    notes: tuple[str, ...] = ()
 
     def one_line(self) -> str:
         parts = [f"{self.threads} threads/group" if self.threads else "threads/group unknown"]
         if self.registers is not None:
             parts.append(f"~{self.registers:g} registers")
         if self.occupancy is not None:
-            bound = "" if self.registers_estimated else " ≤"
+            bound = " ≤" if self.occupancy_is_bound else ""
             parts.append(f"occupancy{bound} {self.occupancy:.0%} on {self.target} (estimate)")
         return "shaderlint: " + " · ".join(parts)
 
 
-def kernel_estimate(model: Any, function: Function, target: Any) -> Any | None:
-    """HOOK: the per-kernel register/occupancy estimate.
+def kernel_estimate(model: Any, function: Function, target: Any, facts: dict[str, str]) -> Any | None:
+    """HOOK: the per-kernel register/occupancy estimate of the register model.
 
-    ``shaderlint/estimate/`` has targets, the occupancy calculator and the ptxas
-    wrapper, but no per-kernel register estimator yet. When it exports
-    ``estimate_kernel(model, function, target)`` from ``shaderlint.estimate``,
-    its result (attributes ``registers``, ``stack_bytes``,
-    ``threadgroup_memory_bytes``, ``occupancy``, ``limiter``; any may be None)
-    is shown here without further changes to the server.
+    Uses ``shaderlint.estimate.registers.cached_estimate(model, function, target,
+    facts=...)`` (memoized on the model, so the estimate SL505 made is reused)
+    when that module is present; without it, hover and code lens fall back to
+    what the kernel model itself knows (group size and the occupancy ceiling it
+    implies). Any attribute of the result may be missing or None.
     """
-    estimator = getattr(importlib.import_module("shaderlint.estimate"), "estimate_kernel", None)
-    if estimator is None:
+    try:
+        registers = importlib.import_module("shaderlint.estimate.registers")
+    except ImportError:
+        return None
+    estimator = getattr(registers, "cached_estimate", None)
+    if estimator is None or model is None:
         return None
     try:
-        return estimator(model, function, target)
+        return estimator(model, function, target, facts=facts)
     except Exception:
         return None
 
 
-def summarize(doc: Document, function: Function, target: Any) -> KernelSummary:
+def summarize(doc: Document, function: Function, target: Any, facts: dict[str, str] | None = None) -> KernelSummary:
     from shaderlint.estimate.occupancy import occupancy
 
     gs = function.group_size
     s = KernelSummary(function, getattr(target, "name", str(target)), gs.total if gs else None)
-    est = kernel_estimate(doc.result.model if doc.result else None, function, target)
+    model = doc.result.model if doc.result else None
+    est = kernel_estimate(model, function, target, {**(facts or {}), **function.facts})
     if est is not None:
+        s.threads = getattr(est, "threads_per_group", None) or s.threads
         s.registers = getattr(est, "registers", None)
         s.stack_bytes = getattr(est, "stack_bytes", None)
-        s.shared_bytes = getattr(est, "threadgroup_memory_bytes", None)
+        s.shared_bytes = getattr(est, "shared_bytes", None)
         occ = getattr(est, "occupancy", None)
-        s.occupancy = getattr(occ, "occupancy", occ)
-        s.limiter = getattr(est, "limiter", None) or getattr(occ, "limiter", None)
-        s.registers_estimated = s.registers is not None
-    if s.occupancy is None and s.threads:
+        if occ is not None:
+            s.occupancy, s.limiter = getattr(occ, "occupancy", None), getattr(occ, "limiter", None)
+            s.occupancy_is_bound = bool(getattr(est, "occupancy_is_bound", False))
+        s.notes = tuple(getattr(est, "notes", ()) or ())
+    elif s.threads:
         try:
-            o = occupancy(target, s.threads, s.registers, s.shared_bytes or 0)
-            s.occupancy, s.limiter = o.occupancy, o.limiter
-            s.registers_estimated = s.registers is not None
+            o = occupancy(target, s.threads, None, 0)
+            s.occupancy, s.limiter, s.occupancy_is_bound = o.occupancy, o.limiter, True
         except (ValueError, TypeError, AttributeError):
             pass
     return s
@@ -117,12 +123,17 @@ def kernel_markdown(doc: Document, s: KernelSummary) -> str:
         lines.append(f"- registers per thread: ~{s.registers:g} (estimate)")
     if s.stack_bytes:
         lines.append(f"- stack: {s.stack_bytes} bytes (estimate)")
+    if s.shared_bytes:
+        lines.append(f"- threadgroup/shared memory: {s.shared_bytes} bytes per group")
     if s.occupancy is not None:
-        what = "estimated occupancy" if s.registers_estimated else "occupancy ceiling from the group size alone"
+        if s.registers is None:
+            what = "occupancy ceiling from the group size alone (registers not estimated)"
+        else:
+            what = "best-case estimated occupancy" if s.occupancy_is_bound else "estimated occupancy"
         limiter = f", limited by {s.limiter}" if s.limiter else ""
         lines.append(f"- {what} on `{s.target}`: {s.occupancy:.0%}{limiter}")
-    if not s.registers_estimated:
-        lines.append(f"- registers: not estimated (for exact CUDA figures: `shaderlint report --compiler ptxas`)")
+    for note in s.notes:
+        lines.append(f"- note: {note}")
     return "\n".join(lines)
 
 
@@ -136,39 +147,43 @@ def kernel_at(doc: Document, offset: int) -> Function | None:
     return None
 
 
-def hover(doc: Document, position: types.Position, encoding: str, target: Any) -> types.Hover | None:
+def hover(doc: Document, position: types.Position, encoding: str, target: Any,
+          facts: dict[str, str] | None = None) -> types.Hover | None:
+    """The kernel summary on a kernel's name, the rule documents of the diagnostics under the position."""
     if doc.result is None:
         return None
     pmap = doc.position_map(encoding)
     offset = pmap.offset(position)
-    hits = [d for d in doc.result.diagnostics if d.start <= offset < d.end or d.start == d.end == offset]
-    if hits:
-        parts, seen = [], set()
-        for d in hits:
-            parts.append(f"**{d.code}** `{d.name}`: {d.message}")
-            rule = get_rule(d.code)
-            if rule is not None and d.code not in seen:
-                seen.add(d.code)
-                parts.append(rule.markdown())
-        start, end = min(d.start for d in hits), max(d.end for d in hits)
-        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)),
-                           range=pmap.range(start, end))
+    parts: list[str] = []
+    spans: list[tuple[int, int]] = []
     fn = kernel_at(doc, offset)
-    if fn is None:
+    if fn is not None:
+        parts.append(kernel_markdown(doc, summarize(doc, fn, target, facts)))
+        spans.append((fn.name_node.start_byte, fn.name_node.end_byte))
+    seen: set[str] = set()
+    for d in doc.result.diagnostics:
+        if not (d.start <= offset < d.end or d.start == d.end == offset):
+            continue
+        parts.append(f"**{d.code}** `{d.name}`: {d.message}")
+        spans.append((d.start, d.end))
+        rule = get_rule(d.code)
+        if rule is not None and d.code not in seen:
+            seen.add(d.code)
+            parts.append(rule.markdown())
+    if not parts:
         return None
-    summary = summarize(doc, fn, target)
-    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=kernel_markdown(doc, summary)),
-                       range=pmap.range(fn.name_node.start_byte, fn.name_node.end_byte))
+    return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)),
+                       range=pmap.range(min(a for a, _ in spans), max(b for _, b in spans)))
 
 
-def code_lenses(doc: Document, encoding: str, target: Any) -> list[types.CodeLens]:
+def code_lenses(doc: Document, encoding: str, target: Any, facts: dict[str, str] | None = None) -> list[types.CodeLens]:
     model = doc.result.model if doc.result is not None else None
     if model is None:
         return []
     pmap = doc.position_map(encoding)
     out = []
     for fn in model.kernels:
-        s = summarize(doc, fn, target)
+        s = summarize(doc, fn, target, facts)
         rng = pmap.range(fn.name_node.start_byte, fn.name_node.end_byte)
         out.append(types.CodeLens(range=rng, command=types.Command(title=s.one_line(), command="")))
     return out

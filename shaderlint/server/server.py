@@ -168,12 +168,14 @@ class ShaderlintServer(LanguageServer):
             self.linter.ensure(doc)
         return doc
 
-    def target_for(self, doc: Document) -> Any:
+    def estimate_context(self, doc: Document) -> tuple[Any, dict[str, str]]:
+        """The target and the configured facts (threadgroup-size=…) the estimates of ``doc`` assume."""
         settings, _ = self.settings_for(doc)
         try:
-            return resolve_target(settings, doc.language or "cuda")
+            target = resolve_target(settings, doc.language or "cuda")
         except Exception:
-            return resolve_target(Settings(), doc.language or "cuda")
+            target = resolve_target(Settings(), doc.language or "cuda")
+        return target, settings.facts_for(doc.path)
 
 
 def result_digest(diags: list[types.Diagnostic]) -> str:
@@ -289,7 +291,7 @@ def create_server() -> ShaderlintServer:
         doc = ls.document(params.text_document.uri)
         if doc is None:
             return None
-        return hovers.hover(doc, params.position, ls.encoding(), ls.target_for(doc))
+        return hovers.hover(doc, params.position, ls.encoding(), *ls.estimate_context(doc))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     def code_lens(ls: ShaderlintServer, params: types.CodeLensParams):
@@ -298,7 +300,7 @@ def create_server() -> ShaderlintServer:
         doc = ls.document(params.text_document.uri)
         if doc is None:
             return None
-        return hovers.code_lenses(doc, ls.encoding(), ls.target_for(doc)) or None
+        return hovers.code_lenses(doc, ls.encoding(), *ls.estimate_context(doc)) or None
 
     return server
 

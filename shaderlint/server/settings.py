@@ -23,7 +23,7 @@ import os
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from shaderlint.config import ConfigError, Settings, find_config, load_config
+from shaderlint.config import ConfigError, Settings, find_config, load_config, settings_from_table
 from shaderlint.languages import LANGUAGE_IDS, language_for_path
 from shaderlint.languages.glsl import STAGES
 
@@ -64,13 +64,9 @@ class ClientSettings:
             options = options["shaderlint"]
         problems: list[str] = []
         kw: dict[str, Any] = {}
-        for key in ("select", "ignore"):
+        for key in ("select", "ignore", "target"):
             if key in options:
-                codes = _codes(options[key], key, problems)
-                if codes is not None:
-                    kw[key] = codes or None
-        if "target" in options:
-            kw["target"] = _target(options["target"], problems)
+                kw[key] = _checked(key, options[key], problems)
         if "codeLens" in options and options["codeLens"] is not None:
             kw["code_lens"] = bool(options["codeLens"])
         if "debounce" in options and options["debounce"] is not None:
@@ -92,33 +88,18 @@ class ClientSettings:
                 if v is not None}
 
 
-def _codes(value: Any, key: str, problems: list[str]) -> tuple[str, ...] | None:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        value = [v for v in value.replace(",", " ").split()]
-    if not isinstance(value, list):
-        problems.append(f"{key} must be a list of rule codes, not {value!r}")
+def _checked(key: str, value: Any, problems: list[str]) -> Any:
+    """``value`` validated as the configuration file's ``key`` would be; None when empty or invalid."""
+    if value in (None, "", []):
         return None
-    out = []
-    for c in value:
-        code = str(c).strip().upper()
-        if code == "ALL" or (code.startswith("SL") and (code == "SL" or code[2:].isdigit())):
-            out.append(code)
-        else:
-            problems.append(f"{key}: {c!r} is not a rule code or prefix (e.g. SL101, SL1)")
-    return tuple(out)
-
-
-def _target(value: Any, problems: list[str]) -> str | None:
-    from shaderlint.estimate.targets import TARGETS
-
-    if value is None or value == "":
+    if key != "target" and isinstance(value, str):
+        value = value.replace(",", " ").split()
+    try:
+        settings = settings_from_table({key: value}, "client settings")
+    except ConfigError as e:
+        problems.append(f"{e} (ignored)")
         return None
-    if isinstance(value, str) and value in TARGETS:
-        return value
-    problems.append(f"target {value!r} is not a known target ({', '.join(sorted(TARGETS))})")
-    return None
+    return getattr(settings, key) or None
 
 
 class ConfigFiles:
