@@ -4,7 +4,8 @@ Quick fixes are read from the fix edits each diagnostic carries in ``data``
 (nothing is recomputed). Safe fixes are ``isPreferred``. The ignore action
 appends ``// shaderlint: ignore[SLnnn]`` to the diagnostic's line, or adds the
 code to a directive already there. ``source.fixAll.shaderlint`` applies every
-safe fix of the document at once.
+safe fix of the document at once, through :func:`shaderlint.fixes.apply_fixes`
+(the CLI's ``--fix``), as one edit.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ import re
 
 from lsprotocol import types
 
+from shaderlint.config import Settings
 from shaderlint.diagnostics import Applicability, Diagnostic
+from shaderlint.fixes import apply_fixes
 from shaderlint.server.convert import PositionMap, decode_bytes, fix_from_data, ranges_overlap, text_edit
 from shaderlint.server.diagnostics import Document
 
 FIX_ALL = "source.fixAll.shaderlint"
+FIX_ALL_TITLE = "shaderlint: fix all safe problems"
 KINDS = [types.CodeActionKind.QuickFix, FIX_ALL]
 
 _DIRECTIVE = re.compile(rb"(shaderlint:\s*ignore\[)([^\]]*)(\])")
@@ -35,8 +39,12 @@ def workspace_edit(doc: Document, edits: list[types.TextEdit], doc_changes: bool
     return types.WorkspaceEdit(changes={doc.uri: edits})
 
 
-def code_actions(doc: Document, params: types.CodeActionParams, encoding: str,
-                 doc_changes: bool) -> list[types.CodeAction]:
+def code_actions(doc: Document, params: types.CodeActionParams, encoding: str, doc_changes: bool,
+                 settings: Settings, can_resolve: bool) -> list[types.CodeAction]:
+    """Quick fixes and ignore actions for the diagnostics in ``params.range``, and fixAll.
+
+    fixAll re-lints to check its result, so it is computed only when asked for by kind
+    (``only``: ``source.fixAll`` on save) or, for the light bulb, left to ``codeAction/resolve``."""
     only = [str(k) for k in params.context.only] if params.context.only else None
     actions: list[types.CodeAction] = []
     pmap = doc.position_map(encoding)
@@ -62,12 +70,24 @@ def code_actions(doc: Document, params: types.CodeActionParams, encoding: str,
                 actions.append(types.CodeAction(
                     title=f"Ignore {code} on this line", kind=types.CodeActionKind.QuickFix, diagnostics=[d],
                     edit=workspace_edit(doc, [edit], doc_changes)))
-    if _wanted(FIX_ALL, only):
-        edits = fix_all_edits(doc, pmap)
-        if edits:
-            actions.append(types.CodeAction(title="shaderlint: fix all safe problems", kind=FIX_ALL,
-                                            edit=workspace_edit(doc, edits, doc_changes)))
+    if _wanted(FIX_ALL, only) and safe_diagnostics(doc):
+        action = types.CodeAction(title=FIX_ALL_TITLE, kind=FIX_ALL,
+                                  data={"uri": doc.uri, "version": doc.version})
+        if only is not None:
+            action = resolve_fix_all(doc, action, encoding, doc_changes, settings)
+            if action.edit is not None:
+                actions.append(action)
+        elif can_resolve:
+            actions.append(action)  # the edit comes with codeAction/resolve
     return actions
+
+
+def resolve_fix_all(doc: Document, action: types.CodeAction, encoding: str, doc_changes: bool,
+                    settings: Settings) -> types.CodeAction:
+    """``action`` with the edit applying every safe fix of ``doc`` (no edit when none applies)."""
+    edits = fix_all_edits(doc, doc.position_map(encoding), settings)
+    action.edit = workspace_edit(doc, edits, doc_changes) if edits else None
+    return action
 
 
 def ignore_edit(doc: Document, pmap: PositionMap, line: int, code: str) -> types.TextEdit | None:
@@ -111,38 +131,16 @@ def safe_diagnostics(doc: Document) -> list[Diagnostic]:
     return [d for d in doc.result.diagnostics if d.fix is not None and d.fix.applicability == Applicability.SAFE]
 
 
-def fix_all_edits(doc: Document, pmap: PositionMap) -> list[types.TextEdit]:
+def fix_all_edits(doc: Document, pmap: PositionMap, settings: Settings) -> list[types.TextEdit]:
+    """One edit that applies every safe fix (several passes; refused when it would break the parse)."""
     diags = safe_diagnostics(doc)
     if not diags:
         return []
-    try:
-        from shaderlint.fixes import apply_fixes
-    except ImportError:
-        apply_fixes = None
-    if apply_fixes is not None:
-        new, applied = apply_fixes(doc.path, doc.data, diags, unsafe=False)
-        if not applied or new == doc.data:
-            return []
-        start, end, text = minimal_replacement(doc.data, new)
-        return [text_edit(pmap, start, end, text)]
-    return [text_edit(pmap, s, e, t) for s, e, t in merge_fix_edits(diags)]
-
-
-def merge_fix_edits(diags: list[Diagnostic]) -> list[tuple[int, int, str]]:
-    """The edits of as many fixes as apply together: a fix whose edits overlap an earlier fix's is skipped whole."""
-    taken: list[tuple[int, int, str]] = []
-    for d in sorted(diags, key=lambda d: min((e.start for e in d.fix.edits), default=d.start)):
-        edits = [(e.start, e.end, e.text) for e in d.fix.edits]
-        if any(_overlap(e, t) for e in edits for t in taken):
-            continue
-        taken.extend(edits)
-    return sorted(taken)
-
-
-def _overlap(a: tuple[int, int, str], b: tuple[int, int, str]) -> bool:
-    if a[0] == a[1] == b[0] == b[1]:
-        return True  # two insertions at one place: their order would be arbitrary
-    return a[0] < b[1] and b[0] < a[1]
+    new, applied = apply_fixes(doc.path, doc.data, diags, unsafe=False, settings=settings, language=doc.language)
+    if not applied or new == doc.data:
+        return []
+    start, end, text = minimal_replacement(doc.data, new)
+    return [text_edit(pmap, start, end, text)]
 
 
 def minimal_replacement(old: bytes, new: bytes) -> tuple[int, int, str]:

@@ -112,6 +112,9 @@ class ShaderlintServer(LanguageServer):
     def publish_capabilities(self) -> types.PublishDiagnosticsClientCapabilities | None:
         return self.capability("text_document.publish_diagnostics")
 
+    def document_changes(self) -> bool:
+        return bool(self.capability("workspace.workspace_edit.document_changes"))
+
     def push_enabled(self) -> bool:
         mode = self.client_settings.push_diagnostics
         if mode == "auto":
@@ -141,8 +144,9 @@ class ShaderlintServer(LanguageServer):
         finally:
             self.config_pending = False
         value = result[0] if isinstance(result, (list, tuple)) and result else None
-        log.info("workspace/configuration: %r", result)
-        self.set_client_settings(self.init_settings.merged(value))
+        log.info("workspace/configuration: %r", value)
+        if isinstance(value, dict):  # no section: the settings stay as they are
+            self.set_client_settings(self.init_settings.merged(value))
         self.refresh_all()
 
     def refresh_all(self) -> None:
@@ -209,9 +213,12 @@ def create_server() -> ShaderlintServer:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: ShaderlintServer, params: types.DidChangeConfigurationParams) -> None:
-        if isinstance(params.settings, dict) and params.settings:
-            ls.set_client_settings(ls.client_settings.merged(params.settings))
-        if ls.capability("workspace.configuration"):
+        # The new settings come in the notification (VS Code with `synchronize`, Neovim), or are to be asked for.
+        section = params.settings.get("shaderlint") if isinstance(params.settings, dict) else None
+        if isinstance(section, dict):
+            ls.set_client_settings(ls.init_settings.merged(section))
+            ls.refresh_all()
+        elif ls.capability("workspace.configuration"):
             await ls.pull_configuration()
         else:
             ls.refresh_all()
@@ -278,13 +285,22 @@ def create_server() -> ShaderlintServer:
         return types.RelatedFullDocumentDiagnosticReport(items=doc.lsp, result_id=result_id)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
-                    types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=False))
+                    types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=True))
     def code_action(ls: ShaderlintServer, params: types.CodeActionParams):
         doc = ls.document(params.text_document.uri)
         if doc is None:
             return None
-        doc_changes = bool(ls.capability("workspace.workspace_edit.document_changes"))
-        return actions.code_actions(doc, params, ls.encoding(), doc_changes) or None
+        resolvable = ls.capability("text_document.code_action.resolve_support.properties") or []
+        return actions.code_actions(doc, params, ls.encoding(), ls.document_changes(), ls.settings_for(doc)[0],
+                                    "edit" in resolvable) or None
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def code_action_resolve(ls: ShaderlintServer, action: types.CodeAction) -> types.CodeAction:
+        data = action.data if isinstance(action.data, dict) else {}
+        doc = ls.document(str(data.get("uri", "")))
+        if action.kind != actions.FIX_ALL or doc is None or data.get("version") != doc.version:
+            return action  # stale or not ours: nothing to add
+        return actions.resolve_fix_all(doc, action, ls.encoding(), ls.document_changes(), ls.settings_for(doc)[0])
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: ShaderlintServer, params: types.HoverParams):

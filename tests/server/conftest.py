@@ -33,7 +33,7 @@ ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPAT
 TIMEOUT = 20.0
 #: The rules these tests are about; the session selects them unless a test says otherwise, so that
 #: new rules do not change what the tests see.
-SELECT = ["SL001", "SL101", "SL201", "SL990"]
+SELECT = ["SL001", "SL101", "SL201", "SL990", "SL991"]
 
 
 def pytest_configure(config):
@@ -53,8 +53,13 @@ def make_client() -> LanguageClient:
     def on_code_lens_refresh(client: LanguageClient, params: None) -> None:
         client.code_lens_refreshes = getattr(client, "code_lens_refreshes", 0) + 1  # type: ignore[attr-defined]
 
+    def on_diagnostic_refresh(client: LanguageClient, params: None) -> None:
+        client.diagnostic_refresh_count += 1
+        refreshed(client).set()
+
     register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: on_publish,
-                                   types.WORKSPACE_CODE_LENS_REFRESH: on_code_lens_refresh})
+                                   types.WORKSPACE_CODE_LENS_REFRESH: on_code_lens_refresh,
+                                   types.WORKSPACE_DIAGNOSTIC_REFRESH: on_diagnostic_refresh})
     return client
 
 
@@ -65,6 +70,7 @@ async def client(lsp_client: LanguageClient, request):
     caps = client_capabilities(opts.get("capabilities", "visual-studio-code"))
     if opts.get("pull"):
         caps.text_document.diagnostic = types.DiagnosticClientCapabilities(related_document_support=False)
+        caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
     if "encodings" in opts:
         caps.general = types.GeneralClientCapabilities(position_encodings=opts["encodings"])
     if "config" in opts:
@@ -73,6 +79,13 @@ async def client(lsp_client: LanguageClient, request):
         capabilities=caps, initialization_options={"select": SELECT, **opts.get("init", {})}, root_uri=None))
     yield
     await lsp_client.shutdown_session()
+
+
+def refreshed(client: LanguageClient) -> asyncio.Event:
+    """Set when the server asks a pulling client to pull again (workspace/diagnostic/refresh)."""
+    if not hasattr(client, "refresh_event"):
+        client.refresh_event = asyncio.Event()  # type: ignore[attr-defined]
+    return client.refresh_event  # type: ignore[attr-defined]
 
 
 async def wait_diagnostics(client: LanguageClient, uri: str,

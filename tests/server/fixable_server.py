@@ -3,7 +3,9 @@
 A rule that exists only for the language-server tests: the server started by
 this module is the real one with one extra rule that offers fixes, so quick
 fixes and ``source.fixAll`` are tested end to end whatever fixes the real rules
-offer today.
+offer today. Two saboteurs test that failures do not stop the server: rule
+SL991 raises on a file containing ``shaderlint-test: crash-rule``, and hover
+raises on a file containing ``shaderlint-test: crash-hover``.
 
 ## What it does
 Flags a floating-point literal without a suffix inside device code.
@@ -64,13 +66,36 @@ class UnsuffixedFloatLiteral(Rule):
                               fix=fix)
 
 
+class CrashingRule(Rule):
+    code = "SL991"
+    name = "test-crashing-rule"
+    languages = frozenset({"metal", "cuda", "glsl"})
+    severity = Severity.WARNING
+    summary = "test rule that raises"
+
+    def check(self, model, ctx):
+        if b"shaderlint-test: crash-rule" in model.source.data:
+            raise RuntimeError("deliberate failure")
+        return ()
+
+
 def install() -> None:
     import shaderlint.engine as engine
     import shaderlint.rules.registry as registry
+    import shaderlint.server.hover as hover
 
-    registry.RULES = engine.RULES = registry.RULES + (UnsuffixedFloatLiteral,)
-    registry.BY_CODE[UnsuffixedFloatLiteral.code] = UnsuffixedFloatLiteral
-    registry.BY_NAME[UnsuffixedFloatLiteral.name] = UnsuffixedFloatLiteral
+    for rule in (UnsuffixedFloatLiteral, CrashingRule):
+        registry.RULES = engine.RULES = registry.RULES + (rule,)
+        registry.BY_CODE[rule.code] = rule
+        registry.BY_NAME[rule.name] = rule
+    real_hover = hover.hover
+
+    def crashing_hover(doc, *args, **kwargs):
+        if b"shaderlint-test: crash-hover" in doc.data:
+            raise RuntimeError("deliberate hover failure")
+        return real_hover(doc, *args, **kwargs)
+
+    hover.hover = crashing_hover
 
 
 if __name__ == "__main__":

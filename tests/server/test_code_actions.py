@@ -114,6 +114,23 @@ async def test_fix_all_applies_safe_fixes_only(client, tmp_path):
     assert await _actions(client, uri, everything, [], only=["source.fixAll.shaderlint"]) == []
 
 
+async def test_fix_all_for_the_light_bulb_is_resolved_on_demand(client, tmp_path):
+    """Without `only` (the light bulb), fixAll comes without its edit; codeAction/resolve adds it."""
+    uri = (tmp_path / "blend.cu").as_uri()
+    open_doc(client, uri, KERNEL)
+    await wait_diagnostics(client, uri, lambda d: len(d) == 3)
+    (lazy,) = [a for a in await _actions(client, uri, _range(0, 0, 0), []) if a.kind == "source.fixAll.shaderlint"]
+    assert lazy.edit is None
+    resolved = await client.code_action_resolve_async(lazy)
+    (eager,) = await _actions(client, uri, _range(0, 0, 0), [], only=["source.fixAll"])
+    assert edits_of(resolved, uri) == edits_of(eager, uri)
+    assert "a[i] * 0.5f + 3.14159265358979;" in apply_text_edits(KERNEL, edits_of(resolved, uri))
+    # A resolve for a version that is no longer current adds nothing.
+    _full_change(client, uri, 2, KERNEL + "\n")
+    await wait_diagnostics(client, uri, lambda d: client.published[-1][1] == 2)
+    assert (await client.code_action_resolve_async(lazy)).edit is None
+
+
 async def test_actions_follow_the_range(client, tmp_path):
     uri = (tmp_path / "blend.cu").as_uri()
     open_doc(client, uri, KERNEL)

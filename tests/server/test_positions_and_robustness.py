@@ -9,7 +9,7 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.server.conftest import apply_text_edits, change, codes, open_doc, wait_diagnostics
+from tests.server.conftest import apply_text_edits, change, codes, open_doc, refreshed, wait_diagnostics
 
 KERNEL = """\
 __global__ void scale(int *out, const int *in, int n)
@@ -74,9 +74,9 @@ async def test_crlf_document(client, tmp_path):
         "/ n;  // shaderlint: ignore[SL201]\r\n")
 
 
-async def _hover_works(client, uri: str) -> None:
+async def _hover_works(client, uri: str, ready=lambda ds: len(ds) == 1) -> None:
     """The server still answers a normal request about a normal document."""
-    (d,) = await wait_diagnostics(client, uri, lambda ds: len(ds) == 1)
+    d = next(x for x in await wait_diagnostics(client, uri, ready) if x.code == "SL201")
     h = await client.text_document_hover_async(types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=uri), position=d.range.start))
     assert "SL201" in h.contents.value
@@ -154,6 +154,42 @@ async def test_malformed_params_get_an_error_response(client, tmp_path):
     with pytest.raises(JsonRpcException, match="Invalid Params"):
         await asyncio.wait_for(asyncio.wrap_future(answer), 20)
     await _hover_works(client, uri)
+
+
+async def test_a_failing_rule_becomes_sl001_and_the_rest_is_reported(client, tmp_path):
+    uri = (tmp_path / "scale.cu").as_uri()
+    open_doc(client, uri, "// shaderlint-test: crash-rule\n" + KERNEL)
+    diags = await wait_diagnostics(client, uri)
+    assert codes(diags) == ["SL001", "SL201"]
+    assert "rule SL991 failed" in next(d for d in diags if d.code == "SL001").message
+    await _hover_works(client, uri, lambda ds: len(ds) == 2)
+
+
+async def test_a_failing_handler_gets_an_error_response(client, tmp_path):
+    bad = (tmp_path / "bad.cu").as_uri()
+    open_doc(client, bad, "// shaderlint-test: crash-hover\n" + KERNEL)
+    (d,) = await wait_diagnostics(client, bad)
+    with pytest.raises(JsonRpcException, match="deliberate hover failure"):
+        await client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=bad), position=d.range.start))
+    good = (tmp_path / "good.cu").as_uri()
+    open_doc(client, good, KERNEL)
+    await _hover_works(client, good)
+
+
+@pytest.mark.lsp(pull=True)
+async def test_pulling_clients_are_asked_to_pull_again_when_settings_change(client, tmp_path):
+    uri = (tmp_path / "scale.cu").as_uri()
+    open_doc(client, uri, KERNEL)
+    ident = types.TextDocumentIdentifier(uri=uri)
+    report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=ident))
+    assert codes(report.items) == ["SL201"]
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"shaderlint": {"ignore": ["SL201"]}}))
+    await asyncio.wait_for(refreshed(client).wait(), 20)
+    report = await client.text_document_diagnostic_async(
+        types.DocumentDiagnosticParams(text_document=ident, previous_result_id=report.result_id))
+    assert report.kind == "full" and list(report.items) == []
 
 
 async def test_full_sync_changes(client, tmp_path):
