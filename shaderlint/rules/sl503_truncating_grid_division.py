@@ -95,6 +95,8 @@ class TruncatingGridDivision(Rule):
                 done.add(d.id)
             first, num, den = divisions[0]
             n, b = model.text(num), model.text(den)
+            if _strip(den).type == "binary_expression":
+                b = f"({b})"
             yield Finding(
                 first.start_byte, first.end_byte,
                 f"grid size `{model.text(first)}` rounds down: when {n} is not a multiple of {b}, the last "
@@ -127,7 +129,7 @@ def _truncating(model, site, expr, bexpr):
     nv, dv = model.const_value(num), model.const_value(den)
     if isinstance(nv, int) and isinstance(dv, int) and dv and nv % dv == 0:
         return None  # exact: 4096 / 256
-    if bexpr is None or not _same(model, den, bexpr):
+    if bexpr is None or not (_same(model, den, bexpr) or _block_multiple(model, den, bexpr)):
         return None
     if _divisibility_checked(model, site, num, den):
         return None
@@ -145,6 +147,16 @@ def _same(model, a, b) -> bool:
     if va is not None and vb is not None:
         return va == vb
     return " ".join(model.text(_strip(a)).split()) == " ".join(model.text(_strip(b)).split())
+
+
+def _block_multiple(model, den, bexpr) -> bool:
+    """``block * k`` (or ``k * block``) with ``k`` a compile-time constant: a tile of k items per thread."""
+    d = _strip(den)
+    if d.type != "binary_expression" or model.text(d.child_by_field_name("operator")) != "*":
+        return False
+    left, right = unparen(d.child_by_field_name("left")), unparen(d.child_by_field_name("right"))
+    return (_same(model, left, bexpr) and model.is_constant(right)) or (
+        _same(model, right, bexpr) and model.is_constant(left))
 
 
 def _divisibility_checked(model, site, num, den) -> bool:
