@@ -10,8 +10,8 @@
 //   SL105 (line 41: particles[] is indexed by gl_GlobalInvocationID.x with
 //          no check against sim.count or particles.length(); the last
 //          workgroup runs past the end)
-//   SL104 (line 45: reads `position` and `velocity` of the same particle;
-//          `color` sits between them, so the two vec4 loads cannot merge)
+//   (not SL104: line 45 reads `position` and `velocity` with `color` between
+//          them, but two vec4 fields are two 16-byte loads even when adjacent)
 
 #version 450
 

@@ -9,8 +9,8 @@
 // Intentional pitfalls:
 //   SL103 (line 67: `device const SimParams* sim` is a single struct read
 //          through sim->field only; `constant SimParams&` enables preloading)
-//   SL104 (line 77: reads position and velocity of the same particle while
-//          color sits between them in the struct: two loads instead of one)
+//   (not SL104: line 77 reads position and velocity with color between them,
+//          but two 16-byte fields are two loads even when adjacent)
 //   SL601 (line 109: case kShapeSphere falls through into kShapeBox, which
 //          overwrites the sphere offset)
 
