@@ -4,7 +4,7 @@
 // color image, converts to luma and writes gradient magnitude plus a
 // quantised orientation; pass 2 applies non-maximum suppression and a
 // hysteresis-style double threshold to produce a thin edge mask.
-//
+// Frames are 1080p: shaderlint: grid-size=1920x1080 (SL302 with --extend-select SL302)
 // Intentional pitfalls: SL303 (line 27: `texture2d<float>` sampled into a
 //   float4 whose value only feeds half-precision luma math)
 
