@@ -25,7 +25,6 @@ import json
 import os
 import queue
 import random
-import re
 import statistics
 import subprocess
 import sys

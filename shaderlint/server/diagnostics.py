@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -157,7 +156,6 @@ class Linter:
         self._publish = publish
         self._encoding = encoding
         self._capabilities = publish_capabilities
-        self.last_lint_seconds = 0.0
 
     def get(self, uri: str) -> Document | None:
         return self.documents.get(uri)
@@ -175,7 +173,6 @@ class Linter:
         return doc
 
     def _lint(self, doc: Document) -> None:
-        t0 = time.perf_counter()
         try:
             settings, error = self._settings_for(doc)
             result = doc.lint(settings, error)
@@ -193,7 +190,6 @@ class Linter:
             except Exception:
                 log.exception("could not convert a diagnostic of %s", doc.uri)
         doc.lsp = lsp
-        self.last_lint_seconds = time.perf_counter() - t0
 
     def schedule(self, doc: Document, delay_ms: float, publish: bool) -> None:
         """Lint after ``delay_ms`` of quiet (0: now); publish the result when ``publish``."""
