@@ -176,7 +176,9 @@ class Linter:
         try:
             settings, error = self._settings_for(doc)
             result = doc.lint(settings, error)
-        except Exception as exc:  # the server keeps serving; the user sees an SL001
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as exc:  # incl. the engine's time-budget exception: keep serving, show an SL001
             log.exception("linting %s failed", doc.uri)
             result = crash_result(doc, exc)
             doc.result, doc.parsed, doc.tree, doc.expected = result, None, None, None

@@ -193,8 +193,24 @@ def _notification(fn):
     def wrapper(ls: ShaderlintServer, params: Any) -> None:
         try:
             fn(ls, params)
-        except Exception:
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException:  # BaseException too: an escaped time-budget exception must not stop the loop
             log.exception("%s failed", fn.__name__)
+    return wrapper
+
+
+def _request(fn):
+    """An error in a request handler becomes an error response (pygls turns an Exception into one;
+    a BaseException such as the engine's time-budget exception would end the server instead)."""
+    @functools.wraps(fn)
+    def wrapper(ls: ShaderlintServer, params: Any) -> Any:
+        try:
+            return fn(ls, params)
+        except (KeyboardInterrupt, SystemExit, Exception):
+            raise
+        except BaseException as exc:
+            raise RuntimeError(f"{type(exc).__name__}: {exc}") from exc
     return wrapper
 
 
@@ -275,6 +291,7 @@ def create_server() -> ShaderlintServer:
     @server.feature(types.TEXT_DOCUMENT_DIAGNOSTIC,
                     types.DiagnosticOptions(identifier="shaderlint", inter_file_dependencies=False,
                                             workspace_diagnostics=False))
+    @_request
     def pull_diagnostics(ls: ShaderlintServer, params: types.DocumentDiagnosticParams):
         doc = ls.document(params.text_document.uri)
         if doc is None:  # not open: nothing to say about it
@@ -286,6 +303,7 @@ def create_server() -> ShaderlintServer:
 
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION,
                     types.CodeActionOptions(code_action_kinds=actions.KINDS, resolve_provider=True))
+    @_request
     def code_action(ls: ShaderlintServer, params: types.CodeActionParams):
         doc = ls.document(params.text_document.uri)
         if doc is None:
@@ -295,6 +313,7 @@ def create_server() -> ShaderlintServer:
                                     "edit" in resolvable) or None
 
     @server.feature(types.CODE_ACTION_RESOLVE)
+    @_request
     def code_action_resolve(ls: ShaderlintServer, action: types.CodeAction) -> types.CodeAction:
         data = action.data if isinstance(action.data, dict) else {}
         doc = ls.document(str(data.get("uri", "")))
@@ -303,6 +322,7 @@ def create_server() -> ShaderlintServer:
         return actions.resolve_fix_all(doc, action, ls.encoding(), ls.document_changes(), ls.settings_for(doc)[0])
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @_request
     def hover(ls: ShaderlintServer, params: types.HoverParams):
         doc = ls.document(params.text_document.uri)
         if doc is None:
@@ -310,6 +330,7 @@ def create_server() -> ShaderlintServer:
         return hovers.hover(doc, params.position, ls.encoding(), *ls.estimate_context(doc))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    @_request
     def code_lens(ls: ShaderlintServer, params: types.CodeLensParams):
         if not ls.client_settings.code_lens:
             return None
