@@ -11,6 +11,7 @@ import traceback
 from dataclasses import dataclass, field
 
 from shaderlint.config import Settings, rule_enabled
+from shaderlint.deadline import Deadline, TimeBudgetExceeded
 from shaderlint.diagnostics import Diagnostic, Finding, RelatedLocation, Severity
 from shaderlint.languages import FRONT_ENDS, Parsed, language_for_path
 from shaderlint.model.build import FileModel, build_model
@@ -61,11 +62,19 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
         return result
     findings: list[tuple[type[Rule], Finding]] = []
     deadline = time.monotonic() + settings.time_budget
-    try:
-        parsed = FRONT_ENDS[language].parse(source, old)
-        result.parsed = parsed
-        model = build_model(parsed)
-        result.model = model
+    try:  # the time budget is enforced by a watchdog (shaderlint.deadline), not only between rules
+        with Deadline(settings.time_budget) as dl:
+            parsed = FRONT_ENDS[language].parse(source, old, deadline=dl)
+            result.parsed = parsed
+            model = build_model(parsed)
+            result.model = model
+    except TimeBudgetExceeded:
+        phase = "parsing" if result.parsed is None else "building the model"
+        result.parsed = result.model = None
+        result.diagnostics = [_internal(source, f"could not analyse this file: the per-file time budget of "
+                                                f"{settings.time_budget:g} s was exceeded while {phase} "
+                                                f"(raise `time-budget` in the configuration to allow more)")]
+        return result
     except Exception as exc:  # never crash: the whole file becomes one SL001
         result.diagnostics = [_internal(source, f"could not analyse this file: {type(exc).__name__}: {exc}")]
         return result
@@ -84,10 +93,15 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
                                                         f"{settings.time_budget:g} s was exceeded before {rule_cls.code}")))
             break
         try:
-            for fd in rule_cls().check(model, ctx):
-                if rule_cls.code != PARSE_ERROR and any(f.node.start_byte <= fd.start < f.node.end_byte for f in errored):
-                    continue  # never report inside code we could not read
-                findings.append((rule_cls, fd))
+            with Deadline(max(1e-3, deadline - time.monotonic())):
+                for fd in rule_cls().check(model, ctx):
+                    if rule_cls.code != PARSE_ERROR and any(f.node.start_byte <= fd.start < f.node.end_byte for f in errored):
+                        continue  # never report inside code we could not read
+                    findings.append((rule_cls, fd))
+        except TimeBudgetExceeded:
+            findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
+                                                        f"{settings.time_budget:g} s was exceeded in {rule_cls.code}")))
+            break
         except Exception as exc:
             tb = traceback.extract_tb(exc.__traceback__)
             where = f" at {tb[-1].name}:{tb[-1].lineno}" if tb else ""
@@ -121,9 +135,10 @@ def _attach_impacts(model, findings, target, facts, deadline):
         return findings
     try:
         from shaderlint.estimate.whatif import attach_impacts
-        return attach_impacts(model, [(r, fd) for r, fd in findings if r is not _PARSE_RULE], target, facts) \
-            + [(r, fd) for r, fd in findings if r is _PARSE_RULE]
-    except Exception:  # impacts are an extra: never lose diagnostics over them
+        with Deadline(max(1e-3, deadline - time.monotonic())):
+            return attach_impacts(model, [(r, fd) for r, fd in findings if r is not _PARSE_RULE], target, facts) \
+                + [(r, fd) for r, fd in findings if r is _PARSE_RULE]
+    except (Exception, TimeBudgetExceeded):  # impacts are an extra: never lose diagnostics over them
         return findings
 
 

@@ -752,12 +752,12 @@ class Walker:
             return 0
         num = mm.group(2)
         if num.isdigit():
-            return int(num)
+            return int(num) if len(num) <= 9 else None
         val = self.m.macros.get(num)
         for v in self.f.template_params.values():
             if v.name == num and id(v) in self.env:
                 val = self.env[id(v)]
-        return int(val) if isinstance(val, (int, float)) else 0
+        return int(val) if isinstance(val, (int, float)) and abs(val) < 1 << 31 else 0
 
     def should_unroll(self, values: list, body: ts.Node, pragma: int | None) -> bool:
         trips = len(values)

@@ -195,7 +195,7 @@ def _group_threads(model, f, facts: Mapping[str, str] | None,
     for key in ("threadgroup-size",):
         val = (facts or {}).get(key)
         if val:
-            dims = [int(x) for x in val.lower().split("x") if x.isdigit()]
+            dims = [int(x) for x in val.lower().split("x") if x.isdigit() and len(x) <= 9]
             if dims:
                 return math.prod(dims), "configuration"
     sizes = set()

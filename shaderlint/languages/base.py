@@ -85,7 +85,9 @@ class FrontEnd:
     def stage_for(self, path: str, source: Source) -> str | None:
         return None
 
-    def parse(self, source: Source, old: Parsed | None = None) -> Parsed:
+    def parse(self, source: Source, old: Parsed | None = None, deadline=None) -> Parsed:
+        """Mask and parse ``source``. With a :class:`shaderlint.deadline.Deadline`, a long parse is
+        cancelled when it passes (raising :class:`shaderlint.deadline.TimeBudgetExceeded`)."""
         buf = bytearray(source.data)
         masks: list[Mask] = []
         if buf.startswith(b"\xef\xbb\xbf"):
@@ -98,7 +100,7 @@ class FrontEnd:
         masks.sort(key=lambda mk: mk.start)
         parse_bytes = bytes(buf)
         parser = self.parser()
-        tree = parser.parse(parse_bytes, old.tree) if old is not None else parser.parse(parse_bytes)
+        tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
         parsed = Parsed(source, self.name, tree, masks, parse_bytes, self.stage_for(source.path, source))
         for m in masks:
             if m.kind == "attribute":
@@ -107,6 +109,29 @@ class FrontEnd:
             elif m.kind in ("function-qualifier", "address-space"):
                 parsed.qualifiers_before.setdefault(_next_non_ws(parse_bytes, m.end), []).append(m)
         return parsed
+
+
+_CANCELLABLE = 1 << 16  # inputs from this size on are parsed through a callback that checks the deadline
+
+
+def _parse(parser: ts.Parser, data: bytes, old_tree: ts.Tree | None, deadline) -> ts.Tree:
+    if deadline is None or len(data) < _CANCELLABLE:
+        return parser.parse(data, old_tree) if old_tree is not None else parser.parse(data)
+    from shaderlint.deadline import TimeBudgetExceeded, progress_callback
+
+    deadline.check()
+    view = memoryview(data)
+    try:
+        read = lambda offset, _point: view[offset:offset + _CANCELLABLE].tobytes()  # noqa: E731
+        cb = progress_callback(deadline)
+        if old_tree is not None:
+            return parser.parse(read, old_tree, progress_callback=cb)
+        return parser.parse(read, progress_callback=cb)
+    except ValueError:  # "Parsing failed": the progress callback cancelled it
+        if deadline.expired():
+            deadline.fired = True
+            raise TimeBudgetExceeded from None
+        raise
 
 
 _FUNC_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n]*)\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)

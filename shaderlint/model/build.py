@@ -817,7 +817,7 @@ class _Builder:
             return None
         mm = re.match(r"\s*(?:#\s*pragma|_Pragma\s*\(\s*\")\s*unroll\s*(\(?\s*(\d+)\s*\)?)?", text)
         if mm:
-            return int(mm.group(2)) if mm.group(2) else 0
+            return (int(mm.group(2)) if len(mm.group(2)) <= 9 else None) if mm.group(2) else 0
         return None
 
     # ---- calls: barriers and launches --------------------------------------------------------------

@@ -25,13 +25,17 @@ def parse_number(text: str) -> int | float | None:
     m = _INT.match(t)
     if m:
         body = m.group(1)
+        if len(body.lstrip("0xXbB")) > 64:
+            return None  # no 64-bit literal is that long (and int() refuses over 4300 digits)
         if body.startswith(("0x", "0X")):
-            return int(body, 16)
-        if body.startswith(("0b", "0B")):
-            return int(body[2:], 2)
-        if len(body) > 1 and body.startswith("0"):
-            return int(body, 8)
-        return int(body)
+            v = int(body, 16)
+        elif body.startswith(("0b", "0B")):
+            v = int(body[2:], 2)
+        elif len(body) > 1 and body.startswith("0"):
+            v = int(body, 8)
+        else:
+            v = int(body)
+        return v if v < 1 << 64 else None  # out of range for any integer type: unknown
     m = _FLOAT.match(t)
     if m and ("." in m.group(1) or "e" in m.group(1).lower() or m.group(2)):
         try:
@@ -75,7 +79,7 @@ def eval_text(text: str, lookup: Callable[[str], int | float | None]) -> int | f
         return None
     try:
         tree = ast.parse(expr, mode="eval")
-    except SyntaxError:
+    except (SyntaxError, RecursionError, MemoryError, ValueError):  # e.g. 5,000 nested `-`: unknown
         return None
     try:
         return _eval(tree.body)
@@ -109,8 +113,19 @@ def _eval(n: ast.AST) -> int | float:
     raise ValueError("not constant")
 
 
+_RANGE = 1 << 128  # far beyond any C integer type; keeps chained macros (`M2 (M1*M1)` ...) from exploding
+
+
 def c_binary(op: str, a: int | float, b: int | float) -> int | float:
-    """C semantics for the operators of constant expressions (truncating division)."""
+    """C semantics for the operators of constant expressions (truncating division). Integer results
+    beyond 128 bits raise :class:`OverflowError` (no C type holds them: the value is unknown)."""
+    r = _c_binary(op, a, b)
+    if isinstance(r, int) and not -_RANGE < r < _RANGE:
+        raise OverflowError("constant out of range")
+    return r
+
+
+def _c_binary(op: str, a: int | float, b: int | float) -> int | float:
     if op in ("Add", "+"):
         return a + b
     if op in ("Sub", "-"):

@@ -138,7 +138,10 @@ def _truncating(model, site, expr, bexpr):
 
 def _strip(n):
     while n.type in ("parenthesized_expression", "cast_expression"):
-        n = unparen(n) if n.type == "parenthesized_expression" else n.child_by_field_name("value")
+        inner = unparen(n) if n.type == "parenthesized_expression" else n.child_by_field_name("value")
+        if inner is None or inner == n:  # `(a /* c */)`, a cast without an operand: nothing to strip
+            break
+        n = inner
     return n
 
 
