@@ -733,13 +733,7 @@ class Walker:
         return None
 
     def modified_in(self, var, body: ts.Node) -> bool:
-        m = self.m
-        for a in m.nodes("assign") + m.nodes("update"):
-            if body.start_byte <= a.start_byte < body.end_byte:
-                target = a.child_by_field_name("left") or a.child_by_field_name("argument")
-                if target is not None and unparen(target).type == "identifier" and m.resolve(unparen(target)) is var:
-                    return True
-        return False
+        return any(body.start_byte <= a.start_byte < body.end_byte for a in self.m.direct_writes(var))
 
     def pragma_unroll(self, node: ts.Node) -> int | None:
         text = self.m.pragma_before(node)  # pragmas are masked by the front end

@@ -28,6 +28,9 @@ labelled as such, with the target they assume.
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
+
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -590,7 +593,9 @@ def _occupancy(target: Target, threads: int | None, regs: float, shared: int, no
 def cached_estimate(model, function, target: Target, *, bindings: Mapping[str, str] | None = None,
                     adjust: Adjustment | None = None, facts: Mapping[str, str] | None = None) -> KernelEstimate:
     """:func:`estimate_kernel` with the default coefficients, memoized on the model (the
-    report, SL505 and the engine's impact step estimate the same kernels)."""
+    report, SL505 and the engine's impact step estimate the same kernels) and across models by
+    content (:func:`_content_key`): when an editor re-lints a file after an edit inside one
+    kernel, the other kernels' estimates are reused."""
     cache = getattr(model, "_estimate_cache", None)
     if cache is None:
         cache = {}
@@ -598,10 +603,76 @@ def cached_estimate(model, function, target: Target, *, bindings: Mapping[str, s
     key = (id(function), target.name, tuple(sorted((bindings or {}).items())),
            tuple(sorted((facts or {}).items())), adjust)
     got = cache.get(key)
-    if got is None:
+    if got is not None:
+        return got
+    shared_key = _content_key(model, function, key[1:4], adjust)
+    hit = _SHARED.get(shared_key) if shared_key is not None else None
+    if hit is not None:
+        _SHARED.move_to_end(shared_key)
+        got = replace(hit, function=function, bindings=dict(hit.bindings), notes=list(hit.notes))
+    else:
         got = estimate_kernel(model, function, target, bindings=bindings, adjust=adjust, facts=facts)
-        cache[key] = got
+        if shared_key is not None:
+            _SHARED[shared_key] = got
+            if len(_SHARED) > _SHARED_MAX:
+                _SHARED.popitem(last=False)
+    cache[key] = got
     return got
+
+
+#: Estimates shared between models of successive versions of a file (an LRU keyed by content).
+_SHARED: "OrderedDict[tuple, KernelEstimate]" = OrderedDict()
+_SHARED_MAX = 4096
+
+
+def _context_key(model) -> str:
+    """A hash of everything an estimate may depend on besides the entry point's own body: the
+    file outside entry-point bodies (declarations, structs, macros, helpers, host launches,
+    annotations), the language and the shader stage."""
+    k = model.__dict__.get("_estimate_context")
+    if k is None:
+        data = model.source.data
+        h = hashlib.blake2b(digest_size=16)
+        h.update(f"{model.language}\0{model.stage}\0".encode())
+        pos = 0
+        for f in sorted((f for f in model.functions if f.is_entry and f.body is not None),
+                        key=lambda f: f.body.start_byte):
+            if f.body.start_byte < pos:
+                continue
+            h.update(data[pos:f.body.start_byte])
+            h.update(b"\0{body}\0")
+            pos = f.body.end_byte
+        h.update(data[pos:])
+        k = model._estimate_context = h.hexdigest()
+    return k
+
+
+def _content_key(model, f, rest: tuple, adjust: Adjustment | None) -> tuple | None:
+    """A position-independent key for an estimate, or None when one cannot be formed."""
+    if f.body is None:
+        return None
+    base = f.node.start_byte
+    adj = None
+    if adjust is not None:
+        try:
+            def rel(vs):
+                out = []
+                for v in vs:
+                    node = getattr(v, "node", None)
+                    if node is None or not (f.node.start_byte <= node.start_byte < f.node.end_byte):
+                        raise ValueError("variable outside the kernel")
+                    out.append((v.name, node.start_byte - base))
+                return tuple(out)
+            adj = (rel(adjust.promote), rel(adjust.demote), adjust.registers, adjust.stack_bytes,
+                   adjust.threads_per_group, adjust.shared_bytes,
+                   tuple(sorted(o - base for o in adjust.cheap_divisions)))
+        except (ValueError, TypeError):
+            return None
+    data = model.source.data
+    same_name = [g for g in model.functions if g.name == f.name]
+    ordinal = same_name.index(f) if f in same_name else 0
+    return (_context_key(model), f.name, ordinal, hashlib.blake2b(data[f.node.start_byte:f.node.end_byte],
+                                                                  digest_size=16).digest(), rest, adj)
 
 
 def estimate_file(model, target: Target, *, facts: Mapping[str, str] | None = None,

@@ -70,17 +70,7 @@ def subscript_index(sub: ts.Node) -> ts.Node | None:
 
 def reassigned(model, v) -> bool:
     """True when ``v`` is the target of an assignment or ``++``/``--`` anywhere in the file."""
-    cache = getattr(model, "_static_reassigned", None)
-    if cache is None:
-        cache = set()
-        for a in model.nodes("assign") + model.nodes("update"):
-            target = a.child_by_field_name("left") or a.child_by_field_name("argument")
-            if target is not None and unparen(target).type == "identifier":
-                tv = model.resolve(unparen(target))
-                if tv is not None:
-                    cache.add(id(tv))
-        model._static_reassigned = cache
-    return id(v) in cache
+    return bool(model.direct_writes(v))
 
 
 def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:

@@ -115,14 +115,14 @@ def _calls(model, f, name: str, seen: set) -> bool:
     if f.body is None or id(f) in seen:
         return False
     seen.add(id(f))
-    for call in model.nodes("call"):
-        if f.body.start_byte <= call.start_byte < f.body.end_byte:
-            callee = model.callee_name(call)
-            if callee == name:
-                return True
-            g = model.function_by_name.get(callee)
-            if g is not None and g is not f and _calls(model, g, name, seen):
-                return True
+    from shaderlint.model.dispatch import nodes_in
+    for call in nodes_in(model, "call", f.body.start_byte, f.body.end_byte):
+        callee = model.callee_name(call)
+        if callee == name:
+            return True
+        g = model.function_by_name.get(callee)
+        if g is not None and g is not f and _calls(model, g, name, seen):
+            return True
     return False
 
 

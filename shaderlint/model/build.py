@@ -37,6 +37,7 @@ _COMMON = """
 (assignment_expression) @assign
 (update_expression) @update
 (type_definition) @typedef
+(return_statement) @return
 (binary_expression) @binary
 """
 # ``binary_div`` (``/ %`` and ``/= %=``) is filtered from ``binary`` and ``assign`` in Python: a query
@@ -803,13 +804,7 @@ class _Builder:
         return None
 
     def _modified_in(self, var: Var, body: ts.Node) -> bool:
-        m = self.m
-        for a in m.nodes("assign") + m.nodes("update"):
-            if body.start_byte <= a.start_byte < body.end_byte:
-                target = a.child_by_field_name("left") or a.child_by_field_name("argument")
-                if target is not None and target.type == "identifier" and m.resolve(target) is var:
-                    return True
-        return False
+        return any(body.start_byte <= a.start_byte < body.end_byte for a in self.m.direct_writes(var))
 
     def _pragma_unroll(self, node: ts.Node) -> int | None:
         text = self.m.pragma_before(node)
@@ -980,18 +975,23 @@ class _Builder:
         m._deps_cache.clear()
 
     def returns(self, f: Function) -> list[ts.Node]:
-        out = []
+        cache = self.__dict__.setdefault("_returns_cache", {})
+        if id(f) not in cache:
+            cache[id(f)] = self._returns(f)
+        return cache[id(f)]
+
+    def _returns(self, f: Function) -> list[ts.Node]:
+        """The values returned by ``f`` (not by lambdas inside it)."""
         if f.body is None:
-            return out
-        stack = [f.body]
-        while stack:
-            n = stack.pop()
-            if n.type == "return_statement":
-                out.extend(c for c in n.named_children if c.type != "comment")
-                continue
-            if n.type in ("function_definition", "lambda_expression"):
-                continue
-            stack.extend(n.named_children)
+            return []
+        from shaderlint.model.dispatch import nodes_in
+        out: list[ts.Node] = []
+        for r in nodes_in(self.m, "return", f.body.start_byte, f.body.end_byte):
+            p = r.parent
+            while p is not None and p.type not in ("lambda_expression", "function_definition"):
+                p = p.parent
+            if p is None or p.type == "function_definition":
+                out.extend(c for c in r.named_children if c.type != "comment")
         return out
 
     def control_deps(self, node: ts.Node) -> frozenset[str]:

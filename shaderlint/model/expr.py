@@ -578,5 +578,34 @@ class ExprAnalysis:
             n = nxt
         return None
 
+    # ---- writes ---------------------------------------------------------------------------
+    def _write_index(self: "FileModel") -> tuple[dict[int, list[ts.Node]], dict[int, list[ts.Node]]]:
+        idx = self.__dict__.get("_write_index_cache")
+        if idx is None:
+            direct: dict[int, list[ts.Node]] = {}
+            based: dict[int, list[ts.Node]] = {}
+            for a in sorted(self.nodes("assign") + self.nodes("update"), key=lambda n: n.start_byte):
+                target = a.child_by_field_name("left") or a.child_by_field_name("argument")
+                if target is None:
+                    continue
+                t = unparen(target)
+                if t.type == "identifier":
+                    v = self.resolve(t)
+                    if v is not None:
+                        direct.setdefault(id(v), []).append(a)
+                b = self.base_var(target)
+                if b is not None:
+                    based.setdefault(id(b), []).append(a)
+            idx = self._write_index_cache = (direct, based)
+        return idx
+
+    def direct_writes(self: "FileModel", var: Var) -> list[ts.Node]:
+        """Assignments and ``++``/``--`` whose target is the variable itself (``v = …``, ``v += …``)."""
+        return self._write_index()[0].get(id(var), [])
+
+    def writes_into(self: "FileModel", var: Var) -> list[ts.Node]:
+        """Assignments and ``++``/``--`` to the variable or into it (``v[i] = …``, ``v.x += …``)."""
+        return self._write_index()[1].get(id(var), [])
+
     def is_local_varying(self: "FileModel", node: ts.Node) -> bool:
         return B.LOCAL in self.deps(node)

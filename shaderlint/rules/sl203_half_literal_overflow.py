@@ -61,6 +61,8 @@ which is why only the declaration is reported. The negatives:
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Severity
@@ -91,6 +93,8 @@ class HalfLiteralOverflow(Rule):
     summary = "a constant beyond 65504 converted to half (becomes infinity)"
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        if not _has_big_literal(model.source.data):
+            return  # every finding needs a literal beyond the half range somewhere in the file
         seen: set[tuple[int, int]] = set()
         stack = [model.root]
         while stack:
@@ -186,3 +190,20 @@ def _device_context(model, node) -> bool:
     while p is not None and p.type != "declaration":
         p = p.parent
     return p is not None and bool({"__device__", "__constant__", "__shared__"} & {model.text(c) for c in p.children})
+
+
+_BIG_NUMBER = re.compile(rb"(?<![\w.])(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
+def _has_big_literal(data: bytes) -> bool:
+    """Cheap pre-filter: does any numeric literal in the file exceed the half range?"""
+    for m in _BIG_NUMBER.finditer(data):
+        text = m.group(0)
+        if len(text) < 5 and b"e" not in text.lower():
+            continue
+        try:
+            if abs(float(text)) > HALF_MAX:
+                return True
+        except ValueError:
+            continue
+    return False

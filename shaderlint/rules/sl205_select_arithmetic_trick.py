@@ -225,11 +225,7 @@ def _boolean(model, n, depth: int) -> bool:
 
 
 def _single_assignment(model, v) -> bool:
-    for a in model.nodes("assign") + model.nodes("update"):
-        target = a.child_by_field_name("left") or a.child_by_field_name("argument")
-        if target is not None and model.base_var(target) is v:
-            return False
-    return True
+    return not model.writes_into(v)
 
 
 def _same(model, a, b) -> bool:
