@@ -184,7 +184,8 @@ class _Builder:
         while stack:
             n = stack.pop()
             if n.is_error:
-                self.m.errors.append(ParseError(n.start_byte, max(n.end_byte, n.start_byte + 1), "unexpected syntax"))
+                end = min(max(n.end_byte, n.start_byte + 1), len(self.m.source.data))  # an error at EOF is empty
+                self.m.errors.append(ParseError(n.start_byte, max(end, n.start_byte), "unexpected syntax"))
                 continue
             if n.is_missing:
                 self.m.errors.append(ParseError(n.start_byte, n.start_byte, f"missing {n.type!r}"))
@@ -1099,6 +1100,10 @@ def _exit_guards(m: FileModel, stmt: ts.Node, brk: bool, cont: bool) -> list[ts.
     hit = cache.get(key)
     if hit is not None:
         return hit
+    seg = m.source.data[stmt.start_byte:stmt.end_byte]
+    if b"return" not in seg and not ((brk and b"break" in seg) or (cont and b"continue" in seg)):
+        cache[key] = []  # no exit statement anywhere inside: nothing to walk
+        return cache[key]
     out: list[ts.Node] = []
     seen: set[int] = set()
     stack: list[tuple[ts.Node, tuple[ts.Node, ...], bool, bool]] = [(stmt, (), brk, cont)]
