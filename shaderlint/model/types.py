@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 # kind: "int" | "uint" | "float" | "bool" | "void" | "struct" | "pointer" | "array" | "texture" | "other" | "unknown"
 
@@ -116,6 +117,7 @@ _QUALIFIERS = re.compile(
 )
 
 
+@lru_cache(maxsize=4096)
 def parse_type_name(text: str) -> Type:
     """Type of a (qualifier-stripped) type spelling; UNKNOWN if not a known arithmetic type."""
     t = _QUALIFIERS.sub(" ", text)
