@@ -19,6 +19,7 @@ from shaderlint.model import builtins as B
 from shaderlint.model.consteval import eval_text, parse_number
 from shaderlint.model.expr import ExprAnalysis, unparen
 from shaderlint.model.kernel import (
+    parse_dims,
     Access, Barrier, Function, GroupSize, LaunchSite, Loop, ParseError, StructDef, Var,
 )
 from shaderlint.model.source import Source
@@ -39,6 +40,8 @@ _COMMON = """
 (type_definition) @typedef
 (return_statement) @return
 (binary_expression) @binary
+(switch_statement) @switch
+(init_declarator) @init
 """
 # ``binary_div`` (``/ %`` and ``/= %=``) is filtered from ``binary`` and ``assign`` in Python: a query
 # pattern with a field or child constraint costs time quadratic in the nesting depth of its node type
@@ -1165,15 +1168,7 @@ def _index_of(node: ts.Node) -> ts.Node | None:
 
 
 def _parse_dims(text: str) -> tuple[int, int, int] | None:
-    parts = text.lower().split("x")
-    try:
-        nums = [int(p) for p in parts]
-    except ValueError:
-        return None
-    if not 1 <= len(nums) <= 3 or any(n <= 0 for n in nums):
-        return None
-    nums += [1] * (3 - len(nums))
-    return (nums[0], nums[1], nums[2])
+    return parse_dims(text)
 
 
 def prelude_start(f: Function) -> int:

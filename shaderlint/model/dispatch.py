@@ -44,17 +44,7 @@ def simd_terms(target: "Target") -> tuple[str, str]:
     return SIMD_TERMS.get(target.vendor, ("SIMD group", "core"))
 
 
-def parse_dims(text: str) -> tuple[int, int, int] | None:
-    """``"16x16"`` → (16, 16, 1); None for anything else."""
-    parts = text.strip().lower().split("x")
-    try:
-        nums = [int(p) for p in parts]
-    except ValueError:
-        return None
-    if not 1 <= len(nums) <= 3 or any(n <= 0 for n in nums):
-        return None
-    nums += [1] * (3 - len(nums))
-    return (nums[0], nums[1], nums[2])
+from shaderlint.model.kernel import parse_dims  # noqa: E402  (re-exported for the rules)
 
 
 def nodes_in(model: "FileModel", capture: str, start: int, end: int) -> list[ts.Node]:

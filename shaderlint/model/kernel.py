@@ -166,3 +166,16 @@ class ParseError:
     start: int
     end: int
     message: str
+
+
+def parse_dims(text: str) -> tuple[int, int, int] | None:
+    """``"16x16"`` → (16, 16, 1), ``"256"`` → (256, 1, 1); None for anything else."""
+    parts = text.strip().lower().split("x")
+    try:
+        nums = [int(p) for p in parts]
+    except ValueError:
+        return None
+    if not 1 <= len(nums) <= 3 or any(n <= 0 for n in nums):
+        return None
+    nums += [1] * (3 - len(nums))
+    return (nums[0], nums[1], nums[2])

@@ -126,6 +126,20 @@ def uses(model: "FileModel", f: "Function") -> dict[int, list[ts.Node]]:
     return out
 
 
+def is_store(node: ts.Node) -> bool:
+    """True when ``node`` (a read site such as ``p[i]``, ``s.f``, ``p->f``) is the target, or part of
+    the target, of a store: ``p[i].f = …``, ``p[i] += …``, ``++p[i]``, ``&p[i]`` (atomics)."""
+    p = node.parent
+    while p is not None and p.type in ("parenthesized_expression", "field_expression", "subscript_expression") \
+            and (p.type == "parenthesized_expression" or p.child_by_field_name("argument") == node):
+        node, p = p, p.parent
+    if p is None:
+        return False
+    if p.type == "assignment_expression" and p.child_by_field_name("left") == node:
+        return True
+    return p.type in ("update_expression", "pointer_expression")
+
+
 def statement_of(node: ts.Node) -> ts.Node:
     """The statement (direct child of a block) that contains ``node``."""
     n = node

@@ -56,7 +56,7 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model import builtins as B
-from shaderlint.model.memory import is_reference, uses
+from shaderlint.model.memory import is_store, is_reference, uses
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -138,7 +138,7 @@ def _uniform_reads(model, f, p, ref: bool):
             site = u  # a scalar reference read by value
         else:
             return None
-        if _written(site):
+        if is_store(site):
             return None
         sites.append(site)
     return single, sites
@@ -147,17 +147,6 @@ def _uniform_reads(model, f, p, ref: bool):
 def _user_call(model, args) -> bool:
     call = args.parent
     return call is not None and call.type == "call_expression" and model.callee_name(call) in model.function_by_name
-
-
-def _written(node) -> bool:
-    p = node.parent
-    while p is not None and p.type in ("parenthesized_expression", "field_expression", "subscript_expression"):
-        node, p = p, p.parent
-    if p is None:
-        return False
-    if p.type == "assignment_expression" and p.child_by_field_name("left") == node:
-        return True
-    return p.type in ("update_expression", "pointer_expression")
 
 
 def _index(sub):

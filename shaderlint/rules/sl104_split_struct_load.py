@@ -69,7 +69,7 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model.expr import unparen
-from shaderlint.model.memory import is_reference, statement_of, struct_layout, value_bytes
+from shaderlint.model.memory import is_store, is_reference, statement_of, struct_layout, value_bytes
 from shaderlint.rules.base import Rule, RuleContext
 
 _VECTOR_BYTES = 16
@@ -90,7 +90,7 @@ class SplitStructLoad(Rule):
             memory = {a.node.id: a for a in f.accesses if a.space in spaces}
             reads: dict[tuple, list] = {}
             for fe in model.nodes("field"):
-                if not (f.body.start_byte <= fe.start_byte < f.body.end_byte) or _is_store(fe):
+                if not (f.body.start_byte <= fe.start_byte < f.body.end_byte) or is_store(fe):
                     continue
                 key, struct = _element(model, fe, memory)
                 fld = fe.child_by_field_name("field")
@@ -139,18 +139,6 @@ def _element(model, fe, memory):
     if t.kind != "struct" or t.struct not in model.structs:
         return None, None
     return key, model.structs[t.struct]
-
-
-def _is_store(fe) -> bool:
-    node, p = fe, fe.parent
-    while p is not None and p.type in ("parenthesized_expression", "field_expression", "subscript_expression") \
-            and p.child_by_field_name("argument") == node:
-        node, p = p, p.parent
-    if p is None:
-        return False
-    if p.type == "assignment_expression" and p.child_by_field_name("left") == node:
-        return True
-    return p.type in ("update_expression", "pointer_expression")
 
 
 def _clusters(items):

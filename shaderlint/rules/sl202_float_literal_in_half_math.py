@@ -71,6 +71,7 @@ from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Severity
 from shaderlint.model.consteval import parse_number
 from shaderlint.model.expr import unparen
 from shaderlint.model.types import arithmetic_result, parse_type_name
+from shaderlint.model.dispatch import nodes_in
 from shaderlint.rules.base import Rule, RuleContext
 
 ARITH = frozenset("+ - * /".split())
@@ -109,15 +110,11 @@ class FloatLiteralInHalfMath(Rule):
         for f in model.functions:
             if not f.is_device_code or f.body is None:
                 continue
-            stack = [f.body]
-            while stack:
-                node = stack.pop()
-                stack.extend(reversed(node.named_children))
-                t = node.type
-                if t == "binary_expression":
-                    yield from self._binary(model, f, node, suffix)
-                elif t == "assignment_expression":
-                    yield from self._compound(model, f, node, suffix)
+            lo, hi = f.body.start_byte, f.body.end_byte
+            for node in nodes_in(model, "binary", lo, hi):
+                yield from self._binary(model, f, node, suffix)
+            for node in nodes_in(model, "assign", lo, hi):
+                yield from self._compound(model, f, node, suffix)
 
     # ---- the two forms ---------------------------------------------------------------------
     def _binary(self, model, f, node, suffix):

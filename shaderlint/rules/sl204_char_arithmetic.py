@@ -61,6 +61,7 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
 from shaderlint.model.expr import unparen
+from shaderlint.model.dispatch import nodes_in
 from shaderlint.rules.base import Rule, RuleContext
 
 GROWING = frozenset("+ - * / % <<".split())
@@ -86,10 +87,10 @@ class CharArithmetic(Rule):
         for f in model.functions:
             if not f.is_device_code or f.body is None:
                 continue
-            stack = [f.body]
-            while stack:
-                node = stack.pop()
-                stack.extend(reversed(node.named_children))
+            lo, hi = f.body.start_byte, f.body.end_byte
+            candidates = sorted(nodes_in(model, "update", lo, hi) + nodes_in(model, "assign", lo, hi)
+                                + nodes_in(model, "init", lo, hi), key=lambda n: n.start_byte)
+            for node in candidates:
                 hit = self._site(model, node)
                 if hit is not None:
                     var, start, end, what = hit

@@ -68,6 +68,7 @@ import re
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Severity
+from shaderlint.model.dispatch import nodes_in
 from shaderlint.rules.base import Rule, RuleContext
 
 FALLTHROUGH_COMMENT = re.compile(r"fall(?:s|ing)?[\s-]*thr(?:ough|u)", re.I)
@@ -88,12 +89,7 @@ class SwitchFallthrough(Rule):
         for f in model.functions:
             if not f.is_device_code or f.body is None:
                 continue
-            stack = [f.body]
-            while stack:
-                node = stack.pop()
-                stack.extend(reversed(node.named_children))
-                if node.type != "switch_statement":
-                    continue
+            for node in nodes_in(model, "switch", f.body.start_byte, f.body.end_byte):
                 body = node.child_by_field_name("body")
                 cases = [c for c in body.named_children if c.type == "case_statement"] if body is not None else []
                 for case, nxt in zip(cases, cases[1:]):
