@@ -1,5 +1,9 @@
 """End-to-end: the VS Code extension in a real VS Code (code-server + headless Chromium).
 
+With the real language server: squiggles and Problems-panel rows appear, and a
+quick fix picked from the Ctrl+. menu edits the file (checked on disk after
+Ctrl+S) and its finding goes away.
+
 Skipped unless SHADERLINT_E2E=1. Needs node 20, npm, and (Debian, as root)
 ``apt-get install -y chromium libkrb5-dev ripgrep`` plus a C++ toolchain for
 code-server's argon2. The first run installs code-server into
@@ -35,6 +39,7 @@ EXTENSION = REPO / "vscode-extension"
 HARNESS = Path(__file__).resolve().parent / "vscode"
 WORKSPACE_TEMPLATE = HARNESS / "workspace"
 CUDA_FILE = "kernel.cu"
+METAL_FILE = "kernel.metal"
 DRIVER_TIMEOUT_S = 240
 
 
@@ -86,18 +91,22 @@ def workspace(tmp_path) -> Path:
     return ws
 
 
-def _drive(vsix: Path, workspace: Path, settings: dict, expect: str, extra_env: dict[str, str] | None = None) -> dict:
+def _drive(vsix: Path, workspace: Path, settings: dict, expect: str, extra_env: dict[str, str] | None = None,
+           file: str = CUDA_FILE, fix: str | None = None) -> dict:
+    """Run run.mjs on ``file``; with ``fix``, also apply the quick fix of that title to the ``expect`` finding."""
     __tracebackhide__ = True
     env = {**os.environ, **(extra_env or {})}
     cmd = [
         "node", str(HARNESS / "run.mjs"),
         "--vsix", str(vsix),
         "--workspace", str(workspace),
-        "--file", CUDA_FILE,
+        "--file", file,
         "--expect", expect,
         "--settings", json.dumps(settings),
         "--timeout", str(DRIVER_TIMEOUT_S - 30),
     ]  # fmt: skip
+    if fix:
+        cmd += ["--fix", fix, "--fix-code", expect]
     if os.environ.get("SHADERLINT_E2E_ARTIFACTS"):
         cmd += ["--artifacts", os.environ["SHADERLINT_E2E_ARTIFACTS"]]
     proc = subprocess.run(
@@ -109,25 +118,74 @@ def _drive(vsix: Path, workspace: Path, settings: dict, expect: str, extra_env: 
         pytest.fail(f"driver printed no JSON (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}")
     if not result.get("ok"):
         logs = "\n".join(f"--- {name}\n{text}" for name, text in (result.get("logs") or {}).items())
+        fix_state = {k: v for k, v in (result.get("fix") or {}).items() if k != "before"}
         pytest.fail(
             f"VS Code e2e failed: {result.get('error')}\nproblems: {result.get('problems')}\n"
-            f"timings: {result.get('timings')}\n{proc.stderr[-2000:]}\n{logs}"
+            f"fix: {fix_state}\ntimings: {result.get('timings')}\n{proc.stderr[-2000:]}\n{logs}"
         )
     return result
 
 
-def test_cuda_variable_division_shows_sl201(vsix, code_server, workspace):
-    """The real server, started by the extension, reports SL201 as a squiggle and a Problems row."""
-    extra_env = {}
+def _real_server() -> tuple[dict, dict[str, str]]:
+    """Settings (and environment) that make the extension start the real server."""
     if os.environ.get("SHADERLINT_E2E_SERVER"):
-        settings = {"shaderlint.path": json.loads(os.environ["SHADERLINT_E2E_SERVER"])}
-    else:
-        # `python -m shaderlint lsp` from this interpreter, with this checkout importable.
-        settings = {"shaderlint.interpreter": [sys.executable]}
-        extra_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
-    result = _drive(vsix, workspace, settings, "SL201", extra_env)
+        return {"shaderlint.path": json.loads(os.environ["SHADERLINT_E2E_SERVER"])}, {}
+    # `python -m shaderlint lsp` from this interpreter, with this checkout importable.
+    pythonpath = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+    return {"shaderlint.interpreter": [sys.executable]}, {"PYTHONPATH": pythonpath}
+
+
+def _expected_after_fix(file: str, old: str, new: str) -> str:
+    text = (WORKSPACE_TEMPLATE / file).read_text()
+    assert text.count(old) == 1, f"{old!r} not once in workspace/{file}"
+    return text.replace(old, new)
+
+
+def _cli_codes(path: Path) -> list[str]:
+    """The codes the command-line linter reports for ``path`` (the saved file, after the fix)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.run([sys.executable, "-m", "shaderlint", "--format", "json", str(path)], env=env,
+                          stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1), proc.stderr
+    return [d["code"] for d in json.loads(proc.stdout)]
+
+
+def _assert_fixed(result: dict, workspace: Path, file: str, code: str, expected: str) -> None:
+    """The quick fix ran, the file on disk is exactly ``expected``, and ``code`` is gone everywhere."""
+    fix = result["fix"]
+    assert fix is not None and fix["title"] in fix["menu"], fix
+    assert fix["before"] == (WORKSPACE_TEMPLATE / file).read_text()
+    on_disk = (workspace / file).read_text()
+    assert on_disk == fix["after"]
+    assert on_disk == expected
+    assert not any(code in row for row in fix["problems_after"]), fix["problems_after"]
+    assert fix["squiggles_after"] == 0
+    assert code not in _cli_codes(workspace / file)
+
+
+def test_cuda_sl201_problem_and_ignore_quick_fix(vsix, code_server, workspace):
+    """The real server, started by the extension, reports SL201 as a squiggle and a Problems row;
+    its "Ignore SL201 on this line" quick fix appends a directive after the existing comment."""
+    settings, extra_env = _real_server()
+    result = _drive(vsix, workspace, settings, "SL201", extra_env, file=CUDA_FILE, fix="Ignore SL201 on this line")
     assert result["squiggles"] >= 1
-    assert any("SL201" in row for row in result["problems"]), result["problems"]
+    assert any("SL201" in row and "[Ln 7, Col 15]" in row for row in result["problems"]), result["problems"]
+    expected = _expected_after_fix(
+        CUDA_FILE,
+        "    int q = a / n;  // expect: SL201\n",
+        "    int q = a / n;  // expect: SL201  // shaderlint: ignore[SL201]\n",
+    )
+    _assert_fixed(result, workspace, CUDA_FILE, "SL201", expected)
+
+
+def test_metal_sl202_quick_fix_writes_half_literal(vsix, code_server, workspace):
+    """A rule's own fix through the UI: SL202's safe fix "Write 0.5h" turns `h * 0.5` into `h * 0.5h`."""
+    settings, extra_env = _real_server()
+    result = _drive(vsix, workspace, settings, "SL202", extra_env, file=METAL_FILE, fix="Write 0.5h")
+    assert result["squiggles"] >= 1
+    assert any("SL202" in row and "[Ln 15, Col 18]" in row for row in result["problems"]), result["problems"]
+    expected = _expected_after_fix(METAL_FILE, "    half y = h * 0.5;", "    half y = h * 0.5h;")
+    _assert_fixed(result, workspace, METAL_FILE, "SL202", expected)
 
 
 def test_harness_with_stub_server(vsix, code_server, workspace):

@@ -7,11 +7,16 @@
 //   node run.mjs --vsix ../../../vscode-extension/shaderlint-0.1.0.vsix \
 //                --workspace /tmp/ws --file kernel.cu --expect SL201 \
 //                [--settings '{"shaderlint.interpreter": ["/usr/bin/python3"]}'] \
+//                [--fix 'Ignore SL201 on this line' [--fix-code SL201]] \
 //                [--timeout 180] [--chromium /usr/bin/chromium] [--artifacts DIR] [--keep]
 //
 // Prints progress on stderr and one JSON object on stdout:
-//   {"ok": bool, "squiggles": int, "problems": [str], "timings": {...}, "error": str|null, "logs": {...}}
-// Exit status 0 when a problem row containing every --expect code was found.
+//   {"ok": bool, "squiggles": int, "problems": [str], "fix": {...}|null, "timings": {...},
+//    "error": str|null, "logs": {...}}
+// Exit status 0 when a problem row containing every --expect code was found and, with --fix,
+// the quick fix of that title, picked from the Ctrl+. menu on the first --fix-code (default:
+// first --expect) finding, changed the file on disk after Ctrl+S and that finding's Problems
+// row went away. "fix" holds the menu titles, the file's text before and after, and the rows after.
 
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -60,6 +65,8 @@ function parseArgs(argv) {
     chromium: process.env.CHROMIUM || '/usr/bin/chromium',
     artifacts: undefined,
     keep: false,
+    fix: undefined,
+    fixCode: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
@@ -77,8 +84,10 @@ function parseArgs(argv) {
       case '--chromium': opts.chromium = value(); break;
       case '--artifacts': opts.artifacts = path.resolve(value()); break;
       case '--keep': opts.keep = true; break;
+      case '--fix': opts.fix = value(); break;
+      case '--fix-code': opts.fixCode = value(); break;
       case '-h': case '--help':
-        process.stderr.write(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 15).join('\n') + '\n');
+        process.stderr.write(fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n').slice(1, 21).join('\n') + '\n');
         process.exit(0);
         break;
       default: throw new Error(`unknown argument ${arg}`);
@@ -87,6 +96,8 @@ function parseArgs(argv) {
   for (const key of ['vsix', 'workspace', 'file']) {
     if (!opts[key]) throw new Error(`--${key} is required`);
   }
+  if (opts.fix && !opts.fixCode) opts.fixCode = opts.expect[0];
+  if (opts.fix && !opts.fixCode) throw new Error('--fix needs --fix-code or --expect');
   return opts;
 }
 
@@ -192,9 +203,111 @@ async function waitForSquiggle(page, userData, deadline) {
   throw new Error('timed out waiting for a squiggle in the editor');
 }
 
+/** Poll `fn` every 250 ms until it returns a truthy value; that value, or undefined at `until`. */
+async function pollUntil(fn, until) {
+  for (;;) {
+    const v = await fn();
+    if (v || Date.now() > until) return v;
+    await sleep(250);
+  }
+}
+
+const problemRows = (page) => page.locator('.markers-panel .monaco-list-row');
+const readProblems = async (page) =>
+  (await problemRows(page).allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+
+/**
+ * Put the cursor on the finding `code` (position from its Problems row), open the Quick Fix
+ * menu (Ctrl+.), pick `title`, save (Ctrl+S), then wait for the file on disk to change and for
+ * the finding's Problems row to disappear. Fills `fix` as it goes; throws on failure.
+ */
+async function applyQuickFix(page, opts, problems, fix, deadline) {
+  const file = path.join(opts.workspace, opts.file);
+  const code = opts.fixCode;
+  const row = problems.find((p) => p.includes(code));
+  const at = row && /\[Ln (\d+), Col (\d+)\]/.exec(row);
+  if (!at) throw new Error(`no position in the Problems row for ${code}: ${JSON.stringify(row)}`);
+  fix.at = { line: Number(at[1]), column: Number(at[2]) };
+  fix.before = fs.readFileSync(file, 'utf8');
+  const short = (ms) => Math.min(ms, Math.max(1000, deadline - Date.now()));
+
+  const widget = page.locator('.action-widget');
+  const actions = widget.locator('.monaco-list-row.action');
+  const item = actions.filter({ hasText: opts.fix });
+  const focusedLabel = () => widget.locator('.monaco-list-row.action.focused').first().getAttribute('aria-label', { timeout: 2000 }).catch(() => null);
+  let picked = false;
+  for (let attempt = 0; attempt < 2 && !picked; attempt++) { // at most one retry
+    if (attempt > 0) {
+      log(`quick fix menu attempt ${attempt + 1}`);
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('Escape');
+    }
+    // Ctrl+G "line:column" moves the cursor there and focuses the editor.
+    await page.keyboard.press('Control+G');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: short(10000) });
+    await input.fill(`:${fix.at.line}:${fix.at.column}`);
+    await input.press('Enter');
+    await input.waitFor({ state: 'hidden', timeout: short(10000) });
+    const status = page.locator('.statusbar-item', { hasText: `Ln ${fix.at.line}, Col ${fix.at.column}` });
+    try {
+      await status.first().waitFor({ timeout: short(10000) });
+    } catch {
+      continue;
+    }
+    await page.keyboard.press('Control+.');
+    try {
+      await widget.waitFor({ state: 'visible', timeout: short(10000) });
+      await item.first().waitFor({ state: 'visible', timeout: short(10000) });
+    } catch {
+      fix.menu = (await widget.locator('.monaco-list-row').allInnerTexts().catch(() => [])).map((t) => t.trim());
+      continue;
+    }
+    fix.menu = (await widget.locator('.monaco-list-row').allInnerTexts()).map((t) => t.trim());
+    // Pick the item with the keyboard (a pointer-block overlay swallows clicks on a fresh menu):
+    // arrow down until it has the focus, then Enter.
+    const n = await actions.count();
+    for (let i = 0; i <= n && (await focusedLabel()) !== opts.fix; i++) await page.keyboard.press('ArrowDown');
+    if ((await focusedLabel()) !== opts.fix) continue;
+    await page.keyboard.press('Enter');
+    await widget.waitFor({ state: 'hidden', timeout: short(10000) });
+    picked = true;
+  }
+  if (!picked) throw new Error(`no quick fix "${opts.fix}" at ${fix.at.line}:${fix.at.column} (menu: ${JSON.stringify(fix.menu)})`);
+  mark('quick_fix_applied');
+
+  // The edit is in the (dirty) editor; Ctrl+S writes it. One retry if the file does not change.
+  let changed;
+  for (let attempt = 0; attempt < 2 && !changed; attempt++) {
+    await page.keyboard.press('Control+S');
+    changed = await pollUntil(() => {
+      const now = fs.readFileSync(file, 'utf8');
+      return now !== fix.before ? now : undefined;
+    }, Date.now() + short(10000));
+  }
+  fix.after = fs.readFileSync(file, 'utf8');
+  if (!changed) throw new Error(`${opts.file} unchanged on disk after the quick fix and Ctrl+S`);
+  mark('file_saved');
+
+  // The server re-lints the edited document: the finding's row must go away (from a Problems
+  // panel that is still on screen, so that an empty list means something), and its squiggle.
+  const panel = page.locator('.markers-panel');
+  const gone = await pollUntil(async () => {
+    if (!(await panel.isVisible())) return false;
+    fix.problems_after = await readProblems(page);
+    fix.squiggles_after = await page.locator('.monaco-editor .squiggly-warning').count();
+    return !fix.problems_after.some((p) => p.includes(code)) && fix.squiggles_after === 0;
+  }, Date.now() + short(15000));
+  if (!gone) {
+    throw new Error(`the Problems row or squiggle for ${code} is still there after the fix: ` +
+      `${JSON.stringify(fix.problems_after)}, ${fix.squiggles_after} squiggle(s)`);
+  }
+  mark('problem_gone');
+}
+
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  const result = { ok: false, squiggles: 0, problems: [], timings, error: null, logs: {} };
+  const result = { ok: false, squiggles: 0, problems: [], fix: null, timings, error: null, logs: {} };
   if (!fs.existsSync(CODE_SERVER)) throw new Error(`${CODE_SERVER} missing: run ./install.sh`);
   if (!fs.existsSync(opts.chromium)) throw new Error(`${opts.chromium} missing: apt-get install -y chromium`);
   if (!fs.existsSync(path.join(opts.workspace, opts.file))) throw new Error(`${opts.file} not in ${opts.workspace}`);
@@ -312,21 +425,23 @@ async function main() {
 
     log('reading the Problems panel');
     await page.keyboard.press('Control+Shift+M');
-    const rows = page.locator('.markers-panel .monaco-list-row');
-    await rows.first().waitFor({ timeout: Math.min(30000, remaining()) });
-    const until = Date.now() + Math.min(15000, remaining());
+    await problemRows(page).first().waitFor({ timeout: Math.min(30000, remaining()) });
     // Rows may arrive in more than one batch; read until the expectation holds or time is up.
-    for (;;) {
-      result.problems = (await rows.allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
-      const ok = opts.expect.every((code) => result.problems.some((p) => p.includes(code)));
-      if (ok || Date.now() > until) break;
-      await sleep(500);
-    }
+    await pollUntil(async () => {
+      result.problems = await readProblems(page);
+      return opts.expect.every((code) => result.problems.some((p) => p.includes(code)));
+    }, Date.now() + Math.min(15000, remaining()));
     mark('problems_read');
     const missing = opts.expect.filter((code) => !result.problems.some((p) => p.includes(code)));
     if (missing.length > 0) throw new Error(`no Problems row with ${missing.join(', ')}`);
-    result.ok = result.squiggles > 0;
-    if (!result.ok) throw new Error('no .squiggly-warning in the editor');
+    if (result.squiggles === 0) throw new Error('no .squiggly-warning in the editor');
+
+    if (opts.fix) {
+      log(`applying the quick fix "${opts.fix}" to ${opts.fixCode}`);
+      result.fix = { title: opts.fix, code: opts.fixCode, at: null, menu: [], before: null, after: null, problems_after: [], squiggles_after: null };
+      await applyQuickFix(page, opts, result.problems, result.fix, deadline);
+    }
+    result.ok = true;
   } catch (err) {
     result.error = err instanceof Error ? err.message : String(err);
     log(`FAILED: ${result.error}`);
