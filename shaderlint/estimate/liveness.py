@@ -126,6 +126,7 @@ class Walker:
         self.promote = promote  # ids of arrays forced into registers (what-if)
         self.demote = demote
         self.cheap = cheap_divisions  # operator offsets of divisions assumed constant (what-if)
+        self.cheap_checked: set[int] = set()  # operator offsets of the divisions the walk costed
         self.dynamic: dict[int, object] = {}  # id(array) -> Var, found indexed dynamically in this pass
         self.pos = 0
         self.first: dict = {}
@@ -148,6 +149,13 @@ class Walker:
         self.stack_bytes_extra = 0
         self.consumed: set[int] = set()  # statements walked as the detached body of a loop
         self.stmt_loads = 0.0  # load results of the statement being evaluated
+        # Memoized per walker: answers that depend on the node or variable only (``info`` is fixed
+        # at a variable's first use, promote/demote/stack_vars for the whole walk).
+        self._wt: dict[int, float] = {}
+        self._var_shape: dict[int, tuple] = {}  # id(var) -> (cost, table, elem cost, elem table)
+        self._in_registers: dict[int, bool] = {}
+        # Shared by every walk of the model: the syntax of expressions (operator text, operands).
+        self._syntax: dict = model.__dict__.setdefault("_walk_syntax", {})
 
     def body_of(self, n: ts.Node, field_name: str = "body") -> ts.Node | None:
         """A loop's body. tree-sitter reads ``for (...)`` followed by a ``#pragma unroll`` line
@@ -239,11 +247,20 @@ class Walker:
         self._info[key] = got
         return got
 
+    def shape(self, v) -> tuple:
+        """(registers of ``v``, its component table, registers of one element, an element's
+        component table) under this walk's bindings."""
+        got = self._var_shape.get(id(v))
+        if got is None:
+            inf = self.info(v)
+            el = self.type_cost(inf.elem)
+            el_table = self.comp_table(inf.elem)
+            got = (2.0 if inf.pointer else el, None if inf.pointer or inf.dims else el_table, el, el_table)
+            self._var_shape[id(v)] = got
+        return got
+
     def var_cost(self, v) -> float:
-        inf = self.info(v)
-        if inf.pointer:
-            return 2.0
-        return self.type_cost(inf.elem)
+        return self.shape(v)[0]
 
     def comp_table(self, t: Type) -> dict[str, float] | None:
         """Independently live parts of a value: vector lanes, struct fields (None: one value)."""
@@ -258,10 +275,7 @@ class Walker:
         return None
 
     def var_table(self, v) -> dict[str, float] | None:
-        inf = self.info(v)
-        if inf.pointer or inf.dims:
-            return None
-        return self.comp_table(inf.elem)
+        return self.shape(v)[1]
 
     @staticmethod
     def pick(table: dict[str, float] | None, name: str) -> list[str] | None:
@@ -290,13 +304,21 @@ class Walker:
             self.define(key + (c,), table[c])
 
     def use_var(self, v, comps=None) -> None:
-        self.use_keys(self.key(v), self.var_table(v), comps, self.var_cost(v))
+        cost, table = self.shape(v)[:2]
+        self.use_keys(self.key(v), table, comps, cost)
 
     def def_var(self, v, comps=None) -> None:
-        self.def_keys(self.key(v), self.var_table(v), comps, self.var_cost(v))
+        cost, table = self.shape(v)[:2]
+        self.def_keys(self.key(v), table, comps, cost)
 
     def wt(self, n: ts.Node) -> float:
         """Registers holding the value of expression ``n``."""
+        got = self._wt.get(n.id)
+        if got is None:
+            got = self._wt[n.id] = self._wt_uncached(n)
+        return got
+
+    def _wt_uncached(self, n: ts.Node) -> float:
         t = self.m.type_of(n)
         if t.is_known:
             if t.kind == "bool":
@@ -930,7 +952,7 @@ class Walker:
         res = self.wt(n)
         extra = 0.0
         opn = n.child_by_field_name("operator")
-        if op in ("/", "%") and right is not None and (opn is None or opn.start_byte not in self.cheap):
+        if op in ("/", "%") and right is not None and (opn is None or self.costly_division(opn)):
             lt = self.m.type_of(left) if left is not None else UNKNOWN
             rt = self.m.type_of(right)
             if evaluate(self.m, right, self.env) is None:
@@ -1083,7 +1105,7 @@ class Walker:
         extra = 0.0
         opn = left.parent.child_by_field_name("operator") if left.parent is not None else None
         if op in ("/=", "%=") and right is not None and evaluate(self.m, right, self.env) is None \
-                and (opn is None or opn.start_byte not in self.cheap):
+                and (opn is None or self.costly_division(opn)):
             lt, rt = self.m.type_of(left), self.m.type_of(right)
             if lt.is_integer and rt.is_integer:
                 extra = self.c.int_div
@@ -1138,6 +1160,11 @@ class Walker:
             if arg is not None:
                 return self.memory(left, unparen(arg), [], write=True, rhs=(pr, wr))
         return max(pr, wr) + extra, 0.0
+
+    def costly_division(self, opn: ts.Node) -> bool:
+        """False when a what-if makes the divisor of the operator ``opn`` a constant."""
+        self.cheap_checked.add(opn.start_byte)
+        return opn.start_byte not in self.cheap
 
     def assigned_value(self, v, right: ts.Node | None, op: str):
         """The constant ``v`` holds after ``v op right``, or None."""

@@ -290,7 +290,8 @@ def shared_memory(model, f, walker: Walker, notes: list[str]) -> tuple[int, bool
     total = 0
     unknown = False
     candidates = [v for v in f.vars if v.address_space in ("shared", "threadgroup") or "__shared__" in v.qualifiers]
-    candidates += [g for g in _used_globals(model, f) if g.address_space in ("shared", "threadgroup")]
+    candidates += sorted((g for g in _used_globals(model, f) if g.address_space in ("shared", "threadgroup")),
+                         key=lambda g: g.node.start_byte)  # in source order (notes are stable)
     for v in candidates:
         size = _array_bytes(model, walker, v)
         if size is None and not v.is_array:
@@ -494,16 +495,8 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
         notes.append(f"template parameters {', '.join(unbound)} unbound: loops over them are treated as runtime loops")
     promote = {id(v) for v in adj.promote}
     demote = {id(v) for v in adj.demote}
-    stack_vars: set[int] = set()
-    walker = None
-    for _ in range(4):
-        walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, adj.cheap_divisions)
-        result = walker.run()
-        new = set(walker.dynamic) - stack_vars
-        if not new:
-            break
-        stack_vars |= new
-    assert walker is not None
+    walker, result, stack_vars = _walk(model, f, target, c, bindings, env, types, promote, demote,
+                                       adj.cheap_divisions)
     notes.extend(result.notes)
     if result.inlined:
         notes.append(f"inlined: {', '.join(result.inlined)}")
@@ -554,6 +547,39 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
         notes=notes, bindings=dict(bindings or {}), stack_arrays=stack_arrays,
         register_arrays=sorted({v.name for v in walker.arrays.values()} - set(stack_arrays)), register_cap=cap,
     )
+
+
+def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promote: set[int], demote: set[int],
+          cheap: frozenset) -> tuple[Walker, "object", set[int]]:
+    """(walker, result, ids of arrays on the stack) of the walk, iterated until the arrays found
+    indexed dynamically are all on the stack. Memoized on the model: the walk depends only on the
+    kernel, the bindings, the register unit, the coefficients and the array/division parts of an
+    :class:`Adjustment` (registers, stack, threads and shared-memory deltas are applied after it),
+    so a what-if that changes none of those reuses the walk of the kernel as written. A what-if
+    naming only divisions the walk never costed (``Walker.cheap_checked``) reuses it too."""
+    cache = model.__dict__.setdefault("_walk_cache", {})
+    base_key = (id(f), target.register_unit_bits, tuple(sorted((bindings or {}).items())), c)
+    key = base_key + (frozenset(promote), frozenset(demote), cheap)
+    got = cache.get(key)
+    if got is not None:
+        return got
+    if cheap and not promote and not demote:
+        base = cache.get(base_key + (frozenset(), frozenset(), frozenset()))
+        if base is not None and not (cheap & base[0].cheap_checked):
+            cache[key] = base
+            return base
+    stack_vars: set[int] = set()
+    walker = result = None
+    for _ in range(4):
+        walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, cheap)
+        result = walker.run()
+        new = set(walker.dynamic) - stack_vars
+        if not new:
+            break
+        stack_vars |= new
+    assert walker is not None
+    cache[key] = (walker, result, stack_vars)
+    return cache[key]
 
 
 def _touched(walker: Walker, v) -> bool:

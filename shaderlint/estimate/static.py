@@ -114,7 +114,62 @@ def evaluate(model, node: ts.Node | None, env: Env | None = None, depth: int = 0
     """
     if node is None or depth > 24:
         return None
+    if depth == 0:
+        return _evaluate_memo(model, node, env)
     env = env or {}
+    return _evaluate(model, node, env, depth)
+
+
+_MISSING = object()
+
+
+def _evaluate_memo(model, node: ts.Node, env: Env | None):
+    """:func:`evaluate` at the top level, memoized per model on the node and the values ``env``
+    gives the identifiers the node can reach (:func:`_dependencies`): the register walk evaluates
+    the same indices and conditions once per unrolled iteration."""
+    try:
+        memo = model._evaluate_memo
+    except AttributeError:
+        memo = model._evaluate_memo = {}
+    entry = memo.get(node.id)
+    if entry is None:
+        entry = memo[node.id] = (_dependencies(model, node), {})
+    deps, results = entry
+    if env and deps:
+        key = tuple([(x, x.__class__) for x in [env.get(d, _MISSING) for d in deps]])
+    else:
+        key = ()
+    try:
+        return results[key]
+    except KeyError:
+        pass
+    val = results[key] = _evaluate(model, node, env or {}, 0)
+    return val
+
+
+def _dependencies(model, node: ts.Node) -> tuple:
+    """The bindings :func:`evaluate` may look up for ``node``: ``id(Var)`` of every identifier
+    under it (and, transitively, under the initializers of the locals it follows) and the names
+    of identifiers that do not resolve."""
+    out: dict = {}
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in ("identifier", "qualified_identifier"):
+            v = model.resolve(n)
+            if v is None:
+                out[model.text(n)] = None
+            elif id(v) not in out:
+                out[id(v)] = None
+                if v.init is not None and not (v.template_param or v.is_param or v.function_constant
+                                               or v.is_array or v.is_global and not (v.is_const or v.is_constexpr)) \
+                        and not reassigned(model, v):
+                    stack.append(v.init)
+        stack.extend(n.named_children)
+    return tuple(out)
+
+
+def _evaluate(model, node: ts.Node, env: Env, depth: int) -> int | float | None:
     t = node.type
     try:
         if t == "number_literal":
