@@ -119,8 +119,9 @@ def unused_suppressions(source: Source, sups: list[Suppression], enabled: set[st
         if not s.codes:
             if s.used:
                 names = ", ".join(sorted(s.used))
-                fix = Fix(f"Name the codes: {kind}[{names}]", Applicability.SAFE,
-                          (Edit(s.directive_end, s.directive_end, f"[{names}]"),))
+                edit = (Edit(s.codes_start, s.codes_end, names) if s.codes_start >= 0  # `ignore[]`, `ignore[ , ]`
+                        else Edit(s.directive_end, s.directive_end, f"[{names}]"))
+                fix = Fix(f"Name the codes: {kind}[{names}]", Applicability.SAFE, (edit,))
                 msg = (f"bare 'shaderlint: {kind}' suppresses every rule {where}; name the codes it is for: "
                        f"{kind}[{names}]")
             else:

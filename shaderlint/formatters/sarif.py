@@ -11,6 +11,7 @@ Unicode code points (``columnKind``), as everywhere in shaderlint.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from pathlib import Path
@@ -40,6 +41,7 @@ def _region(line: int, column: int, end_line: int, end_column: int) -> dict[str,
     return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
 
 
+@functools.lru_cache(maxsize=None)  # a rule's document does not change; parsing it took most of a small run
 def _rule_descriptor(rule) -> dict[str, Any]:
     sections = rule.sections()
     text = "\n\n".join(f"{title}\n{body}" for title, body in sections.items()) or rule.summary

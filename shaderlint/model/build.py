@@ -461,7 +461,7 @@ class _Builder:
                     if c.type == "launch_bounds":
                         vals = [m.const_value(x) for x in c.named_children]
                         f.launch_bounds_node = c
-                        if vals and vals[0] is not None:
+                        if vals and vals[0] is not None and vals[0] >= 1:  # `__launch_bounds__(-1)`: unknown
                             f.launch_bounds = tuple(int(v) for v in vals if v is not None)
             params = fdecl.child_by_field_name("parameters")
             for p in params.named_children if params is not None else []:
@@ -578,7 +578,7 @@ class _Builder:
                         num = parse_number(val)
                         if num is None:
                             num = m.macros.get(val)
-                        sizes[i] = int(num) if isinstance(num, (int, float)) else None
+                        sizes[i] = int(num) if isinstance(num, (int, float)) and num >= 1 else None  # 0, -1: unknown
                     elif key == f"local_size_{axis}_id":
                         found = True
                         ids[i] = val
@@ -620,7 +620,7 @@ class _Builder:
                         val = parse_number(mk.args[0])
                         if val is None:
                             val = m.macros.get(mk.args[0])
-                        if isinstance(val, (int, float)):
+                        if isinstance(val, (int, float)) and val >= 1:
                             f.group_size = GroupSize((int(val), 1, 1), mk.start, mk.end, "max_total_threads", False)
                             return
         if self.lang == "cuda" and f.launch_bounds and f.launch_bounds_node is not None:

@@ -9,6 +9,7 @@ integer constant expressions.
 from __future__ import annotations
 
 import ast
+import math
 import re
 from collections.abc import Callable
 
@@ -39,9 +40,10 @@ def parse_number(text: str) -> int | float | None:
     m = _FLOAT.match(t)
     if m and ("." in m.group(1) or "e" in m.group(1).lower() or m.group(2)):
         try:
-            return float(m.group(1))
+            v = float(m.group(1))
         except ValueError:
             return None
+        return v if math.isfinite(v) else None  # `1e999`: no use to any analysis (int(inf) raises)
     return None
 
 
@@ -118,9 +120,9 @@ _RANGE = 1 << 128  # far beyond any C integer type; keeps chained macros (`M2 (M
 
 def c_binary(op: str, a: int | float, b: int | float) -> int | float:
     """C semantics for the operators of constant expressions (truncating division). Integer results
-    beyond 128 bits raise :class:`OverflowError` (no C type holds them: the value is unknown)."""
+    beyond 128 bits and non-finite floats raise :class:`OverflowError` (the value is unknown)."""
     r = _c_binary(op, a, b)
-    if isinstance(r, int) and not -_RANGE < r < _RANGE:
+    if isinstance(r, int) and not -_RANGE < r < _RANGE or isinstance(r, float) and not math.isfinite(r):
         raise OverflowError("constant out of range")
     return r
 

@@ -158,15 +158,15 @@ def _advice(est, target, threshold: float):
     o = est.occupancy
     threads = o.threads_per_group
     if o.limiter == REGISTERS:
-        r = est.registers
-        while r > 1:
+        r = min(est.registers, target.max_registers_per_thread + 1)  # a runaway estimate must not mean
+        while r > 1:                                                 # millions of steps
             r -= 1
             if occupancy(target, threads, r, est.shared_bytes).occupancy >= threshold:
                 return whatif.register_delta(r - est.registers, f"{r} registers per thread")
         return None
     if o.limiter == THREADGROUP_MEMORY:
         step = max(target.shared_alloc_unit, 16)
-        s = est.shared_bytes
+        s = min(est.shared_bytes, target.shared_memory_per_group + step)
         while s > 0:
             s = max(0, s - step)
             if occupancy(target, threads, est.registers_exact, s).occupancy >= threshold:

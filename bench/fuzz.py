@@ -1,0 +1,717 @@
+"""Fuzzing campaign: hostile and mutated inputs through the whole pipeline.
+
+    python bench/fuzz.py --minutes 10 [--seed S] [--jobs N] [--out DIR]
+
+Every input (random bytes, or a file from ``tests/fixtures/`` and ``examples/``
+with grammar-aware mutations: deleted, duplicated and swapped tokens,
+unbalanced brackets, truncation, splices from other files, deep nesting,
+extreme literals, odd encodings and line endings, random ``// shaderlint: …``
+annotations) is linted as Metal, CUDA and GLSL with random settings (built from
+a random ``[tool.shaderlint]`` table; an invalid table must raise
+``ConfigError`` and nothing else), then its fixes are applied (safe and
+unsafe) and every formatter runs on the results.
+
+A failure is any of:
+- an exception anywhere (``lint_source`` must never raise);
+- a diagnostic, related location or fix edit outside the file, or whose
+  line/column disagree with its byte offset;
+- an SL001 without a reason;
+- JSON or SARIF output that is not strict JSON (``NaN`` counts as failure);
+- a fix result with more parse errors than the input, one that turns valid
+  UTF-8 into invalid UTF-8, or one that is not idempotent (``--fix`` a second
+  time changes the file again);
+- a lint that ends in SL001 "time budget" (small inputs have no business
+  getting near it) or that runs past the budget plus a grace period.
+
+Failing inputs are written to ``--out`` (default ``.fuzz-failures/``) as
+``<hash>.<ext>`` plus ``<hash>.json`` (language, settings, what failed, the
+traceback). The module doubles as a library for ``tests/robustness/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import dataclasses
+import json
+import math
+import multiprocessing
+import os
+import random
+import re
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if ROOT not in sys.path:
+    sys.path.insert(0, ROOT)
+
+from shaderlint.config import ConfigError, Settings, settings_from_table  # noqa: E402
+from shaderlint.deadline import Deadline, TimeBudgetExceeded  # noqa: E402
+from shaderlint.engine import lint_source  # noqa: E402
+from shaderlint.languages import language_for_path  # noqa: E402
+
+LANGUAGES = ("metal", "cuda", "glsl")
+EXTENSIONS = {
+    "metal": (".metal",),
+    "cuda": (".cu", ".cuh"),
+    "glsl": (".comp", ".frag", ".vert", ".geom", ".tesc", ".tese", ".mesh", ".task", ".rgen", ".glsl"),
+}
+FORMATS = ("text", "json", "sarif", "github")
+BUDGET = 5.0  # seconds per lint (the default Settings.time_budget)
+GRACE = 2.0  # a lint may overrun its budget by this much (the watchdog's latency, a loaded machine)
+
+
+# ---- seeds -------------------------------------------------------------------------------------------
+def load_seeds(root: str = ROOT) -> list[bytes]:
+    out = []
+    for top in ("tests/fixtures", "examples"):
+        for d, _dirs, files in sorted(os.walk(os.path.join(root, top))):
+            for name in sorted(files):
+                path = os.path.join(d, name)
+                if language_for_path(path) is None:
+                    continue
+                with open(path, "rb") as fh:
+                    data = fh.read()
+                if data:
+                    out.append(data)
+    return out
+
+
+# ---- mutations ------------------------------------------------------------------------------------------
+_TOKEN = re.compile(
+    rb"//[^\n]*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?|[A-Za-z_]\w*|\d[\w.]*(?:[eE][+-]?\d+\w*)?"
+    rb"|<<<|>>>|<<=|>>=|->|\+\+|--|&&|\|\||::|\[\[|\]\]|[<>=!+\-*/%&|^]=?|\s+|.",
+    re.S,
+)
+_PUNCT = [b"{", b"}", b"(", b")", b"[", b"]", b";", b",", b"<", b">", b"<<<", b">>>", b"[[", b"]]", b"#",
+          b"\\", b"\"", b"'", b"/*", b"*/", b"//", b"\n", b"::", b"?", b":", b"=", b"/", b"%", b"/=", b"&"]
+_WORDS = [
+    b"threadIdx.x", b"blockIdx.x", b"blockDim.x", b"gridDim.x", b"gl_GlobalInvocationID.x", b"gl_LocalInvocationIndex",
+    b"gl_WorkGroupSize.x", b"gl_SubgroupSize", b"thread_position_in_grid", b"tid", b"lid", b"n", b"i",
+    b"half", b"half4", b"float", b"float16_t", b"f16vec4", b"uint", b"uint2", b"ushort", b"char", b"uchar", b"int8_t",
+    b"double", b"bool", b"void", b"auto", b"const", b"constexpr", b"static", b"volatile", b"unsigned", b"long",
+    b"__shared__", b"__global__", b"__device__", b"__constant__", b"__launch_bounds__(256)", b"__restrict__",
+    b"threadgroup", b"device", b"constant", b"thread", b"kernel", b"vertex", b"fragment", b"shared", b"buffer",
+    b"uniform", b"layout(local_size_x = 13, local_size_y = 13) in;", b"layout(std430, binding = 0)",
+    b"__syncthreads()", b"__syncwarp()", b"barrier()", b"memoryBarrierShared()", b"subgroupBarrier()",
+    b"threadgroup_barrier(mem_flags::mem_threadgroup)", b"simdgroup_barrier(mem_flags::mem_none)",
+    b"simd_sum(x)", b"subgroupAdd(x)", b"__shfl_down_sync(0xffffffff, v, 16)", b"atomicAdd(&a[0], 1)",
+    b"select(a, b, c)", b"mix(a, b, t)", b"max(a, b)", b"sizeof(int)", b"tex.read(gid)", b"tex.sample(s, uv)",
+    b"imageStore(img, p, v)", b"texture(s, uv)", b"[[thread_position_in_threadgroup]]",
+    b"[[max_total_threads_per_threadgroup(1000)]]", b"[[early_fragment_tests]]", b"[[buffer(0)]]",
+    b"return", b"break", b"continue", b"discard", b"goto", b"switch", b"case 1:", b"default:", b"for", b"while", b"do",
+    b"if", b"else", b"template <typename T>", b"template <int N>", b"typename", b"struct", b"union", b"enum",
+    b"typedef", b"using", b"namespace", b"operator", b"new", b"delete", b"this", b"nullptr", b"true", b"false",
+    b"#define", b"#if 0", b"#endif", b"#include <metal_stdlib>", b"#pragma unroll", b"#version 450",
+    b"<<<grid, block>>>", b"<<<n / 256, 256>>>", b"dim3(13, 13)", b"dim3 b(1024, 2);",
+]
+_NUMBERS = [b"0", b"-0", b"1", b"-1", b"2", b"3", b"7", b"31", b"32", b"33", b"64", b"169", b"256", b"1023", b"1024",
+            b"1025", b"65504", b"65505", b"65536", b"2147483647", b"2147483648", b"4294967295", b"4294967296",
+            b"0x7fffffff", b"0xffffffffffffffff", b"0xffffffffffffffffffffffffffffffff",
+            b"99999999999999999999999999999999", b"1e308", b"1e309", b"1e999", b"-1e999", b"3.4e38f", b"1e-45f",
+            b"0.5", b"0.5f", b"0.5h", b"0.5hf", b"65505.0h", b"70000.0", b"1.0e5h", b"1.", b".5", b"0x1p-3",
+            b"0b101", b"017", b"08", b"1'000'000", b"1u", b"1ull", b"1.0lf", b"nan", b"INFINITY", b"1/0", b"0/0"]
+_SIZES_OK = ["1", "32", "64", "256", "1024", "13x13", "16x16", "8x8x4", "1920x1080", "1x1x1", "32x1x1", "4096x4096"]
+_SIZES_BAD = ["0", "-1", "0x0", "99999999999999999999", "abc", "16x", "x16", "1.5", "1e9", "65536x65536x65536",
+              "16x16x16x16", "", " ", "16 x 16", "٣٢", "threads", "NaN"]
+_CODES = ["SL001", "SL002", "SL101", "SL102", "SL103", "SL104", "SL105", "SL201", "SL202", "SL203", "SL204",
+          "SL205", "SL301", "SL302", "SL303", "SL401", "SL402", "SL403", "SL404", "SL501", "SL502", "SL503",
+          "SL504", "SL505", "SL506", "SL601", "SL701"]
+_CODES_BAD = ["SL", "SL9", "SL999", "sl101", "SL1", "ALL", "X", "", " SL101 ", "SL101,", ",", "SL101 SL201", "*"]
+
+
+def _annotation(rng: random.Random) -> bytes:
+    def codes() -> str:
+        pool = _CODES + _CODES_BAD
+        return ", ".join(rng.choice(pool) for _ in range(rng.randint(0, 3)))
+
+    kind = rng.randrange(9)
+    if kind == 0:
+        body = f"ignore[{codes()}]"
+    elif kind == 1:
+        body = "ignore"
+    elif kind == 2:
+        body = f"ignore-file[{codes()}]"
+    elif kind == 3:
+        body = rng.choice(["ignore-file", "ignore[", "ignore]", "ignore[SL101", "ignore-file[]", "ignore[]"])
+    elif kind in (4, 5):
+        key = rng.choice(["threadgroup-size", "grid-size"])
+        body = f"{key}={rng.choice(_SIZES_OK if rng.random() < 0.6 else _SIZES_BAD)}"
+    elif kind == 6:
+        body = f"dispatch={rng.choice(['threads', 'threadgroups', 'grid', '', '1', 'threads;'])}"
+    elif kind == 7:
+        body = f"{rng.choice(['unknown-key', 'target', 'select', 'time-budget'])}={rng.choice(_SIZES_OK + _SIZES_BAD)}"
+    else:
+        body = "  ".join(f"threadgroup-size={rng.choice(_SIZES_OK)}" for _ in range(rng.randint(2, 3)))
+    style = rng.randrange(3)
+    if style == 0:
+        return f"// shaderlint: {body}".encode()
+    if style == 1:
+        return f"/* shaderlint: {body} */".encode()
+    return f"//shaderlint:{body}".encode()
+
+
+def _tokens(data: bytes) -> list[bytes]:
+    return _TOKEN.findall(data)
+
+
+def _line_starts(data: bytes) -> list[int]:
+    return [0] + [m.end() for m in re.finditer(rb"\n", data)]
+
+
+def mutate(data: bytes, rng: random.Random, seeds: list[bytes]) -> bytes:
+    """One to four grammar-aware mutations of ``data``."""
+    for _ in range(rng.choice((1, 1, 2, 2, 3, 4))):
+        data = _MUTATIONS[rng.randrange(len(_MUTATIONS))](data, rng, seeds)
+    return data
+
+
+def _m_delete(data, rng, seeds):
+    toks = _tokens(data)
+    if not toks:
+        return data
+    i = rng.randrange(len(toks))
+    del toks[i:i + rng.randint(1, 6)]
+    return b"".join(toks)
+
+
+def _m_duplicate(data, rng, seeds):
+    toks = _tokens(data)
+    if not toks:
+        return data
+    i = rng.randrange(len(toks))
+    span = toks[i:i + rng.randint(1, 30)]
+    j = rng.randrange(len(toks) + 1)
+    toks[j:j] = span * rng.choice((1, 1, 2, 5))
+    return b"".join(toks)
+
+
+def _m_swap(data, rng, seeds):
+    toks = _tokens(data)
+    if len(toks) < 2:
+        return data
+    for _ in range(rng.randint(1, 4)):
+        i, j = rng.randrange(len(toks)), rng.randrange(len(toks))
+        toks[i], toks[j] = toks[j], toks[i]
+    return b"".join(toks)
+
+
+def _m_punct(data, rng, seeds):
+    toks = _tokens(data)
+    for _ in range(rng.randint(1, 4)):
+        toks.insert(rng.randrange(len(toks) + 1), rng.choice(_PUNCT))
+    return b"".join(toks)
+
+
+def _m_unbalance(data, rng, seeds):
+    toks = _tokens(data)
+    idx = [i for i, t in enumerate(toks) if t in (b"{", b"}", b"(", b")", b"[", b"]", b"<", b">")]
+    if not idx:
+        return data
+    for i in sorted(rng.sample(idx, min(len(idx), rng.randint(1, 3))), reverse=True):
+        del toks[i]
+    return b"".join(toks)
+
+
+def _m_truncate(data, rng, seeds):
+    return data[:rng.randrange(len(data) + 1)]
+
+
+def _m_splice(data, rng, seeds):
+    other = rng.choice(seeds)
+    lines, olines = data.splitlines(keepends=True), other.splitlines(keepends=True)
+    if not olines:
+        return data
+    a = rng.randrange(len(olines))
+    chunk = olines[a:a + rng.randint(1, 25)]
+    at = rng.randrange(len(lines) + 1)
+    lines[at:at] = chunk
+    return b"".join(lines)
+
+
+def _m_annotate(data, rng, seeds):
+    lines = data.splitlines(keepends=True)
+    for _ in range(rng.randint(1, 3)):
+        ann = _annotation(rng)
+        at = rng.randrange(len(lines) + 1)
+        if at < len(lines) and rng.random() < 0.5:  # at the end of a line
+            line = lines[at]
+            body = line.rstrip(b"\r\n")
+            lines[at] = body + b"  " + ann + line[len(body):]
+        else:
+            lines.insert(at, ann + b"\n")
+    return b"".join(lines)
+
+
+def _m_number(data, rng, seeds):
+    toks = _tokens(data)
+    idx = [i for i, t in enumerate(toks) if t[:1].isdigit()]
+    for i in rng.sample(idx, min(len(idx), rng.randint(1, 3))):
+        toks[i] = rng.choice(_NUMBERS)
+    if not idx:
+        toks.insert(rng.randrange(len(toks) + 1), rng.choice(_NUMBERS))
+    return b"".join(toks)
+
+
+def _m_word(data, rng, seeds):
+    toks = _tokens(data)
+    idx = [i for i, t in enumerate(toks) if t[:1].isalpha() or t[:1] == b"_"]
+    for _ in range(rng.randint(1, 3)):
+        w = rng.choice(_WORDS)
+        if idx and rng.random() < 0.7:
+            toks[rng.choice(idx)] = w
+        else:
+            toks.insert(rng.randrange(len(toks) + 1), b" " + w + b" ")
+    return b"".join(toks)
+
+
+def _m_nest(data, rng, seeds):
+    toks = _tokens(data)
+    depth = rng.choice((5, 30, 100, 300, 600))
+    kind = rng.randrange(4)
+    at = rng.randrange(len(toks) + 1)
+    if kind == 0:
+        piece = b"(" * depth + b"x" + b")" * depth
+    elif kind == 1:
+        piece = b"{" * depth + b"}" * depth
+    elif kind == 2:
+        piece = b"if (x) " * depth + b"y = 1;"
+    else:
+        piece = b"a" + b" + a" * depth + b" / n"
+    toks.insert(at, piece)
+    return b"".join(toks)
+
+
+def _m_encoding(data, rng, seeds):
+    kind = rng.randrange(9)
+    if kind == 0:
+        return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r\n")
+    if kind == 1:
+        return data.replace(b"\r\n", b"\n").replace(b"\n", b"\r")
+    if kind == 2:
+        return b"\xef\xbb\xbf" + data
+    if kind == 3:
+        at = rng.randrange(len(data) + 1)
+        return data[:at] + b"\x00" * rng.randint(1, 3) + data[at:]
+    if kind == 4:
+        at = rng.randrange(len(data) + 1)
+        return data[:at] + rng.choice([b"\xff", b"\xc3", b"\xe2\x82", b"\xed\xa0\x80", b"\xf4\x90\x80\x80"]) + data[at:]
+    if kind == 5:
+        at = rng.randrange(len(data) + 1)
+        return data[:at] + rng.choice(["é", "日本語", "𝔵", "😀", "\u200b", "\u2028", "ﬁ"]).encode() + data[at:]
+    if kind == 6:
+        text = data.decode("utf-8", "replace")
+        return (b"\xff\xfe" + text.encode("utf-16-le")) if rng.random() < 0.5 else (b"\xfe\xff" + text.encode("utf-16-be"))
+    if kind == 7:
+        if not data:
+            return data
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 8)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        return bytes(b)
+    return data.replace(b"\n", b"\\\n", rng.randint(1, 5))  # line continuations
+
+
+def _m_macro(data, rng, seeds):
+    piece = rng.choice([
+        b"#define OPEN {\n#define CLOSE }\nvoid f() OPEN int x = 1; \n",
+        b"#define BODY(n) { int a[n]; a[0] = n; }\n#define K(name) __global__ void name() BODY(4)\nK(k1)\nK(k2\n",
+        b"#define DEFINE_KERNEL(T, s) kernel void k_##s(device T* a [[buffer(0)]]) { a[0] = 0; }\n"
+        b"DEFINE_KERNEL(float, f32)\nDEFINE_KERNEL(half, f16\n",
+        b"#define X (\n#define Y )\nint z = X 1 Y;\n",
+        b"#if 1\nvoid f() {\n#else\nvoid g() {\n#endif\n}\n",
+        b"#define N 0\nint q = 4 / N;\n",
+        b"#define REC REC\n#define A B\n#define B A\nint v = A / REC;\n",
+    ])
+    lines = data.splitlines(keepends=True)
+    lines.insert(rng.randrange(len(lines) + 1), piece)
+    return b"".join(lines)
+
+
+def _m_unterminated(data, rng, seeds):
+    at = rng.randrange(len(data) + 1)
+    return data[:at] + rng.choice([b"/*", b"\"", b"'", b"R\"(", b"#if 1\n", b"//\\\n", b"<<<"]) + data[at:]
+
+
+_MUTATIONS = [_m_delete, _m_duplicate, _m_swap, _m_punct, _m_unbalance, _m_truncate, _m_splice, _m_annotate,
+              _m_number, _m_word, _m_nest, _m_encoding, _m_macro, _m_unterminated]
+
+
+def random_bytes(rng: random.Random) -> bytes:
+    n = rng.choice((0, 1, 2, 16, 100, 1000, 4000))
+    kind = rng.randrange(3)
+    if kind == 0:
+        return bytes(rng.randrange(256) for _ in range(n))
+    if kind == 1:
+        return bytes(rng.randrange(32, 127) for _ in range(n))
+    alphabet = b"{}()[];,<>=+-*/%&|^!~?:.#\"'\\ \n\tabcxyz0123456789_"
+    return bytes(rng.choice(alphabet) for _ in range(n))
+
+
+def generate(rng: random.Random, seeds: list[bytes]) -> bytes:
+    """8% random bytes, 4% a seed as it is, 68% a window of 3-60 lines of a seed (one kernel or so:
+    small inputs are cheap and find most bugs) and 20% a whole seed, both mutated."""
+    r = rng.random()
+    if r < 0.08 or not seeds:
+        return random_bytes(rng)
+    data = rng.choice(seeds)
+    if r < 0.12:
+        return data
+    if r < 0.80:
+        lines = data.splitlines(keepends=True)
+        a = rng.randrange(len(lines))
+        data = b"".join(lines[a:a + rng.randint(3, 60)])
+    return mutate(data, rng, seeds)
+
+
+# ---- random configuration -----------------------------------------------------------------------------
+def random_table(rng: random.Random) -> dict:
+    """A random ``[tool.shaderlint]`` table, valid more often than not."""
+    from shaderlint.estimate.targets import target_names
+
+    def anything():
+        return rng.choice([1, 0, -1, 1.5, float("nan"), float("inf"), True, "x", "", [], ["SL101"], {}, {"a": 1},
+                           [1, 2], ["**"], "SL101"])
+
+    def codes():
+        pool = _CODES + (_CODES_BAD if rng.random() < 0.2 else [])
+        return [rng.choice(pool) for _ in range(rng.randint(0, 4))]
+
+    t: dict = {}
+    if rng.random() < 0.3:
+        t["select"] = codes() if rng.random() < 0.9 else anything()
+    if rng.random() < 0.3:
+        t["ignore"] = codes() if rng.random() < 0.9 else anything()
+    if rng.random() < 0.2:
+        t["extend-select"] = codes()
+    if rng.random() < 0.2:
+        t["per-file-ignores"] = {rng.choice(["*.cu", "**", "fuzz*", "[", "*.{metal}", "x/**"]): codes()}
+    if rng.random() < 0.4:
+        t["target"] = rng.choice(target_names() + ["sm_00", "", "APPLE-M1"]) if rng.random() < 0.95 else anything()
+    if rng.random() < 0.2:
+        t["occupancy-threshold"] = rng.choice([0, 0.25, 0.5, 1, 1.01, -0.1, float("nan")])
+    if rng.random() < 0.05:
+        t["time-budget"] = rng.choice([0.5, 5, 0, -1, float("inf"), "5"])
+    if rng.random() < 0.1:
+        t["exclude"] = rng.choice([["build"], ["**/*.cu"], [""], "build", [1]])
+    for key in ("threadgroup-size", "grid-size"):
+        if rng.random() < 0.15:
+            t[key] = rng.choice(_SIZES_OK + _SIZES_BAD + [32, 0, -5, 1.5, True])
+    if rng.random() < 0.1:
+        t["dispatch"] = rng.choice(["threads", "threadgroups", "grid", 1])
+    if rng.random() < 0.1:
+        t["facts"] = {rng.choice(["*.metal", "**", "fuzz.cu"]): {
+            rng.choice(["threadgroup-size", "grid-size", "dispatch", "bogus"]): rng.choice(_SIZES_OK + _SIZES_BAD)}}
+    if rng.random() < 0.03:
+        t[rng.choice(["selct", "unknown", "Target"])] = anything()
+    return t
+
+
+def settings_from_random(rng: random.Random) -> tuple[dict, Settings]:
+    """A random table and the settings it gives (the defaults when it is invalid). Only
+    :class:`ConfigError` may come out of an invalid table."""
+    table = random_table(rng)
+    try:
+        s = settings_from_table(table, "fuzz.toml")
+    except ConfigError:
+        s = Settings()
+    if s.time_budget > BUDGET:  # the campaign's timing check assumes the default budget
+        s = dataclasses.replace(s, time_budget=BUDGET)
+    return table, s
+
+
+# ---- checking one input -------------------------------------------------------------------------------
+@dataclass
+class Failure:
+    kind: str
+    detail: str
+    language: str | None = None
+    path: str | None = None
+    table: dict = field(default_factory=dict)
+
+
+_RULE_CRASH = re.compile(r"^rule SL\d+ failed on this file")  # the engine caught a rule's exception
+_MODEL_CRASH = re.compile(r"^could not analyse this file: [A-Z]\w*(Error|Exception)\b")  # ... or the model's
+
+
+def _strict_json(text: str):
+    def bad(name):
+        raise ValueError(f"non-JSON constant {name}")
+    return json.loads(text, parse_constant=bad)
+
+
+def check_positions(source, diagnostics) -> list[str]:
+    """Problems with the positions of ``diagnostics`` against ``source`` (empty: all fine)."""
+    problems = []
+    n = len(source.data)
+    nlines = len(source.line_starts)
+
+    def span(what, start, end):
+        if not (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= n):
+            problems.append(f"{what}: byte range {start}..{end} outside 0..{n}")
+            return False
+        return True
+
+    for d in diagnostics:
+        if span(f"{d.code} {d.message[:60]!r}", d.start, d.end):
+            if (d.line, d.column) != source.position(d.start) or (d.end_line, d.end_column) != source.position(d.end):
+                problems.append(f"{d.code}: line/column {d.line}:{d.column}-{d.end_line}:{d.end_column} disagree "
+                                f"with bytes {d.start}..{d.end}")
+        if not 1 <= d.line <= nlines or d.column < 1 or not 1 <= d.end_line <= nlines:
+            problems.append(f"{d.code}: line {d.line} column {d.column} outside the file ({nlines} lines)")
+        if d.code == "SL001" and not d.message.strip():
+            problems.append("SL001 without a reason")
+        for r in d.related:
+            if span(f"{d.code} related", r.start, r.end) and (r.line, r.column) != source.position(r.start):
+                problems.append(f"{d.code}: related line/column disagree with bytes")
+        if d.fix is not None:
+            for e in d.fix.edits:
+                span(f"{d.code} fix edit", e.start, e.end)
+                if not isinstance(e.text, str):
+                    problems.append(f"{d.code}: fix edit text is {type(e.text).__name__}")
+    return problems
+
+
+def check_formatters(results, rng: random.Random | None = None) -> list[str]:
+    """Run every formatter on ``results`` (random ``quiet``/``color`` options); JSON and SARIF must
+    be strict JSON."""
+    from shaderlint.formatters import get_formatter
+
+    rng = rng or random.Random(0)
+    problems = []
+    for name in FORMATS:
+        options = {"quiet": rng.random() < 0.5, "files": len(results), "color": rng.random() < 0.5, "root": ROOT}
+        text = get_formatter(name)(results, options)
+        if not isinstance(text, str):
+            problems.append(f"{name} formatter returned {type(text).__name__}")
+            continue
+        if name in ("json", "sarif"):
+            try:
+                _strict_json(text)
+            except ValueError as e:
+                problems.append(f"{name} output is not JSON: {e}")
+    return problems
+
+
+def _valid_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+def check_fixes(path: str, data: bytes, result, settings: Settings, language: str) -> list[str]:
+    from shaderlint.fixes import apply_fixes, parse_error_count
+
+    problems = []
+    if not any(d.fix is not None for d in result.diagnostics):
+        return problems
+    new, applied = apply_fixes(path, data, result.diagnostics, unsafe=True, settings=settings, language=language)
+    if not isinstance(new, bytes):
+        return [f"apply_fixes returned {type(new).__name__}"]
+    if new == data:
+        return problems
+    before, after = parse_error_count(path, data, language), parse_error_count(path, new, language)
+    if after > before:
+        problems.append(f"fixes introduced parse errors ({before} -> {after})")
+    if _valid_utf8(data) and not _valid_utf8(new):
+        problems.append("fixes turned valid UTF-8 into invalid UTF-8")
+    again = lint_source(path, new, settings, language)
+    problems += [f"after fixes: {p}" for p in check_positions(again.source, again.diagnostics)]
+    new2, applied2 = apply_fixes(path, new, again.diagnostics, unsafe=True, settings=settings, language=language)
+    if new2 != new:
+        problems.append(f"fixes are not idempotent: a second pass applied {applied2} more")
+    return problems
+
+
+def check_input(data: bytes, rng: random.Random, budget: float = BUDGET,
+                languages: tuple[str, ...] = LANGUAGES) -> list[Failure]:
+    """Lint ``data`` in every language (random extension and settings), check positions, fixes and
+    formatters. Returns the failures (empty: the input passed)."""
+    failures: list[Failure] = []
+    results = []
+    for language in languages:
+        path = "fuzz" + rng.choice(EXTENSIONS[language])
+        table: dict = {}
+        try:
+            table, settings = settings_from_random(rng)
+        except Exception:
+            failures.append(Failure("config", traceback.format_exc(), language, path, table))
+            settings = Settings()
+        t0 = time.perf_counter()
+        try:
+            r = lint_source(path, data, settings)
+        except BaseException as e:  # noqa: BLE001 - lint_source must never raise
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            failures.append(Failure("exception", traceback.format_exc(), language, path, table))
+            continue
+        elapsed = time.perf_counter() - t0
+        if elapsed > settings.time_budget + GRACE:
+            failures.append(Failure("hang", f"lint took {elapsed:.1f} s (budget {settings.time_budget:g} s)",
+                                    language, path, table))
+        if any(d.code == "SL001" and "time budget" in d.message for d in r.diagnostics):
+            failures.append(Failure("slow", f"time budget exceeded after {elapsed:.1f} s", language, path, table))
+        for d in r.diagnostics:
+            if d.code == "SL001" and (_RULE_CRASH.search(d.message) or _MODEL_CRASH.search(d.message)):
+                failures.append(Failure("crash", d.message, language, path, table))
+        if r.language != language:
+            failures.append(Failure("language", f"linted as {r.language}", language, path, table))
+        for p in check_positions(r.source, r.diagnostics):
+            failures.append(Failure("position", p, language, path, table))
+        try:
+            with Deadline(budget * 4):
+                for p in check_fixes(path, data, r, settings, language):
+                    failures.append(Failure("fix", p, language, path, table))
+        except TimeBudgetExceeded:
+            failures.append(Failure("hang", "applying fixes took longer than 4 budgets", language, path, table))
+        except Exception:
+            failures.append(Failure("fix-exception", traceback.format_exc(), language, path, table))
+        results.append(r)
+    try:
+        with Deadline(budget):
+            for p in check_formatters(results, rng):
+                failures.append(Failure("format", p))
+    except TimeBudgetExceeded:
+        failures.append(Failure("hang", "formatting took longer than the budget"))
+    except Exception:
+        failures.append(Failure("format-exception", traceback.format_exc()))
+    return failures
+
+
+def save_failure(out_dir: str, data: bytes, failures: list[Failure]) -> str:
+    os.makedirs(out_dir, exist_ok=True)
+    h = hashlib.sha1(data).hexdigest()[:16]
+    lang = failures[0].language or "cuda"
+    ext = (failures[0].path and os.path.splitext(failures[0].path)[1]) or EXTENSIONS[lang][0]
+    with open(os.path.join(out_dir, h + ext), "wb") as fh:
+        fh.write(data)
+    with open(os.path.join(out_dir, h + ".json"), "w", encoding="utf-8") as fh:
+        json.dump([f.__dict__ for f in failures], fh, indent=2, default=repr)
+    return h
+
+
+def replay(path: str, out=sys.stdout) -> None:
+    """Re-run a saved input outside the engine's safety nets, printing tracebacks (for debugging)."""
+    from shaderlint.engine import resolve_target
+    from shaderlint.languages import FRONT_ENDS
+    from shaderlint.model.build import build_model
+    from shaderlint.model.source import Source
+    from shaderlint.rules.base import RuleContext
+    from shaderlint.rules.registry import RULES
+
+    with open(path, "rb") as fh:
+        data = fh.read()
+    runs = [(language, "replay" + EXTENSIONS[language][0], {}) for language in LANGUAGES]
+    sidecar = os.path.splitext(path)[0] + ".json"
+    if os.path.exists(sidecar):  # the failing runs, with their settings
+        with open(sidecar, encoding="utf-8") as fh:
+            runs = [(f["language"], f["path"], f["table"]) for f in json.load(fh) if f.get("language")] or runs
+    for language, name, table in runs:
+        try:
+            settings = settings_from_table(table, "fuzz.toml")
+        except ConfigError:
+            settings = Settings()
+        print(f"== {language} {name} {table}", file=out)
+        try:
+            model = build_model(FRONT_ENDS[language].parse(Source(name, data)))
+        except Exception:
+            traceback.print_exc(file=out)
+            continue
+        ctx = RuleContext(settings=settings, target=resolve_target(settings, language), facts=settings.facts_for(name))
+        for rule in RULES:
+            if language in rule.languages:
+                try:
+                    list(rule().check(model, ctx))
+                except Exception:
+                    print(f"-- {rule.code}", file=out)
+                    traceback.print_exc(file=out)
+        r = lint_source(name, data, settings)
+        for d in r.diagnostics:
+            if d.code == "SL001":
+                print(f"   SL001 {d.line}:{d.column} {d.message[:200]}", file=out)
+        for problem in check_positions(r.source, r.diagnostics) + check_fixes(name, data, r, settings, language):
+            print(f"   {problem}", file=out)
+
+
+# ---- campaign -------------------------------------------------------------------------------------------
+def _worker(args) -> dict:
+    index, seed, seconds, out_dir, budget = args
+    rng = random.Random(f"{seed}:{index}")
+    seeds = load_seeds()
+    stats = {"inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0}
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        data = generate(rng, seeds)
+        t0 = time.perf_counter()
+        fails = check_input(data, rng, budget)
+        stats["slowest"] = max(stats["slowest"], time.perf_counter() - t0)
+        stats["inputs"] += 1
+        if fails:
+            stats["failing_inputs"] += 1
+            stats["failures"] += len(fails)
+            for f in fails:
+                stats["kinds"][f.kind] = stats["kinds"].get(f.kind, 0) + 1
+            if len(stats["saved"]) < 200:
+                stats["saved"].append(save_failure(out_dir, data, fails))
+    return stats
+
+
+def campaign(minutes: float, seed: int, jobs: int, out_dir: str, budget: float = BUDGET) -> dict:
+    seconds = minutes * 60
+    t0 = time.monotonic()
+    tasks = [(i, seed, seconds, out_dir, budget) for i in range(jobs)]
+    if jobs == 1:
+        parts = [_worker(tasks[0])]
+    else:
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            parts = pool.map(_worker, tasks)
+    wall = time.monotonic() - t0
+    total = {"inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0}
+    for p in parts:
+        for k in ("inputs", "failing_inputs", "failures"):
+            total[k] += p[k]
+        for k, v in p["kinds"].items():
+            total["kinds"][k] = total["kinds"].get(k, 0) + v
+        total["saved"] += p["saved"]
+        total["slowest"] = max(total["slowest"], p["slowest"])
+    total["seconds"] = wall
+    total["rate"] = total["inputs"] / wall if wall else math.nan
+    return total
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--minutes", type=float, default=1.0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all cores)")
+    p.add_argument("--out", default=os.path.join(ROOT, ".fuzz-failures"), help="directory for failing inputs")
+    p.add_argument("--budget", type=float, default=BUDGET, help="seconds per lint")
+    p.add_argument("--replay", nargs="+", metavar="FILE", help="re-run saved inputs and print tracebacks")
+    args = p.parse_args(argv)
+    if args.replay:
+        for path in args.replay:
+            print(f"### {path}")
+            replay(path)
+        return 0
+    print(f"fuzzing for {args.minutes:g} min with {args.jobs} process(es), seed {args.seed}; "
+          f"each input is linted as {', '.join(LANGUAGES)}, fixed and formatted ({', '.join(FORMATS)})",
+          flush=True)
+    t = campaign(args.minutes, args.seed, max(1, args.jobs), args.out, args.budget)
+    print(f"inputs tried:   {t['inputs']}")
+    print(f"lint runs:      {t['inputs'] * len(LANGUAGES)}")
+    print(f"failing inputs: {t['failing_inputs']} ({t['failures']} failures"
+          + (": " + ", ".join(f"{k} {v}" for k, v in sorted(t['kinds'].items())) if t['kinds'] else "") + ")")
+    print(f"inputs/s:       {t['rate']:.1f} over {t['seconds']:.0f} s")
+    print(f"slowest input:  {t['slowest'] * 1000:.0f} ms")
+    if t["saved"]:
+        print(f"failing inputs saved to {args.out}/ ({len(t['saved'])} shown by hash): {' '.join(t['saved'][:10])}")
+    return 1 if t["failures"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
