@@ -32,7 +32,9 @@ from dataclasses import dataclass, field
 
 import tree_sitter as ts
 
-from shaderlint.estimate.static import evaluate, is_constant_array, is_thread_private, subscript_index
+from shaderlint.estimate.static import (
+    _MISSING, _dependencies, evaluate, is_constant_array, is_thread_private, subscript_index,
+)
 from shaderlint.model.expr import unparen
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
@@ -665,7 +667,24 @@ class Walker:
     def trip_values(self, init, cond, update, body):
         """(first counter, one {Var: value} per iteration) for a loop the compiler can count
         (several counters allowed: ``for (int b = 1, kk = k; b < R; b <<= 1, kk >>= 1)``);
-        (first counter or None, None) otherwise."""
+        (first counter or None, None) otherwise. Memoized per model on the loop and the values
+        the bindings give the identifiers in its header (an inner loop of an unrolled nest is
+        counted once, not once per outer iteration); the answer is shared, not to be modified."""
+        parts = (init, cond, update, body)
+        cache = self.m.__dict__.setdefault("_trip_cache", {})
+        entry = cache.get(tuple(x.id if x is not None else None for x in parts))
+        if entry is None:
+            deps = tuple(dict.fromkeys(d for x in parts[:3] if x is not None for d in _dependencies(self.m, x)))
+            entry = cache[tuple(x.id if x is not None else None for x in parts)] = (deps, {})
+        deps, results = entry
+        env = self.env
+        key = tuple([(x, x.__class__) for x in [env.get(d, _MISSING) for d in deps]])
+        got = results.get(key)
+        if got is None:
+            got = results[key] = self._trip_values(init, cond, update, body)
+        return got
+
+    def _trip_values(self, init, cond, update, body):
         m = self.m
         start: dict = {}
         order: list = []
@@ -1206,7 +1225,15 @@ class Walker:
                 self.def_var(v)
 
     def chain(self, n: ts.Node) -> tuple[ts.Node, list[ts.Node | None]]:
-        """Base expression and indices (outermost first) of ``a[i][j]``."""
+        """Base expression and indices (outermost first) of ``a[i][j]`` (shared: not to be modified)."""
+        key = ("chain", n.id)
+        got = self._syntax.get(key)
+        if got is None:
+            got = self._syntax[key] = self._chain(n)
+        return got
+
+    @staticmethod
+    def _chain(n: ts.Node) -> tuple[ts.Node, list[ts.Node | None]]:
         idx: list[ts.Node | None] = []
         while n.type == "subscript_expression":
             idx.append(subscript_index(n))
