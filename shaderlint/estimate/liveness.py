@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 
 from shaderlint.estimate.static import (
-    _MISSING, _dependencies, evaluate, is_constant_array, is_thread_private, subscript_index,
+    _MISSING, _dependencies, binary_parts, evaluate, is_constant_array, is_thread_private, subscript_index,
 )
 from shaderlint.model.expr import unparen
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
@@ -963,14 +963,12 @@ class Walker:
         return p, 0.0
 
     def ev_binary(self, n: ts.Node) -> tuple[float, float]:
-        op = self.m.text(n.child_by_field_name("operator"))
-        left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+        op, opn, left, right = binary_parts(self.m, n)
         pa, wa = self.ev(left)
         pb, wb = self.ev(right)
         peak = min(max(pa, wa + pb), max(pb, wb + pa))
         res = self.wt(n)
         extra = 0.0
-        opn = n.child_by_field_name("operator")
         if op in ("/", "%") and right is not None and (opn is None or self.costly_division(opn)):
             lt = self.m.type_of(left) if left is not None else UNKNOWN
             rt = self.m.type_of(right)

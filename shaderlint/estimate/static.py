@@ -169,11 +169,32 @@ def _dependencies(model, node: ts.Node) -> tuple:
     return tuple(out)
 
 
+def binary_parts(model, node: ts.Node) -> tuple:
+    """(operator text, operator node, left, right) of a binary expression, cached per model."""
+    try:
+        cache = model._binary_parts
+    except AttributeError:
+        cache = model._binary_parts = {}
+    got = cache.get(node.id)
+    if got is None:
+        opn = node.child_by_field_name("operator")
+        got = cache[node.id] = (model.text(opn) if opn is not None else "", opn,
+                                node.child_by_field_name("left"), node.child_by_field_name("right"))
+    return got
+
+
 def _evaluate(model, node: ts.Node, env: Env, depth: int) -> int | float | None:
     t = node.type
     try:
         if t == "number_literal":
-            return parse_number(model.text(node))
+            try:
+                return model._literal_values[node.id]
+            except AttributeError:
+                model._literal_values = {}
+            except KeyError:
+                pass
+            val = model._literal_values[node.id] = parse_number(model.text(node))
+            return val
         if t in ("true", "false"):
             return 1 if t == "true" else 0
         if t == "parenthesized_expression":
@@ -208,11 +229,11 @@ def _evaluate(model, node: ts.Node, env: Env, depth: int) -> int | float | None:
                 return ~a
             return None
         if t == "binary_expression":
-            op = model.text(node.child_by_field_name("operator"))
-            a = evaluate(model, node.child_by_field_name("left"), env, depth + 1)
+            op, _, left, right = binary_parts(model, node)
+            a = evaluate(model, left, env, depth + 1)
             if op == "&&" and a == 0 or op == "||" and a not in (None, 0):
                 return int(bool(a))
-            b = evaluate(model, node.child_by_field_name("right"), env, depth + 1)
+            b = evaluate(model, right, env, depth + 1)
             if a is None or b is None:
                 return None
             if op in _COMPARE:
