@@ -32,6 +32,7 @@ class FileResult:
     model: FileModel | None = None
     suppressions: list[Suppression] = field(default_factory=list)
     parsed: Parsed | None = None
+    timed_out: bool = False  # the time budget cut the analysis short (an SL001 says so); do not cache
 
 
 def enabled_rules(settings: Settings, language: str, path: str = "") -> list[type[Rule]]:
@@ -60,6 +61,10 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     result = FileResult(path, source, language)
     if language is None:
         return result
+    reason = not_text(data)
+    if reason is not None:
+        result.diagnostics = [_internal(source, f"could not analyse this file: {reason}")]
+        return result
     findings: list[tuple[type[Rule], Finding]] = []
     deadline = time.monotonic() + settings.time_budget
     try:  # the time budget is enforced by a watchdog (shaderlint.deadline), not only between rules
@@ -71,6 +76,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     except TimeBudgetExceeded:
         phase = "parsing" if result.parsed is None else "building the model"
         result.parsed = result.model = None
+        result.timed_out = True
         result.diagnostics = [_internal(source, f"could not analyse this file: the per-file time budget of "
                                                 f"{settings.time_budget:g} s was exceeded while {phase} "
                                                 f"(raise `time-budget` in the configuration to allow more)")]
@@ -91,6 +97,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
         if time.monotonic() > deadline:
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
                                                         f"{settings.time_budget:g} s was exceeded before {rule_cls.code}")))
+            result.timed_out = True
             break
         try:
             with Deadline(max(1e-3, deadline - time.monotonic())):
@@ -101,6 +108,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
         except TimeBudgetExceeded:
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
                                                         f"{settings.time_budget:g} s was exceeded in {rule_cls.code}")))
+            result.timed_out = True
             break
         except Exception as exc:
             tb = traceback.extract_tb(exc.__traceback__)
@@ -140,6 +148,28 @@ def _attach_impacts(model, findings, target, facts, deadline):
                 + [(r, fd) for r, fd in findings if r is _PARSE_RULE]
     except (Exception, TimeBudgetExceeded):  # impacts are an extra: never lose diagnostics over them
         return findings
+
+
+_BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),
+         (b"\xff\xfe", "UTF-16 (little-endian)"), (b"\xfe\xff", "UTF-16 (big-endian)"))
+
+
+def not_text(data: bytes) -> str | None:
+    """Why ``data`` is not source text shaderlint can read (UTF-16/32, binary), or None. Offsets
+    and fixes work on UTF-8 bytes, so such files are reported instead of parsed as noise."""
+    for bom, name in _BOMS:
+        if data.startswith(bom):
+            return f"it is {name} text (byte-order mark); shaderlint reads UTF-8: save the file as UTF-8"
+    head = data[:8192]
+    if b"\0" in head:
+        if head.count(0) * 8 > len(head):
+            return "it looks like a binary or UTF-16 file (many NUL bytes), not UTF-8 source text"
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError as e:
+            if e.start < len(head) - 3:  # not just a character cut at the 8 KB mark
+                return "it looks like a binary file (NUL bytes and invalid UTF-8), not source text"
+    return None
 
 
 def _internal(source: Source, message: str) -> Diagnostic:

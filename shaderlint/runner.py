@@ -60,7 +60,7 @@ _Outcome = tuple[int, list[Diagnostic], list[Suppression], str | None]
 
 def _lint_job(job: _Job) -> _Outcome:
     r = lint_source(job.path, job.data, job.settings)
-    if job.cache_dir is not None and job.key is not None:
+    if job.cache_dir is not None and job.key is not None and not r.timed_out:  # a busy machine is no property of the file
         Cache(job.cache_dir).put(job.key, r.diagnostics, r.suppressions, r.language)
     return job.index, r.diagnostics, r.suppressions, r.language
 

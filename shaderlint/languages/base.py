@@ -102,13 +102,40 @@ class FrontEnd:
         parser = self.parser()
         tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
         parsed = Parsed(source, self.name, tree, masks, parse_bytes, self.stage_for(source.path, source))
+        gaps = _Gaps(parse_bytes)
         for m in masks:
             if m.kind == "attribute":
-                parsed.attrs_after.setdefault(_prev_non_ws(parse_bytes, m.start), []).append(m)
-                parsed.attrs_before.setdefault(_next_code(parse_bytes, m.end), []).append(m)
+                parsed.attrs_after.setdefault(gaps.prev(m.start), []).append(m)
+                parsed.attrs_before.setdefault(_next_code(parse_bytes, m.end, gaps.next), []).append(m)
             elif m.kind in ("function-qualifier", "address-space"):
-                parsed.qualifiers_before.setdefault(_next_non_ws(parse_bytes, m.end), []).append(m)
+                parsed.qualifiers_before.setdefault(gaps.next(m.end), []).append(m)
         return parsed
+
+
+class _Gaps:
+    """:func:`_prev_non_ws` / :func:`_next_non_ws` that remember the last blank stretch they crossed.
+    Masking blanks long stretches (``device device device ...`` becomes all spaces), and scanning the
+    stretch again from every mask in it took time quadratic in its length."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+        self.gap = (0, 0)  # [a, b): blank, with a non-blank byte (or the file's edge) on either side
+
+    def _gap(self, i: int) -> tuple[int, int]:
+        a, b = self.gap
+        if not a <= i < b:
+            self.gap = a, b = _prev_non_ws(self.data, i), _next_non_ws(self.data, i)
+        return a, b
+
+    def next(self, pos: int) -> int:
+        if pos >= len(self.data) or self.data[pos] not in _WS:
+            return pos
+        return self._gap(pos)[1]
+
+    def prev(self, pos: int) -> int:
+        if pos <= 0 or self.data[pos - 1] not in _WS:
+            return pos
+        return self._gap(pos - 1)[0]
 
 
 _CANCELLABLE = 1 << 16  # inputs from this size on are parsed through a callback that checks the deadline
@@ -201,11 +228,11 @@ def _prev_non_ws(data: bytes, pos: int) -> int:
     return pos
 
 
-def _next_code(data: bytes, pos: int) -> int:
+def _next_code(data: bytes, pos: int, next_non_ws=None) -> int:
     """Offset of the next byte that is neither blank nor inside a comment."""
     n = len(data)
     while True:
-        pos = _next_non_ws(data, pos)
+        pos = (next_non_ws or (lambda p: _next_non_ws(data, p)))(pos)
         if data.startswith(b"//", pos):
             nl = data.find(b"\n", pos)
             pos = n if nl < 0 else nl + 1

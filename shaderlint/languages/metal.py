@@ -20,11 +20,15 @@ from shaderlint.model.source import Source
 ADDRESS_SPACES = ("device", "constant", "threadgroup", "thread", "threadgroup_imageblock", "ray_data", "object_data")
 FUNCTION_QUALIFIERS = ("kernel", "vertex", "fragment", "visible")
 
-_ATTRIBUTE = re.compile(rb"\[\[(?:[^\]]|\](?!\]))*\]\]")
+# An attribute never holds `[`, `;` or braces: an unclosed `[[` stops there instead of scanning to the end
+# of the file from every `[[` (quadratic on `[[[[...`).
+_ATTRIBUTE = re.compile(rb"\[\[(?:[^\][;{}]|\](?!\]))*\]\]")
 _ADDRESS = re.compile(rb"(?<![\w.:>])(" + b"|".join(a.encode() for a in ADDRESS_SPACES) + rb")(?=\s+[A-Za-z_])")
-# A function qualifier is followed by a return type and then a name: `kernel void f(`.
+# A function qualifier is followed by a return type and then a name: `kernel void f(`. The return type
+# is bounded: unbounded, `kernel kernel kernel ...` made every occurrence scan to the end of the file.
 _QUALIFIER = re.compile(
-    rb"(?<![\w.:>])(" + b"|".join(q.encode() for q in FUNCTION_QUALIFIERS) + rb")(?=\s+[A-Za-z_][\w:<>, ]*[\s*&]+[A-Za-z_]\w*\s*[(<])"
+    rb"(?<![\w.:>])(" + b"|".join(q.encode() for q in FUNCTION_QUALIFIERS)
+    + rb")(?=\s+[A-Za-z_][\w:<>, ]{0,256}[\s*&]{1,64}[A-Za-z_]\w*\s*[(<])"
 )
 
 

@@ -42,6 +42,7 @@ _COMMON = """
 (binary_expression) @binary
 (switch_statement) @switch
 (init_declarator) @init
+(argument_list) @args
 """
 # ``binary_div`` (``/ %`` and ``/= %=``) is filtered from ``binary`` and ``assign`` in Python: a query
 # pattern with a field or child constraint costs time quadratic in the nesting depth of its node type
@@ -854,11 +855,16 @@ class _Builder:
     # ---- memory accesses --------------------------------------------------------------------------
     def collect_accesses(self) -> None:
         m = self.m
+        # Computed downwards from the writes and chains: `node.parent` costs time proportional to the
+        # node's depth, and asking it of every access was quadratic on long expressions.
+        written = _write_targets(m)
+        inner = {a.id for s in m.nodes("subscript") if (a := s.child_by_field_name("argument")) is not None
+                 and a.type == "subscript_expression"}
         for node in m.nodes("subscript"):
             f = m.function_at(node.start_byte)
             if f is None:
                 continue
-            if node.parent is not None and node.parent.type == "subscript_expression" and node.parent.child_by_field_name("argument") == node:
+            if node.id in inner:
                 continue  # only the outermost subscript of a chain
             arg = node.child_by_field_name("argument")
             base = m.base_var(arg) if arg is not None else None
@@ -867,7 +873,7 @@ class _Builder:
             space = self.space_of(base)
             if space is None:
                 continue
-            f.accesses.append(Access(node, base, space, _is_write(node), _index_of(node)))
+            f.accesses.append(Access(node, base, space, node.id in written, _index_of(node)))
         for node in m.nodes("field"):
             f = m.function_at(node.start_byte)
             if f is None:
@@ -878,7 +884,7 @@ class _Builder:
             base = m.base_var(node.child_by_field_name("argument"))
             if base is None or self.space_of(base) is None:
                 continue
-            f.accesses.append(Access(node, base, self.space_of(base), _is_write(node), None))
+            f.accesses.append(Access(node, base, self.space_of(base), node.id in written, None))
         for f in m.functions:
             f.accesses.sort(key=lambda a: a.node.start_byte)
 
@@ -1027,11 +1033,19 @@ def control_conditions(m: FileModel, node: ts.Node) -> list[ts.Node]:
         return hit
     out: list[ts.Node] = []
     cache[node.id] = out
-    child = node
-    parent = node.parent
     f = m.function_at(node.start_byte)
     stop = f.node if f is not None else None
-    while parent is not None and parent != stop:
+    chain: list[ts.Node] = []  # the ancestors below ``stop``, nearest first (``.parent`` costs O(depth))
+    p = node.parent
+    while p is not None and p != stop:
+        chain.append(p)
+        p = p.parent
+    in_loop = [False] * len(chain)  # in_loop[i]: a loop among chain[i:] (what _in_loop(chain[i]) says)
+    for i in range(len(chain) - 1, -1, -1):
+        in_loop[i] = chain[i].type in ("for_statement", "while_statement", "do_statement") or (
+            i + 1 < len(chain) and in_loop[i + 1])
+    child = node
+    for i, parent in enumerate(chain):
         t = parent.type
         if t in ("if_statement", "switch_statement", "conditional_expression"):
             cond = parent.child_by_field_name("condition")
@@ -1051,9 +1065,8 @@ def control_conditions(m: FileModel, node: ts.Node) -> list[ts.Node]:
             if op is not None and left is not None and m.text(op) in ("&&", "||"):
                 out.append(left)
         if t in ("compound_statement", "case_statement"):
-            out.extend(_guards_before(m, child, _in_loop(parent, stop)))
+            out.extend(_guards_before(m, child, in_loop[i]))
         child = parent
-        parent = parent.parent
     return out
 
 
@@ -1142,6 +1155,27 @@ def _in_loop(node: ts.Node, stop: ts.Node | None) -> bool:
             return True
         n = n.parent
     return False
+
+
+def _write_targets(m: FileModel) -> set[int]:
+    """Ids of the nodes :func:`_is_write` holds true for, found from the writes downwards: assignment
+    targets, increment operands and ``&x``/``*x`` call arguments, through parentheses and member access."""
+    out: set[int] = set()
+    roots = [a.child_by_field_name("left") for a in m.nodes("assign")]
+    roots += [u.child_by_field_name("argument") for u in m.nodes("update")]
+    roots += [p.child_by_field_name("argument") for args in m.nodes("args") for p in args.named_children
+              if p.type == "pointer_expression"]
+    stack = [r for r in roots if r is not None]
+    while stack:
+        x = stack.pop()
+        out.add(x.id)
+        if x.type == "parenthesized_expression":
+            stack.extend(x.named_children)
+        elif x.type == "field_expression":
+            arg = x.child_by_field_name("argument")
+            if arg is not None:
+                stack.append(arg)
+    return out
 
 
 def _is_write(node: ts.Node) -> bool:
