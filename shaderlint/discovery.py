@@ -37,7 +37,10 @@ class GitIgnore:
             rx = _glob_to_regex(line)
             if not anchored:
                 rx = r"(?:.*/)?" + rx
-            self.rules.append((re.compile("^" + rx + "$"), neg, dir_only))
+            try:
+                self.rules.append((re.compile("^" + rx + "$"), neg, dir_only))
+            except re.error:  # `a[]b`, `[z-a]`: a pattern git cannot match either; skip it
+                continue
 
     def ignored(self, rel: str, is_dir: bool) -> bool | None:
         verdict = None
@@ -71,7 +74,11 @@ def _glob_to_regex(glob: str) -> str:
             if j < 0:
                 out += re.escape(c)
             else:
-                out += "[" + glob[i + 1:j].replace("!", "^", 1) + "]"
+                body = glob[i + 1:j]
+                neg = body[:1] in ("!", "^")
+                body = body[1:] if neg else body
+                # The set's characters are literal to git: escape what a Python set would read otherwise.
+                out += "[" + ("^" if neg else "") + body.replace("\\", "\\\\").replace("[", "\\[") + "]"
                 i = j
         else:
             out += re.escape(c)

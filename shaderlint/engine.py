@@ -167,7 +167,7 @@ def not_text(data: bytes) -> str | None:
         try:
             head.decode("utf-8")
         except UnicodeDecodeError as e:
-            if e.start < len(head) - 3:  # not just a character cut at the 8 KB mark
+            if e.start < len(head) - 3 or len(data) == len(head):  # not just a character cut at the 8 KB mark
                 return "it looks like a binary file (NUL bytes and invalid UTF-8), not source text"
     return None
 

@@ -101,7 +101,11 @@ def select_edits(data: bytes, diagnostics: Iterable[Diagnostic], unsafe: bool,
 def apply_edits(data: bytes, edits: Sequence[Edit]) -> bytes:
     out = bytearray(data)
     for e in sorted(edits, key=lambda e: (e.start, e.end), reverse=True):
-        out[e.start:e.end] = e.text.encode("utf-8")
+        try:  # surrogateescape: text decoded that way from the source gets its original bytes back
+            text = e.text.encode("utf-8", "surrogateescape")
+        except UnicodeEncodeError:
+            text = e.text.encode("utf-8", "replace")
+        out[e.start:e.end] = text
     return bytes(out)
 
 
@@ -198,9 +202,12 @@ def is_read_only(path: str) -> bool:
 
 def write_atomic(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same directory and ``os.replace``,
-    keeping the file's permission bits."""
-    directory = os.path.dirname(os.path.abspath(path))
-    mode = stat.S_IMODE(os.stat(path).st_mode)
+    keeping the file's permission bits (and owner, where allowed). A symbolic link is followed: the
+    file it points to is rewritten, the link stays a link."""
+    path = os.path.realpath(path)
+    directory = os.path.dirname(path)
+    st = os.stat(path)
+    mode = stat.S_IMODE(st.st_mode)
     fd, tmp = tempfile.mkstemp(prefix=".shaderlint-", suffix=".tmp", dir=directory)
     try:
         with os.fdopen(fd, "wb") as fh:
@@ -208,6 +215,11 @@ def write_atomic(path: str, data: bytes) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
+        if hasattr(os, "chown"):
+            try:
+                os.chown(tmp, st.st_uid, st.st_gid)
+            except OSError:
+                pass  # not ours to give away: the fixed file belongs to whoever runs --fix
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -215,6 +227,22 @@ def write_atomic(path: str, data: bytes) -> None:
         except OSError:
             pass
         raise
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _write_bytes(out, data: bytes) -> None:
+    """Write source bytes as they are (invalid UTF-8 and line endings survive) to a text stream."""
+    buf = getattr(out, "buffer", None)
+    if buf is None:
+        out.write(data.decode("utf-8", "surrogateescape"))
+        return
+    out.flush()
+    buf.write(data)
+    buf.flush()
 
 
 def unified_diff(path: str, old: bytes, new: bytes) -> str:
@@ -241,7 +269,7 @@ def cli_fix(results: list["FileResult"], *, fix: bool, diff: bool, unsafe: bool,
                 for reason in outcome.refused:
                     print(f"shaderlint: {reason}", file=err)
                 data = outcome.data
-            out.write(data.decode("utf-8", "replace"))
+            _write_bytes(out, data)
         return 0
     total = files = hidden = 0
     any_diff = False
@@ -266,6 +294,9 @@ def cli_fix(results: list["FileResult"], *, fix: bool, diff: bool, unsafe: bool,
             print(f"shaderlint: {r.path}: file is read-only; {outcome.applied} fix(es) not written", file=err)
             continue
         try:
+            if _read(r.path) != r.source.data:  # saved by someone else since it was linted: theirs wins
+                print(f"shaderlint: {r.path}: file changed while it was being linted; fixes not written", file=err)
+                continue
             write_atomic(r.path, outcome.data)
         except OSError as e:
             print(f"shaderlint: {r.path}: could not write fixes: {e.strerror or e}", file=err)

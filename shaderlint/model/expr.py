@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 ARITH_OPS = frozenset("+ - * / %".split())
 COMPARE_OPS = frozenset("< > <= >= == != && ||".split())
 BIT_OPS = frozenset("& | ^ << >>".split())
+#: How deep type_of/const_value/is_constant/deps follow an expression (they recurse on its tree, sharing
+#: one counter). Deeper, the answer is "unknown" (UNKNOWN, None, False, {unknown}) rather than a
+#: RecursionError near the interpreter's limit: 10,000 nested parentheses must not take a rule down.
+MAX_EXPR_DEPTH = 200
 _SWIZZLE = re.compile(r"^(?:[xyzw]{1,4}|[rgba]{1,4}|[stpq]{1,4})$")
 _NOT_CONST = object()
 
@@ -72,10 +76,16 @@ class ExprAnalysis:
         key = node.id
         t = self._type_cache.get(key)
         if t is None:
+            depth = self.__dict__.get("_expr_depth", 0)
+            if depth >= MAX_EXPR_DEPTH:
+                return UNKNOWN  # not cached: a shallower question about this node may still be answered
+            self._expr_depth = depth + 1
             try:
                 t = self._type_of(node)
             except RecursionError:
                 t = UNKNOWN
+            finally:
+                self._expr_depth = depth
             self._type_cache[key] = t
         return t
 
@@ -346,11 +356,17 @@ class ExprAnalysis:
         key = node.id
         if key in self._const_cache:
             return self._const_cache[key]
+        depth = self.__dict__.get("_expr_depth", 0)
+        if depth >= MAX_EXPR_DEPTH:
+            return None
         self._const_cache[key] = None  # cycle guard
+        self._expr_depth = depth + 1
         try:
             v = self._const_value(node)
         except (ArithmeticError, ValueError, RecursionError, OverflowError):
             v = None
+        finally:
+            self._expr_depth = depth
         self._const_cache[key] = v
         return v
 
@@ -446,11 +462,17 @@ class ExprAnalysis:
         key = node.id
         if key in self._isconst_cache:
             return self._isconst_cache[key]
+        depth = self.__dict__.get("_expr_depth", 0)
+        if depth >= MAX_EXPR_DEPTH:
+            return False
         self._isconst_cache[key] = False
+        self._expr_depth = depth + 1
         try:
             r = self._is_constant(node)
         except RecursionError:
             r = False
+        finally:
+            self._expr_depth = depth
         self._isconst_cache[key] = r
         return r
 
@@ -495,11 +517,17 @@ class ExprAnalysis:
         key = node.id
         d = self._deps_cache.get(key)
         if d is None:
+            depth = self.__dict__.get("_expr_depth", 0)
+            if depth >= MAX_EXPR_DEPTH:
+                return frozenset({B.UNKNOWN_DEP})
             self._deps_cache[key] = frozenset()  # cycle guard
+            self._expr_depth = depth + 1
             try:
                 d = self._deps(node)
             except RecursionError:
                 d = frozenset({B.UNKNOWN_DEP})
+            finally:
+                self._expr_depth = depth
             self._deps_cache[key] = d
         return d
 

@@ -1,0 +1,195 @@
+"""The per-file time budget (``Settings.time_budget``, ``time-budget`` in configuration) holds even
+when a rule or the model build never returns: the watchdog in :mod:`shaderlint.deadline` ends the
+work with an SL001 "time budget exceeded", and the run goes on with the other files."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+import pytest
+
+import shaderlint.engine as engine
+from shaderlint.config import ConfigError, Settings, settings_from_table
+from shaderlint.deadline import Deadline, TimeBudgetExceeded
+from shaderlint.engine import lint_source
+from shaderlint.languages import FRONT_ENDS
+from shaderlint.model.source import Source
+from shaderlint.rules.sl201_variable_integer_division import VariableIntegerDivision
+from tests.robustness.conftest import GOOD, run, run_json
+
+SLACK = 2.0  # the watchdog polls every 50 ms; a loaded CI machine adds more
+
+
+def _spin(*_a, **_k):
+    while True:
+        pass
+
+
+def _spin_swallowing(*_a, **_k):
+    """A rule that catches everything it can: TimeBudgetExceeded is a BaseException, so it gets out."""
+    while True:
+        try:
+            sum(range(1000))
+        except Exception:  # noqa: BLE001
+            pass
+
+
+@pytest.mark.parametrize("body", [_spin, _spin_swallowing])
+def test_hung_rule_ends_in_sl001(monkeypatch, body):
+    def check(self, model, ctx):
+        yield from ()
+        body()
+
+    monkeypatch.setattr(VariableIntegerDivision, "check", check)
+    t0 = time.monotonic()
+    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.5))
+    assert time.monotonic() - t0 < 0.5 + SLACK
+    assert r.timed_out
+    msgs = [d.message for d in r.diagnostics if d.code == "SL001"]
+    assert any("time budget of 0.5 s was exceeded in SL201" in m for m in msgs), msgs
+
+
+def test_hung_model_build_ends_in_sl001(monkeypatch):
+    monkeypatch.setattr(engine, "build_model", lambda parsed: _spin())
+    t0 = time.monotonic()
+    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.3))
+    assert time.monotonic() - t0 < 0.3 + SLACK
+    assert r.timed_out and r.model is None
+    (d,) = r.diagnostics
+    assert d.code == "SL001" and "exceeded while building the model" in d.message and "time-budget" in d.message
+
+
+def test_slow_rules_before_the_budget_keep_their_findings(monkeypatch):
+    """Findings of the rules that finished are kept; the SL001 names the rule that was cut off."""
+    from shaderlint.rules.registry import RULES
+
+    last = [r for r in RULES if "cuda" in r.languages and r.default_on][-1]
+
+    def check(self, model, ctx):
+        yield from ()
+        _spin()
+
+    monkeypatch.setattr(last, "check", check)
+    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=1.0))
+    codes = [d.code for d in r.diagnostics]
+    assert "SL201" in codes
+    assert any(d.code == "SL001" and f"exceeded in {last.code}" in d.message for d in r.diagnostics)
+
+
+def test_large_parse_is_cancelled():
+    data = b"__device__ int f%d(int x) { return x / 3; }\n"
+    data = b"".join(data % i for i in range(250_000))  # ~10 MB
+    t0 = time.monotonic()
+    with pytest.raises(TimeBudgetExceeded):
+        with Deadline(0.2) as d:
+            FRONT_ENDS["cuda"].parse(Source("big.cu", data), deadline=d)
+    assert time.monotonic() - t0 < 0.2 + SLACK + 2  # masking scans the whole file before the parse
+
+
+def test_deadline_in_a_worker_thread():
+    """The language server lints off the main thread; the watchdog reaches it there too."""
+    out: list[str] = []
+
+    def work():
+        try:
+            with Deadline(0.2):
+                _spin()
+        except TimeBudgetExceeded:
+            out.append("stopped")
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join(5)
+    assert out == ["stopped"]
+
+
+def test_no_exception_escapes_a_finished_block(monkeypatch):
+    """Deadlines expiring just as their blocks finish never raise in the caller afterwards."""
+    import shaderlint.deadline as dl
+
+    monkeypatch.setattr(dl, "_POLL", 0.0002)
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(0.00005)
+    fired = 0
+    try:
+        for _ in range(2000):
+            try:
+                with Deadline(0.0003):
+                    end = time.monotonic() + 0.0003
+                    while time.monotonic() < end:
+                        pass
+            except TimeBudgetExceeded:
+                fired += 1
+            for _ in range(200):  # an exception scheduled but not raised would surface here
+                pass
+    finally:
+        sys.setswitchinterval(old)
+    assert fired < 2000
+
+
+def test_nested_deadlines_and_reuse():
+    with Deadline(5) as outer:
+        with pytest.raises(TimeBudgetExceeded):
+            with Deadline(0.1):
+                _spin()
+        assert not outer.expired()
+    with Deadline(None):  # no budget: nothing is armed
+        time.sleep(0.01)
+    with Deadline(0):
+        time.sleep(0.01)
+
+
+def test_time_budget_config_key(project, capsys, monkeypatch):
+    assert settings_from_table({"time-budget": 0.5}).time_budget == 0.5
+    for bad in (0, -1, "5", True):
+        with pytest.raises(ConfigError):
+            settings_from_table({"time-budget": bad})
+    (project / "shaderlint.toml").write_text("time-budget = \"soon\"\n")
+    (project / "k.cu").write_text(GOOD)
+    code, _out, err = run(capsys, "k.cu")
+    assert code == 2 and "time-budget" in err
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_cli_reports_the_other_files_and_does_not_cache_a_timeout(project, capsys, monkeypatch, jobs):
+    import shaderlint.runner as runner
+
+    (project / "shaderlint.toml").write_text("time-budget = 0.5\n")
+    (project / "hang.cu").write_text(GOOD.replace("scale", "hang"))
+    for i in range(3):
+        (project / f"k{i}.cu").write_text(GOOD)
+    real = VariableIntegerDivision.check
+
+    def check(self, model, ctx):
+        if "hang" in model.source.path:
+            _spin()
+        yield from real(self, model, ctx)
+
+    monkeypatch.setattr(VariableIntegerDivision, "check", check)
+    monkeypatch.setattr(runner, "POOL_MIN_BYTES", 0, raising=False)
+    t0 = time.monotonic()
+    code, items, err = run_json(capsys, "-j", jobs, ".")
+    assert time.monotonic() - t0 < 10
+    assert code == 1, err
+    by = {}
+    for d in items:
+        by.setdefault(d["path"].rsplit("/", 1)[-1], []).append(d)
+    assert all([d["code"] for d in by[f"k{i}.cu"]] == ["SL201"] for i in range(3))
+    assert any("time budget" in d["message"] for d in by["hang.cu"])
+    # The machine was busy, not the file: once the rule behaves, the file is analysed again.
+    monkeypatch.setattr(VariableIntegerDivision, "check", real)
+    code, items, _ = run_json(capsys, "-j", jobs, ".")
+    assert [(d["code"], d["line"]) for d in items if d["path"].endswith("hang.cu")] == [("SL201", 3)]
+
+
+def test_impact_step_is_bounded(monkeypatch):
+    """The impact estimates run under the same budget; past it the findings keep no impact."""
+    import shaderlint.estimate.whatif as whatif
+
+    monkeypatch.setattr(whatif, "attach_impacts", lambda *a, **k: _spin())
+    t0 = time.monotonic()
+    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.5))
+    assert time.monotonic() - t0 < 0.5 + SLACK
+    assert [d.code for d in r.diagnostics] == ["SL201"]
