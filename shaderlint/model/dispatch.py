@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
-from shaderlint.model.expr import unparen
+from shaderlint.model.expr import descendants, unparen
 from shaderlint.model.kernel import Function, GroupSize, LaunchSite, Var
 
 if TYPE_CHECKING:
@@ -331,7 +331,7 @@ def _grid_wide(model: "FileModel", f: Function, node: ts.Node, depth: int = 0) -
         return True
     if depth > 3:
         return False
-    for ident in _identifiers(node):
+    for ident in descendants(node, "identifier"):
         var = model.resolve(ident)
         if var is None:
             continue
@@ -351,12 +351,3 @@ def _in_loop(node: ts.Node, stop: ts.Node) -> bool:
         n = n.parent
     return False
 
-
-def _identifiers(node: ts.Node) -> list[ts.Node]:
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier":
-            out.append(n)
-        stack.extend(n.named_children)
-    return out

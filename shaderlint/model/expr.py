@@ -33,6 +33,17 @@ _SWIZZLE = re.compile(r"^(?:[xyzw]{1,4}|[rgba]{1,4}|[stpq]{1,4})$")
 _NOT_CONST = object()
 
 
+def descendants(node: ts.Node, node_type: str) -> list[ts.Node]:
+    """Every named node of ``node_type`` in the subtree of ``node`` (itself included), iteratively."""
+    out, stack = [], [node]
+    while stack:
+        n = stack.pop()
+        if n.type == node_type:
+            out.append(n)
+        stack.extend(n.named_children)
+    return out
+
+
 def unparen(node: ts.Node) -> ts.Node:
     while node.type == "parenthesized_expression" and node.named_child_count == 1:
         node = node.named_children[0]

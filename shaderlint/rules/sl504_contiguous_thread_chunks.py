@@ -67,7 +67,7 @@ from collections.abc import Iterable
 from shaderlint.diagnostics import Finding, Severity
 from shaderlint.model import builtins as B
 from shaderlint.model.dispatch import follow
-from shaderlint.model.expr import unparen
+from shaderlint.model.expr import descendants, unparen
 from shaderlint.rules.base import Rule, RuleContext
 
 _VECTOR_SPAN = 4  # `tid * 4 + k`: the vector-load idiom
@@ -126,7 +126,7 @@ def _chunk_loop(model, loop):
     bound = _bound(model, cond, loop.var)
     if bound is None or not _wide(model, bound):
         return None
-    for sub in _subscripts(body):  # k in [0, c): a[t * c + k]
+    for sub in descendants(body, "subscript_expression"):  # k in [0, c): a[t * c + k]
         idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
         if idx is None:
             continue
@@ -187,7 +187,7 @@ def _x_thread_index(model, node, depth=0) -> bool:
         return False
     if B.LOCAL not in model.deps(node):
         return False
-    for ident in _identifiers(node):
+    for ident in descendants(node, "identifier"):
         name = model.text(ident)
         if name in ("threadIdx", "gl_LocalInvocationID", "gl_GlobalInvocationID", "gl_LocalInvocationIndex"):
             return True
@@ -232,29 +232,10 @@ def _same(model, a, b) -> bool:
 def _mentions(model, cond, size) -> bool:
     want = "".join(model.text(unparen(size)).split())
     texts = ["".join(model.text(cond).split())]
-    for ident in _identifiers(cond):
+    for ident in descendants(cond, "identifier"):
         v = model.resolve(ident)
         if v is not None and v.function is not None and not v.is_param:
             d, _ = follow(model, ident)
             texts.append("".join(model.text(d).split()))
     return any(want in t for t in texts)
 
-
-def _identifiers(node):
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier":
-            out.append(n)
-        stack.extend(n.named_children)
-    return out
-
-
-def _subscripts(node):
-    out, stack = [], [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "subscript_expression":
-            out.append(n)
-        stack.extend(n.named_children)
-    return out
