@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from shaderlint.config import Settings, rule_enabled
 from shaderlint.deadline import Deadline, TimeBudgetExceeded
@@ -93,6 +93,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
         target = default_target(language)
     ctx = RuleContext(settings=settings, target=target, facts=facts)
     errored = [f for f in model.functions if f.has_error]
+    unreadable = {f.name for f in errored} - {f.name for f in model.functions if not f.has_error}
     for rule_cls in rules:
         if time.monotonic() > deadline:
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
@@ -102,8 +103,13 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
         try:
             with Deadline(max(1e-3, deadline - time.monotonic())):
                 for fd in rule_cls().check(model, ctx):
-                    if rule_cls.code != PARSE_ERROR and any(f.node.start_byte <= fd.start < f.node.end_byte for f in errored):
-                        continue  # never report inside code we could not read
+                    if rule_cls.code != PARSE_ERROR and errored:
+                        if any(f.node.start_byte <= fd.start < f.node.end_byte for f in errored) \
+                                or fd.kernel in unreadable:
+                            continue  # never report inside (or about) code we could not read
+                        if fd.fix is not None and any(f.node.start_byte <= e.end and e.start < f.node.end_byte
+                                                      for e in fd.fix.edits for f in errored):
+                            fd = replace(fd, fix=None)  # nor edit it: the fix could not see what is there
                     findings.append((rule_cls, fd))
         except TimeBudgetExceeded:
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "

@@ -1,0 +1,248 @@
+"""The language server keeps serving whatever a client sends: malformed JSON-RPC (raw bytes on its
+stdin), unknown methods, requests about documents never opened, out-of-range edits, bursts of
+edits. Each test ends by checking that a normal request still gets a normal answer."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+import pytest_lsp
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+from tests.robustness.conftest import ROOT
+from tests.server.conftest import change, make_client, open_doc, wait_diagnostics
+
+SERVER = [sys.executable, "-m", "shaderlint", "lsp"]
+ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+KERNEL = "__global__ void scale(int* a, int n) {\n    int i = threadIdx.x;\n    a[i] = a[i] / n;\n}\n"
+DIV = (2, KERNEL.splitlines()[2].index("/ n"))  # 0-based line, character of the SL201 finding
+
+
+@pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER, server_env=ENV, client_factory=make_client))
+async def client(lsp_client: LanguageClient):
+    await lsp_client.initialize_session(types.InitializeParams(
+        capabilities=client_capabilities("visual-studio-code"),
+        initialization_options={"select": ["SL001", "SL201"]}, root_uri=None))
+    yield
+    await lsp_client.shutdown_session()
+
+
+async def _still_serving(client: LanguageClient, tmp_path, name: str = "alive.cu") -> None:
+    uri = (tmp_path / name).as_uri()
+    open_doc(client, uri, KERNEL)
+    (d,) = await wait_diagnostics(client, uri, lambda ds: len(ds) == 1)
+    assert (d.range.start.line, d.range.start.character) == DIV
+    h = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=d.range.start))
+    assert h is not None and "SL201" in h.contents.value
+
+
+async def test_unknown_methods(client, tmp_path):
+    with pytest.raises(JsonRpcException) as e:
+        await client.protocol.send_request_async("shaderlint/noSuchRequest", {"x": 1})
+    assert e.value.code == -32601  # MethodNotFound
+    client.protocol.notify("shaderlint/noSuchNotification", {"x": 1})  # ignored
+    client.protocol.notify("$/noSuchProtocolNotification", {})
+    await _still_serving(client, tmp_path)
+
+
+async def test_requests_about_unopened_documents(client, tmp_path):
+    uri = (tmp_path / "never_opened.cu").as_uri()
+    doc = types.TextDocumentIdentifier(uri=uri)
+    pos = types.Position(line=3, character=4)
+    assert await client.text_document_hover_async(types.HoverParams(text_document=doc, position=pos)) is None
+    actions = await client.text_document_code_action_async(types.CodeActionParams(
+        text_document=doc, range=types.Range(start=pos, end=pos), context=types.CodeActionContext(diagnostics=[])))
+    assert not actions
+    lenses = await client.text_document_code_lens_async(types.CodeLensParams(text_document=doc))
+    assert not lenses
+    report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=doc))
+    assert not getattr(report, "items", [])
+    # Notifications about it: a change, a save and a close of a document that is not open.
+    change(client, uri, 7, ((0, 0, 0, 0), "x"))
+    client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=doc))
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc))
+    await _still_serving(client, tmp_path)
+
+
+async def test_out_of_range_and_odd_edits(client, tmp_path):
+    uri = (tmp_path / "k.cu").as_uri()
+    text = KERNEL.replace("int i", "/* 😀 */ int i")
+    open_doc(client, uri, text)
+    await wait_diagnostics(client, uri, lambda ds: len(ds) == 1)
+    edits = [
+        ((10_000, 0, 10_001, 5), "// far past the end\n"),
+        ((0, 10_000, 0, 20_000), " "),
+        ((3, 1, 1, 0), ""),  # end before start
+        ((1, 8, 1, 9), "x"),  # inside the emoji's surrogate pair (UTF-16 units 7..8)
+        ((2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1, 2 ** 31 - 1), "\n"),
+    ]
+    for version, edit in enumerate(edits, start=2):
+        change(client, uri, version, edit)
+    await wait_diagnostics(client, uri, lambda ds: client.published[-1][:2] == (uri, len(edits) + 1))
+    # Full replacement after all that brings the document back to a known state.
+    client.text_document_did_change(types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=50),
+        content_changes=[types.TextDocumentContentChangeWholeDocument(text=KERNEL)]))
+    (d,) = await wait_diagnostics(client, uri, lambda ds: client.published[-1][:2] == (uri, 50) and len(ds) == 1)
+    assert (d.range.start.line, d.range.start.character) == DIV
+    await _still_serving(client, tmp_path)
+
+
+async def test_burst_of_a_hundred_changes(client, tmp_path):
+    """100 didChange in a row: the last version's diagnostics are published, at the right place."""
+    uri = (tmp_path / "burst.cu").as_uri()
+    open_doc(client, uri, KERNEL)
+    await wait_diagnostics(client, uri, lambda ds: len(ds) == 1)
+    text = KERNEL
+    for v in range(2, 102):
+        # Insert a comment line at the top (with an emoji: two UTF-16 units), then rewrite a word in it.
+        if v % 2 == 0:
+            change(client, uri, v, ((0, 0, 0, 0), "// 😀 edit\n"))
+            text = "// 😀 edit\n" + text
+        else:
+            change(client, uri, v, ((0, 6, 0, 10), "x"))  # "edit" starts at UTF-16 unit 6
+            text = text.replace("// 😀 edit\n", "// 😀 x\n", 1)
+    await wait_diagnostics(client, uri, lambda ds: client.published[-1][:2] == (uri, 101))
+    (d,) = client.diagnostics[uri]
+    line = next(i for i, ln in enumerate(text.splitlines()) if "/ n" in ln)
+    assert (d.range.start.line, d.range.start.character) == (line, text.splitlines()[line].index("/ n"))
+    versions = [v for u, v, _ in client.published if u == uri]
+    assert versions == sorted(versions)  # never an older version after a newer one
+    await _still_serving(client, tmp_path)
+
+
+async def test_burst_of_hostile_documents(client, tmp_path):
+    """Documents the engine cannot read at all, opened in a row, each get an answer."""
+    texts = ["\x00" * 5000, "(" * 10_000, "{" * 10_000 + "}" * 10_000, "\udcff\udcfe" * 100, "#define A {\nA\n",
+             "kernel void k(" * 2000]
+    uris = []
+    for i, text in enumerate(texts):
+        uri = (tmp_path / f"hostile{i}.cu").as_uri()
+        uris.append(uri)
+        open_doc(client, uri, text)
+    for uri in uris:
+        diags = await wait_diagnostics(client, uri, timeout=60)
+        assert all(str(d.code) == "SL001" for d in diags)
+    await _still_serving(client, tmp_path)
+
+
+# ---- raw bytes on stdin ----------------------------------------------------------------------------------
+def _frame(obj=None, body: bytes | None = None) -> bytes:
+    if body is None:
+        body = json.dumps(obj).encode()
+    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
+
+
+class _Raw:
+    """The server as a subprocess, fed raw bytes; responses are collected by a reader thread."""
+
+    def __init__(self) -> None:
+        self.p = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  env=ENV, cwd=ROOT)
+        self.q: queue.Queue = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        f = self.p.stdout
+        while True:
+            line = f.readline()
+            if not line:
+                self.q.put(None)
+                return
+            if line.lower().startswith(b"content-length:"):
+                n = int(line.split(b":", 1)[1])
+                while f.readline() not in (b"\r\n", b""):
+                    pass
+                self.q.put(json.loads(f.read(n)))
+
+    def send(self, data: bytes) -> None:
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def response(self, rid, timeout: float = 20.0) -> dict:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            try:
+                m = self.q.get(timeout=0.2)
+            except queue.Empty:
+                continue
+            assert m is not None, "the server closed its output"
+            if m.get("id") == rid and "method" not in m:
+                return m
+        raise AssertionError(f"no response to {rid}")
+
+
+def test_malformed_json_rpc_on_stdin():
+    raw = _Raw()
+    try:
+        raw.send(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}))
+        assert "result" in raw.response(1)
+        raw.send(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        garbage = [
+            b"Content-Length: 5\r\n\r\n{{{{{",  # not JSON
+            b"Content-Length: 2\r\n\r\n[]",  # JSON, not a message
+            _frame({"foo": 1}),
+            _frame({"jsonrpc": "1.0", "id": 50, "method": "shutdown"}),  # wrong version: dropped
+            _frame(body=b"\xff\xfe\x00 not UTF-8"),
+            b"X-Header: 1\r\n\r\n",  # a header block without Content-Length
+            b"just text\r\n\r\n",
+            b"Content-Length: abc\r\n\r\n",
+            _frame({"jsonrpc": "2.0", "id": 2, "method": "no/such/method", "params": {}}),
+            _frame({"jsonrpc": "2.0", "method": "no/such/notification", "params": {}}),
+            _frame({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": "not an object"}),
+            _frame({"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": {
+                "textDocument": {"uri": "file:///nowhere.cu"}, "position": {"line": -1, "character": -5}}}),
+            _frame({"jsonrpc": "2.0", "id": 5, "method": "textDocument/hover", "params": {
+                "textDocument": {"uri": "file:///nowhere.cu"}, "position": {"line": 0, "character": 0}}}),
+            _frame({"jsonrpc": "2.0", "id": [1, 2], "method": "shutdown"}),  # an id that is not an id
+            _frame({"jsonrpc": "2.0", "id": 58}),  # neither request nor response
+            _frame({"jsonrpc": "2.0", "result": {}, "id": 9999}),  # a response to nothing
+            _frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 5}}),
+        ]
+        for g in garbage:
+            raw.send(g)
+        assert raw.response(2)["error"]["code"] == -32601  # MethodNotFound
+        assert raw.response(3)["error"]["code"] == -32602  # InvalidParams
+        assert raw.response(4)["error"]["code"] == -32602
+        assert raw.response(5)["result"] is None  # a document that was never opened
+        # And after all that, ordinary work.
+        raw.send(_frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+            "uri": "file:///tmp/k.cu", "languageId": "cuda-cpp", "version": 1, "text": KERNEL}}}))
+        raw.send(_frame({"jsonrpc": "2.0", "id": 100, "method": "textDocument/hover", "params": {
+            "textDocument": {"uri": "file:///tmp/k.cu"}, "position": {"line": DIV[0], "character": DIV[1]}}}))
+        assert "SL201" in raw.response(100)["result"]["contents"]["value"]
+        raw.send(_frame({"jsonrpc": "2.0", "id": 101, "method": "shutdown"}))
+        assert raw.response(101)["result"] is None
+        raw.send(_frame({"jsonrpc": "2.0", "method": "exit"}))
+        assert raw.p.wait(20) == 0
+    finally:
+        if raw.p.poll() is None:
+            raw.p.kill()
+            raw.p.wait()
+
+
+def test_stdin_closed_mid_message():
+    """The client dies halfway through a message: the server exits instead of hanging."""
+    raw = _Raw()
+    try:
+        raw.send(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}))
+        raw.response(1)
+        raw.send(b"Content-Length: 1000\r\n\r\n{\"jsonrpc\": \"2.0\", ")
+        raw.p.stdin.close()
+        raw.p.wait(20)
+    finally:
+        if raw.p.poll() is None:
+            raw.p.kill()
+            raw.p.wait()
+            pytest.fail("the server did not exit when its input closed")
