@@ -504,23 +504,43 @@ def _valid_utf8(data: bytes) -> bool:
         return False
 
 
+def _errors(parsed) -> int:
+    """``shaderlint.fixes.parse_error_count`` on a parse we already have."""
+    root = parsed.tree.root_node
+    if not root.has_error:
+        return 0
+    count, stack = 0, [root]
+    while stack:
+        n = stack.pop()
+        if n.is_error or n.is_missing:
+            count += 1
+            continue
+        stack.extend(c for c in n.children if c.has_error or c.is_missing)
+    return count
+
+
 def check_fixes(path: str, data: bytes, result, settings: Settings, language: str) -> list[str]:
-    from shaderlint.fixes import apply_fixes, parse_error_count
+    """``apply_fixes`` (safe and unsafe) on ``result``: no new parse errors, UTF-8 stays UTF-8, the fixed
+    text lints cleanly position-wise, and fixing it again changes nothing."""
+    from shaderlint.fixes import apply_fixes, fix_source, parse_error_count
 
     problems = []
     if not any(d.fix is not None for d in result.diagnostics):
         return problems
-    new, applied = apply_fixes(path, data, result.diagnostics, unsafe=True, settings=settings, language=language)
+    outcome = fix_source(path, data, settings, True, language, result.diagnostics)  # what apply_fixes does
+    new = outcome.data
     if not isinstance(new, bytes):
         return [f"apply_fixes returned {type(new).__name__}"]
     if new == data:
         return problems
-    before, after = parse_error_count(path, data, language), parse_error_count(path, new, language)
+    before = _errors(result.parsed) if result.parsed is not None else parse_error_count(path, data, language)
+    after = (_errors(outcome.result.parsed) if outcome.result is not None and outcome.result.parsed is not None
+             else parse_error_count(path, new, language))
     if after > before:
         problems.append(f"fixes introduced parse errors ({before} -> {after})")
     if _valid_utf8(data) and not _valid_utf8(new):
         problems.append("fixes turned valid UTF-8 into invalid UTF-8")
-    again = lint_source(path, new, settings, language)
+    again = outcome.result if outcome.result is not None else lint_source(path, new, settings, language)
     problems += [f"after fixes: {p}" for p in check_positions(again.source, again.diagnostics)]
     new2, applied2 = apply_fixes(path, new, again.diagnostics, unsafe=True, settings=settings, language=language)
     if new2 != new:
@@ -644,6 +664,7 @@ def _worker(args) -> dict:
     rng = random.Random(f"{seed}:{index}")
     seeds = load_seeds()
     stats = {"inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0}
+    cpu0 = time.process_time()
     end = time.monotonic() + seconds
     while time.monotonic() < end:
         data = generate(rng, seeds)
@@ -658,6 +679,7 @@ def _worker(args) -> dict:
                 stats["kinds"][f.kind] = stats["kinds"].get(f.kind, 0) + 1
             if len(stats["saved"]) < 200:
                 stats["saved"].append(save_failure(out_dir, data, fails))
+    stats["cpu"] = time.process_time() - cpu0
     return stats
 
 
@@ -671,9 +693,9 @@ def campaign(minutes: float, seed: int, jobs: int, out_dir: str, budget: float =
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:
             parts = pool.map(_worker, tasks)
     wall = time.monotonic() - t0
-    total = {"inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0}
+    total = {"inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0, "cpu": 0.0}
     for p in parts:
-        for k in ("inputs", "failing_inputs", "failures"):
+        for k in ("inputs", "failing_inputs", "failures", "cpu"):
             total[k] += p[k]
         for k, v in p["kinds"].items():
             total["kinds"][k] = total["kinds"].get(k, 0) + v
@@ -707,6 +729,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"failing inputs: {t['failing_inputs']} ({t['failures']} failures"
           + (": " + ", ".join(f"{k} {v}" for k, v in sorted(t['kinds'].items())) if t['kinds'] else "") + ")")
     print(f"inputs/s:       {t['rate']:.1f} over {t['seconds']:.0f} s")
+    per_cpu = t["inputs"] / t["cpu"] if t["cpu"] else math.nan
+    print(f"CPU time:       {t['cpu']:.0f} s in {args.jobs} process(es): {per_cpu:.1f} inputs per CPU-second, "
+          f"{t['cpu'] / max(1, t['inputs']) * 1000:.1f} ms per input (load average {os.getloadavg()[0]:.1f})")
     print(f"slowest input:  {t['slowest'] * 1000:.0f} ms")
     if t["saved"]:
         print(f"failing inputs saved to {args.out}/ ({len(t['saved'])} shown by hash): {' '.join(t['saved'][:10])}")

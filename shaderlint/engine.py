@@ -35,13 +35,22 @@ class FileResult:
     timed_out: bool = False  # the time budget cut the analysis short (an SL001 says so); do not cache
 
 
+_ENABLED: dict[tuple, list[type[Rule]]] = {}  # memo: the same few selections, asked once per file
+
+
 def enabled_rules(settings: Settings, language: str, path: str = "") -> list[type[Rule]]:
     extra_ignore = settings.ignored_for(path) if path else ()
-    return [
-        r for r in RULES
-        if language in r.languages
-        and rule_enabled(r.code, r.default_on, settings.select, settings.ignore + extra_ignore, settings.extend_select)
-    ]
+    key = (language, settings.select, settings.ignore + extra_ignore, settings.extend_select, tuple(RULES))
+    hit = _ENABLED.get(key)
+    if hit is None:
+        if len(_ENABLED) > 256:
+            _ENABLED.clear()
+        hit = _ENABLED[key] = [
+            r for r in RULES
+            if language in r.languages
+            and rule_enabled(r.code, r.default_on, settings.select, settings.ignore + extra_ignore, settings.extend_select)
+        ]
+    return list(hit)
 
 
 def resolve_target(settings: Settings, language: str):

@@ -130,4 +130,33 @@ def sarif_log(results: list[FileResult], options: dict) -> dict[str, Any]:
 
 
 def format_sarif(results: list[FileResult], options: dict) -> str:
-    return json.dumps(sarif_log(results, options), indent=2, ensure_ascii=False) + "\n"
+    """``json.dumps(sarif_log(...), indent=2, ensure_ascii=False)``, with the rule descriptors (the same
+    ~190 KB every time, most of the work for a small run) serialized once and spliced in."""
+    log = sarif_log(results, options)
+    driver = log["runs"][0]["tool"]["driver"]
+    rules = driver["rules"]
+    driver["rules"] = _RULES_MARK
+    try:
+        text = json.dumps(log, indent=2, ensure_ascii=False)
+    finally:
+        driver["rules"] = rules
+    mark = json.dumps(_RULES_MARK)
+    at = text.find(mark)
+    line = text.rfind("\n", 0, at) + 1
+    indent = len(text[line:at]) - len(text[line:at].lstrip(" "))
+    return text[:at] + _rules_json(tuple(rules), indent) + text[at + len(mark):] + "\n"
+
+
+_RULES_MARK = "\u0000shaderlint-rules\u0000"
+_rules_cache: dict[tuple[int, ...], str] = {}
+
+
+def _rules_json(rules: tuple[dict[str, Any], ...], indent: int) -> str:
+    key = (indent,) + tuple(id(r) for r in rules)  # the descriptors are cached (_rule_descriptor): same ids
+    text = _rules_cache.get(key)
+    if text is None:
+        text = json.dumps(list(rules), indent=2, ensure_ascii=False).replace("\n", "\n" + " " * indent)
+        if len(_rules_cache) > 16:
+            _rules_cache.clear()
+        _rules_cache[key] = text
+    return text
