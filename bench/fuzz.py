@@ -62,6 +62,7 @@ EXTENSIONS = {
 FORMATS = ("text", "json", "sarif", "github")
 BUDGET = 5.0  # seconds per lint (the default Settings.time_budget)
 GRACE = 2.0  # a lint may overrun its budget by this much (the watchdog's latency, a loaded machine)
+HANG_AFTER = 120.0  # a worker still busy this long after the campaign's end is stuck (its input is saved)
 
 
 # ---- seeds -------------------------------------------------------------------------------------------
@@ -666,8 +667,12 @@ def _worker(args) -> dict:
     stats = {"inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0}
     cpu0 = time.process_time()
     end = time.monotonic() + seconds
+    os.makedirs(out_dir, exist_ok=True)
+    inflight = os.path.join(out_dir, f"inflight-{index}.bin")  # what a worker that never returns was doing
     while time.monotonic() < end:
         data = generate(rng, seeds)
+        with open(inflight, "wb") as fh:
+            fh.write(data)
         t0 = time.perf_counter()
         fails = check_input(data, rng, budget)
         stats["slowest"] = max(stats["slowest"], time.perf_counter() - t0)
@@ -680,6 +685,7 @@ def _worker(args) -> dict:
             if len(stats["saved"]) < 200:
                 stats["saved"].append(save_failure(out_dir, data, fails))
     stats["cpu"] = time.process_time() - cpu0
+    os.unlink(inflight)
     return stats
 
 
@@ -687,11 +693,26 @@ def campaign(minutes: float, seed: int, jobs: int, out_dir: str, budget: float =
     seconds = minutes * 60
     t0 = time.monotonic()
     tasks = [(i, seed, seconds, out_dir, budget) for i in range(jobs)]
+    hung: list[str] = []
     if jobs == 1:
         parts = [_worker(tasks[0])]
     else:
-        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-            parts = pool.map(_worker, tasks)
+        pool = multiprocessing.get_context("spawn").Pool(jobs)
+        pending = pool.map_async(_worker, tasks)
+        try:
+            parts = pending.get(timeout=seconds + HANG_AFTER)
+        except multiprocessing.TimeoutError:  # a worker is stuck where no budget reaches: that is a failure
+            parts = []
+            for i in range(jobs):
+                path = os.path.join(out_dir, f"inflight-{i}.bin")
+                if os.path.exists(path):
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                    hung.append(save_failure(out_dir, data, [Failure(
+                        "hang", f"worker {i} did not return {HANG_AFTER:g} s after the campaign's end")]))
+        finally:
+            pool.terminate()
+            pool.join()
     wall = time.monotonic() - t0
     total = {"inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0, "cpu": 0.0}
     for p in parts:
@@ -701,6 +722,12 @@ def campaign(minutes: float, seed: int, jobs: int, out_dir: str, budget: float =
             total["kinds"][k] = total["kinds"].get(k, 0) + v
         total["saved"] += p["saved"]
         total["slowest"] = max(total["slowest"], p["slowest"])
+    if hung:
+        total["failures"] += len(hung)
+        total["failing_inputs"] += len(hung)
+        total["kinds"]["hang"] = total["kinds"].get("hang", 0) + len(hung)
+        total["saved"] += hung
+        total["hung_workers"] = len(hung)
     total["seconds"] = wall
     total["rate"] = total["inputs"] / wall if wall else math.nan
     return total
@@ -724,6 +751,8 @@ def main(argv: list[str] | None = None) -> int:
           f"each input is linted as {', '.join(LANGUAGES)}, fixed and formatted ({', '.join(FORMATS)})",
           flush=True)
     t = campaign(args.minutes, args.seed, max(1, args.jobs), args.out, args.budget)
+    if t.get("hung_workers"):
+        print(f"STUCK WORKERS:  {t['hung_workers']} (their inputs are saved; figures exclude them)")
     print(f"inputs tried:   {t['inputs']}")
     print(f"lint runs:      {t['inputs'] * len(LANGUAGES)}")
     print(f"failing inputs: {t['failing_inputs']} ({t['failures']} failures"

@@ -112,14 +112,22 @@ def main(argv: Sequence[str] | None = None) -> int:
 def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes | None = None,
                 target: Target | None = None) -> list[Row]:
     """Rows for one file (never raises for bad input: an unreadable file has no rows)."""
+    from shaderlint.deadline import Deadline, TimeBudgetExceeded
+
     language = language_for_path(path)
     if language is None:
         return []
+    budget = getattr(settings, "time_budget", 5.0) if settings is not None else 5.0
     try:
         if data is None:
             with open(path, "rb") as fh:
                 data = fh.read()
-        model = build_model(FRONT_ENDS[language].parse(Source(path, data)))
+        with Deadline(budget) as dl:  # the same per-file budget as linting (see shaderlint.deadline)
+            model = build_model(FRONT_ENDS[language].parse(Source(path, data), deadline=dl))
+    except TimeBudgetExceeded:
+        print(f"shaderlint: {path}: could not analyse: the per-file time budget of {budget:g} s was exceeded",
+              file=sys.stderr)
+        return []
     except (OSError, Exception) as exc:  # a file we cannot read has no kernels to report
         print(f"shaderlint: {path}: could not analyse: {exc}", file=sys.stderr)
         return []
@@ -129,12 +137,17 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     facts = dict(settings.facts_for(path)) if settings is not None else {}
     facts.update(model.facts)
     estimates = []
-    for f in model.kernels:
-        if not f.is_device_code:
-            continue
-        merged = {**facts, **f.facts}
-        for b in template_instances(model, f) or [None]:
-            estimates.append(cached_estimate(model, f, target, bindings=b, facts=merged))
+    try:
+        with Deadline(budget):
+            for f in model.kernels:
+                if not f.is_device_code:
+                    continue
+                merged = {**facts, **f.facts}
+                for b in template_instances(model, f) or [None]:
+                    estimates.append(cached_estimate(model, f, target, bindings=b, facts=merged))
+    except TimeBudgetExceeded:
+        print(f"shaderlint: {path}: estimates stopped: the per-file time budget of {budget:g} s was exceeded",
+              file=sys.stderr)
     if compiler == "ptxas" and language == "cuda":
         return _ptxas_rows(path, model, estimates, target)
     rows = [_estimate_row(path, model, e, target) for e in estimates]

@@ -327,6 +327,18 @@ def is_grid_stride(model: "FileModel", f: Function) -> bool:
 
 
 def _grid_wide(model: "FileModel", f: Function, node: ts.Node, depth: int = 0) -> bool:
+    # Memoized: each identifier may lead to a definition with many identifiers, four levels deep;
+    # without it a long expression took minutes (exponential in the depth).
+    memo = model.__dict__.setdefault("_grid_wide_memo", {})
+    key = (node.id, depth)
+    hit = memo.get(key)
+    if hit is None:
+        memo[key] = False  # a definition that refers back to itself
+        hit = memo[key] = _grid_wide_uncached(model, f, node, depth)
+    return hit
+
+
+def _grid_wide_uncached(model: "FileModel", f: Function, node: ts.Node, depth: int) -> bool:
     if any(w in model.text(node) for w in _GRID_WORDS):
         return True
     if depth > 3:
