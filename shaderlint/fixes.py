@@ -109,14 +109,22 @@ def apply_edits(data: bytes, edits: Sequence[Edit]) -> bytes:
     return bytes(out)
 
 
-def parse_error_count(path: str, data: bytes, language: str | None) -> int:
+PARSE_BUDGET = 10.0  # seconds for the parse that checks a fix; past it the fix is refused
+
+
+def parse_error_count(path: str, data: bytes, language: str | None, budget: float = PARSE_BUDGET) -> int:
+    """Parse errors (ERROR and MISSING nodes) in ``data``. Raises
+    :class:`shaderlint.deadline.TimeBudgetExceeded` when the parse takes over ``budget`` seconds
+    (tree-sitter's error recovery can take minutes on some hostile inputs)."""
+    from shaderlint.deadline import Deadline
     from shaderlint.languages import FRONT_ENDS, language_for_path
     from shaderlint.model.source import Source
 
     language = language or language_for_path(path)
     if language is None:
         return 0
-    root = FRONT_ENDS[language].parse(Source(path, data)).tree.root_node
+    with Deadline(budget) as dl:
+        root = FRONT_ENDS[language].parse(Source(path, data), deadline=dl).tree.root_node
     if not root.has_error:
         return 0
     count = 0
@@ -154,7 +162,13 @@ def fix_source(path: str, data: bytes, settings: "Settings | None" = None, unsaf
     if settings is None:
         settings = _relint_settings(diagnostics)
     out = FixOutcome(data, result=result)
-    errors_before = parse_error_count(path, data, language) if any(fixable(d, unsafe) for d in diagnostics) else 0
+    from shaderlint.deadline import TimeBudgetExceeded
+
+    try:
+        errors_before = parse_error_count(path, data, language) if any(fixable(d, unsafe) for d in diagnostics) else 0
+    except TimeBudgetExceeded:
+        out.refused.append(f"{path}: fixes not applied: the file takes too long to parse to check them")
+        return out
     current = data
     seen = {current}
     for _ in range(max_passes):
@@ -162,7 +176,11 @@ def fix_source(path: str, data: bytes, settings: "Settings | None" = None, unsaf
         if not edits:
             break
         candidate = apply_edits(current, edits)
-        if parse_error_count(path, candidate, language) > errors_before:
+        try:
+            worse = parse_error_count(path, candidate, language) > errors_before
+        except TimeBudgetExceeded:
+            worse = True  # cannot be checked: not written
+        if worse:
             where = ", ".join(f"{d.code} at line {d.line}" for d in fixed)
             out.refused.append(f"{path}: fixes not applied: they would introduce a parse error ({where})")
             return FixOutcome(data, 0, out.passes + 1, out.refused, None)

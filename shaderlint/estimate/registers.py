@@ -467,7 +467,10 @@ def expand_statement_macros(model, f):
         from shaderlint.model.build import build_model
         from shaderlint.model.source import Source
 
-        m2 = build_model(FRONT_ENDS[model.language].parse(Source(model.source.path, data)))
+        from shaderlint.deadline import Deadline
+
+        with Deadline(5.0) as dl:  # the expanded text gets the default per-file budget of its own
+            m2 = build_model(FRONT_ENDS[model.language].parse(Source(model.source.path, data), deadline=dl))
     except Exception:
         return None
     g = next((k for k in m2.functions if k.name == f.name and k.name_node.start_byte == f.name_node.start_byte), None)
@@ -639,7 +642,7 @@ def cached_estimate(model, function, target: Target, *, bindings: Mapping[str, s
     else:
         got = estimate_kernel(model, function, target, bindings=bindings, adjust=adjust, facts=facts)
         if shared_key is not None:
-            _SHARED[shared_key] = got
+            _SHARED[shared_key] = replace(got, function=None)  # the LRU must not keep whole models alive
             if len(_SHARED) > _SHARED_MAX:
                 _SHARED.popitem(last=False)
     cache[key] = got
