@@ -175,9 +175,12 @@ def follow(model: "FileModel", node: ts.Node, depth: int = 0) -> tuple[ts.Node, 
     for _ in range(6):
         inner = n
         while inner.type in _PASS:
-            inner = inner.child_by_field_name("value") if inner.type == "cast_expression" else unparen(inner)
-            if inner is None:
+            nxt = inner.child_by_field_name("value") if inner.type == "cast_expression" else unparen(inner)
+            if nxt is None:
                 return n, origin
+            if nxt == inner:  # `(a /* c */)`: unparen cannot see through it (this looped forever)
+                break
+            inner = nxt
         if inner.type not in ("identifier", "type_identifier") or model.const_value(inner) is not None:
             return n, origin
         var = model.resolve(inner)
