@@ -79,10 +79,10 @@ class VarInfo:
     def count(self) -> int | None:
         n = 1
         for d in self.dims:
-            if d is None:
+            if d is None or d <= 0:
                 return None
             n *= d
-        return n
+        return n if n < 1 << 62 else None  # `a[0xffffffffffffffff][...]...`: no array that big (float() overflowed)
 
 
 @dataclass
@@ -551,7 +551,7 @@ class Walker:
     def element_indices(self, dims: tuple[int | None, ...], prefix: tuple) -> list[tuple]:
         out: list[tuple] = [tuple(prefix)]
         for d in dims[len(prefix):]:
-            if d is None:
+            if d is None or len(out) * d > 65536:  # checked before building: `a[1 << 40]` ate memory
                 return []
             out = [o + (i,) for o in out for i in range(d)]
             if len(out) > 65536:

@@ -32,7 +32,7 @@ class CudaFrontEnd(FrontEnd):
     def mask(self, source: Source, buf: bytearray) -> list[Mask]:
         masks: list[Mask] = []
         for m in scan_code(source, _ALIGN):
-            masks.append(Mask(m.start(), m.end(), "attribute", m.group(0).decode(), "align"))
+            masks.append(Mask(m.start(), m.end(), "attribute", m.group(0).decode("utf-8", "replace"), "align"))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _LAMBDA_SPACE):
             masks.append(Mask(m.start(1), m.end(1), "function-qualifier", m.group(1).decode().strip(), "lambda"))

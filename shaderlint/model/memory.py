@@ -244,8 +244,8 @@ def _array_count(model: "FileModel", name: str, fnode: ts.Node) -> int | None:
         while n is not None and n.type == "array_declarator":
             size = n.child_by_field_name("size")
             value = model.const_value(size) if size is not None else None
-            if not isinstance(value, int):
-                return None
+            if not isinstance(value, int) or value <= 0 or count * value >= 1 << 62:
+                return None  # unknown, invalid or absurd: not a size to compute with
             count *= value
             n = n.child_by_field_name("declarator")
         if n is not None and model.text(n) == name:

@@ -125,7 +125,7 @@ class DynamicStackArray(Rule):
                 count = 1
                 for d in v.dims:
                     count = count * d if d is not None and count is not None else None
-                size = f"{count} × {el.name}" if count is not None and el.is_known else "array"
+                size = f"{count} × {el.name}" if count is not None and 0 < count < 1 << 62 and el.is_known else "array"
                 first = model.text(idxs[0])
                 related = tuple(Related(i.start_byte, i.end_byte, f"dynamic index '{model.text(i)}'") for i in idxs)
                 yield Finding(

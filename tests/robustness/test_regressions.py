@@ -86,6 +86,12 @@ def test_no_fix_into_an_unreadable_kernel():
      + "__global__ void k(int* a) { a[0] = a[1] / M39; }\n"),
     ("k.cu", "#define N " + "-" * 5000 + "1\n__global__ void k(int* a) { a[0] = a[1] / N; }\n"),
     ("k.cu", "// shaderlint: threadgroup-size=" + "9" * 5000 + "\n__global__ void k(int* a) { __syncthreads(); }\n"),
+    # private arrays of 2^40 elements (the estimator listed every element) and of more than float range
+    ("k.cu", "__global__ void k(float* a, int j) { float t[1099511627776]; t[0] = a[0]; a[1] = t[j]; }\n"),
+    ("k.comp", "#version 450\nlayout(local_size_x = 64) in;\nlayout(std430, binding = 0) buffer B { float a[]; };\n"
+               "void main() { float t[0xffffffffffffffff][0xffffffffffffffff][0xffffffffffffffff]"
+               "[0xffffffffffffffff][0xffffffffffffffff]; t[0][0][0][0][0] = a[0]; a[1] = t[0][0][0][0][int(a[2])]; }\n"),
+    ("k.cu", b"__global__ void k(float* a) { __align__(\xff\xfe) float t[4]; a[0] = t[0]; }\n"),  # not UTF-8
 ])
 def test_out_of_range_numbers(path, src):
     """Negative, zero, infinite, NaN and 5,000-digit sizes and constants are unknown, not crashes."""
