@@ -165,7 +165,29 @@ def occupancy(
     Apple's 16-bit halves); None leaves registers out. ``shared_bytes_per_group``
     is static plus dynamic shared/threadgroup memory, without the runtime's
     reservation (the target adds it).
+
+    Memoized (a pure function of its arguments; the result is shared and must not be
+    modified): an estimate with an unknown group size asks for every group size, and
+    SL505 searches for the change that reaches the threshold.
     """
+    key = (id(target), threads_per_group, registers_per_thread, registers_per_thread.__class__,
+           shared_bytes_per_group, shared_bytes_per_group.__class__)
+    got = _MEMO.get(key)
+    if got is not None and got[0] is target:
+        return got[1]
+    result = _occupancy(target, threads_per_group, registers_per_thread, shared_bytes_per_group)
+    if len(_MEMO) >= _MEMO_MAX:
+        _MEMO.clear()
+    _MEMO[key] = (target, result)  # the target is kept alive with its id
+    return result
+
+
+_MEMO: dict[tuple, tuple[Target, Occupancy]] = {}
+_MEMO_MAX = 1 << 16
+
+
+def _occupancy(target: Target, threads_per_group: int, registers_per_thread: float | None,
+               shared_bytes_per_group: int) -> Occupancy:
     if threads_per_group < 1:
         raise ValueError(f"threads_per_group must be >= 1, got {threads_per_group}")
     if shared_bytes_per_group < 0:

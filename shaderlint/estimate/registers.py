@@ -254,8 +254,18 @@ def launch_threads(model, node: ts.Node | None) -> int | None:
 
 
 def _used_globals(model, f, seen: set | None = None) -> set:
-    """Globals referenced by ``f`` and the helpers it calls."""
-    seen = seen if seen is not None else set()
+    """Globals referenced by ``f`` and the helpers it calls (memoized per model and function:
+    every estimate of a kernel asks; the answer is shared, not to be modified)."""
+    if seen is None:
+        cache = model.__dict__.setdefault("_used_globals_cache", {})
+        got = cache.get(id(f))
+        if got is None or got[0] is not f:
+            got = cache[id(f)] = (f, _used_globals_walk(model, f, set()))
+        return got[1]
+    return _used_globals_walk(model, f, seen)
+
+
+def _used_globals_walk(model, f, seen: set) -> set:
     if f.body is None or id(f) in seen:
         return set()
     seen.add(id(f))
@@ -270,7 +280,7 @@ def _used_globals(model, f, seen: set | None = None) -> set:
             elif v is None:
                 g = model.function_by_name.get(model.text(n))
                 if g is not None and g is not f:
-                    out |= _used_globals(model, g, seen)
+                    out |= _used_globals_walk(model, g, seen)
             continue
         stack.extend(n.children)
     return out
