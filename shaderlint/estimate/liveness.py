@@ -67,6 +67,17 @@ class _Budget(Exception):
     pass
 
 
+# Expression kinds :meth:`Walker.ev` dispatches on first: 0 no registers, 1 identifier, 2 field,
+# 3 subscript, 4 binary, 5 unary.
+_EV_KIND = {
+    **dict.fromkeys(("number_literal", "true", "false", "string_literal", "char_literal", "sizeof_expression",
+                     "null", "nullptr", "user_defined_literal", "concatenated_string", "alignof_expression",
+                     "type_descriptor", "primitive_type", "comment"), 0),
+    "identifier": 1, "qualified_identifier": 1, "field_expression": 2, "subscript_expression": 3,
+    "binary_expression": 4, "unary_expression": 5, "pointer_expression": 5,
+}
+
+
 @dataclass
 class VarInfo:
     """A variable's shape under the current bindings."""
@@ -156,6 +167,7 @@ class Walker:
         self._wt: dict[int, float] = {}
         self._var_shape: dict[int, tuple] = {}  # id(var) -> (cost, table, elem cost, elem table)
         self._in_registers: dict[int, bool] = {}
+        self._elements: dict[tuple, list[tuple]] = {}  # element_indices
         # Shared by every walk of the model: the syntax of expressions (operator text, operands).
         self._syntax: dict = model.__dict__.setdefault("_walk_syntax", {})
 
@@ -415,7 +427,9 @@ class Walker:
         return WalkResult(self.peak(), {}, {}, self.notes, self.inlined, complete)
 
     def stmt(self, n: ts.Node) -> None:
-        self.tick()
+        self.visits += 1  # tick(), inlined
+        if self.visits > _MAX_VISITS:
+            raise _Budget
         t = n.type
         if t in ("compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
                  "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"):
@@ -537,8 +551,7 @@ class Walker:
             peak = self.ev_seq(items)[0] if items else 0.0
             self.record(peak)
             count = inf.count or 0
-            el = self.type_cost(inf.elem)
-            table = self.comp_table(inf.elem)
+            el, table = self.shape(v)[2:]
             for idx in self.element_indices(inf.dims, ()):
                 self.def_keys(("e", self.frames[-1].id, id(v), idx), table, None, el)
             self.arrays[id(v)] = v
@@ -549,6 +562,15 @@ class Walker:
             self.record(self.ev(init)[0] if init.type != "initializer_list" else 1.0)
 
     def element_indices(self, dims: tuple[int | None, ...], prefix: tuple) -> list[tuple]:
+        """Every element index of an array of ``dims`` starting with ``prefix`` (memoized per
+        walk: the answer is shared, not to be modified)."""
+        key = (dims, prefix)
+        got = self._elements.get(key)
+        if got is None:
+            got = self._elements[key] = self._element_indices(dims, prefix)
+        return got
+
+    def _element_indices(self, dims: tuple[int | None, ...], prefix: tuple) -> list[tuple]:
         out: list[tuple] = [tuple(prefix)]
         for d in dims[len(prefix):]:
             if d is None or len(out) * d > 65536:  # checked before building: `a[1 << 40]` ate memory
@@ -820,22 +842,25 @@ class Walker:
         """(registers needed while evaluating beyond live values, registers of the result)."""
         if n is None:
             return 0.0, 0.0
-        self.tick()
-        n = unparen(n)
+        self.visits += 1  # tick(), inlined: the walk's hottest path
+        if self.visits > _MAX_VISITS:
+            raise _Budget
         t = n.type
-        if t in ("number_literal", "true", "false", "string_literal", "char_literal", "sizeof_expression",
-                 "null", "nullptr", "user_defined_literal", "concatenated_string", "alignof_expression",
-                 "type_descriptor", "primitive_type", "comment"):
-            return 0.0, 0.0
-        if t in ("identifier", "qualified_identifier"):
-            return self.ev_ident(n)
-        if t == "field_expression":
-            return self.ev_field(n)
-        if t == "subscript_expression":
-            return self.access(n, write=False)
-        if t == "binary_expression":
-            return self.ev_binary(n)
-        if t in ("unary_expression", "pointer_expression"):
+        if t == "parenthesized_expression":
+            n = unparen(n)
+            t = n.type
+        kind = _EV_KIND.get(t)
+        if kind is not None:
+            if kind == 0:
+                return 0.0, 0.0
+            if kind == 1:
+                return self.ev_ident(n)
+            if kind == 2:
+                return self.ev_field(n)
+            if kind == 3:
+                return self.access(n, write=False)
+            if kind == 4:
+                return self.ev_binary(n)
             return self.ev_unary(n)
         if t == "update_expression":
             arg = n.child_by_field_name("argument")
@@ -1286,8 +1311,7 @@ class Walker:
         vals = [evaluate(self.m, i, self.env) if i is not None else None for i in idx]
         dynamic = any(x is None for x in vals)
         idx_peak, idx_w = self.ev_seq([i for i, x in zip(idx, vals) if i is not None and x is None])
-        table = self.comp_table(inf.elem)
-        el = self.type_cost(inf.elem)
+        el, table = self.shape(v)[2:]
         if field is not None and table is not None and not dynamic:
             el = sum(table[c] for c in (self.pick(table, field) or table))
         if not self.in_registers(v) or (dynamic and id(v) not in self.promote):
@@ -1319,8 +1343,7 @@ class Walker:
         if not self.in_registers(v):
             return
         inf = self.info(v)
-        el = self.type_cost(inf.elem)
-        table = self.comp_table(inf.elem)
+        el, table = self.shape(v)[2:]
         for i in self.element_indices(inf.dims, ()):
             self.use_keys(("e", self.frames[-1].id, id(v), i), table, None, el)
 
