@@ -248,6 +248,18 @@ class ExprAnalysis:
         return None
 
     def callee_name(self: "FileModel", call: ts.Node) -> str:
+        """The called function's name (``f``, ``ns::f`` -> ``f``, ``f<T>``, ``obj.f``); memoized per node."""
+        try:
+            cache = self._callee_cache
+        except AttributeError:
+            cache = self._callee_cache = {}
+        key = call.id
+        got = cache.get(key)
+        if got is None:
+            got = cache[key] = self._callee_name(call)
+        return got
+
+    def _callee_name(self: "FileModel", call: ts.Node) -> str:
         fn = call.child_by_field_name("function")
         if fn is None:
             return ""
@@ -259,8 +271,17 @@ class ExprAnalysis:
         return self.text(fn).split("::")[-1]
 
     def call_args(self: "FileModel", call: ts.Node) -> list[ts.Node]:
-        args = call.child_by_field_name("arguments")
-        return list(args.named_children) if args is not None else []
+        """The argument nodes of a call (a new list each time; memoized per node)."""
+        try:
+            cache = self._call_args_cache
+        except AttributeError:
+            cache = self._call_args_cache = {}
+        key = call.id
+        got = cache.get(key)
+        if got is None:
+            args = call.child_by_field_name("arguments")
+            got = cache[key] = tuple(args.named_children) if args is not None else ()
+        return list(got)
 
     def _call_type(self: "FileModel", node: ts.Node) -> Type:
         fn = node.child_by_field_name("function")
