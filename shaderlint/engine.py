@@ -33,6 +33,7 @@ class FileResult:
     suppressions: list[Suppression] = field(default_factory=list)
     parsed: Parsed | None = None
     timed_out: bool = False  # the time budget cut the analysis short (an SL001 says so); do not cache
+    partial: bool = False  # diagnostics from shaderlint.incremental: no model or parse of the whole file
 
 
 _ENABLED: dict[tuple, list[type[Rule]]] = {}  # memo: the same few selections, asked once per file

@@ -24,9 +24,13 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 from lsprotocol import types
 
+from shaderlint import incremental
 from shaderlint.config import Settings
 from shaderlint.engine import FileResult, _internal, lint_source
-from shaderlint.languages import Parsed
+from shaderlint.incremental import Outline, build_outline, partial_lint
+from shaderlint.deadline import Deadline, TimeBudgetExceeded
+from shaderlint.languages import FRONT_ENDS, Parsed
+from shaderlint.languages.base import _parse
 from shaderlint.model.source import Source
 from shaderlint.server.convert import (
     UTF16,
@@ -38,6 +42,11 @@ from shaderlint.server.convert import (
 )
 
 log = logging.getLogger(__name__)
+
+#: Seconds of quiet after an incremental lint before the whole file is linted again (see Linter._confirm).
+CONFIRM_AFTER_S = 1.5
+#: Seconds a parse of the whole text may take for the check of a partial lint (else: a whole-file lint).
+WHOLE_TREE_BUDGET_S = 1.0
 
 
 @dataclass(eq=False)
@@ -61,7 +70,12 @@ class Document:
     full_parse_next: bool = True
     timer: asyncio.TimerHandle | None = None
     publish_after_lint: bool = False
-    stats: dict[str, int] = field(default_factory=lambda: {"incremental": 0, "full": 0, "mask_fallback": 0})
+    stats: dict[str, int] = field(default_factory=lambda: {"incremental": 0, "full": 0, "mask_fallback": 0,
+                                                           "partial": 0, "confirmed": 0, "mismatch": 0})
+    # Per-function incremental linting (shaderlint.incremental): the functions of the last lint, with the
+    # edits since. None: the next lint is a whole-file one.
+    outline: Outline | None = None
+    confirm_timer: asyncio.TimerHandle | None = None
 
     def position_map(self, encoding: str) -> PositionMap:
         source = self.result.source if self.result is not None and self.result.source.data is self.data else None
@@ -74,6 +88,7 @@ class Document:
         self.full_parse_next = True
         self.tree = self.expected = None
         self.edited = []
+        self.outline = None
 
     def apply_change(self, change: types.TextDocumentContentChangeEvent, encoding: str = UTF16) -> None:
         if not isinstance(change, types.TextDocumentContentChangePartial):
@@ -84,6 +99,8 @@ class Document:
         new = encode_text(change.text)
         self.data = old[:start] + new + old[end:]
         self.linted = False
+        if self.outline is not None:
+            self.outline.edit(start, end, len(new))
         if self.full_parse_next or self.parsed is None:
             return
         if self.tree is None:  # first edit since the last lint: edit copies, keep the last parse intact
@@ -112,7 +129,38 @@ class Document:
         return actual[pos:] == expected[pos:]
 
     # ---- linting ----------------------------------------------------------------------------------
-    def lint(self, settings: Settings, config_error: str | None = None) -> FileResult:
+    def _whole_tree(self, patches: list[tuple[int, int, bytes]]) -> ts.Tree | None:
+        """The whole current text parsed for a check of the partial lint: the last whole-file parse's
+        masked text with the edits since (``expected``), the given ranges (edited bodies) replaced by
+        their masked text, parsed incrementally on the edited tree. Nothing is stored: the next
+        whole-file lint still starts from the last whole-file parse."""
+        if self.full_parse_next or self.parsed is None or self.language is None:
+            return None
+        if self.tree is None:  # no edit since the last whole-file parse
+            return self.parsed.tree
+        masked = bytearray(self.expected)
+        for start, end, text in sorted(patches, reverse=True):
+            if len(text) != end - start or end > len(masked):
+                return None
+            masked[start:end] = text
+        try:
+            with Deadline(WHOLE_TREE_BUDGET_S) as dl:  # error recovery can run long: cancellable
+                return _parse(FRONT_ENDS[self.language].parser(), bytes(masked), self.tree, dl)
+        except (Exception, TimeBudgetExceeded):
+            log.warning("parsing %s for an incremental check failed or took too long", self.uri)
+            return None
+
+    def lint(self, settings: Settings, config_error: str | None = None, full: bool = False) -> FileResult:
+        """Lint the current text: only the functions the edits can affect when that is known to give
+        the whole-file answer (``shaderlint.incremental``), else the whole file (incremental parse)."""
+        if not full and not config_error and self.outline is not None and self.result is not None:
+            part = partial_lint(self.path, self.data, settings, self.language, self.outline,
+                                whole_parse=self._whole_tree)
+            if part is not None:
+                self.stats["partial"] += 1
+                self.result, self.outline, self.linted = part.result, part.outline, True
+                return part.result  # the tree edits keep accumulating for the next whole-file parse
+            log.debug("%s: whole-file lint (%s)", self.uri, incremental.last_fallback)
         old = None
         if not self.full_parse_next and self.parsed is not None:
             old = dataclasses.replace(self.parsed, tree=self.tree if self.tree is not None else self.parsed.tree)
@@ -134,6 +182,7 @@ class Document:
         self.edited = []
         self.full_parse_next = result.parsed is None
         self.linted = True
+        self.outline = build_outline(result, settings) if not config_error else None
         return result
 
 
@@ -160,29 +209,39 @@ class Linter:
     def get(self, uri: str) -> Document | None:
         return self.documents.get(uri)
 
-    def ensure(self, doc: Document) -> Document:
-        """Lint ``doc`` now if its diagnostics are stale (cancelling a pending debounce)."""
+    def ensure(self, doc: Document, full: bool = False) -> Document:
+        """Lint ``doc`` now if its diagnostics are stale (cancelling a pending debounce). ``full``: the
+        caller needs the whole file's model (hover, code lens), not only up-to-date diagnostics."""
         if doc.timer is not None:
             doc.timer.cancel()
             doc.timer = None
+        if full and doc.result is not None and doc.result.partial:
+            self._cancel_confirm(doc)
+            self._confirm(doc.uri, doc)
         if not doc.linted:
-            self._lint(doc)
+            self._lint(doc, full)
             if doc.publish_after_lint:
                 doc.publish_after_lint = False
                 self._publish(doc)
         return doc
 
-    def _lint(self, doc: Document) -> None:
+    def _lint(self, doc: Document, full: bool = False) -> None:
+        self._cancel_confirm(doc)
         try:
             settings, error = self._settings_for(doc)
-            result = doc.lint(settings, error)
+            result = doc.lint(settings, error, full=full)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # incl. the engine's time-budget exception: keep serving, show an SL001
             log.exception("linting %s failed", doc.uri)
             result = crash_result(doc, exc)
             doc.result, doc.parsed, doc.tree, doc.expected = result, None, None, None
-            doc.full_parse_next, doc.linted = True, True
+            doc.full_parse_next, doc.linted, doc.outline = True, True, None
+        doc.lsp = self._convert(doc, result)
+        if result.partial:
+            self._schedule_confirm(doc)
+
+    def _convert(self, doc: Document, result: FileResult) -> list[types.Diagnostic]:
         pmap = doc.position_map(self._encoding())
         caps = self._capabilities()
         lsp = []
@@ -191,7 +250,39 @@ class Linter:
                 lsp.append(to_lsp_diagnostic(d, pmap, doc.uri, doc.version, caps))
             except Exception:
                 log.exception("could not convert a diagnostic of %s", doc.uri)
-        doc.lsp = lsp
+        return lsp
+
+    # ---- confirming incremental results -----------------------------------------------------------
+    def _schedule_confirm(self, doc: Document) -> None:
+        """Once the user pauses, lint the whole file: it gives hover and code lens their model and
+        checks the incremental result (a difference is logged as a defect and published)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # in-process use without an event loop: the partial result stands
+            return
+        doc.confirm_timer = loop.call_later(CONFIRM_AFTER_S, self._confirm, doc.uri, doc)
+
+    def _cancel_confirm(self, doc: Document) -> None:
+        if doc.confirm_timer is not None:
+            doc.confirm_timer.cancel()
+            doc.confirm_timer = None
+
+    def _confirm(self, uri: str, doc: Document) -> None:
+        doc.confirm_timer = None
+        if self.documents.get(uri) is not doc or not doc.linted or doc.result is None or not doc.result.partial:
+            return
+        before = doc.lsp
+        try:
+            self._lint(doc, full=True)
+        except Exception:
+            log.exception("confirming lint of %s failed", uri)
+            return
+        doc.stats["confirmed"] += 1
+        if doc.lsp != before:
+            doc.stats["mismatch"] += 1
+            log.warning("%s: the incremental diagnostics differed from a whole-file lint (a shaderlint defect; "
+                        "please report it); publishing the whole-file ones", uri)
+            self._publish(doc)
 
     def schedule(self, doc: Document, delay_ms: float, publish: bool) -> None:
         """Lint after ``delay_ms`` of quiet (0: now); publish the result when ``publish``."""
@@ -227,4 +318,6 @@ class Linter:
         doc = self.documents.pop(uri, None)
         if doc is not None and doc.timer is not None:
             doc.timer.cancel()
+        if doc is not None:
+            self._cancel_confirm(doc)
         return doc

@@ -166,10 +166,11 @@ class ShaderlintServer(LanguageServer):
         self.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=doc.uri, version=doc.version, diagnostics=doc.lsp))
 
-    def document(self, uri: str) -> Document | None:
+    def document(self, uri: str, full: bool = False) -> Document | None:
+        """An open document with up-to-date diagnostics; ``full``: with the whole file's model too."""
         doc = self.linter.get(uri)
         if doc is not None:
-            self.linter.ensure(doc)
+            self.linter.ensure(doc, full)
         return doc
 
     def estimate_context(self, doc: Document) -> tuple[Any, dict[str, str]]:
@@ -324,7 +325,7 @@ def create_server() -> ShaderlintServer:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @_request
     def hover(ls: ShaderlintServer, params: types.HoverParams):
-        doc = ls.document(params.text_document.uri)
+        doc = ls.document(params.text_document.uri, full=True)
         if doc is None:
             return None
         return hovers.hover(doc, params.position, ls.encoding(), *ls.estimate_context(doc))
@@ -334,7 +335,7 @@ def create_server() -> ShaderlintServer:
     def code_lens(ls: ShaderlintServer, params: types.CodeLensParams):
         if not ls.client_settings.code_lens:
             return None
-        doc = ls.document(params.text_document.uri)
+        doc = ls.document(params.text_document.uri, full=True)
         if doc is None:
             return None
         return hovers.code_lenses(doc, ls.encoding(), *ls.estimate_context(doc)) or None

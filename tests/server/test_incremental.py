@@ -80,13 +80,17 @@ def test_incremental_lint_matches_a_fresh_lint(source, steps):
             lo, hi = sorted((a, b))
             rng = types.Range(start=_position(doc.data, lo), end=_position(doc.data, hi))
             doc.apply_change(types.TextDocumentContentChangePartial(range=rng, text=snippet))
-        incremental = doc.lint(SETTINGS)
+        incremental = doc.lint(SETTINGS)  # per function (shaderlint.incremental) when it can, else a whole file
         fresh = _fresh(doc.path, doc.data, language)
         if not fresh.parsed.tree.root_node.has_error:
             # Error recovery may legitimately differ between an incremental and a fresh parse; valid code may not.
-            assert str(incremental.parsed.tree.root_node) == str(fresh.parsed.tree.root_node)
             assert _key(incremental) == _key(fresh)
-        assert incremental.parsed.parse_bytes == fresh.parsed.parse_bytes
+            if not incremental.partial:
+                assert str(incremental.parsed.tree.root_node) == str(fresh.parsed.tree.root_node)
+        if not incremental.partial:
+            assert incremental.parsed.parse_bytes == fresh.parsed.parse_bytes
+        else:
+            assert _key(incremental) == _key(fresh)
 
 
 def test_edits_that_move_masks_fall_back_to_a_full_parse():
@@ -102,8 +106,9 @@ def test_edits_that_move_masks_fall_back_to_a_full_parse():
     # An edit that leaves the masks alone stays incremental.
     at = types.Position(line=line + 6, character=4)
     doc.apply_change(types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text="\n"))
-    doc.lint(SETTINGS)
-    assert doc.stats == {"incremental": 1, "full": 2, "mask_fallback": 1}
+    doc.lint(SETTINGS, full=True)
+    assert {k: doc.stats[k] for k in ("incremental", "full", "mask_fallback")} == \
+        {"incremental": 1, "full": 2, "mask_fallback": 1}
 
 
 def test_examples_reparse_incrementally_to_the_same_diagnostics():
@@ -126,3 +131,44 @@ def test_examples_reparse_incrementally_to_the_same_diagnostics():
             assert _key(result) == _key(fresh), path.name
             checked += 1
     assert checked >= 10
+
+
+def test_edits_inside_one_function_relint_only_that_function():
+    """Per-function linting: an edit inside a kernel body re-lints its component; the tree edits keep
+    accumulating, so the next whole-file lint still parses incrementally, to the same diagnostics."""
+    units = "".join(CUDA.replace("rows", f"rows{i}") for i in range(6))
+    doc = Document("file:///u.cu", "/u.cu", "cuda", "cuda", 1, units.encode())
+    doc.lint(SETTINGS)
+    lines = units.splitlines()
+    line = [i for i, x in enumerate(lines) if "int col" in x][3]
+    for text in ("int q = i / width; ", "\n", " "):
+        at = types.Position(line=line, character=4)
+        doc.apply_change(types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=text))
+        result = doc.lint(SETTINGS)
+        assert result.partial and result.model is None
+        assert _key(result) == _key(_fresh(doc.path, doc.data, "cuda"))
+    assert doc.stats["partial"] == 3
+    whole = doc.lint(SETTINGS, full=True)
+    assert not whole.partial and whole.model is not None and doc.stats["incremental"] >= 1
+    assert _key(whole) == _key(_fresh(doc.path, doc.data, "cuda"))
+    # An edit outside every body (before the first template) is a whole-file lint.
+    doc.apply_change(types.TextDocumentContentChangePartial(
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        text="// top\n"))
+    assert not doc.lint(SETTINGS).partial
+
+
+def test_typing_that_breaks_a_body_for_a_moment_stays_per_function():
+    """While a statement is being typed the body does not parse; the partial lint checks the whole
+    file's (incremental) parse reads that body the same way and still lints only its component."""
+    units = "".join(CUDA.replace("rows", f"rows{i}") for i in range(6))
+    doc = Document("file:///u.cu", "/u.cu", "cuda", "cuda", 1, units.encode())
+    doc.lint(SETTINGS)
+    line = [i for i, x in enumerate(units.splitlines()) if "int col" in x][2]
+    for k, ch in enumerate("float w = col;"):
+        at = types.Position(line=line, character=4 + k)
+        doc.apply_change(types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=ch))
+        result = doc.lint(SETTINGS)
+        assert _key(result) == _key(_fresh(doc.path, doc.data, "cuda")), repr(ch)
+    assert doc.stats["partial"] == len("float w = col;")
+    assert doc.stats["full"] == 1  # the open

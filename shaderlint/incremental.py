@@ -1,0 +1,493 @@
+"""Incremental linting for the language server: re-lint only the functions an edit can affect.
+
+A keystroke inside one function body cannot change what the rules say about
+functions that neither call it nor are called by it. After a full lint, the
+document's top-level function definitions are recorded as :class:`Span` objects
+(region, body braces, the identifiers in the body). When every edit since the
+last lint falls strictly inside function bodies, :func:`partial_lint`
+
+1. takes the *connected component* of the edited functions in the reference
+   graph (F and G are linked when either body names the other, directly or
+   through a macro), plus every function that cannot be treated this way;
+2. lints a copy of the document from which all other function definitions are
+   cut out (their line breaks kept, so every line keeps its number; offsets are
+   mapped back), so the front ends, model, rules and impact step run as usual
+   on the component and the file-level declarations only;
+3. keeps the component's diagnostics from that lint, the other functions'
+   diagnostics from the last lint (offsets shifted through the edits), and
+   checks that the file-level diagnostics (outside every function) agree.
+
+It gives up (returns None: the caller lints the whole file) whenever it cannot
+show the result equals a full lint: an edit outside a body, a body containing
+``shaderlint:`` comments or preprocessor directives other than ``#pragma``
+(suppressions, macros), parse errors, a changed structure after the edit,
+file-level diagnostics that differ, SL002 (unused suppressions needs every
+finding), a timed-out lint, or a component that is most of the file anyway.
+The server also confirms each partial result with a full lint once the user
+pauses (see ``shaderlint.server.diagnostics``); a test compares both on random
+edits of every example and fixture.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+
+import tree_sitter as ts
+
+from shaderlint.config import Settings
+from shaderlint.diagnostics import Diagnostic, Edit
+from shaderlint.engine import FileResult, enabled_rules, lint_source
+from shaderlint.model.source import _LEXICAL, Source
+from shaderlint.suppression import UNUSED_CODE
+
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_][A-Za-z0-9_]*)((?:[^\n\\]|\\\r?\n|\\.)*)", re.M)
+# A body that holds suppression comments or preprocessor directives (other than #pragma, which only
+# affects the statement after it) can change things outside itself: it is always linted.
+_SPECIAL = re.compile(rb"shaderlint|^[ \t]*#[ \t]*(?!pragma\b)[A-Za-z_]", re.M)
+_BREAK = re.compile(rb"\r\n|\r|\n")
+_TOP_LEVEL = ("translation_unit",)
+# Linting a component larger than this share of the file is not worth the bookkeeping.
+MAX_SHARE = 0.6
+
+
+@dataclass(slots=True)
+class Span:
+    """One top-level function definition, in current document offsets."""
+    name: str  # last identifier of the function's name
+    start: int  # region start: the end of the previous top-level node (attributes, comments included)
+    body_start: int  # offset of "{"
+    body_end: int  # offset just after "}"
+    words: frozenset[bytes]
+    fixed: bool  # always linted, never edited incrementally (not at top level, special body)
+    broken: bool = False  # its body did not parse: always linted (its errors are checked against the whole file)
+
+
+@dataclass(slots=True)
+class Outline:
+    spans: list[Span]  # sorted by start
+    macros: dict[bytes, frozenset[bytes]]
+    diagnostics: list[Diagnostic]  # of the last lint, in current offsets once ``edits`` are applied
+    settings_key: str
+    edits: list[tuple[int, int, int]]  # (start, end, new length) since the last lint, in order
+    dirty: set[int]  # indices of spans with edited bodies
+    valid: bool = True
+
+    # ---- edits ------------------------------------------------------------------------------------
+    def edit(self, start: int, end: int, new_len: int) -> None:
+        """Record a replacement of [start, end) (current offsets) by ``new_len`` bytes."""
+        if not self.valid:
+            return
+        delta = new_len - (end - start)
+        hit = None
+        for i, s in enumerate(self.spans):
+            if s.body_start < start and end < s.body_end:  # strictly between the braces
+                hit = i
+                break
+        if hit is None:
+            self.valid = False
+            return
+        for i, s in enumerate(self.spans):
+            if i == hit:
+                s.body_end += delta
+            elif s.start >= end:
+                s.start += delta
+                s.body_start += delta
+                s.body_end += delta
+        self.dirty.add(hit)
+        self.edits.append((start, end, new_len))
+
+    def map_offset(self, offset: int) -> int | None:
+        """An offset of the last lint's text in the current text; None inside edited bytes."""
+        for start, end, new_len in self.edits:
+            if offset >= end:
+                offset += new_len - (end - start)
+            elif offset > start:
+                return None
+        return offset
+
+    def owner(self, offset: int) -> int | None:
+        """Index of the span whose region holds ``offset`` (None: file level)."""
+        lo, hi = 0, len(self.spans)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.spans[mid].start <= offset:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo - 1
+        if i >= 0 and offset < self.spans[i].body_end:
+            return i
+        return None
+
+
+def _name(fn_name: str) -> str:
+    words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", fn_name)
+    return words[-1] if words else fn_name
+
+
+def _lexically_closed(data: bytes, start: int, end: int) -> bool:
+    """Whether every comment and literal that starts in data[start:end] also ends there (an unterminated
+    ``/*`` or string would swallow text beyond the body, differently once other functions are cut out)."""
+    for m in _LEXICAL.finditer(data, start, end):
+        text = m.group(0)
+        if m.end() == end and not (text.startswith(b"/*") and len(text) >= 4 and text.endswith(b"*/")):
+            return False  # it runs into the closing brace
+        if text.startswith(b"/*"):
+            if len(text) < 4 or not text.endswith(b"*/"):
+                return False
+        elif text[:1] in (b'"', b"'") and (len(text) < 2 or text[-1:] != text[:1] or text.endswith(b"\\" + text[:1])
+                                           and not text.endswith(b"\\\\" + text[:1])):
+            return False
+    return True
+
+
+def _words(data: bytes, start: int, end: int) -> frozenset[bytes]:
+    return frozenset(_WORD.findall(data, start, end))
+
+
+def _special(data: bytes, start: int, end: int) -> bool:
+    return _SPECIAL.search(data, start, end) is not None
+
+
+def build_outline(result: FileResult, settings: Settings) -> Outline | None:
+    """The outline of a complete lint, or None when the file is not suited (no model, parse errors, ...)."""
+    model = result.model
+    if model is None or result.timed_out or result.parsed is None:
+        return None
+    if not errors_confined(model):
+        return None
+    data = result.source.data
+    spans: list[Span] = []
+    seen: set[int] = set()
+    for f in model.functions:
+        top = f.outer if f.outer is not None else f.node
+        if f.body is None or top.id in seen:
+            continue
+        seen.add(top.id)
+        parent = top.parent
+        prev = top.prev_sibling
+        while prev is not None and prev.type == "comment":  # comments above belong to the function
+            prev = prev.prev_sibling
+        start = prev.end_byte if prev is not None else (parent.start_byte if parent is not None else 0)
+        b0, b1 = f.body.start_byte, f.body.end_byte
+        if b1 - b0 < 2 or data[b0:b0 + 1] != b"{" or data[b1 - 1:b1] != b"}":
+            return None  # a body we cannot delimit: no incremental linting for this file
+        fixed = parent is None or parent.type not in _TOP_LEVEL or _special(data, b0, b1)
+        spans.append(Span(_name(f.name), start, b0, b1, _words(data, b0 + 1, b1 - 1), fixed, f.has_error))
+    spans.sort(key=lambda s: s.start)
+    for a, b in zip(spans, spans[1:]):
+        if b.start < a.body_end:  # nested or overlapping definitions: not handled
+            return None
+    macros = {m.group(1): frozenset(_WORD.findall(m.group(2))) for m in _DEFINE.finditer(data)}
+    return Outline(spans, macros, list(result.diagnostics), settings.key(), [], set())
+
+
+def _closed_body(body) -> bool:
+    kids = body.children
+    return len(kids) >= 2 and kids[0].type == "{" and kids[-1].type == "}" and not kids[-1].is_missing \
+        and not kids[0].is_missing
+
+
+def errors_confined(model) -> bool:
+    """Whether every parse error lies inside the braces of a top-level function body (as while typing in
+    one): the rest of the file then reads the same whatever that body holds."""
+    if not model.root.has_error:
+        return True
+    bodies = []
+    for f in model.functions:
+        top = f.outer if f.outer is not None else f.node
+        if f.body is not None and top.parent is not None and top.parent.type in _TOP_LEVEL:
+            bodies.append((f.body.start_byte, f.body.end_byte))
+    return errors_within(model.root, bodies)
+
+
+def _top_child(root, start: int, end: int):
+    for child in root.children:
+        if child.start_byte <= start and end <= child.end_byte:
+            return child
+    return None
+
+
+def errors_within(root, bodies: list[tuple[int, int]]) -> bool:
+    """Whether the tree's errors all lie inside the given function bodies, which are closed blocks."""
+    if not root.has_error:
+        return True
+    by_top: dict[int, tuple[int, int]] = {}
+    for b0, b1 in bodies:
+        top = _top_child(root, b0, b1)
+        if top is not None:
+            by_top[top.id] = (b0, b1)
+    for child in root.children:
+        if not child.has_error:
+            continue
+        body = by_top.get(child.id)
+        if body is None or child.type == "ERROR":
+            return False
+        node = child
+        while (node.start_byte, node.end_byte) != body or node.type != "compound_statement":
+            nxt = None
+            for c in node.children:
+                on_path = c.start_byte <= body[0] and body[1] <= c.end_byte and (c.child_count or c.type == "compound_statement")
+                if on_path and nxt is None and c.type != "ERROR":
+                    nxt = c
+                elif c.has_error or c.is_missing:
+                    return False
+            if nxt is None:
+                return False
+            node = nxt
+        if not _closed_body(node):
+            return False
+    return True
+
+
+def _same_errors(part: FileResult, to_real, whole_parse) -> bool:
+    """A body that does not parse (while typing) must read the same in the cut copy as in the whole
+    file: tree-sitter's error recovery looks beyond the body, and could even take the whole file's
+    functions apart. The whole file is parsed (incrementally, the bodies masked as in the copy: masks
+    never cross a closing brace) and the broken definitions compared node for node."""
+    if whole_parse is None or part.parsed is None:
+        return False
+    broken = [c for c in part.parsed.tree.root_node.children if c.has_error]
+    bodies, patches = [], []
+    for top in broken:
+        body = _body_of(top)
+        if body is None:
+            return False
+        b0, b1 = to_real(body.start_byte), to_real(body.end_byte - 1) + 1
+        bodies.append((b0, b1))
+        patches.append((b0, b1, part.parsed.parse_bytes[body.start_byte:body.end_byte]))
+    tree = whole_parse(patches)
+    if tree is None:
+        return False
+    wroot = tree.root_node
+    if not errors_within(wroot, bodies):
+        return False
+    for top, (b0, b1) in zip(broken, bodies):
+        other = _top_child(wroot, b0, b1)
+        if other is None or other.start_byte != to_real(top.start_byte) or other.end_byte != to_real(top.end_byte - 1) + 1 \
+                or str(other) != str(top):
+            return False
+    return True
+
+
+def _body_of(top):
+    node = top
+    while node is not None and node.type != "function_definition":
+        node = next((c for c in node.children if c.type == "function_definition"), None)
+    return node.child_by_field_name("body") if node is not None else None
+
+
+def _expanded(words: frozenset[bytes], macros: dict[bytes, frozenset[bytes]]) -> set[bytes]:
+    out = set(words)
+    todo = [w for w in words if w in macros]
+    while todo:
+        w = todo.pop()
+        for x in macros[w]:
+            if x not in out:
+                out.add(x)
+                if x in macros:
+                    todo.append(x)
+    return out
+
+
+def component(outline: Outline, roots: Iterable[int]) -> set[int]:
+    """Spans reachable from ``roots`` in the undirected reference graph (plus every fixed span)."""
+    spans = outline.spans
+    by_name: dict[bytes, list[int]] = {}
+    for i, s in enumerate(spans):
+        by_name.setdefault(s.name.encode(), []).append(i)
+    refs: list[set[int]] = [set() for _ in spans]
+    for i, s in enumerate(spans):
+        words = _expanded(s.words, outline.macros) if outline.macros else s.words
+        for name in by_name.keys() & words:
+            for j in by_name[name]:
+                if j != i:
+                    refs[i].add(j)
+                    refs[j].add(i)
+    todo = deque(set(roots) | {i for i, s in enumerate(spans) if s.fixed or s.broken})
+    seen = set(todo)
+    while todo:
+        i = todo.popleft()
+        for j in refs[i]:
+            if j not in seen:
+                seen.add(j)
+                todo.append(j)
+    return seen
+
+
+def _last_offset(d: Diagnostic) -> int:
+    last = max(d.start, d.end)
+    for r in d.related:
+        last = max(last, r.start, r.end)
+    if d.fix is not None:
+        for e in d.fix.edits:
+            last = max(last, e.start, e.end)
+    return last
+
+
+def _relocate(d: Diagnostic, source: Source, move) -> Diagnostic | None:
+    """``d`` with offsets moved by ``move`` (None: give up) and line/columns from ``source``."""
+    start, end = move(d.start), move(d.end)
+    if start is None or end is None:
+        return None
+    line, col = source.position(start)
+    end_line, end_col = source.position(end)
+    related = []
+    for r in d.related:
+        rs, re_ = move(r.start), move(r.end)
+        if rs is None or re_ is None:
+            return None
+        related.append(replace(r, start=rs, end=re_, line=source.position(rs)[0], column=source.position(rs)[1]))
+    fix, fix_ranges = d.fix, d.fix_ranges
+    if fix is not None:
+        edits = []
+        for e in fix.edits:
+            es, ee = move(e.start), move(e.end)
+            if es is None or ee is None:
+                return None
+            edits.append(Edit(es, ee, e.text))
+        fix = replace(fix, edits=tuple(edits))
+        fix_ranges = tuple((*source.position(e.start), *source.position(e.end)) for e in edits)
+    return replace(d, start=start, end=end, line=line, column=col, end_line=end_line, end_column=end_col,
+                   related=tuple(related), fix=fix, fix_ranges=fix_ranges)
+
+
+def _same(a: Diagnostic, b: Diagnostic) -> bool:
+    return (a.code, a.start, a.end, a.message, a.kernel, a.fingerprint, a.related, a.fix, a.impact, a.severity) \
+        == (b.code, b.start, b.end, b.message, b.kernel, b.fingerprint, b.related, b.fix, b.impact, b.severity)
+
+
+#: Why the last :func:`partial_lint` returned None (for logs and tests).
+last_fallback = ""
+
+
+def _fallback(reason: str) -> None:
+    global last_fallback
+    last_fallback = reason
+    return None
+
+
+@dataclass
+class PartialResult:
+    result: FileResult
+    outline: Outline
+    linted: int  # functions linted
+    total: int
+
+
+def partial_lint(path: str, data: bytes, settings: Settings, language: str | None,
+                 outline: Outline | None, max_share: float = MAX_SHARE,
+                 whole_parse: Callable[[list[tuple[int, int, bytes]]], ts.Tree | None] | None = None,
+                 ) -> PartialResult | None:
+    """Lint ``data`` re-analysing only what the edits recorded in ``outline`` can affect; None: lint it all."""
+    if outline is None or not outline.valid or not outline.dirty or language is None:
+        return _fallback("no outline or an edit outside a function body")
+    if outline.settings_key != settings.key() or any(r.code == UNUSED_CODE for r in enabled_rules(settings, language, path)):
+        return _fallback("settings changed or SL002 enabled")
+    spans = outline.spans
+    for i in outline.dirty:
+        s = spans[i]
+        if s.fixed or s.body_end > len(data) or data[s.body_start:s.body_start + 1] != b"{" \
+                or data[s.body_end - 1:s.body_end] != b"}" or _special(data, s.body_start, s.body_end) \
+                or not _lexically_closed(data, s.body_start + 1, s.body_end - 1):
+            return _fallback("an edited body is special or unbalanced")
+    new_words = {i: _words(data, spans[i].body_start + 1, spans[i].body_end - 1) for i in outline.dirty}
+    for i, w in new_words.items():
+        spans[i].words = w
+    keep = component(outline, outline.dirty)
+    kept_bytes = sum(spans[i].body_end - spans[i].body_start for i in keep)
+    if kept_bytes > max_share * max(1, sum(s.body_end - s.body_start for s in spans)):
+        return _fallback("the affected functions are most of the file")
+    source = Source(path, data)
+    # The copy that is linted: other functions cut out, keeping their line breaks so that every line
+    # keeps its number; ``to_real`` maps its offsets back.
+    pieces: list[bytes] = []
+    starts: list[tuple[int, int]] = []  # (offset in the copy, offset in the document) of each kept piece
+    pos = size = 0
+    for i, s in enumerate(spans):
+        if i in keep:
+            continue
+        # The whole definition goes (with the attributes and comments before it), unless that stretch
+        # holds suppressions or directives: then only the body.
+        a, b = (s.start, s.body_end) if not _special(data, s.start, s.body_start) else (s.body_start + 1, s.body_end - 1)
+        if b <= a:
+            continue
+        starts.append((size, pos))
+        pieces.append(data[pos:a])
+        size += a - pos
+        breaks = b"".join(_BREAK.findall(data, a, b))
+        pieces.append(breaks)
+        size += len(breaks)
+        pos = b
+    starts.append((size, pos))
+    pieces.append(data[pos:])
+    copy_starts = [c for c, _ in starts]
+
+    def to_real(offset: int) -> int:
+        c, r = starts[bisect.bisect_right(copy_starts, offset) - 1]
+        return r + (offset - c)
+
+    part = lint_source(path, b"".join(pieces), settings, language=language)
+    model = part.model
+    if model is None or part.timed_out or not errors_confined(model):
+        return _fallback("the partial lint could not parse or timed out")
+    # The structure must be what the outline says: the component's functions, with the same bodies.
+    fresh = build_outline(part, settings)
+    if fresh is None:
+        return _fallback("no outline of the partial lint")
+    found = {(s.name, to_real(s.body_start), to_real(s.body_end - 1) + 1): s for s in fresh.spans}
+    for i in keep:
+        if (spans[i].name, spans[i].body_start, spans[i].body_end) not in found:
+            return _fallback("the structure changed")
+    if model.root.has_error and not _same_errors(part, to_real, whole_parse):
+        return _fallback("parse errors that the whole file may read differently")
+    out: list[Diagnostic] = []
+    file_level_new: list[Diagnostic] = []
+    for d in part.diagnostics:
+        start = to_real(d.start)
+        owner = outline.owner(start)
+        if owner is not None and owner not in keep:
+            continue
+        if d.line != source.line_of(start) + 1 or part.source.line_text(d.line) != source.line_text(d.line):
+            return _fallback("a finding on a line that was cut")  # its fingerprint came from other text
+        (file_level_new if owner is None else out).append(_relocate(d, source, to_real))
+    file_level_old: list[Diagnostic] = []
+    first_edit = min(e[0] for e in outline.edits)
+    for d in outline.diagnostics:
+        start = outline.map_offset(d.start)
+        if start is None:
+            continue  # inside edited bytes, so inside an edited body: linted again
+        owner = outline.owner(start)
+        if owner in keep:
+            continue
+        # Before the first edit nothing moved, not even a column: the diagnostic stands as it is.
+        moved = d if _last_offset(d) < first_edit else _relocate(d, source, outline.map_offset)
+        if moved is None:
+            return _fallback("a finding could not be moved")  # a related location or fix edit inside edited bytes
+        (file_level_old if owner is None else out).append(moved)
+    if len(file_level_old) != len(file_level_new) or not all(
+            _same(a, b) for a, b in zip(sorted(file_level_old, key=Diagnostic.sort_key),
+                                        sorted(file_level_new, key=Diagnostic.sort_key))):
+        return _fallback("file-level findings differ")
+    out.extend(file_level_old)
+    out.sort(key=Diagnostic.sort_key)
+    result = FileResult(path, source, language, diagnostics=out, partial=True)
+    # The next outline: the same spans (offsets already moved), the component's words and flags fresh.
+    spans_next = []
+    for i, s in enumerate(spans):
+        if i in keep:
+            f = found[(s.name, s.body_start, s.body_end)]
+            s = Span(s.name, s.start, s.body_start, s.body_end, f.words, f.fixed)
+        else:
+            s = Span(s.name, s.start, s.body_start, s.body_end, s.words, s.fixed)
+        spans_next.append(s)
+    nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set())
+    return PartialResult(result, nxt, len(keep), len(spans))
+
+
+__all__ = ["Outline", "Span", "build_outline", "partial_lint", "component", "PartialResult"]

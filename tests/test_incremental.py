@@ -1,0 +1,146 @@
+"""Incremental (per-function) linting gives exactly the diagnostics of a full lint.
+
+Differential test: every example and fixture is linted in full, then edited at
+random places inside function bodies (typing, deleting, new lines, new calls to
+other functions of the file, unbalancing braces) and linted both ways.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from shaderlint.config import Settings
+from shaderlint.engine import lint_source
+from shaderlint.incremental import build_outline, component, partial_lint
+from shaderlint.languages import FRONT_ENDS, language_for_path
+from shaderlint.model.source import Source
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = sorted(p for p in [*ROOT.joinpath("examples").rglob("*"), *ROOT.joinpath("tests", "fixtures").rglob("*")]
+               if p.is_file() and language_for_path(str(p)) and not p.name.endswith(".fixed"))
+ALL_RULES = Settings(select=("ALL",), ignore=("SL002",))
+
+
+def whole(path, data: bytes, language: str):
+    return lambda patches: FRONT_ENDS[language].parse(Source(str(path), data)).tree
+
+
+def key(d):
+    return (d.code, d.start, d.end, d.line, d.column, d.end_line, d.end_column, d.message, d.kernel,
+            d.fingerprint, d.related, d.fix, d.fix_ranges, d.impact, d.severity)
+
+
+def edits_for(data: bytes, span, names: list[str], rnd: random.Random) -> list[tuple[int, int, bytes]]:
+    """Candidate one-step edits strictly inside a body: (start, end, text)."""
+    a, b = span.body_start + 1, span.body_end - 1
+    if b <= a:
+        return [(a, a, b" ")]
+    pos = rnd.randrange(a, b + 1)
+    semis = [i + 1 for i in range(a, b) if data[i:i + 1] == b";"]
+    at = rnd.choice(semis) if semis else pos
+    other = rnd.choice(names) if names else "f"
+    return [
+        (at, at, b" "),
+        (at, at, b"\n"),
+        (at, at, b"\n  int probe_t = 1;"),
+        (at, at, f"\n  {other}(0);".encode()),
+        (pos, min(b, pos + 1), b""),
+        (at, at, b" }"),
+        (at, at, b" flo"),  # typing: the body does not parse for a moment
+        (pos, pos, b"("),
+        (at, at, b"x"),
+        (at, at, b"/*"),
+        (at, at, b"\n#define Q 1\n"),
+        (at, at, b" // shaderlint: ignore-file\n"),
+    ]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_partial_lint_equals_full_lint(path: Path) -> None:
+    rnd = random.Random(path.name)
+    data0 = path.read_bytes()
+    language = language_for_path(str(path))
+    full0 = lint_source(str(path), data0, ALL_RULES, language)
+    outline0 = build_outline(full0, ALL_RULES)
+    if outline0 is None or not outline0.spans:
+        pytest.skip("no outline (parse errors or no functions)")
+    names = [s.name for s in outline0.spans]
+    used = 0
+    for span_index in rnd.sample(range(len(outline0.spans)), min(2, len(outline0.spans))):
+        for start, end, text in edits_for(data0, outline0.spans[span_index], names, rnd):
+            outline = build_outline(full0, ALL_RULES)
+            outline.edit(start, end, len(text))
+            data = data0[:start] + text + data0[end:]
+            partial = partial_lint(str(path), data, ALL_RULES, language, outline, max_share=1.0,
+                                   whole_parse=whole(path, data, language))
+            if partial is None:
+                continue
+            used += 1
+            full = lint_source(str(path), data, ALL_RULES, language)
+            assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics], \
+                f"edit {text!r} at {start}"
+            # The next outline describes the edited text: one more edit there lints incrementally too.
+            again = partial.outline
+            s = again.spans[span_index]
+            again.edit(s.body_start + 1, s.body_start + 1, 1)
+            data2 = data[:s.body_start + 1] + b" " + data[s.body_start + 1:]
+            second = partial_lint(str(path), data2, ALL_RULES, language, again, max_share=1.0,
+                                  whole_parse=whole(path, data2, language))
+            if second is not None:
+                full2 = lint_source(str(path), data2, ALL_RULES, language)
+                assert [key(d) for d in second.result.diagnostics] == [key(d) for d in full2.diagnostics]
+    if len(outline0.spans) > 1 and not any(s.fixed for s in outline0.spans):
+        assert used > 0, "the incremental path was never taken"
+
+
+def test_edits_outside_bodies_and_special_bodies_fall_back() -> None:
+    src = b"__global__ void k(float* a) { a[threadIdx.x] = 1.0f; }\n__device__ int g(int x) { return x / 3; }\n"
+    r = lint_source("k.cu", src, Settings(), "cuda")
+    outline = build_outline(r, Settings())
+    assert [s.name for s in outline.spans] == ["k", "g"]
+    outline.edit(0, 0, 1)  # before the first function: not inside a body
+    assert not outline.valid
+    assert partial_lint("k.cu", b" " + src, Settings(), "cuda", outline) is None
+    outline = build_outline(r, Settings())
+    at = src.index(b"return")
+    outline.edit(at, at, len(b"// shaderlint: ignore-file\n"))
+    new = src[:at] + b"// shaderlint: ignore-file\n" + src[at:]
+    assert partial_lint("k.cu", new, Settings(), "cuda", outline) is None
+    with_sl002 = Settings(extend_select=("SL002",))
+    outline = build_outline(lint_source("k.cu", src, with_sl002, "cuda"), with_sl002)
+    outline.edit(at, at, 1)
+    assert partial_lint("k.cu", src[:at] + b" " + src[at:], with_sl002, "cuda", outline) is None
+
+
+def test_component_follows_references_both_ways_and_through_macros() -> None:
+    src = (b"#define CALL_H(x) h(x)\n"
+           b"__device__ int h(int x) { return x + 1; }\n"
+           b"__device__ int g(int x) { return CALL_H(x); }\n"
+           b"__global__ void k(int* a) { a[0] = g(1); }\n"
+           b"__global__ void lone(int* a) { a[0] = 2; }\n"
+           b"void host(int* a) { k<<<1, 32>>>(a); }\n")
+    outline = build_outline(lint_source("m.cu", src, Settings(), "cuda"), Settings())
+    names = [s.name for s in outline.spans]
+    comp = {names[i] for i in component(outline, [names.index("h")])}
+    assert comp == {"h", "g", "k", "host"}
+    assert {names[i] for i in component(outline, [names.index("lone")])} == {"lone"}
+
+
+def test_partial_lint_lints_only_the_component() -> None:
+    units = "".join(f"__global__ void k{i}(int* a, int n, int d) {{ int i = threadIdx.x; a[i] = a[i] / d; }}\n"
+                    for i in range(20))
+    src = units.encode()
+    r = lint_source("u.cu", src, Settings(), "cuda")
+    outline = build_outline(r, Settings())
+    s = outline.spans[7]
+    at = s.body_start + 1
+    outline.edit(at, at, 1)
+    new = src[:at] + b" " + src[at:]
+    partial = partial_lint("u.cu", new, Settings(), "cuda", outline)
+    assert partial is not None and partial.linted == 1 and partial.total == 20
+    full = lint_source("u.cu", new, Settings(), "cuda")
+    assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
+    assert len(full.diagnostics) >= 20
