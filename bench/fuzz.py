@@ -21,7 +21,10 @@ A failure is any of:
   UTF-8 into invalid UTF-8, or one that is not idempotent (``--fix`` a second
   time changes the file again);
 - a lint that runs past its time budget plus a grace period (``hang``), or a
-  worker that never returns (its in-flight input is saved).
+  worker that never returns (its in-flight input is saved);
+- for a fifth of the lints, an edit inside a function body whose per-function
+  lint (the language server's ``shaderlint.incremental``) answers something
+  else than a whole-file lint of the edited text (``incremental``).
 
 A lint that stops at its budget with an SL001 "time budget" is what the
 engine promises for input it cannot finish in time, so it is not a failure;
@@ -555,6 +558,52 @@ def check_fixes(path: str, data: bytes, result, settings: Settings, language: st
     return problems
 
 
+#: Share of lints followed by an edit inside a function body, linted per function and compared with a
+#: whole-file lint (the language server's incremental path, shaderlint.incremental).
+INCREMENTAL_SHARE = 0.2
+_EDIT_SNIPPETS = (b" ", b"\n", b"", b"x", b"(", b"}", b"{", b"/*", b";", b"int q = 1;", b"[[", b"\"", b"0.5",
+                  b"__syncthreads();", b"// shaderlint: ignore\n", b"#define Z 1\n")
+
+
+def check_incremental(path: str, data: bytes, result, settings: Settings, language: str,
+                      rng: random.Random) -> list[str]:
+    """An edit inside a function body: the per-function lint, when it answers, equals a whole-file lint."""
+    from shaderlint.incremental import build_outline, partial_lint
+    from shaderlint.languages import FRONT_ENDS
+    from shaderlint.model.source import Source
+
+    outline = build_outline(result, settings)
+    if outline is None or not outline.spans:
+        return []
+    span = rng.choice(outline.spans)
+    a, b = span.body_start + 1, span.body_end - 1
+    if b < a:
+        return []
+    start = rng.randint(a, b)
+    end = min(b, start + rng.choice((0, 0, 1, 3)))
+    text = rng.choice(_EDIT_SNIPPETS)
+    new = data[:start] + text + data[end:]
+    outline.edit(start, end, len(text))
+    part = partial_lint(path, new, settings, language, outline, max_share=1.0,
+                        whole_parse=lambda patches: FRONT_ENDS[language].parse(Source(path, new)).tree)
+    if part is None:
+        return []
+    full = lint_source(path, new, settings, language)
+    if full.timed_out:
+        return []
+
+    def key(d):
+        return (d.code, d.start, d.end, d.line, d.column, d.end_line, d.end_column, d.message, d.kernel,
+                d.fingerprint, d.related, d.fix, d.impact)
+    got, want = [key(d) for d in part.result.diagnostics], [key(d) for d in full.diagnostics]
+    if got != want:
+        extra = [g for g in got if g not in want][:2]
+        missing = [w for w in want if w not in got][:2]
+        return [f"per-function lint after inserting {text!r} at {start} (replacing {end - start} bytes) differs "
+                f"from a whole-file lint: only per-function {extra}, only whole-file {missing}"]
+    return []
+
+
 def check_input(data: bytes, rng: random.Random, budget: float = BUDGET,
                 languages: tuple[str, ...] = LANGUAGES) -> list[Failure]:
     """Lint ``data`` in every language (random extension and settings), check positions, fixes and
@@ -599,6 +648,15 @@ def check_input(data: bytes, rng: random.Random, budget: float = BUDGET,
         except Exception:
             failures.append(Failure("fix-exception", traceback.format_exc(), language, path, table))
         results.append(r)
+        if rng.random() < INCREMENTAL_SHARE:
+            try:
+                with Deadline(budget * 3):
+                    for p in check_incremental(path, data, r, settings, language, rng):
+                        failures.append(Failure("incremental", p, language, path, table))
+            except TimeBudgetExceeded:
+                failures.append(Failure("hang", "the incremental check took longer than 3 budgets", language, path, table))
+            except Exception:
+                failures.append(Failure("incremental-exception", traceback.format_exc(), language, path, table))
     try:
         with Deadline(budget):
             for p in check_formatters(results, rng):
