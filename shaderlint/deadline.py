@@ -49,6 +49,7 @@ _active: dict[int, "Deadline"] = {}  # token -> deadline; plain dict operations 
 _tokens = itertools.count()
 _watcher_pid: int | None = None  # the process whose watchdog thread is running (fork leaves none)
 _POLL = 0.05  # the watchdog wakes at least this often (deadline precision)
+_wake = threading.Event()  # set by Deadline.expire_now: the watchdog looks again at once
 
 # No lock is ever held by a thread that may receive the exception: an asynchronous exception raised
 # just after ``lock.acquire()`` returned would leave the lock held for good. The two threads agree
@@ -79,7 +80,8 @@ def _watch() -> None:
                 _active.pop(d.token, None)
             else:
                 nxt = min(nxt, d.when)
-        time.sleep(max(0.0005, nxt - time.monotonic()))
+        _wake.wait(max(0.0005, nxt - time.monotonic()))
+        _wake.clear()
 
 
 def _ensure_watcher() -> None:
@@ -104,6 +106,13 @@ class Deadline:
 
     def expired(self) -> bool:
         return time.monotonic() >= self.when
+
+    def expire_now(self) -> None:
+        """End the budget now (from any thread): the block is interrupted as if its time were up.
+        The language server uses it to stop a background lint when the user types again."""
+        if self.when != float("inf"):
+            self.when = time.monotonic()
+            _wake.set()
 
     def remaining(self) -> float:
         return max(0.0, self.when - time.monotonic())

@@ -47,6 +47,8 @@ log = logging.getLogger(__name__)
 CONFIRM_AFTER_S = 1.5
 #: Seconds a parse of the whole text may take for the check of a partial lint (else: a whole-file lint).
 WHOLE_TREE_BUDGET_S = 1.0
+#: Seconds a confirming whole-file lint may take before it gives up (it is retried at the next pause).
+CONFIRM_MAX_S = 30.0
 
 
 @dataclass(eq=False)
@@ -71,7 +73,8 @@ class Document:
     timer: asyncio.TimerHandle | None = None
     publish_after_lint: bool = False
     stats: dict[str, int] = field(default_factory=lambda: {"incremental": 0, "full": 0, "mask_fallback": 0,
-                                                           "partial": 0, "confirmed": 0, "mismatch": 0})
+                                                           "partial": 0, "confirmed": 0, "mismatch": 0,
+                                                           "interrupted": 0})
     # Per-function incremental linting (shaderlint.incremental): the functions of the last lint, with the
     # edits since. None: the next lint is a whole-file one.
     outline: Outline | None = None
@@ -205,6 +208,7 @@ class Linter:
         self._publish = publish
         self._encoding = encoding
         self._capabilities = publish_capabilities
+        self._confirming: Deadline | None = None  # the budget of a confirming lint now running
 
     def get(self, uri: str) -> Document | None:
         return self.documents.get(uri)
@@ -217,7 +221,7 @@ class Linter:
             doc.timer = None
         if full and doc.result is not None and doc.result.partial:
             self._cancel_confirm(doc)
-            self._confirm(doc.uri, doc)
+            self._confirm(doc.uri, doc, interruptible=False)
         if not doc.linted:
             self._lint(doc, full)
             if doc.publish_after_lint:
@@ -267,15 +271,38 @@ class Linter:
             doc.confirm_timer.cancel()
             doc.confirm_timer = None
 
-    def _confirm(self, uri: str, doc: Document) -> None:
+    def interrupt(self) -> None:
+        """A message arrived (called from the reader thread): stop a confirming lint, if one runs, so
+        that the message is answered first. The document keeps its per-function result."""
+        running = self._confirming
+        if running is not None:
+            running.expire_now()
+
+    def _confirm(self, uri: str, doc: Document, interruptible: bool = True) -> None:
         doc.confirm_timer = None
         if self.documents.get(uri) is not doc or not doc.linted or doc.result is None or not doc.result.partial:
             return
         before = doc.lsp
+        kept = (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, list(doc.edited),
+                doc.full_parse_next)
+        dl = Deadline(CONFIRM_MAX_S)
         try:
-            self._lint(doc, full=True)
+            with dl:
+                self._confirming = dl if interruptible else None
+                try:
+                    self._lint(doc, full=True)
+                finally:
+                    self._confirming = None
+        except TimeBudgetExceeded:
+            pass
         except Exception:
             log.exception("confirming lint of %s failed", uri)
+            return
+        if dl.fired:  # interrupted (or too slow): keep the per-function result, confirm at the next pause
+            (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, doc.edited,
+             doc.full_parse_next) = kept
+            doc.stats["interrupted"] += 1
+            self._schedule_confirm(doc)
             return
         doc.stats["confirmed"] += 1
         if doc.lsp != before:

@@ -84,7 +84,31 @@ class ShaderlintProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
+class _InterruptingReader:
+    """stdin for pygls' reader thread: every header line that arrives interrupts a confirming
+    whole-file lint (``Linter.interrupt``), so a keystroke never waits for one."""
+
+    def __init__(self, raw, on_input) -> None:
+        self.raw = raw
+        self.on_input = on_input
+
+    def readline(self, *args):
+        line = self.raw.readline(*args)
+        if line:
+            self.on_input()
+        return line
+
+    def read(self, *args):
+        return self.raw.read(*args)
+
+    def __getattr__(self, name):
+        return getattr(self.raw, name)
+
+
 class ShaderlintServer(LanguageServer):
+    def start_io(self, stdin=None, stdout=None):
+        return super().start_io(_InterruptingReader(stdin or sys.stdin.buffer, self.linter.interrupt), stdout)
+
     def __init__(self) -> None:
         super().__init__("shaderlint", __version__, protocol_cls=ShaderlintProtocol)
         self.init_settings = ClientSettings()

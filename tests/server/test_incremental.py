@@ -172,3 +172,44 @@ def test_typing_that_breaks_a_body_for_a_moment_stays_per_function():
         assert _key(result) == _key(_fresh(doc.path, doc.data, "cuda")), repr(ch)
     assert doc.stats["partial"] == len("float w = col;")
     assert doc.stats["full"] == 1  # the open
+
+
+def test_a_message_interrupts_the_confirming_whole_file_lint():
+    """1.5 s after the last edit the server lints the whole file to confirm the per-function result;
+    a message arriving meanwhile (the reader thread calls ``interrupt``) stops it, the per-function
+    result stays, and the confirmation is tried again later."""
+    import time
+
+    from shaderlint.server.diagnostics import Linter
+    from shaderlint.server.server import _InterruptingReader
+
+    published = []
+    linter = Linter(lambda d: (SETTINGS, None), published.append, lambda: UTF16, lambda: None)
+    units = "".join(CUDA.replace("rows", f"rows{i}") for i in range(4))
+    doc = Document("file:///c.cu", "/c.cu", "cuda", "cuda", 1, units.encode())
+    linter.documents[doc.uri] = doc
+    linter.ensure(doc)
+    at = types.Position(line=[i for i, x in enumerate(units.splitlines()) if "int col" in x][1], character=4)
+    doc.apply_change(types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=" "))
+    linter.ensure(doc)
+    assert doc.result.partial
+    partial_lsp = doc.lsp
+    whole_lint = doc.lint
+
+    def slow_whole_lint(settings, error=None, full=False):
+        reader = _InterruptingReader(__import__("io").BytesIO(b"Content-Length: 2\r\n"), linter.interrupt)
+        reader.readline()  # a message header arrives
+        t = time.monotonic()
+        while time.monotonic() - t < 10:  # a long lint, interrupted within the watchdog's reaction time
+            time.sleep(0.001)
+        return whole_lint(settings, error, full)
+
+    doc.lint = slow_whole_lint
+    t = time.monotonic()
+    linter._confirm(doc.uri, doc)
+    assert time.monotonic() - t < 5
+    assert doc.stats["interrupted"] == 1 and doc.result.partial and doc.lsp is partial_lsp
+    doc.lint = whole_lint
+    linter._confirm(doc.uri, doc)
+    assert doc.stats["confirmed"] == 1 and doc.stats["mismatch"] == 0 and not doc.result.partial
+    assert doc.result.model is not None and published == []  # the same diagnostics: nothing republished
