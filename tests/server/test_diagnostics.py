@@ -156,3 +156,32 @@ async def test_language_from_language_id_or_extension(client, tmp_path, language
         assert codes(diags) == ["SL201"]
         assert diags[0].range.start.line == texts[language].splitlines().index(
             next(x for x in texts[language].splitlines() if "/ n" in x))
+
+
+@pytest.mark.lsp(init={"debounce": 0})
+async def test_edits_inside_kernels_give_the_engines_diagnostics(client, tmp_path):
+    """Per-function linting in the real server (typing inside one kernel of a multi-kernel file,
+    including moments when the body does not parse): after every edit the published diagnostics are
+    the engine's for the whole text; hover still gets the whole file's model."""
+    units = "".join(KERNEL.replace("scale", f"scale{i}") for i in range(8))
+    uri = _uri(tmp_path, "many.cu")
+    path = str(tmp_path / "many.cu")
+    open_doc(client, uri, units)
+    await wait_diagnostics(client, uri, lambda d: len(d) == 8)
+    lines = units.splitlines()
+    target = [i for i, x in enumerate(lines) if "int q = in[i] / n;" in x][5]
+    text, version = units, 1
+    end = len(lines[target])
+    for k, ch in enumerate(" int r = q / parts;"):  # typed after the statement, one character at a time
+        version += 1
+        change(client, uri, version, ((target, end + k, target, end + k), ch))
+        cur = text.splitlines(keepends=True)
+        cur[target] = cur[target][:end + k] + ch + cur[target][end + k:]
+        text = "".join(cur)
+        await wait_diagnostics(client, uri, lambda d: client.published[-1][1] == version)
+        _same_as_engine(client.diagnostics[uri], path, text)
+    assert codes(client.diagnostics[uri]).count("SL201") == 9  # the new `q / parts` too
+    hover = await client.text_document_hover_async(types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        position=types.Position(line=[i for i, x in enumerate(text.splitlines()) if "scale5" in x][0], character=18)))
+    assert hover is not None and "scale5" in str(hover.contents)
