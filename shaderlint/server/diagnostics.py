@@ -98,7 +98,8 @@ class Document:
             self.replace_all(change.text)
             return
         old = self.data
-        start, end = PositionMap(old, encoding).offsets(change.range)
+        known = self.result.source if self.result is not None and self.result.source.data is old else None
+        start, end = PositionMap(old, encoding, known).offsets(change.range)  # known: its line table is built
         new = encode_text(change.text)
         self.data = old[:start] + new + old[end:]
         self.linted = False
