@@ -174,3 +174,60 @@ fragment half4 fs(float4 p [[position]]) { return half4(1.0h); }
     m = model("k.metal", code)
     assert m.function_by_name["k"].group_size.dims == (64, 1, 1)
     assert m.function_by_name["fs"].attribute("early_fragment_tests") == ()
+
+
+def test_metal_helper_macros_and_instantiation_lines_are_masked():
+    code = """#include <metal_stdlib>
+using namespace metal;
+#define MAKE_INST(n, T) template [[host_name(n)]] kernel void fill<T>(device T*, uint);
+#define MAKE_BOTH(T) MAKE_INST("fill_a", T) MAKE_INST("fill_b", T)
+struct Rng {
+    float s;
+    Rng() thread = default;
+    Rng() device = default;
+    METAL_FUNC float next() thread { s = fract(s * 13.0f); return s; }
+};
+METAL_FUNC uint wrap(uint i, uint n) { return i % n; }
+template <typename T>
+kernel void fill(device T* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) { out[gid] = T(wrap(gid, 7u)); }
+MAKE_INST("fill_f32", float)
+MAKE_INST("fill_f16", half) MAKE_INST("fill_i32", int) // two on one line
+MAKE_BOTH(short);
+"""
+    m = model("k.metal", code)
+    assert not m.errors, m.errors
+    assert "wrap" in m.function_by_name and "fill" in m.function_by_name
+
+
+def test_bare_header_macro_lines_are_masked_between_statements():
+    code = """void host(const float* p, int* out) {
+    const int n = out[0];
+    HEADER_DECLARES_LOCALS
+    const int m = n * 2;
+    out[1] = m;
+}
+__global__ void k(int* a) {
+    int v[] = {
+        1, 2
+    };
+    a[threadIdx.x] = v[threadIdx.x & 1];
+}
+"""
+    m = model("k.cu", code)
+    assert not m.errors, m.errors
+
+
+def test_glsl_restrict_and_godot_section_lines_are_masked():
+    code = """#[compute]
+
+#version 450
+layout(local_size_x = 8, local_size_y = 8) in;
+layout(r32f, set = 0, binding = 0) uniform restrict readonly image2D src;
+layout(set = 0, binding = 1) restrict writeonly buffer Out { float v[]; };
+void main() {
+    ivec2 p = ivec2(gl_GlobalInvocationID.xy);
+    v[p.y * 8 + p.x] = imageLoad(src, p).r;
+}
+"""
+    m = model("k.glsl", code)
+    assert not m.errors, m.errors

@@ -96,6 +96,7 @@ class FrontEnd:
         masks.extend(self.mask(source, buf))
         masks.extend(mask_macro_definitions(source, buf))
         masks.extend(mask_statement_macros(source, buf))
+        masks.extend(mask_bare_macro_lines(source, buf))
         masks.extend(mask_pragmas(source, buf))
         masks.sort(key=lambda mk: mk.start)
         parse_bytes = bytes(buf)
@@ -168,23 +169,100 @@ def _parse(parser: ts.Parser, data: bytes, old_tree: ts.Tree | None, deadline) -
 _FUNC_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n]*)\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
 
 
+_BALANCED = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+
+
+def _declaring_macros(data: bytes) -> list[bytes]:
+    """Function-like macros whose expansion declares things: the body holds braces (whole
+    functions) or ``template`` (explicit instantiations, ``template [[host_name("f")]] kernel void
+    f<float>(...);``), or invokes such a macro (``#define INSTANTIATE(T) INST_A(T) INST_B(T)``)."""
+    bodies: dict[bytes, bytes] = {}
+    for m in _FUNC_MACRO.finditer(data):
+        bodies.setdefault(m.group(1), m.group(2))
+    names = {n for n, body in bodies.items() if b"{" in body or re.search(rb"\btemplate\b", body)}
+    changed = bool(names)
+    while changed:
+        changed = False
+        for n, body in bodies.items():
+            if n not in names and any(re.search(rb"(?<![\w#])" + re.escape(d) + rb"\s*\(", body) for d in names):
+                names.add(n)
+                changed = True
+    return sorted(names)
+
+
 def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
-    """Mask file-scope invocations of function-like macros whose body defines whole
-    functions (``DEFINE_KERNEL(float, f32)`` lines, often without a semicolon):
-    the grammar cannot read them, and their bodies are not analysed anyway."""
+    """Mask invocations of function-like macros that declare whole functions or template
+    instantiations (``DEFINE_KERNEL(float, f32)`` lines, often without a semicolon, several on a
+    line, a comment after them): the grammar cannot read them, and their bodies are not analysed
+    anyway. A line is masked only when it holds nothing but such invocations."""
     data = source.data
-    names = [m.group(1) for m in _FUNC_MACRO.finditer(data) if b"{" in m.group(2)]
+    names = _declaring_macros(data)
     if not names:
         return []
     alt = b"|".join(re.escape(n) for n in names)
-    pattern = re.compile(rb"^[ \t]*(?:" + alt + rb")[ \t]*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)[ \t]*;?[ \t]*(?=\r?\n|\Z)", re.M)
+    call = rb"(?:" + alt + rb")[ \t]*" + _BALANCED + rb"[ \t]*;?"
+    line = re.compile(rb"^[ \t]*(?:" + call + rb"[ \t]*)+(?=//[^\n]*$|/\*[^\n]*\*/[ \t]*$|\r?$)", re.M)
+    one = re.compile(call)
     out = []
-    for m in pattern.finditer(data):
-        if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != data[m.start():m.end()]:
+    for lm in line.finditer(data):
+        if source.in_comment_or_string(lm.start()) or data[lm.start():lm.end()].strip() == b"":
             continue
-        out.append(Mask(m.start(), m.end(), "macro-invocation", m.group(0).decode("utf-8", "replace").strip()))
-        _blank(buf, m.start(), m.end())
+        for m in one.finditer(data, lm.start(), lm.end()):
+            name_end = m.start() + len(re.match(rb"\w+", data[m.start():m.end()]).group(0))
+            if bytes(buf[m.start():name_end]) != data[m.start():name_end]:
+                continue
+            out.append(Mask(m.start(), m.end(), "macro-invocation", m.group(0).decode("utf-8", "replace").strip()))
+            _blank(buf, m.start(), m.end())
     return out
+
+
+# A line holding a lone upper-case identifier, between statements (after `;`, `{` or `}`, before the
+# next statement): an object-like macro from a header that expands to declarations or statements
+# (`GGML_TENSOR_BINARY_OP_LOCALS`). C has no statement without a semicolon, so it can be nothing else.
+_BARE_MACRO = re.compile(rb"^[ \t]*([A-Z][A-Z0-9_]*_[A-Z0-9_]*)[ \t]*(?://[^\n]*)?\r?$", re.M)
+
+
+def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
+    data = source.data
+    out = []
+    defined = None
+    for m in _BARE_MACRO.finditer(data):
+        s, e = m.start(1), m.end(1)
+        if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
+            continue
+        if defined is None:
+            defined = {d.group(1) for d in _OBJ_MACRO.finditer(data) if not re.search(rb"[;{}]", d.group(2))}
+        if m.group(1) in defined:
+            continue  # a value macro of this file: an identifier the model evaluates
+        before, at = _prev_code_byte(source, buf, s)
+        if before == b"{" and _prev_code_byte(source, buf, at)[0] in (b"=", b"]", b"(", b","):
+            continue  # an initializer list (`= {`) or a braced argument, not a block
+        after = _next_code(bytes(buf[e:e + 4096]), 0)
+        nxt = buf[e + after:e + after + 1]
+        if before not in (b";", b"{", b"}") or not (nxt == b"}" or (nxt and (nxt.isalpha() or nxt == b"_"))):
+            continue
+        out.append(Mask(s, e, "macro-invocation", m.group(1).decode()))
+        _blank(buf, s, e)
+    return out
+
+
+def _prev_code_byte(source: Source, buf: bytearray, pos: int) -> tuple[bytes, int]:
+    """The last byte before ``pos`` that is code (not blank, not in a comment, not a preprocessor
+    line) and its offset; (b"", 0) at the start of the file."""
+    data = source.data
+    while pos > 0:
+        pos -= 1
+        c = buf[pos]
+        if c in _WS:
+            continue
+        line_start = data.rfind(b"\n", 0, pos) + 1
+        if data[line_start:pos + 1].lstrip().startswith(b"#"):
+            pos = line_start
+            continue
+        if source.in_comment_or_string(pos):
+            continue
+        return bytes([c]), pos
+    return b"", 0
 
 
 _OBJ_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])((?:[^\n\\]|\\\r?\n|\\)*)", re.M)

@@ -4,7 +4,8 @@ tree-sitter-glsl was chosen over tree-sitter-glsl-spec because its node
 vocabulary is the C one shared with the C++/CUDA grammars, so a single kernel
 model serves all three languages; the constructs it cannot read are masked:
 ``layout(...) in;``/``out;`` (workgroup size, geometry/tessellation layouts),
-``precision`` statements and the ``hf`` literal suffix of float16 literals.
+``precision`` statements, the ``hf`` literal suffix of float16 literals, the
+``restrict`` qualifier and Godot's ``#[compute]`` section lines.
 """
 
 from __future__ import annotations
@@ -29,6 +30,11 @@ _PRECISION = re.compile(rb"\bprecision\s+(lowp|mediump|highp)\s+\w+\s*;")
 # Array constructors `float[](...)`, `vec2[3](...)`: the brackets are masked so the grammar sees a call.
 _ARRAY_CTOR = re.compile(rb"\b[A-Za-z_]\w*\s*(\[[^\]\[;{}]*\])\s*\(")
 # `\d+(?:\.\d*)?`, not `\d+\.?\d*`: the latter splits a digit run two ways and takes quadratic time on long ones.
+# `restrict` next to GLSL's memory qualifiers (`uniform restrict readonly image2D`,
+# `restrict buffer B {`) confuses the grammar; it is an aliasing hint with no bearing on the analysis.
+_RESTRICT = re.compile(rb"(?<![\w#])restrict\b")
+# Godot's `.glsl` files open each stage with a section line (`#[compute]`, `#[vertex]`).
+_SECTION = re.compile(rb"^[ \t]*#\[[A-Za-z_]\w*\][ \t]*$", re.M)
 _SUFFIX = re.compile(rb"(?<![\w.])(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(hf|HF)\b")
 
 
@@ -52,6 +58,12 @@ class GlslFrontEnd(FrontEnd):
         for m in scan_code(source, _ARRAY_CTOR):
             masks.append(Mask(m.start(1), m.end(1), "array-constructor", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))
+        for m in scan_code(source, _RESTRICT):
+            masks.append(Mask(m.start(), m.end(), "qualifier", "restrict"))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _SECTION):
+            masks.append(Mask(m.start(), m.end(), "section", m.group(0).decode("utf-8", "replace").strip()))
+            _blank(buf, m.start(), m.end())
         for m in scan_code(source, _SUFFIX):
             masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))

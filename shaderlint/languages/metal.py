@@ -4,7 +4,9 @@ MSL is C++14 with address spaces (``device``, ``constant``, ``threadgroup``,
 ``thread``, ``threadgroup_imageblock``, ``ray_data``, ``object_data``),
 function qualifiers (``kernel``, ``vertex``, ``fragment``, ``visible``) and
 ``[[...]]`` attributes in places C++ does not allow them. All three are masked
-(same-length spaces) and recorded; the model re-attaches them by position.
+(same-length spaces) and recorded; the model re-attaches them by position. Also
+masked: the ``METAL_FUNC`` helper prefix and the address space of a member
+function's object (``T() thread = default;``).
 """
 
 from __future__ import annotations
@@ -30,6 +32,13 @@ _QUALIFIER = re.compile(
     rb"(?<![\w.:>])(" + b"|".join(q.encode() for q in FUNCTION_QUALIFIERS)
     + rb")(?=\s+[A-Za-z_][\w:<>, ]{0,256}[\s*&]{1,64}[A-Za-z_]\w*\s*[(<])"
 )
+# `METAL_FUNC` (metal_stdlib: `inline __attribute__((__always_inline__))`) in front of helpers.
+_METAL_FUNC = re.compile(rb"(?<![\w#])METAL_FUNC\b")
+# The address space of a member function's implicit object: `T() thread = default;`,
+# `float get() device const {`; the grammar reads none of them after the parameter list.
+_METHOD_SPACE = re.compile(
+    rb"\)\s*(" + b"|".join(a.encode() for a in ADDRESS_SPACES) + rb")\b(?=\s*(?:=\s*default\b|\{|;|const\b))"
+)
 
 
 class MetalFrontEnd(FrontEnd):
@@ -52,5 +61,14 @@ class MetalFrontEnd(FrontEnd):
                 word = m.group(1).decode()
                 masks.append(Mask(m.start(1), m.end(1), kind, word, word))
                 _blank(buf, m.start(1), m.end(1))
+        for m in scan_code(source, _METAL_FUNC):
+            line_start = source.data.rfind(b"\n", 0, m.start()) + 1
+            if source.data[line_start:m.start()].lstrip().startswith(b"#"):
+                continue  # `#define METAL_FUNC ...`, `#ifdef METAL_FUNC`
+            masks.append(Mask(m.start(), m.end(), "macro-qualifier", "METAL_FUNC"))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _METHOD_SPACE):
+            masks.append(Mask(m.start(1), m.end(1), "method-qualifier", m.group(1).decode()))
+            _blank(buf, m.start(1), m.end(1))
         masks.sort(key=lambda k: k.start)
         return masks
