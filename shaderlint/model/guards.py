@@ -27,6 +27,8 @@ if TYPE_CHECKING:
     from shaderlint.model.kernel import Var
 
 RELATIONAL = frozenset({"<", "<=", ">", ">=", "==", "!="})
+# GLSL's component-wise comparisons: `all(lessThan(p, size))`, `any(greaterThanEqual(p, size))`.
+VECTOR_RELATIONAL = frozenset({"lessThan", "lessThanEqual", "greaterThan", "greaterThanEqual", "equal", "notEqual"})
 _LOOPS = ("for_statement", "while_statement", "do_statement")
 _MAX_DEPTH = 12
 
@@ -117,8 +119,9 @@ def thread_varying(model: "FileModel", node: ts.Node) -> bool:
 
 def is_position_check(model: "FileModel", cond: ts.Node, _seen: set[int] | None = None) -> bool:
     """True if ``cond`` compares a thread-varying value (``gid < n``, ``any(gid >= size)``,
-    ``x >= w || y >= h``), passes one to a user function (``inside(gid, size)``), or reads a
-    local flag computed that way (``bool active = i < n; if (active) ...``)."""
+    ``x >= w || y >= h``, GLSL ``all(lessThan(gid, size))``), passes one to a user function
+    (``inside(gid, size)``), or reads a local flag computed that way (``bool active = i < n;
+    if (active) ...``)."""
     seen = _seen if _seen is not None else set()
     stack = [cond]
     while stack:
@@ -129,7 +132,8 @@ def is_position_check(model: "FileModel", cond: ts.Node, _seen: set[int] | None 
                 left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
                 if any(side is not None and thread_varying(model, side) for side in (left, right)):
                     return True
-        elif n.type == "call_expression" and model.callee_name(n) in model.function_by_name:
+        elif n.type == "call_expression" and (model.callee_name(n) in model.function_by_name
+                                              or model.callee_name(n) in VECTOR_RELATIONAL):
             if any(thread_varying(model, a) for a in model.call_args(n)):
                 return True
         elif n.type == "identifier":

@@ -8,7 +8,7 @@ CUDA `blockIdx * blockDim + threadIdx`, GLSL `gl_GlobalInvocationID`) when no
 condition dominating the access checks a thread-varying value: no `if (i < n)`
 around it, no earlier `if (i >= n) return;`, no grid-stride loop condition
 `for (i = gid; i < n; i += stride)`, no `gid.x >= out.get_width()`,
-`.length()` or helper-function check. Indices clamped in place (`min`, `clamp`,
+`.length()`, GLSL `all(lessThan(gid, size))` or helper-function check. Indices clamped in place (`min`, `clamp`,
 `%`, `&`, `?:`) count as checked. Reported once, at the kernel's name, with each
 unchecked access as a related location.
 
