@@ -21,6 +21,8 @@ Everything leans towards silence: unknown callees, pointers of unknown address s
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -226,21 +228,16 @@ def function_bits(model: "FileModel", f: Function, _seen: frozenset[str] = froze
     return bits
 
 
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+
+
 def _is_macro(model: "FileModel", ident: ts.Node) -> bool:
+    """A name ``#define``d anywhere in the file (also inside a function body, where accessor
+    macros such as ``#define AT(i) tile[(i) >> 5][(i) & 31]`` live) that is not a constant."""
     names = getattr(model, "_sync_macro_names", None)
     if names is None:
-        names = set()
-        stack = [model.root]
-        while stack:
-            n = stack.pop()
-            if n.type in ("preproc_def", "preproc_function_def"):
-                name = n.child_by_field_name("name")
-                if name is not None:
-                    names.add(model.text(name))
-                continue
-            if n.type in ("function_definition",):
-                continue
-            stack.extend(n.named_children)
+        src = model.source
+        names = {m.group(1).decode() for m in _DEFINE.finditer(src.data) if not src.in_comment_or_string(m.start(1))}
         model._sync_macro_names = names
     return model.text(ident) in names and model.text(ident) not in model.macros
 
