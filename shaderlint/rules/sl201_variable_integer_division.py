@@ -7,7 +7,11 @@ initializers, enumerators, template parameters, `sizeof`, object-like macros
 with literal values, Metal function constants, GLSL specialization constants
 and `gl_WorkGroupSize`. `blockDim.x`, `gridDim.x`, `threads_per_threadgroup`
 and `gl_SubgroupSize` are run-time values and are flagged. Float division and
-expressions whose type cannot be told are left alone.
+expressions whose type cannot be told are left alone, and so are denominators
+built from counters of constant-trip loops the compiler unrolls completely (at
+most 64 iterations, or a trip count the analysis cannot compute, and not
+`#pragma unroll 1`): `for (s = 1; s < 256; s *= 2) if (t < 128 / s)` divides
+by a constant in every unrolled copy.
 
 ## Why is this bad?
 GPUs have no integer divider. Division or modulo by a value known at compile
@@ -55,6 +59,10 @@ kernel parameter compiles to `div.s32` (and the `% width` next to it reuses the
 quotient), which ptxas expands into a reciprocal-and-correct sequence; the
 negative `in[t] / kWidth` with `constexpr int kWidth = 24` compiles to
 `mul.hi.s32 …, 715827883` plus shifts, and `% 16` to `and.b32` — no division.
+On `unrolled_loop_counter.cu`, `up_sweep` (`128 / stride` with `stride *= 2`
+up to 256, `t % (2 * stride)`) has no `div`/`rem` left after unrolling, while
+`harmonic` keeps 9: the 1000-iteration loop is only partly unrolled and the
+`#pragma unroll 1` loop not at all.
 """
 
 from __future__ import annotations
@@ -63,8 +71,13 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Severity
 from shaderlint.estimate import whatif
+from shaderlint.estimate.static import static_index
 from shaderlint.model.expr import unparen
 from shaderlint.rules.base import Rule, RuleContext
+
+# Trip counts up to which nvcc was seen to unroll a constant-trip loop completely (a 64-iteration
+# `s += x / k` loop compiles without a division; at 256 iterations 32 `div.s32` remain).
+_FULL_UNROLL_TRIPS = 64
 
 
 class VariableIntegerDivision(Rule):
@@ -91,7 +104,7 @@ class VariableIntegerDivision(Rule):
             lt, rt = model.type_of(left), model.type_of(right)
             if not (lt.is_integer and rt.is_integer):
                 continue
-            if model.is_constant(right):
+            if model.is_constant(right) or _constant_once_unrolled(model, f, right):
                 continue
             op = model.text(op_node)
             what = "modulo" if "%" in op else "division"
@@ -102,3 +115,35 @@ class VariableIntegerDivision(Rule):
                 kernel=f.name,
                 fingerprint_text=model.text(node) if not is_assign else model.text(node),
             )
+
+
+def _constant_once_unrolled(model, f, node) -> bool:
+    """True when the denominator is built from counters of loops the compiler unrolls completely
+    (constant start, bound and step, at most ``_FULL_UNROLL_TRIPS`` iterations or a trip count
+    the analysis cannot compute, not ``#pragma unroll 1``) and constants: every unrolled copy
+    divides by a constant (`for (d = 1; d < 256; d *= 2) if (t < 128 / d)`)."""
+    if not static_index(model, f, node):
+        return False
+    return _counters_unrolled(model, f, node, 0)
+
+
+def _counters_unrolled(model, f, node, depth: int) -> bool:
+    if depth > 8:
+        return False
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            v = model.resolve(n)
+            if v is None:
+                continue
+            loops = [lp for lp in f.loops if lp.var is v and lp.node.start_byte <= n.start_byte < lp.node.end_byte]
+            for lp in loops:
+                if lp.unroll == 1 or (lp.unroll != 0 and lp.trip_count is not None and lp.trip_count > _FULL_UNROLL_TRIPS):
+                    return False
+            if not loops and v.function is f and not v.is_param and v.init is not None \
+                    and not _counters_unrolled(model, f, v.init, depth + 1):
+                return False
+            continue
+        stack.extend(n.named_children)
+    return True
