@@ -8,7 +8,8 @@ threadgroup-size=` annotation (above the kernel or at the top of the file) or
 `threadgroup-size` in configuration states it. Reported at the size
 declaration (the launch or `dim3` holding the constant, the annotation), or at
 the kernel for file-wide facts. The fix inserts `__launch_bounds__(N)` before
-the kernel's name.
+the kernel's name. Overloads of one kernel share their launches (a launch names
+the kernel, not the overload): they are reported once, and the fix bounds each.
 
 ## Why is this bad?
 ptxas allocates a kernel's registers without knowing how large its blocks will
@@ -72,6 +73,13 @@ class MissingLaunchBounds(Rule):
     summary = "kernel with a fixed block size but no __launch_bounds__"
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        # Overloads share their launches (a launch names the kernel, not the overload): one report
+        # per name and size declaration, whose fix bounds every overload without bounds.
+        unbounded: dict[str, list] = {}
+        for f in model.functions:
+            if f.kind == "kernel" and f.launch_bounds_node is None:
+                unbounded.setdefault(f.name, []).append(f)
+        reported: set[tuple[str, int]] = set()
         for f in model.functions:
             if f.kind != "kernel" or f.launch_bounds_node is not None:
                 continue
@@ -88,6 +96,10 @@ class MissingLaunchBounds(Rule):
             at = (gs.start, gs.end)
             if gs.origin == "annotation" and "threadgroup-size" not in f.facts:
                 at = (f.name_node.start_byte, f.name_node.end_byte)  # a file-wide annotation: report per kernel
+            if (f.name, at[0]) in reported:
+                continue
+            reported.add((f.name, at[0]))
+            overloads = [f] if at[0] == f.name_node.start_byte else unbounded.get(f.name, [f])
             yield Finding(
                 at[0], at[1],
                 f"kernel '{f.name}' has no __launch_bounds__ although {where} {shape} threads: ptxas allocates "
@@ -95,5 +107,6 @@ class MissingLaunchBounds(Rule):
                 kernel=f.name,
                 related=(Related(f.name_node.start_byte, f.name_node.end_byte, "kernel"),),
                 fix=Fix(f"Add __launch_bounds__({gs.total})", Applicability.UNSAFE,
-                        (Edit(f.name_node.start_byte, f.name_node.start_byte, f"__launch_bounds__({gs.total}) "),)),
+                        tuple(Edit(g.name_node.start_byte, g.name_node.start_byte, f"__launch_bounds__({gs.total}) ")
+                              for g in overloads)),
             )
