@@ -104,7 +104,7 @@ class DivergentBarrier(Rule):
                 conds = divergent_conditions(model, node)
                 if not conds:
                     continue
-                where = _describe(model, node, _root(conds))
+                where = _describe(model, node, _root(conds, node))
                 what = f"'{name}'" if inner is None else f"'{name}', which calls '{inner.name}',"
                 related = [Related(c.start_byte, c.end_byte, "condition that differs between threads") for c in conds]
                 if inner is not None:
@@ -117,15 +117,19 @@ class DivergentBarrier(Rule):
                 )
 
 
-def _root(conds):
+def _root(conds, node):
     """The nearest condition not nested inside the statement of another one: values computed under
-    a divergent condition inherit its divergence, the enclosing condition is the cause."""
+    a divergent condition inherit its divergence, the enclosing condition is the cause. An earlier
+    early exit (``if (gid >= n) return;``) comes first: everything computed after it inherits its
+    divergence (a loop counter after it looks thread-dependent too), the exit is the cause."""
     stmts = [_statement(c) for c in conds]
-    for c, s in zip(conds, stmts):
-        if not any(o is not s and o.start_byte <= s.start_byte and s.end_byte <= o.end_byte and
-                   (o.start_byte, o.end_byte) != (s.start_byte, s.end_byte) for o in stmts):
-            return c
-    return conds[0]
+    roots = [c for c, s in zip(conds, stmts)
+             if not any(o is not s and o.start_byte <= s.start_byte and s.end_byte <= o.end_byte and
+                        (o.start_byte, o.end_byte) != (s.start_byte, s.end_byte) for o in stmts)]
+    exits = [c for c in roots if not (_statement(c).start_byte <= node.start_byte < _statement(c).end_byte)]
+    if exits:
+        return min(exits, key=lambda c: c.start_byte)
+    return roots[0] if roots else conds[0]
 
 
 def _statement(cond):
