@@ -158,8 +158,8 @@ def upper_bound(model: "FileModel", node: ts.Node, depth: int = 0) -> int | None
     """An upper bound of a non-negative integer expression's value, or None if none can be proven.
 
     Understands constants, ``& C``, ``% C``, ``>> k``, ``min``/``clamp``, ``+``/``*``/``/`` of bounded
-    operands, unsigned 8/16-bit types, counters of loops with constant bounds (inside the loop) and
-    locals whose every assignment is bounded."""
+    operands, unsigned 8/16-bit types, Metal threadgroup-local thread IDs (at most 1024), counters
+    of loops with constant bounds (inside the loop) and locals whose every assignment is bounded."""
     if depth > _MAX_DEPTH:
         return None
     node = unparen(node)
@@ -176,6 +176,11 @@ def upper_bound(model: "FileModel", node: ts.Node, depth: int = 0) -> int | None
         var = model.resolve(node)
         if var is not None:
             result = _var_bound(model, var, node, depth)
+    elif kind == "field_expression":  # `tid.x` of a threadgroup-local ID vector
+        arg = node.child_by_field_name("argument")
+        var = model.resolve(arg) if arg is not None and arg.type == "identifier" else None
+        if var is not None and var.is_param and var.role in B.METAL_LOCAL_ROLES:
+            result = _MAX_GROUP_THREADS
     elif kind == "call_expression":
         name = model.callee_name(node)
         args = model.call_args(node)
@@ -238,8 +243,15 @@ def _binary_bound(model: "FileModel", node: ts.Node, depth: int) -> int | None:
     return None
 
 
+# No GPU runs more threads per group (Metal, CUDA, Vulkan): a bound of every threadgroup-local
+# thread ID and count (`thread_position_in_threadgroup`, `threads_per_threadgroup`, ...).
+_MAX_GROUP_THREADS = 1024
+
+
 def _var_bound(model: "FileModel", var: "Var", use: ts.Node, depth: int) -> int | None:
     f = var.function
+    if var.is_param and var.role in B.METAL_LOCAL_ROLES:
+        return _MAX_GROUP_THREADS
     if f is None or var.is_param or var.is_global:
         return None
     for loop in f.loops:

@@ -9,7 +9,9 @@ a related location.
 
 Left alone: `int`, `short`/`ushort` offsets; constants; values bounded below
 2^31 by a mask (`& 0xFFFF`), a modulo (`% 1024u`), a right shift, `min`/`clamp`,
-or being the counter of a loop with a constant bound; offsets that stay
+being the counter of a loop with a constant bound, or being built from
+threadgroup-local IDs (`tid * 4 + j` with `tid [[thread_index_in_threadgroup]]`,
+at most 1024 threads per group); offsets that stay
 unsigned for another reason (a `uint` struct field, a cast, a call), where
 changing the variable alone would not help; and the thread-position parameters
 themselves (`[[thread_position_in_grid]]` …) and plain copies of them, which
