@@ -15,7 +15,9 @@ unchecked access as a related location.
 The kernel is left alone when it, or the file, is annotated
 `// shaderlint: dispatch=threads` (Metal non-uniform dispatch with
 `dispatchThreads`, which never launches threads outside the grid), or when the
-same fact is set in configuration for the path.
+same fact is set in configuration for the path, and when its group size is
+known to be one thread (`layout(local_size_x = 1) in;`): then no group reaches
+past the data, there is no partial last group to guard against.
 
 ## Why is this bad?
 Grids are made of whole threadgroups. Apple's "Calculating threadgroup and
@@ -79,7 +81,7 @@ from collections.abc import Iterable
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model import builtins as B
 from shaderlint.model.expr import unparen
-from shaderlint.model.dispatch import dispatch_mode
+from shaderlint.model.dispatch import dispatch_mode, group_size
 from shaderlint.model.guards import assigned_values, position_guarded
 from shaderlint.model.memory import resource_ops
 from shaderlint.rules.base import Rule, RuleContext
@@ -100,6 +102,9 @@ class MissingBoundsCheck(Rule):
                 continue
             if dispatch_mode(model, f, ctx.facts) == "threads":
                 continue
+            gs = group_size(model, f, ctx.facts)
+            if gs is not None and gs.total == 1:
+                continue  # one thread per group: no group reaches past the data the host dispatched for
             sites = [(a.node, a.var.name, a.index) for a in f.accesses if a.space in ("device", "constant", "texture")]
             sites += [(op.node, op.var.name if op.var else "?", op.coord) for op in resource_ops(model, f)
                       if op.op in ("read", "write", "atomic") and op.coord is not None]
