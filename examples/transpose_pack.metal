@@ -7,9 +7,9 @@
 // with an ordered dither before upload to a texture.
 //
 // Intentional pitfalls:
-//   SL105 (line 71: pack_unorm8_srgb indexes src/dst with the grid
+//   SL105 (line 72: pack_unorm8_srgb indexes src/dst with the grid
 //          position and never checks it against the pixel count)
-//   SL402 (line 79: threadgroup barrier with no threadgroup memory access
+//   SL402 (line 80: threadgroup barrier with no threadgroup memory access
 //          before or after it; it only stalls the group)
 
 #include <metal_stdlib>
@@ -68,6 +68,7 @@ static inline float3 linear_to_srgb(float3 c)
     return select(hi, lo, c <= 0.0031308f);
 }
 
+// shaderlint: dispatch=threadgroups
 kernel void pack_unorm8_srgb(device const float4* src   [[buffer(0)]],
                              device uint*         dst   [[buffer(1)]],
                              constant int&        widthLog2 [[buffer(2)]],

