@@ -104,8 +104,8 @@ class LowOccupancy(Rule):
         threshold = getattr(ctx.settings, "occupancy_threshold", 0.5)
         target = ctx.target
         for f in model.kernels:
-            if not f.is_device_code or f.body is None:
-                continue
+            if not f.is_device_code or f.body is None or f.has_error:
+                continue  # (the engine drops findings about code that did not parse: no estimate for it)
             facts = {**ctx.facts, **f.facts}
             instances = template_instances(model, f)
             unbound = bool(f.template_params) and not instances
