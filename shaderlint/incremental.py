@@ -162,6 +162,16 @@ def build_outline(result: FileResult, settings: Settings) -> Outline | None:
     if not errors_confined(model):
         return None
     data = result.source.data
+    spans = _spans(model, data, lenient=False)
+    if spans is None:
+        return None
+    macros = {m.group(1): frozenset(_WORD.findall(m.group(2))) for m in _DEFINE.finditer(data)}
+    return Outline(spans, macros, list(result.diagnostics), settings.key(), [], set())
+
+
+def _spans(model, data: bytes, lenient: bool) -> list[Span] | None:
+    """The top-level function definitions of ``model``. Strict: None when a body cannot be delimited
+    or definitions overlap; lenient: such functions are left out."""
     spans: list[Span] = []
     seen: set[int] = set()
     for f in model.functions:
@@ -176,15 +186,17 @@ def build_outline(result: FileResult, settings: Settings) -> Outline | None:
         start = prev.end_byte if prev is not None else (parent.start_byte if parent is not None else 0)
         b0, b1 = f.body.start_byte, f.body.end_byte
         if b1 - b0 < 2 or data[b0:b0 + 1] != b"{" or data[b1 - 1:b1] != b"}":
+            if lenient:
+                continue
             return None  # a body we cannot delimit: no incremental linting for this file
         fixed = parent is None or parent.type not in _TOP_LEVEL or _special(data, b0, b1)
         spans.append(Span(_name(f.name), start, b0, b1, _words(data, b0 + 1, b1 - 1), fixed, f.has_error))
     spans.sort(key=lambda s: s.start)
-    for a, b in zip(spans, spans[1:]):
-        if b.start < a.body_end:  # nested or overlapping definitions: not handled
-            return None
-    macros = {m.group(1): frozenset(_WORD.findall(m.group(2))) for m in _DEFINE.finditer(data)}
-    return Outline(spans, macros, list(result.diagnostics), settings.key(), [], set())
+    if not lenient:
+        for a, b in zip(spans, spans[1:]):
+            if b.start < a.body_end:  # nested or overlapping definitions: not handled
+                return None
+    return spans
 
 
 def _closed_body(body) -> bool:
@@ -245,41 +257,42 @@ def errors_within(root, bodies: list[tuple[int, int]]) -> bool:
     return True
 
 
-def _same_errors(part: FileResult, to_real, whole_parse) -> bool:
-    """A body that does not parse (while typing) must read the same in the cut copy as in the whole
-    file: tree-sitter's error recovery looks beyond the body, and could even take the whole file's
-    functions apart. The whole file is parsed (incrementally, the bodies masked as in the copy: masks
-    never cross a closing brace) and the broken definitions compared node for node."""
-    if whole_parse is None or part.parsed is None:
+def _real_end(node, to_real) -> int:
+    return to_real(node.end_byte - 1) + 1 if node.end_byte > node.start_byte else to_real(node.start_byte)
+
+
+def _same_regions(root, masked: bytes, to_real, to_copy, outline: Outline, broken: set[int], whole_parse) -> bool:
+    """The regions of the functions that do not parse (while typing) must read the same in the cut
+    copy as in the whole file: tree-sitter's error recovery looks beyond a body and can take the
+    function apart (a half-typed declaration can close it early). The whole file is parsed
+    (incrementally, those regions masked as in the copy: masks never cross a closing brace) and the
+    top-level nodes over each region compared, node for node and offset for offset; no other part
+    of the whole file may hold an error."""
+    if whole_parse is None:
         return False
-    broken = [c for c in part.parsed.tree.root_node.children if c.has_error]
-    bodies, patches = [], []
-    for top in broken:
-        body = _body_of(top)
-        if body is None:
-            return False
-        b0, b1 = to_real(body.start_byte), to_real(body.end_byte - 1) + 1
-        bodies.append((b0, b1))
-        patches.append((b0, b1, part.parsed.parse_bytes[body.start_byte:body.end_byte]))
+    spans = outline.spans
+    patches = []
+    for i in broken:
+        s = spans[i]
+        c0 = to_copy(s.start)
+        patches.append((s.start, s.body_end, masked[c0:c0 + (s.body_end - s.start)]))
     tree = whole_parse(patches)
     if tree is None:
         return False
     wroot = tree.root_node
-    if not errors_within(wroot, bodies):
-        return False
-    for top, (b0, b1) in zip(broken, bodies):
-        other = _top_child(wroot, b0, b1)
-        if other is None or other.start_byte != to_real(top.start_byte) or other.end_byte != to_real(top.end_byte - 1) + 1 \
-                or str(other) != str(top):
+    for c in wroot.children:
+        if c.has_error or c.is_missing:
+            i = outline.owner(c.start_byte)
+            if i not in broken or c.end_byte > spans[i].body_end:
+                return False
+    for i in broken:
+        a, b = spans[i].start, spans[i].body_end
+        ours = [(to_real(c.start_byte), _real_end(c, to_real), str(c)) for c in root.children
+                if to_real(c.start_byte) < b and _real_end(c, to_real) > a]
+        theirs = [(c.start_byte, c.end_byte, str(c)) for c in wroot.children if c.start_byte < b and c.end_byte > a]
+        if ours != theirs:
             return False
     return True
-
-
-def _body_of(top):
-    node = top
-    while node is not None and node.type != "function_definition":
-        node = next((c for c in node.children if c.type == "function_definition"), None)
-    return node.child_by_field_name("body") if node is not None else None
 
 
 def _expanded(words: frozenset[bytes], macros: dict[bytes, frozenset[bytes]]) -> set[bytes]:
@@ -432,20 +445,37 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
         c, r = starts[bisect.bisect_right(copy_starts, offset) - 1]
         return r + (offset - c)
 
+    real_starts = [r for _, r in starts]
+
+    def to_copy(offset: int) -> int:  # for offsets in kept text
+        c, r = starts[bisect.bisect_right(real_starts, offset) - 1]
+        return c + (offset - r)
+
     part = lint_source(path, b"".join(pieces), settings, language=language)
     model = part.model
-    if model is None or part.timed_out or not errors_confined(model):
+    if model is None or part.timed_out or part.parsed is None:
         return _fallback("the partial lint could not parse or timed out")
+    # Parse errors (a statement half typed) must stay inside the regions of the component's functions,
+    # and the whole file must read those regions exactly as the copy does.
+    broken: set[int] = set()
+    root = part.parsed.tree.root_node
+    if root.has_error:
+        for c in root.children:
+            if not (c.has_error or c.is_missing):
+                continue
+            a, b = to_real(c.start_byte), _real_end(c, to_real)
+            i = outline.owner(a)
+            if i is None or i not in keep or b > spans[i].body_end:
+                return _fallback("parse errors outside the edited functions")
+            broken.add(i)
+        if not _same_regions(root, part.parsed.parse_bytes, to_real, to_copy, outline, broken, whole_parse):
+            return _fallback("parse errors that the whole file may read differently")
     # The structure must be what the outline says: the component's functions, with the same bodies.
-    fresh = build_outline(part, settings)
-    if fresh is None:
-        return _fallback("no outline of the partial lint")
-    found = {(s.name, to_real(s.body_start), to_real(s.body_end - 1) + 1): s for s in fresh.spans}
-    for i in keep:
+    fresh = _spans(model, part.source.data, lenient=True) or []
+    found = {(s.name, to_real(s.body_start), to_real(s.body_end - 1) + 1): s for s in fresh}
+    for i in keep - broken:
         if (spans[i].name, spans[i].body_start, spans[i].body_end) not in found:
             return _fallback("the structure changed")
-    if model.root.has_error and not _same_errors(part, to_real, whole_parse):
-        return _fallback("parse errors that the whole file may read differently")
     out: list[Diagnostic] = []
     file_level_new: list[Diagnostic] = []
     for d in part.diagnostics:
@@ -480,11 +510,14 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
     # The next outline: the same spans (offsets already moved), the component's words and flags fresh.
     spans_next = []
     for i, s in enumerate(spans):
-        if i in keep:
+        if i in broken:  # the region as it was; its text may read as anything until it parses again
+            s = Span(s.name, s.start, s.body_start, s.body_end, _words(data, s.body_start + 1, s.body_end - 1),
+                     s.fixed, True)
+        elif i in keep:
             f = found[(s.name, s.body_start, s.body_end)]
-            s = Span(s.name, s.start, s.body_start, s.body_end, f.words, f.fixed)
+            s = Span(s.name, s.start, s.body_start, s.body_end, f.words, f.fixed, f.broken)
         else:
-            s = Span(s.name, s.start, s.body_start, s.body_end, s.words, s.fixed)
+            s = Span(s.name, s.start, s.body_start, s.body_end, s.words, s.fixed, s.broken)
         spans_next.append(s)
     nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set())
     return PartialResult(result, nxt, len(keep), len(spans))

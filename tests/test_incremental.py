@@ -144,3 +144,31 @@ def test_partial_lint_lints_only_the_component() -> None:
     full = lint_source("u.cu", new, Settings(), "cuda")
     assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
     assert len(full.diagnostics) >= 20
+
+
+def test_a_half_typed_declaration_that_closes_the_function_early_stays_per_function() -> None:
+    """`int t` typed above an `if` block: tree-sitter's error recovery ends the function at the if's
+    `}` and leaves the last `}` at file scope. The errors stay in the function's region, the whole
+    file reads that region the same way, so it is still linted per function, and equals a full lint."""
+    unit = ("__global__ void k{i}(int* p, int n, int d) {{\n"
+            "    int x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    if (x < n) {{\n"
+            "        p[x] = x / d;\n"
+            "    }}\n"
+            "}}\n\n")
+    src = "".join(unit.format(i=i) for i in range(6)).encode()
+    settings = Settings()
+    outline = build_outline(lint_source("t.cu", src, settings, "cuda"), settings)
+    at = src.index(b"    if", outline.spans[3].body_start)
+    data = src
+    for text in (b"int t\n", b"int t = 0;\n"):
+        outline.edit(at, at + (0 if data is src else len(b"int t\n")), len(text))
+        data = src[:at] + text + src[at:]
+        partial = partial_lint("t.cu", data, settings, "cuda", outline,
+                               whole_parse=lambda patches, data=data: FRONT_ENDS["cuda"].parse(Source("t.cu", data)).tree)
+        assert partial is not None, __import__("shaderlint.incremental").incremental.last_fallback
+        assert partial.linted == 1
+        full = lint_source("t.cu", data, settings, "cuda")
+        assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
+        outline = partial.outline
+        assert outline.spans[3].broken == (text == b"int t\n")  # parses again once the statement is complete
