@@ -257,42 +257,121 @@ def errors_within(root, bodies: list[tuple[int, int]]) -> bool:
     return True
 
 
+def _lint_copy(path: str, data: bytes, settings: Settings, language: str, spans: list[Span], keep: set[int]):
+    """Lint the copy of ``data`` without the definitions outside ``keep`` (cut out, line breaks kept so
+    that every line keeps its number); returns the result and the offset maps copy -> real -> copy."""
+    pieces: list[bytes] = []
+    starts: list[tuple[int, int]] = []  # (offset in the copy, offset in the document) of each kept piece
+    pos = size = 0
+    for i, s in enumerate(spans):
+        if i in keep:
+            continue
+        # The whole definition goes (with the attributes and comments before it), unless that stretch
+        # holds suppressions or directives: then only the body.
+        a, b = (s.start, s.body_end) if not _special(data, s.start, s.body_start) else (s.body_start + 1, s.body_end - 1)
+        if b <= a:
+            continue
+        starts.append((size, pos))
+        pieces.append(data[pos:a])
+        size += a - pos
+        breaks = b"".join(_BREAK.findall(data, a, b))
+        pieces.append(breaks)
+        size += len(breaks)
+        pos = b
+    starts.append((size, pos))
+    pieces.append(data[pos:])
+    copy_starts = [c for c, _ in starts]
+    real_starts = [r for _, r in starts]
+
+    def to_real(offset: int) -> int:
+        c, r = starts[bisect.bisect_right(copy_starts, offset) - 1]
+        return r + (offset - c)
+
+    def to_copy(offset: int) -> int:  # for offsets in kept text
+        c, r = starts[bisect.bisect_right(real_starts, offset) - 1]
+        return c + (offset - r)
+
+    return lint_source(path, b"".join(pieces), settings, language=language), to_real, to_copy
+
+
+def _chain(outline: Outline, a: int, b: int, allowed: set[int] | None) -> list[int] | None:
+    """The adjacent spans whose regions cover [a, b) (each in ``allowed`` unless None), or None."""
+    spans = outline.spans
+    i = outline.owner(a)
+    if i is None or (allowed is not None and i not in allowed):
+        return None
+    members = [i]
+    while spans[i].body_end < b:
+        j = i + 1
+        if j >= len(spans) or spans[j].start != spans[i].body_end or (allowed is not None and j not in allowed):
+            return None  # file-level text (a struct, a global) or a left-out function inside the error
+        members.append(j)
+        i = j
+    return members
+
+
+def _error_regions(root, to_real, outline: Outline, keep: set[int]):
+    """[(start, end, span indices)] of the top-level nodes of the copy that hold errors, each within
+    a run of adjacent re-linted functions; None when one is not."""
+    regions: list[tuple[int, int, list[int]]] = []
+    for c in root.children:
+        if not (c.has_error or c.is_missing):
+            continue
+        members = _chain(outline, to_real(c.start_byte), _real_end(c, to_real), keep)
+        if members is None:
+            return None
+        a, b = outline.spans[members[0]].start, outline.spans[members[-1]].body_end
+        if regions and a < regions[-1][1]:
+            pa, _, pm = regions.pop()
+            a, members = pa, sorted(set(pm) | set(members))
+            b = max(b, outline.spans[members[-1]].body_end)
+        regions.append((a, b, members))
+    return regions
+
+
+def _spans_under_errors(root, outline: Outline) -> set[int] | None:
+    """The spans the whole file's error nodes cover (None: an error covers file-level text)."""
+    out: set[int] = set()
+    for c in root.children:
+        if c.has_error or c.is_missing:
+            members = _chain(outline, c.start_byte, c.end_byte, None)
+            if members is None:
+                return None
+            out.update(members)
+    return out
+
+
 def _real_end(node, to_real) -> int:
     return to_real(node.end_byte - 1) + 1 if node.end_byte > node.start_byte else to_real(node.start_byte)
 
 
-def _same_regions(root, masked: bytes, to_real, to_copy, outline: Outline, broken: set[int], whole_parse) -> bool:
+def _same_regions(root, masked: bytes, to_real, to_copy, outline: Outline, regions, whole_parse):
     """The regions of the functions that do not parse (while typing) must read the same in the cut
     copy as in the whole file: tree-sitter's error recovery looks beyond a body and can take the
-    function apart (a half-typed declaration can close it early). The whole file is parsed
-    (incrementally, those regions masked as in the copy: masks never cross a closing brace) and the
-    top-level nodes over each region compared, node for node and offset for offset; no other part
-    of the whole file may hold an error."""
+    function apart (a half-typed declaration can close it early, or run on into the next function).
+    The whole file is parsed (incrementally, those regions masked as in the copy: masks never cross
+    a closing brace) and the top-level nodes over each region compared, node for node and offset for
+    offset; no other part of the whole file may hold an error. Returns (whether so, the whole tree)."""
     if whole_parse is None:
-        return False
-    spans = outline.spans
+        return False, None
     patches = []
-    for i in broken:
-        s = spans[i]
-        c0 = to_copy(s.start)
-        patches.append((s.start, s.body_end, masked[c0:c0 + (s.body_end - s.start)]))
+    for a, b, _ in regions:
+        c0 = to_copy(a)
+        patches.append((a, b, masked[c0:c0 + (b - a)]))
     tree = whole_parse(patches)
     if tree is None:
-        return False
+        return False, None
     wroot = tree.root_node
     for c in wroot.children:
-        if c.has_error or c.is_missing:
-            i = outline.owner(c.start_byte)
-            if i not in broken or c.end_byte > spans[i].body_end:
-                return False
-    for i in broken:
-        a, b = spans[i].start, spans[i].body_end
+        if (c.has_error or c.is_missing) and not any(a <= c.start_byte and c.end_byte <= b for a, b, _ in regions):
+            return False, tree
+    for a, b, _ in regions:
         ours = [(to_real(c.start_byte), _real_end(c, to_real), str(c)) for c in root.children
                 if to_real(c.start_byte) < b and _real_end(c, to_real) > a]
         theirs = [(c.start_byte, c.end_byte, str(c)) for c in wroot.children if c.start_byte < b and c.end_byte > a]
         if ours != theirs:
-            return False
-    return True
+            return False, tree
+    return True, tree
 
 
 def _expanded(words: frozenset[bytes], macros: dict[bytes, frozenset[bytes]]) -> set[bytes]:
@@ -413,63 +492,42 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
     for i, w in new_words.items():
         spans[i].words = w
     keep = component(outline, outline.dirty)
-    kept_bytes = sum(spans[i].body_end - spans[i].body_start for i in keep)
-    if kept_bytes > max_share * max(1, sum(s.body_end - s.body_start for s in spans)):
-        return _fallback("the affected functions are most of the file")
     source = Source(path, data)
-    # The copy that is linted: other functions cut out, keeping their line breaks so that every line
-    # keeps its number; ``to_real`` maps its offsets back.
-    pieces: list[bytes] = []
-    starts: list[tuple[int, int]] = []  # (offset in the copy, offset in the document) of each kept piece
-    pos = size = 0
-    for i, s in enumerate(spans):
-        if i in keep:
-            continue
-        # The whole definition goes (with the attributes and comments before it), unless that stretch
-        # holds suppressions or directives: then only the body.
-        a, b = (s.start, s.body_end) if not _special(data, s.start, s.body_start) else (s.body_start + 1, s.body_end - 1)
-        if b <= a:
-            continue
-        starts.append((size, pos))
-        pieces.append(data[pos:a])
-        size += a - pos
-        breaks = b"".join(_BREAK.findall(data, a, b))
-        pieces.append(breaks)
-        size += len(breaks)
-        pos = b
-    starts.append((size, pos))
-    pieces.append(data[pos:])
-    copy_starts = [c for c, _ in starts]
-
-    def to_real(offset: int) -> int:
-        c, r = starts[bisect.bisect_right(copy_starts, offset) - 1]
-        return r + (offset - c)
-
-    real_starts = [r for _, r in starts]
-
-    def to_copy(offset: int) -> int:  # for offsets in kept text
-        c, r = starts[bisect.bisect_right(real_starts, offset) - 1]
-        return c + (offset - r)
-
-    part = lint_source(path, b"".join(pieces), settings, language=language)
-    model = part.model
-    if model is None or part.timed_out or part.parsed is None:
-        return _fallback("the partial lint could not parse or timed out")
-    # Parse errors (a statement half typed) must stay inside the regions of the component's functions,
-    # and the whole file must read those regions exactly as the copy does.
-    broken: set[int] = set()
-    root = part.parsed.tree.root_node
-    if root.has_error:
-        for c in root.children:
-            if not (c.has_error or c.is_missing):
-                continue
-            a, b = to_real(c.start_byte), _real_end(c, to_real)
-            i = outline.owner(a)
-            if i is None or i not in keep or b > spans[i].body_end:
-                return _fallback("parse errors outside the edited functions")
-            broken.add(i)
-        if not _same_regions(root, part.parsed.parse_bytes, to_real, to_copy, outline, broken, whole_parse):
-            return _fallback("parse errors that the whole file may read differently")
+    for attempt in (1, 2):
+        kept_bytes = sum(spans[i].body_end - spans[i].body_start for i in keep)
+        if kept_bytes > max_share * max(1, sum(s.body_end - s.body_start for s in spans)):
+            return _fallback("the affected functions are most of the file")
+        part, to_real, to_copy = _lint_copy(path, data, settings, language, spans, keep)
+        model = part.model
+        if model is None or part.timed_out or part.parsed is None:
+            return _fallback("the partial lint could not parse or timed out")
+        # Parse errors (a statement half typed) must stay inside the regions of re-linted functions (a
+        # run of adjacent ones when the error recovery merges them), and the whole file must read those
+        # regions exactly as the copy does.
+        root = part.parsed.tree.root_node
+        regions = _error_regions(root, to_real, outline, keep) if root.has_error else []
+        if regions:
+            same, tree = _same_regions(root, part.parsed.parse_bytes, to_real, to_copy, outline, regions, whole_parse)
+            if same:
+                break
+        elif regions is not None:
+            break
+        else:
+            tree = None
+            if whole_parse is not None:
+                patches = []
+                for i in outline.dirty:
+                    c0 = to_copy(spans[i].start)
+                    patches.append((spans[i].start, spans[i].body_end,
+                                    part.parsed.parse_bytes[c0:c0 + (spans[i].body_end - spans[i].start)]))
+                tree = whole_parse(patches)
+        # The error runs on into functions the copy left out (or reads differently without them): find
+        # the functions under the whole file's errors and lint again with them.
+        extra = _spans_under_errors(tree.root_node, outline) if tree is not None and attempt == 1 else None
+        if not extra or extra <= keep:
+            return _fallback("parse errors that the whole file reads differently or outside the edited functions")
+        keep = component(outline, keep | extra)
+    broken = {i for a, b, members in regions for i in members}
     # The structure must be what the outline says: the component's functions, with the same bodies.
     fresh = _spans(model, part.source.data, lenient=True) or []
     found = {(s.name, to_real(s.body_start), to_real(s.body_end - 1) + 1): s for s in fresh}

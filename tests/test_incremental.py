@@ -172,3 +172,32 @@ def test_a_half_typed_declaration_that_closes_the_function_early_stays_per_funct
         assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
         outline = partial.outline
         assert outline.spans[3].broken == (text == b"int t\n")  # parses again once the statement is complete
+
+
+def test_an_error_that_runs_on_into_the_next_functions_relints_them_too() -> None:
+    """A half-typed `for (int i = 0;` makes the error recovery swallow the functions after it. In the
+    copy they are cut out, so the copy reads differently from the whole file; the whole file's error
+    nodes show which functions they cover, and these are linted with the edited one."""
+    unit = ("__global__ void k{i}(int* p, int n, int d) {{\n"
+            "    __shared__ int s[64];\n"
+            "    int x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    s[threadIdx.x] = x;\n"
+            "    __syncthreads();\n"
+            "    if (x < n) {{\n"
+            "        p[x] = s[x % 64] / d;\n"
+            "    }}\n"
+            "}}\n\n")
+    src = "".join(unit.format(i=i) for i in range(6)).encode()
+    settings = Settings()
+    outline = build_outline(lint_source("s.cu", src, settings, "cuda"), settings)
+    at = src.index(b"    __syncthreads();", outline.spans[3].body_start)
+    text = b"    for (int i = 0;\n"
+    outline.edit(at, at, len(text))
+    data = src[:at] + text + src[at:]
+    partial = partial_lint("s.cu", data, settings, "cuda", outline,
+                           whole_parse=lambda patches: FRONT_ENDS["cuda"].parse(Source("s.cu", data)).tree)
+    assert partial is not None, __import__("shaderlint.incremental").incremental.last_fallback
+    assert partial.linted == 3  # k3 and the two it swallows
+    full = lint_source("s.cu", data, settings, "cuda")
+    assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
+    assert [s.broken for s in partial.outline.spans] == [False, False, False, True, True, True]
