@@ -199,6 +199,32 @@ def _spans(model, data: bytes, lenient: bool) -> list[Span] | None:
     return spans
 
 
+def carry_outline(prev: Outline | None, result: FileResult, settings: Settings) -> Outline | None:
+    """An outline for a whole-file lint of text that does not parse right now, from the outline the
+    edits were recorded in (all inside bodies): the same functions where they were, those under parse
+    errors marked broken, the whole-file diagnostics. None when that cannot be said."""
+    if prev is None or not prev.valid or result.model is None or result.timed_out or result.parsed is None:
+        return None
+    data = result.source.data
+    spans = []
+    for i, s in enumerate(prev.spans):
+        if s.body_end > len(data) or data[s.body_start:s.body_start + 1] != b"{" or data[s.body_end - 1:s.body_end] != b"}":
+            return None
+        edited = i in prev.dirty
+        spans.append(Span(s.name, s.start, s.body_start, s.body_end,
+                          _words(data, s.body_start + 1, s.body_end - 1) if edited else s.words,
+                          s.fixed or (edited and _special(data, s.body_start, s.body_end)), s.broken))
+    outline = Outline(spans, prev.macros, list(result.diagnostics), settings.key(), [], set())
+    for c in result.parsed.tree.root_node.children:
+        if c.has_error or c.is_missing:
+            members = _chain(outline, c.start_byte, c.end_byte, None)
+            if members is None:
+                return None
+            for i in members:
+                spans[i].broken = True
+    return outline
+
+
 def _closed_body(body) -> bool:
     kids = body.children
     return len(kids) >= 2 and kids[0].type == "{" and kids[-1].type == "}" and not kids[-1].is_missing \
@@ -581,4 +607,4 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
     return PartialResult(result, nxt, len(keep), len(spans))
 
 
-__all__ = ["Outline", "Span", "build_outline", "partial_lint", "component", "PartialResult"]
+__all__ = ["Outline", "Span", "build_outline", "carry_outline", "partial_lint", "component", "PartialResult"]

@@ -201,3 +201,34 @@ def test_an_error_that_runs_on_into_the_next_functions_relints_them_too() -> Non
     full = lint_source("s.cu", data, settings, "cuda")
     assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
     assert [s.broken for s in partial.outline.spans] == [False, False, False, True, True, True]
+
+
+def test_a_whole_file_lint_of_broken_text_keeps_the_outline() -> None:
+    """When a keystroke was linted as a whole file while the text does not parse (here: forced), the
+    outline carries over with the broken function marked, and the next keystroke is per function."""
+    from shaderlint.incremental import carry_outline
+
+    unit = ("__global__ void k{i}(int* p, int n, int d) {{\n"
+            "    int x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    if (x < n) {{\n"
+            "        p[x] = x / d;\n"
+            "    }}\n"
+            "}}\n\n")
+    src = "".join(unit.format(i=i) for i in range(5)).encode()
+    settings = Settings()
+    outline = build_outline(lint_source("c.cu", src, settings, "cuda"), settings)
+    at = src.index(b"    if", outline.spans[2].body_start)
+    outline.edit(at, at, len(b"int t\n"))
+    data = src[:at] + b"int t\n" + src[at:]
+    full = lint_source("c.cu", data, settings, "cuda")
+    assert build_outline(full, settings) is None  # errors at file scope: no fresh outline
+    carried = carry_outline(outline, full, settings)
+    assert carried is not None and [s.broken for s in carried.spans] == [False, False, True, False, False]
+    at2 = at + len(b"int t")
+    carried.edit(at2, at2, len(b" = 1;"))
+    data2 = data[:at2] + b" = 1;" + data[at2:]
+    partial = partial_lint("c.cu", data2, settings, "cuda", carried,
+                           whole_parse=lambda patches: FRONT_ENDS["cuda"].parse(Source("c.cu", data2)).tree)
+    assert partial is not None and partial.linted == 1
+    assert [key(d) for d in partial.result.diagnostics] == \
+        [key(d) for d in lint_source("c.cu", data2, settings, "cuda").diagnostics]

@@ -27,7 +27,7 @@ from lsprotocol import types
 from shaderlint import incremental
 from shaderlint.config import Settings
 from shaderlint.engine import FileResult, _internal, lint_source
-from shaderlint.incremental import Outline, build_outline, partial_lint
+from shaderlint.incremental import Outline, build_outline, carry_outline, partial_lint
 from shaderlint.deadline import Deadline, TimeBudgetExceeded
 from shaderlint.languages import FRONT_ENDS, Parsed
 from shaderlint.languages.base import _parse
@@ -186,7 +186,11 @@ class Document:
         self.edited = []
         self.full_parse_next = result.parsed is None
         self.linted = True
-        self.outline = build_outline(result, settings) if not config_error else None
+        prev, self.outline = self.outline, None
+        if not config_error:
+            # A file that does not parse right now (a statement half typed) keeps the functions the last
+            # outline knew, so that the next keystrokes are linted per function again.
+            self.outline = build_outline(result, settings) or carry_outline(prev, result, settings)
         return result
 
 
