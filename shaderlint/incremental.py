@@ -514,10 +514,14 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
                 or data[s.body_end - 1:s.body_end] != b"}" or _special(data, s.body_start, s.body_end) \
                 or not _lexically_closed(data, s.body_start + 1, s.body_end - 1):
             return _fallback("an edited body is special or unbalanced")
+    # An edited body is linked to what it names now and to what it named before: a function it stopped
+    # calling is analysed differently too (no caller context, no impact through that kernel).
     new_words = {i: _words(data, spans[i].body_start + 1, spans[i].body_end - 1) for i in outline.dirty}
     for i, w in new_words.items():
-        spans[i].words = w
+        spans[i].words = w | spans[i].words
     keep = component(outline, outline.dirty)
+    for i, w in new_words.items():
+        spans[i].words = w
     source = Source(path, data)
     for attempt in (1, 2):
         kept_bytes = sum(spans[i].body_end - spans[i].body_start for i in keep)

@@ -232,3 +232,27 @@ def test_a_whole_file_lint_of_broken_text_keeps_the_outline() -> None:
     assert partial is not None and partial.linted == 1
     assert [key(d) for d in partial.result.diagnostics] == \
         [key(d) for d in lint_source("c.cu", data2, settings, "cuda").diagnostics]
+
+
+def test_a_function_the_edit_stops_calling_is_linted_again() -> None:
+    """Found by bench/fuzz.py: a kernel stopped calling a helper (a typo in the call); the helper's
+    findings lose their impact (no kernel calls it any more), so it belongs to the edit's component
+    through the names the body held before the edit, too."""
+    src = (b"#include <metal_stdlib>\nusing namespace metal;\n\n"
+           b"half far_depth() {\n    return 70000.0;\n}\n\n"
+           b"kernel void fill(device half* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {\n"
+           b"    out[gid] = far_depth();\n}\n\n"
+           b"kernel void other(device half* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {\n"
+           b"    out[gid] = 1.0h;\n}\n")
+    settings = Settings()
+    before = lint_source("f.metal", src, settings, "metal")
+    outline = build_outline(before, settings)
+    at = src.index(b"far_depth();")
+    outline.edit(at, at + 1, 1)
+    data = src[:at] + b"g" + src[at + 1:]
+    full = lint_source("f.metal", data, settings, "metal")
+    impact = {d.code: d.impact for d in before.diagnostics if d.kernel == "far_depth"}
+    assert impact["SL203"] != {d.code: d.impact for d in full.diagnostics if d.kernel == "far_depth"}["SL203"]
+    partial = partial_lint("f.metal", data, settings, "metal", outline, max_share=1.0)
+    assert partial is not None and partial.linted == 2
+    assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
