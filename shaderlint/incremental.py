@@ -414,12 +414,16 @@ def _expanded(words: frozenset[bytes], macros: dict[bytes, frozenset[bytes]]) ->
 
 
 def component(outline: Outline, roots: Iterable[int]) -> set[int]:
-    """Spans reachable from ``roots`` in the undirected reference graph (plus every fixed span)."""
+    """Spans reachable from ``roots`` in the undirected reference graph (a body names a function, or
+    two functions have the same name), plus every fixed or broken span."""
     spans = outline.spans
     by_name: dict[bytes, list[int]] = {}
     for i, s in enumerate(spans):
         by_name.setdefault(s.name.encode(), []).append(i)
     refs: list[set[int]] = [set() for _ in spans]
+    for same in by_name.values():  # overloads (and re-definitions) are reported together
+        for i in same:
+            refs[i].update(j for j in same if j != i)
     for i, s in enumerate(spans):
         words = _expanded(s.words, outline.macros) if outline.macros else s.words
         for name in by_name.keys() & words:

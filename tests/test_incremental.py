@@ -127,6 +127,10 @@ def test_component_follows_references_both_ways_and_through_macros() -> None:
     comp = {names[i] for i in component(outline, [names.index("h")])}
     assert comp == {"h", "g", "k", "host"}
     assert {names[i] for i in component(outline, [names.index("lone")])} == {"lone"}
+    overloads = (b"__global__ void f(int* a) { a[0] = 1; }\n__global__ void f(float* a) { a[0] = 2.0f; }\n"
+                 b"__global__ void g(int* a) { a[0] = 3; }\n")
+    outline = build_outline(lint_source("o.cu", overloads, Settings(), "cuda"), Settings())
+    assert component(outline, [0]) == {0, 1}  # overloads share their reports (SL506)
 
 
 def test_partial_lint_lints_only_the_component() -> None:
