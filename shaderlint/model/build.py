@@ -832,9 +832,14 @@ class _Builder:
                 if self.lang == "metal":
                     flags = set()
                     for a in m.call_args(call):
-                        for word in re.findall(r"mem_\w+", self.text(a)):
+                        words = [w for w in re.findall(r"mem_\w+", self.text(a)) if w != "mem_flags"]
+                        for word in words:
                             if word in B.METAL_MEM_FLAGS:
-                                flags.add(B.METAL_MEM_FLAGS[word])
+                                flags.update(B.METAL_MEM_FLAGS[word].split())
+                            elif word != "mem_none":
+                                words = []  # a flag we do not know: assume it orders every space
+                        if not words:  # a variable, a macro, an unknown flag
+                            flags.update(("threadgroup", "device", "texture"))
                     orders = frozenset(flags)
                 f.barriers.append(Barrier(call, name, scope, orders, f))
             elif self.lang == "cuda" and name in ("sync",) and f is not None:

@@ -146,4 +146,5 @@ BARRIERS: dict[str, dict[str, tuple[str, frozenset[str]]]] = {
     },
 }
 METAL_MEM_FLAGS = {"mem_threadgroup": "threadgroup", "mem_device": "device", "mem_texture": "texture",
-                   "mem_threadgroup_imageblock": "threadgroup", "mem_object_data": "device"}
+                   "mem_threadgroup_imageblock": "threadgroup", "mem_object_data": "device",
+                   "mem_device_and_threadgroup": "device threadgroup"}  # the last: Metal 1.0 spelling
