@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -49,6 +50,9 @@ CONFIRM_AFTER_S = 1.5
 WHOLE_TREE_BUDGET_S = 1.0
 #: Seconds a confirming whole-file lint may take before it gives up (it is retried at the next pause).
 CONFIRM_MAX_S = 30.0
+#: Run a full garbage collection after each confirming lint (the server's serve() makes full
+#: collections rare while the user types; see shaderlint.server.server.tune_gc).
+IDLE_GC = True
 
 
 @dataclass(eq=False)
@@ -310,6 +314,8 @@ class Linter:
             self._schedule_confirm(doc)
             return
         doc.stats["confirmed"] += 1
+        if IDLE_GC:
+            gc.collect()  # the user paused: the full collection the server's GC settings put off
         if doc.lsp != before:
             doc.stats["mismatch"] += 1
             log.warning("%s: the incremental diagnostics differed from a whole-file lint (a shaderlint defect; "
