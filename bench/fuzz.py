@@ -516,17 +516,9 @@ def _valid_utf8(data: bytes) -> bool:
 
 def _errors(parsed) -> int:
     """``shaderlint.fixes.parse_error_count`` on a parse we already have."""
-    root = parsed.tree.root_node
-    if not root.has_error:
-        return 0
-    count, stack = 0, [root]
-    while stack:
-        n = stack.pop()
-        if n.is_error or n.is_missing:
-            count += 1
-            continue
-        stack.extend(c for c in n.children if c.has_error or c.is_missing)
-    return count
+    from shaderlint.fixes import tree_error_count
+
+    return tree_error_count(parsed.tree.root_node)
 
 
 def check_fixes(path: str, data: bytes, result, settings: Settings, language: str) -> list[str]:

@@ -275,16 +275,24 @@ def measure_server(files: dict[str, tuple[str, str]], edits: int, seed: int, typ
             "uri": uri, "languageId": language, "version": 1, "text": text}})
         t1, first = client.wait_publish(uri, 1)
         sites = edit_sites(text)
-        latencies, version = [], 1
+        version = 1
+
+        def timed(change: dict) -> float:
+            """Send one change; milliseconds until the diagnostics for its version arrive."""
+            nonlocal version
+            version += 1
+            sent = client.notify("textDocument/didChange", {
+                "textDocument": {"uri": uri, "version": version}, "contentChanges": [change]})
+            got, _ = client.wait_publish(uri, version)
+            return (got - sent) * 1000
+
+        def space_typed_and_deleted(line: int, char: int) -> list[float]:
+            return [timed({"range": _range(line, char, line, char), "text": " "}),
+                    timed({"range": _range(line, char, line, char + 1), "text": ""})]
+
+        latencies = []
         for _ in range(edits):
-            line, char = rng.choice(sites)
-            for change in ({"range": _range(line, char, line, char), "text": " "},
-                           {"range": _range(line, char, line, char + 1), "text": ""}):
-                version += 1
-                sent = client.notify("textDocument/didChange", {
-                    "textDocument": {"uri": uri, "version": version}, "contentChanges": [change]})
-                got, _ = client.wait_publish(uri, version)
-                latencies.append((got - sent) * 1000)
+            latencies += space_typed_and_deleted(*rng.choice(sites))
         # Typing a statement character by character (the body does not parse until the ";"), then
         # deleting it again.
         typed = []
@@ -294,26 +302,13 @@ def measure_server(files: dict[str, tuple[str, str]], edits: int, seed: int, typ
             changes = [{"range": _range(line, char + k, line, char + k), "text": ch} for k, ch in enumerate(stmt)]
             changes += [{"range": _range(line, char + k, line, char + k + 1), "text": ""}
                         for k in reversed(range(len(stmt)))]
-            for change in changes:
-                version += 1
-                sent = client.notify("textDocument/didChange", {
-                    "textDocument": {"uri": uri, "version": version}, "contentChanges": [change]})
-                got, _ = client.wait_publish(uri, version)
-                typed.append((got - sent) * 1000)
+            typed += [timed(change) for change in changes]
         # A keystroke after a pause: the server re-lints the whole file 1.5 s after the last edit (to
         # confirm the per-function result and give hover its model); an edit arriving meanwhile waits.
         paused = []
         for _ in range(pauses):
             time.sleep(1.7)
-            line, char = rng.choice(sites)
-            for change in ({"range": _range(line, char, line, char), "text": " "},
-                           {"range": _range(line, char, line, char + 1), "text": ""}):
-                version += 1
-                sent = client.notify("textDocument/didChange", {
-                    "textDocument": {"uri": uri, "version": version}, "contentChanges": [change]})
-                got, _ = client.wait_publish(uri, version)
-                if change["text"]:
-                    paused.append((got - sent) * 1000)
+            paused.append(space_typed_and_deleted(*rng.choice(sites))[0])
         results[language] = {
             "typing_edits": len(typed), "typing_p50_ms": statistics.median(typed) if typed else None,
             "typing_p95_ms": percentile(typed, 0.95) if typed else None,

@@ -125,6 +125,11 @@ def parse_error_count(path: str, data: bytes, language: str | None, budget: floa
         return 0
     with Deadline(budget) as dl:
         root = FRONT_ENDS[language].parse(Source(path, data), deadline=dl).tree.root_node
+    return tree_error_count(root)
+
+
+def tree_error_count(root) -> int:
+    """ERROR and MISSING nodes under ``root`` (an error node's own errors count once)."""
     if not root.has_error:
         return 0
     count = 0

@@ -28,6 +28,23 @@ def whole(path, data: bytes, language: str):
     return lambda patches: FRONT_ENDS[language].parse(Source(str(path), data)).tree
 
 
+#: A kernel with a guard block, repeated (renamed) to make multi-function files.
+GUARDED_UNIT = ("__global__ void k{i}(int* p, int n, int d) {{\n"
+                "    int x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                "    if (x < n) {{\n"
+                "        p[x] = x / d;\n"
+                "    }}\n"
+                "}}\n\n")
+
+
+def assert_same_as_full(partial, path: str, data: bytes, settings: Settings, language: str) -> None:
+    from shaderlint import incremental
+
+    assert partial is not None, incremental.last_fallback
+    full = lint_source(path, data, settings, language)
+    assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
+
+
 def key(d):
     return (d.code, d.start, d.end, d.line, d.column, d.end_line, d.end_column, d.message, d.kernel,
             d.fingerprint, d.related, d.fix, d.fix_ranges, d.impact, d.severity)
@@ -154,13 +171,7 @@ def test_a_half_typed_declaration_that_closes_the_function_early_stays_per_funct
     """`int t` typed above an `if` block: tree-sitter's error recovery ends the function at the if's
     `}` and leaves the last `}` at file scope. The errors stay in the function's region, the whole
     file reads that region the same way, so it is still linted per function, and equals a full lint."""
-    unit = ("__global__ void k{i}(int* p, int n, int d) {{\n"
-            "    int x = blockIdx.x * blockDim.x + threadIdx.x;\n"
-            "    if (x < n) {{\n"
-            "        p[x] = x / d;\n"
-            "    }}\n"
-            "}}\n\n")
-    src = "".join(unit.format(i=i) for i in range(6)).encode()
+    src = "".join(GUARDED_UNIT.format(i=i) for i in range(6)).encode()
     settings = Settings()
     outline = build_outline(lint_source("t.cu", src, settings, "cuda"), settings)
     at = src.index(b"    if", outline.spans[3].body_start)
@@ -168,12 +179,9 @@ def test_a_half_typed_declaration_that_closes_the_function_early_stays_per_funct
     for text in (b"int t\n", b"int t = 0;\n"):
         outline.edit(at, at + (0 if data is src else len(b"int t\n")), len(text))
         data = src[:at] + text + src[at:]
-        partial = partial_lint("t.cu", data, settings, "cuda", outline,
-                               whole_parse=lambda patches, data=data: FRONT_ENDS["cuda"].parse(Source("t.cu", data)).tree)
-        assert partial is not None, __import__("shaderlint.incremental").incremental.last_fallback
+        partial = partial_lint("t.cu", data, settings, "cuda", outline, whole_parse=whole("t.cu", data, "cuda"))
+        assert_same_as_full(partial, "t.cu", data, settings, "cuda")
         assert partial.linted == 1
-        full = lint_source("t.cu", data, settings, "cuda")
-        assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
         outline = partial.outline
         assert outline.spans[3].broken == (text == b"int t\n")  # parses again once the statement is complete
 
@@ -198,12 +206,9 @@ def test_an_error_that_runs_on_into_the_next_functions_relints_them_too() -> Non
     text = b"    for (int i = 0;\n"
     outline.edit(at, at, len(text))
     data = src[:at] + text + src[at:]
-    partial = partial_lint("s.cu", data, settings, "cuda", outline,
-                           whole_parse=lambda patches: FRONT_ENDS["cuda"].parse(Source("s.cu", data)).tree)
-    assert partial is not None, __import__("shaderlint.incremental").incremental.last_fallback
+    partial = partial_lint("s.cu", data, settings, "cuda", outline, whole_parse=whole("s.cu", data, "cuda"))
+    assert_same_as_full(partial, "s.cu", data, settings, "cuda")
     assert partial.linted == 3  # k3 and the two it swallows
-    full = lint_source("s.cu", data, settings, "cuda")
-    assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
     assert [s.broken for s in partial.outline.spans] == [False, False, False, True, True, True]
 
 
@@ -212,13 +217,7 @@ def test_a_whole_file_lint_of_broken_text_keeps_the_outline() -> None:
     outline carries over with the broken function marked, and the next keystroke is per function."""
     from shaderlint.incremental import carry_outline
 
-    unit = ("__global__ void k{i}(int* p, int n, int d) {{\n"
-            "    int x = blockIdx.x * blockDim.x + threadIdx.x;\n"
-            "    if (x < n) {{\n"
-            "        p[x] = x / d;\n"
-            "    }}\n"
-            "}}\n\n")
-    src = "".join(unit.format(i=i) for i in range(5)).encode()
+    src = "".join(GUARDED_UNIT.format(i=i) for i in range(5)).encode()
     settings = Settings()
     outline = build_outline(lint_source("c.cu", src, settings, "cuda"), settings)
     at = src.index(b"    if", outline.spans[2].body_start)
@@ -231,11 +230,9 @@ def test_a_whole_file_lint_of_broken_text_keeps_the_outline() -> None:
     at2 = at + len(b"int t")
     carried.edit(at2, at2, len(b" = 1;"))
     data2 = data[:at2] + b" = 1;" + data[at2:]
-    partial = partial_lint("c.cu", data2, settings, "cuda", carried,
-                           whole_parse=lambda patches: FRONT_ENDS["cuda"].parse(Source("c.cu", data2)).tree)
-    assert partial is not None and partial.linted == 1
-    assert [key(d) for d in partial.result.diagnostics] == \
-        [key(d) for d in lint_source("c.cu", data2, settings, "cuda").diagnostics]
+    partial = partial_lint("c.cu", data2, settings, "cuda", carried, whole_parse=whole("c.cu", data2, "cuda"))
+    assert_same_as_full(partial, "c.cu", data2, settings, "cuda")
+    assert partial.linted == 1
 
 
 def test_a_function_the_edit_stops_calling_is_linted_again() -> None:

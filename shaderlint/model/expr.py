@@ -249,15 +249,7 @@ class ExprAnalysis:
 
     def callee_name(self: "FileModel", call: ts.Node) -> str:
         """The called function's name (``f``, ``ns::f`` -> ``f``, ``f<T>``, ``obj.f``); memoized per node."""
-        try:
-            cache = self._callee_cache
-        except AttributeError:
-            cache = self._callee_cache = {}
-        key = call.id
-        got = cache.get(key)
-        if got is None:
-            got = cache[key] = self._callee_name(call)
-        return got
+        return _memo(self, "_callee_cache", call, self._callee_name)
 
     def _callee_name(self: "FileModel", call: ts.Node) -> str:
         fn = call.child_by_field_name("function")
@@ -272,16 +264,7 @@ class ExprAnalysis:
 
     def call_args(self: "FileModel", call: ts.Node) -> list[ts.Node]:
         """The argument nodes of a call (a new list each time; memoized per node)."""
-        try:
-            cache = self._call_args_cache
-        except AttributeError:
-            cache = self._call_args_cache = {}
-        key = call.id
-        got = cache.get(key)
-        if got is None:
-            args = call.child_by_field_name("arguments")
-            got = cache[key] = tuple(args.named_children) if args is not None else ()
-        return list(got)
+        return list(_memo(self, "_call_args_cache", call, _call_arg_nodes))
 
     def _call_type(self: "FileModel", node: ts.Node) -> Type:
         fn = node.child_by_field_name("function")
@@ -669,3 +652,19 @@ class ExprAnalysis:
 
     def is_local_varying(self: "FileModel", node: ts.Node) -> bool:
         return B.LOCAL in self.deps(node)
+
+
+def _call_arg_nodes(call: ts.Node) -> tuple[ts.Node, ...]:
+    args = call.child_by_field_name("arguments")
+    return tuple(args.named_children) if args is not None else ()
+
+
+def _memo(model, attr: str, node: ts.Node, compute):
+    """``compute(node)`` memoized per node in the dict ``model.<attr>`` (created on first use)."""
+    cache = model.__dict__.get(attr)
+    if cache is None:
+        cache = model.__dict__[attr] = {}
+    got = cache.get(node.id)
+    if got is None:
+        got = cache[node.id] = compute(node)
+    return got
