@@ -76,9 +76,10 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
         result.diagnostics = [_internal(source, f"could not analyse this file: {reason}")]
         return result
     findings: list[tuple[type[Rule], Finding]] = []
-    deadline = time.monotonic() + settings.time_budget
+    budget = settings.budget_for(data)
+    deadline = time.monotonic() + budget
     try:  # the time budget is enforced by a watchdog (shaderlint.deadline), not only between rules
-        with Deadline(settings.time_budget) as dl:
+        with Deadline(budget) as dl:
             parsed = FRONT_ENDS[language].parse(source, old, deadline=dl)
             result.parsed = parsed
             model = build_model(parsed)
@@ -88,7 +89,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
         result.parsed = result.model = None
         result.timed_out = True
         result.diagnostics = [_internal(source, f"could not analyse this file: the per-file time budget of "
-                                                f"{settings.time_budget:g} s was exceeded while {phase} "
+                                                f"{budget:.3g} s was exceeded while {phase} "
                                                 f"(raise `time-budget` in the configuration to allow more)")]
         return result
     except Exception as exc:  # never crash: the whole file becomes one SL001
@@ -107,7 +108,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     for rule_cls in rules:
         if time.monotonic() > deadline:
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
-                                                        f"{settings.time_budget:g} s was exceeded before {rule_cls.code}")))
+                                                        f"{budget:.3g} s was exceeded before {rule_cls.code}")))
             result.timed_out = True
             break
         try:
@@ -123,7 +124,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
                     findings.append((rule_cls, fd))
         except TimeBudgetExceeded:
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
-                                                        f"{settings.time_budget:g} s was exceeded in {rule_cls.code}")))
+                                                        f"{budget:.3g} s was exceeded in {rule_cls.code}")))
             result.timed_out = True
             break
         except Exception as exc:

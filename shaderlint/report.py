@@ -117,15 +117,17 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     language = language_for_path(path)
     if language is None:
         return []
-    budget = getattr(settings, "time_budget", 5.0) if settings is not None else 5.0
+    from shaderlint.config import Settings
+
     try:
         if data is None:
             with open(path, "rb") as fh:
                 data = fh.read()
+        budget = (settings or Settings()).budget_for(data)
         with Deadline(budget) as dl:  # the same per-file budget as linting (see shaderlint.deadline)
             model = build_model(FRONT_ENDS[language].parse(Source(path, data), deadline=dl))
     except TimeBudgetExceeded:
-        print(f"shaderlint: {path}: could not analyse: the per-file time budget of {budget:g} s was exceeded",
+        print(f"shaderlint: {path}: could not analyse: the per-file time budget of {budget:.3g} s was exceeded",
               file=sys.stderr)
         return []
     except (OSError, Exception) as exc:  # a file we cannot read has no kernels to report
@@ -146,7 +148,7 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
                 for b in template_instances(model, f) or [None]:
                     estimates.append(cached_estimate(model, f, target, bindings=b, facts=merged))
     except TimeBudgetExceeded:
-        print(f"shaderlint: {path}: estimates stopped: the per-file time budget of {budget:g} s was exceeded",
+        print(f"shaderlint: {path}: estimates stopped: the per-file time budget of {budget:.3g} s was exceeded",
               file=sys.stderr)
     if compiler == "ptxas" and language == "cuda":
         return _ptxas_rows(path, model, estimates, target)

@@ -193,3 +193,31 @@ def test_impact_step_is_bounded(monkeypatch):
     r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.5))
     assert time.monotonic() - t0 < 0.5 + SLACK
     assert [d.code for d in r.diagnostics] == ["SL201"]
+
+
+def test_budget_scales_with_long_files_only():
+    from shaderlint.config import BUDGET_LINES
+
+    s = Settings(time_budget=2.0)
+    assert s.budget_for(b"") == 2.0
+    assert s.budget_for(b"x;\n" * (BUDGET_LINES - 1)) == 2.0
+    assert s.budget_for(b"x;\n" * (3 * BUDGET_LINES - 1)) == pytest.approx(6.0)
+
+
+def test_long_file_gets_the_scaled_budget_in_the_message(monkeypatch):
+    """A hung rule on a file of 2.5x BUDGET_LINES lines is cut at 2.5x the budget, and the SL001
+    names that budget (the user sees what was allowed)."""
+    from shaderlint.config import BUDGET_LINES
+
+    def check(self, model, ctx):
+        yield from ()
+        _spin()
+
+    monkeypatch.setattr(VariableIntegerDivision, "check", check)
+    data = (GOOD + "\n" * (int(2.5 * BUDGET_LINES) - GOOD.count("\n"))).encode()
+    t0 = time.monotonic()
+    r = lint_source("k.cu", data, Settings(time_budget=0.2))
+    elapsed = time.monotonic() - t0
+    assert 0.5 - 0.05 <= elapsed < 0.5 + SLACK
+    msgs = [d.message for d in r.diagnostics if d.code == "SL001"]
+    assert any("time budget of 0.5 s was exceeded in SL201" in m for m in msgs), msgs
