@@ -24,7 +24,11 @@ A failure is any of:
   worker that never returns (its in-flight input is saved);
 - for a fifth of the lints, an edit inside a function body whose per-function
   lint (the language server's ``shaderlint.incremental``) answers something
-  else than a whole-file lint of the edited text (``incremental``).
+  else than a whole-file lint of the edited text (``incremental``); and after
+  15 % of the inputs, a chain of four such edits to a whole example or
+  fixture (which, unlike most mutated inputs, parses outside its bodies), each
+  linted on the outline the previous lint left, as the language server does
+  while someone types.
 
 A lint that stops at its budget with an SL001 "time budget" is what the
 engine promises for input it cannot finish in time, so it is not a failure;
@@ -75,7 +79,8 @@ HANG_AFTER = 120.0  # a worker still busy this long after the campaign's end is 
 
 
 # ---- seeds -------------------------------------------------------------------------------------------
-def load_seeds(root: str = ROOT) -> list[bytes]:
+def load_seed_files(root: str = ROOT) -> list[tuple[str, bytes]]:
+    """(path, bytes) of every non-empty fixture and example."""
     out = []
     for top in ("tests/fixtures", "examples"):
         for d, _dirs, files in sorted(os.walk(os.path.join(root, top))):
@@ -86,8 +91,12 @@ def load_seeds(root: str = ROOT) -> list[bytes]:
                 with open(path, "rb") as fh:
                     data = fh.read()
                 if data:
-                    out.append(data)
+                    out.append((path, data))
     return out
+
+
+def load_seeds(root: str = ROOT) -> list[bytes]:
+    return [data for _path, data in load_seed_files(root)]
 
 
 # ---- mutations ------------------------------------------------------------------------------------------
@@ -557,6 +566,40 @@ _EDIT_SNIPPETS = (b" ", b"\n", b"", b"x", b"(", b"}", b"{", b"/*", b";", b"int q
                   b"__syncthreads();", b"// shaderlint: ignore\n", b"#define Z 1\n")
 
 
+def _diag_key(d):
+    return (d.code, d.start, d.end, d.line, d.column, d.end_line, d.end_column, d.message, d.kernel,
+            d.fingerprint, d.related, d.fix, d.impact)
+
+
+def _compare(part, full, what: str) -> list[str]:
+    got, want = [_diag_key(d) for d in part.result.diagnostics], [_diag_key(d) for d in full.diagnostics]
+    if got != want:
+        extra = [g for g in got if g not in want][:2]
+        missing = [w for w in want if w not in got][:2]
+        return [f"per-function lint after {what} differs from a whole-file lint: only per-function {extra}, "
+                f"only whole-file {missing}"]
+    return []
+
+
+def _body_edit(outline, data: bytes, rng: random.Random, seeds: list[bytes] | None = None):
+    """(start, end, text) of a random edit inside a random function body of ``outline``, or None."""
+    span = rng.choice(outline.spans)
+    a, b = span.body_start + 1, span.body_end - 1
+    if b < a:
+        return None
+    start = rng.randint(a, b)
+    end = min(b, start + rng.choice((0, 0, 1, 3, 12)))
+    r = rng.random()
+    if r < 0.6 or not seeds:
+        text = rng.choice(_EDIT_SNIPPETS)
+    elif r < 0.8:
+        text = rng.choice(_WORDS)
+    else:  # a line of another file: statements, declarations, closing braces, directives
+        lines = rng.choice(seeds).splitlines(keepends=True)
+        text = rng.choice(lines) if lines else b""
+    return start, end, text
+
+
 def check_incremental(path: str, data: bytes, result, settings: Settings, language: str,
                       rng: random.Random) -> list[str]:
     """An edit inside a function body: the per-function lint, when it answers, equals a whole-file lint."""
@@ -567,13 +610,10 @@ def check_incremental(path: str, data: bytes, result, settings: Settings, langua
     outline = build_outline(result, settings)
     if outline is None or not outline.spans:
         return []
-    span = rng.choice(outline.spans)
-    a, b = span.body_start + 1, span.body_end - 1
-    if b < a:
+    edit = _body_edit(outline, data, rng)
+    if edit is None:
         return []
-    start = rng.randint(a, b)
-    end = min(b, start + rng.choice((0, 0, 1, 3)))
-    text = rng.choice(_EDIT_SNIPPETS)
+    start, end, text = edit
     new = data[:start] + text + data[end:]
     outline.edit(start, end, len(text))
     part = partial_lint(path, new, settings, language, outline, max_share=1.0,
@@ -583,17 +623,73 @@ def check_incremental(path: str, data: bytes, result, settings: Settings, langua
     full = lint_source(path, new, settings, language)
     if full.timed_out:
         return []
+    return _compare(part, full, f"inserting {text!r} at {start} (replacing {end - start} bytes)")
 
-    def key(d):
-        return (d.code, d.start, d.end, d.line, d.column, d.end_line, d.end_column, d.message, d.kernel,
-                d.fingerprint, d.related, d.fix, d.impact)
-    got, want = [key(d) for d in part.result.diagnostics], [key(d) for d in full.diagnostics]
-    if got != want:
-        extra = [g for g in got if g not in want][:2]
-        missing = [w for w in want if w not in got][:2]
-        return [f"per-function lint after inserting {text!r} at {start} (replacing {end - start} bytes) differs "
-                f"from a whole-file lint: only per-function {extra}, only whole-file {missing}"]
+
+#: Share of inputs followed by a chain of edits to a whole, valid seed file (mutated inputs seldom parse
+#: outside their bodies, so seldom reach the per-function path: a real file always does).
+CHAIN_SHARE = 0.15
+CHAIN_EDITS = 4
+
+
+def check_edit_chain(path: str, data: bytes, settings: Settings, rng: random.Random,
+                     seeds: list[bytes], edits: int = CHAIN_EDITS) -> list[str]:
+    """What the language server does while someone types into ``data``: ``edits`` successive edits
+    inside function bodies, each linted per function on the outline the previous lint left (the
+    per-function one when it answered, else a whole-file one's, or the outline carried over a broken
+    whole-file lint) and compared with a whole-file lint of the same text."""
+    from shaderlint.incremental import build_outline, carry_outline, partial_lint
+    from shaderlint.languages import FRONT_ENDS
+    from shaderlint.model.source import Source
+
+    language = language_for_path(path)
+    result = lint_source(path, data, settings, language)
+    outline = build_outline(result, settings)
+    done: list[str] = []
+    for _ in range(edits):
+        if outline is None or not outline.spans or result.timed_out:
+            return []
+        edit = _body_edit(outline, data, rng, seeds)
+        if edit is None:
+            return []
+        start, end, text = edit
+        done.append(f"{text!r} at {start} replacing {end - start} bytes")
+        new = data[:start] + text + data[end:]
+        outline.edit(start, end, len(text))
+        part = partial_lint(path, new, settings, language, outline, max_share=1.0,
+                            whole_parse=lambda patches, new=new: FRONT_ENDS[language].parse(Source(path, new)).tree)
+        full = lint_source(path, new, settings, language)
+        if full.timed_out:
+            return []
+        if part is not None:
+            problems = _compare(part, full, f"the edits {'; '.join(done)} to {os.path.relpath(path, ROOT)}")
+            if problems:
+                return problems
+            result, outline = part.result, part.outline
+        else:
+            result = full
+            outline = build_outline(full, settings) or carry_outline(outline, full, settings)
+        data = new
     return []
+
+
+def check_chain(path: str, data: bytes, rng: random.Random, seeds: list[bytes],
+                budget: float = BUDGET) -> list["Failure"]:
+    """:func:`check_edit_chain` with random settings, as failures."""
+    language = language_for_path(path)
+    table: dict = {}
+    try:
+        table, settings = settings_from_random(rng)
+    except Exception:
+        settings = Settings()
+    try:
+        with Deadline(budget * (2 * CHAIN_EDITS + 2)):
+            return [Failure("incremental", p, language, os.path.basename(path), table)
+                    for p in check_edit_chain(path, data, settings, rng, seeds)]
+    except TimeBudgetExceeded:
+        return [Failure("hang", "an edit chain took longer than its budget", language, os.path.basename(path), table)]
+    except Exception:
+        return [Failure("incremental-exception", traceback.format_exc(), language, os.path.basename(path), table)]
 
 
 def check_input(data: bytes, rng: random.Random, budget: float = BUDGET,
@@ -619,8 +715,8 @@ def check_input(data: bytes, rng: random.Random, budget: float = BUDGET,
             failures.append(Failure("exception", traceback.format_exc(), language, path, table))
             continue
         elapsed = time.perf_counter() - t0
-        if elapsed > settings.time_budget + GRACE:
-            failures.append(Failure("hang", f"lint took {elapsed:.1f} s (budget {settings.time_budget:g} s)",
+        if elapsed > settings.budget_for(data) + GRACE:
+            failures.append(Failure("hang", f"lint took {elapsed:.1f} s (budget {settings.budget_for(data):.3g} s)",
                                     language, path, table))
         if any(d.code == "SL001" and "time budget" in d.message for d in r.diagnostics):
             failures.append(Failure("slow", f"time budget exceeded after {elapsed:.1f} s", language, path, table))
@@ -727,8 +823,9 @@ def replay(path: str, out=sys.stdout) -> None:
 def _worker(args) -> dict:
     index, seed, seconds, out_dir, budget = args
     rng = random.Random(f"{seed}:{index}")
-    seeds = load_seeds()
-    stats = {"inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0,
+    seed_files = load_seed_files()
+    seeds = [d for _p, d in seed_files]
+    stats = {"chains": 0, "inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0,
              "budget_hits": 0}
     cpu0 = time.process_time()
     end = time.monotonic() + seconds
@@ -751,6 +848,19 @@ def _worker(args) -> dict:
                 stats["kinds"][f.kind] = stats["kinds"].get(f.kind, 0) + 1
             if len(stats["saved"]) < 200:
                 stats["saved"].append(save_failure(out_dir, data, fails))
+        if rng.random() < CHAIN_SHARE:
+            path, data = rng.choice(seed_files)
+            with open(inflight, "wb") as fh:
+                fh.write(data)
+            fails = check_chain(path, data, rng, seeds, budget)
+            stats["chains"] += 1
+            if fails:
+                stats["failing_inputs"] += 1
+                stats["failures"] += len(fails)
+                for f in fails:
+                    stats["kinds"][f.kind] = stats["kinds"].get(f.kind, 0) + 1
+                if len(stats["saved"]) < 200:
+                    stats["saved"].append(save_failure(out_dir, data, fails))
     stats["cpu"] = time.process_time() - cpu0
     os.unlink(inflight)
     return stats
@@ -781,10 +891,10 @@ def campaign(minutes: float, seed: int, jobs: int, out_dir: str, budget: float =
             pool.terminate()
             pool.join()
     wall = time.monotonic() - t0
-    total = {"inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0, "cpu": 0.0,
+    total = {"chains": 0, "inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0, "cpu": 0.0,
              "budget_hits": 0}
     for p in parts:
-        for k in ("inputs", "failing_inputs", "failures", "cpu", "budget_hits"):
+        for k in ("chains", "inputs", "failing_inputs", "failures", "cpu", "budget_hits"):
             total[k] += p[k]
         for k, v in p["kinds"].items():
             total["kinds"][k] = total["kinds"].get(k, 0) + v
@@ -823,6 +933,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"STUCK WORKERS:  {t['hung_workers']} (their inputs are saved; figures exclude them)")
     print(f"inputs tried:   {t['inputs']}")
     print(f"lint runs:      {t['inputs'] * len(LANGUAGES)}")
+    print(f"edit chains:    {t['chains']} ({CHAIN_EDITS} edits inside bodies of a whole example or fixture, each "
+          f"linted per function and as a whole file)")
     kinds = {k: v for k, v in t["kinds"].items() if k not in NOT_FAILURES}
     print(f"failing inputs: {t['failing_inputs']} ({t['failures']} failures"
           + (": " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) if kinds else "") + ")")

@@ -124,6 +124,17 @@ class Outline:
             return i
         return None
 
+    def owner_of(self, start: int, end: int) -> int | None:
+        """:meth:`owner` of a diagnostic at [start, end): one of zero width right after a body's
+        ``}`` (tree-sitter's MISSING ``;`` when the error recovery read the function as a
+        declaration) belongs to that function, not to the region of the one that follows."""
+        i = self.owner(start)
+        if start == end and start > 0:
+            j = self.owner(start - 1)
+            if j is not None and j != i and self.spans[j].body_end == start:
+                return j
+        return i
+
 
 def _name(fn_name: str) -> str:
     words = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", fn_name)
@@ -572,7 +583,7 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
     file_level_new: list[Diagnostic] = []
     for d in part.diagnostics:
         start = to_real(d.start)
-        owner = outline.owner(start)
+        owner = outline.owner_of(start, to_real(d.end))
         if owner is not None and owner not in keep:
             continue
         if d.line != source.line_of(start) + 1 or part.source.line_text(d.line) != source.line_text(d.line):
@@ -584,7 +595,7 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
         start = outline.map_offset(d.start)
         if start is None:
             continue  # inside edited bytes, so inside an edited body: linted again
-        owner = outline.owner(start)
+        owner = outline.owner_of(start, start + (d.end - d.start))
         if owner in keep:
             continue
         # Before the first edit nothing moved, not even a column: the diagnostic stands as it is.

@@ -186,6 +186,23 @@ def test_a_half_typed_declaration_that_closes_the_function_early_stays_per_funct
         assert outline.spans[3].broken == (text == b"int t\n")  # parses again once the statement is complete
 
 
+def test_a_missing_semicolon_right_after_a_body_belongs_to_that_function() -> None:
+    """`x = a.b c()}`: the error recovery reads the whole kernel as a declaration and puts a zero-width
+    MISSING `;` just after its `}` -- the first byte of the next function's region. That SL001 is the
+    edited function's (found by bench/fuzz.py's edit chains: it was dropped as the next function's)."""
+    src = b"".join(b"kernel void k%d(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {\n"
+                   b"    out[gid] = out[gid] + 1.0;\n}\n\n" % i for i in range(4))
+    settings = Settings()
+    outline = build_outline(lint_source("t.metal", src, settings, "metal"), settings)
+    at = src.index(b" + 1.0;", outline.spans[1].body_start)
+    text = b" memoryBarrierShared()"
+    data = src[:at] + text + src[at + len(b" + 1.0;\n"):]
+    outline.edit(at, at + len(b" + 1.0;\n"), len(text))
+    partial = partial_lint("t.metal", data, settings, "metal", outline, whole_parse=whole("t.metal", data, "metal"))
+    assert_same_as_full(partial, "t.metal", data, settings, "metal")
+    assert any(d.code == "SL001" and d.start == d.end == outline.spans[1].body_end for d in partial.result.diagnostics)
+
+
 def test_an_error_that_runs_on_into_the_next_functions_relints_them_too() -> None:
     """A half-typed `for (int i = 0;` makes the error recovery swallow the functions after it. In the
     copy they are cut out, so the copy reads differently from the whole file; the whole file's error
