@@ -222,6 +222,8 @@ def carry_outline(prev: Outline | None, result: FileResult, settings: Settings) 
         if s.body_end > len(data) or data[s.body_start:s.body_start + 1] != b"{" or data[s.body_end - 1:s.body_end] != b"}":
             return None
         edited = i in prev.dirty
+        if edited and not _lexically_closed(data, s.body_start + 1, s.body_end - 1):
+            return None  # an open comment or string swallows what follows: no function's region is its own
         spans.append(Span(s.name, s.start, s.body_start, s.body_end,
                           _words(data, s.body_start + 1, s.body_end - 1) if edited else s.words,
                           s.fixed or (edited and _special(data, s.body_start, s.body_end)), s.broken))

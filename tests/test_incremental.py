@@ -252,6 +252,23 @@ def test_a_whole_file_lint_of_broken_text_keeps_the_outline() -> None:
     assert partial.linted == 1
 
 
+def test_no_outline_is_carried_over_an_open_comment() -> None:
+    """Found by bench/fuzz.py's edit chains: `/*` typed in one body comments out the functions after
+    it until some later `*/`. Cutting that body out of a copy (for an edit elsewhere) would end the
+    comment, so the copy read the next functions and the whole file did not: no outline then."""
+    from shaderlint.incremental import carry_outline
+
+    src = "".join(GUARDED_UNIT.format(i=i) for i in range(4)).encode()
+    settings = Settings()
+    outline = build_outline(lint_source("c.cu", src, settings, "cuda"), settings)
+    at = src.index(b"    if", outline.spans[2].body_start)  # the comment runs from k2 to the end of the file
+    outline.edit(at, at, 2)
+    data = src[:at] + b"/*" + src[at:]
+    full = lint_source("c.cu", data, settings, "cuda")
+    assert any(d.code == "SL001" for d in full.diagnostics)
+    assert carry_outline(outline, full, settings) is None
+
+
 def test_a_function_the_edit_stops_calling_is_linted_again() -> None:
     """Found by bench/fuzz.py: a kernel stopped calling a helper (a typo in the call); the helper's
     findings lose their impact (no kernel calls it any more), so it belongs to the edit's component
