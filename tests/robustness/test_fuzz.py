@@ -37,6 +37,19 @@ def test_mutated_fixtures(n):
     assert not failures, _explain(data, failures)
 
 
+SEED_FILES = fuzz.load_seed_files()
+
+
+@settings(max_examples=40, **COMMON)
+@given(st.integers(min_value=0, max_value=2**32))
+def test_edit_chains_per_function_equal_whole_file(n):
+    """Typing into a whole example or fixture: each edit's per-function lint equals a whole-file lint."""
+    rng = random.Random(n)
+    path, data = rng.choice(SEED_FILES)
+    failures = fuzz.check_chain(path, data, rng, SEEDS)
+    assert not failures, _explain(data, failures)
+
+
 @settings(max_examples=150, **COMMON)
 @given(st.binary(max_size=3000), st.integers(min_value=0, max_value=2**32))
 def test_random_bytes(data, n):
