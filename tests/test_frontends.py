@@ -231,3 +231,34 @@ void main() {
 """
     m = model("k.glsl", code)
     assert not m.errors, m.errors
+
+
+def test_loop_header_macros_are_read_as_for():
+    code = """#include <metal_stdlib>
+using namespace metal;
+#define LOOP_N(x) for (x)
+kernel void k(device float* out [[buffer(0)]], constant int& n [[buffer(1)]],
+              ushort lane [[thread_index_in_simdgroup]]) {
+    float acc[4];
+    FOR_UNROLL (int i = 0; i < 4; ++i) { acc[i] = out[i * 32 + lane]; }
+    for (int j = 0; j < n; ++j)
+        FOR_UNROLL (int i = 0; i < 4; ++i) acc[i] += 1.0f;
+    LOOP_N(int i = 0; i < 4; ++i) out[i * 32 + lane] = acc[i];
+    if (n > 0) CALL_LIKE(out, n); // a call-like macro: not a loop
+}
+"""
+    m = model("k.metal", code)
+    assert not m.errors, m.errors
+    loops = m.function_by_name["k"].loops
+    assert len(loops) == 4
+    assert sorted(lp.unroll for lp in loops if lp.unroll is not None) == [0, 0]
+    glsl = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { float v[]; };
+void main() {
+    float a[4];
+    UNROLL_FOR (int i = 0; i < 4; i++) a[i] = v[i];
+    v[gl_GlobalInvocationID.x] = a[0] + a[3];
+}
+"""
+    assert not model("k.comp", glsl).errors

@@ -5,7 +5,8 @@ vocabulary is the C one shared with the C++/CUDA grammars, so a single kernel
 model serves all three languages; the constructs it cannot read are masked:
 ``layout(...) in;``/``out;`` (workgroup size, geometry/tessellation layouts),
 ``precision`` statements, the ``hf`` literal suffix of float16 literals, the
-``restrict`` qualifier and Godot's ``#[compute]`` section lines.
+``restrict`` qualifier and Godot's ``#[compute]`` section lines. Loop-header
+macros (``UNROLL_FOR (int i = 0; i < n; ++i)``) are read as ``for``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import re
 import tree_sitter as ts
 import tree_sitter_glsl
 
-from shaderlint.languages.base import FrontEnd, Mask, _blank, _split_args, scan_code
+from shaderlint.languages.base import FrontEnd, Mask, _blank, _split_args, mask_loop_macros, scan_code
 from shaderlint.model.source import Source
 
 STAGES = {
@@ -67,6 +68,7 @@ class GlslFrontEnd(FrontEnd):
         for m in scan_code(source, _SUFFIX):
             masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
+        masks.extend(mask_loop_macros(source, buf))
         masks.sort(key=lambda k: k.start)
         return masks
 
