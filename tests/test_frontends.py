@@ -262,3 +262,35 @@ void main() {
 }
 """
     assert not model("k.comp", glsl).errors
+
+
+def test_qualifier_macros_and_dangling_else_across_preprocessor_branches():
+    glsl = """#ifdef GL_ES
+#define COMPAT_PRECISION mediump
+#else
+#define COMPAT_PRECISION
+#endif
+#define COMPAT_IN varying
+#define SCALE 2.0
+uniform COMPAT_PRECISION float Gain;
+COMPAT_IN vec2 uv;
+uniform sampler2D Source;
+void main() {
+#ifdef CLIP
+    if (uv.x > 1.0) gl_FragColor = vec4(0.0);
+    else
+#endif
+    { gl_FragColor = texture2D(Source, uv) * Gain * SCALE; }
+}
+"""
+    m = model("k.frag", glsl)
+    assert not m.errors, m.errors
+    metal = """kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+#if USE_CLAMP
+    if (a[i] < 0.0f) a[i] = 0.0f;
+    else
+#endif
+    { a[i] *= 2.0f; }
+}
+"""
+    assert not model("k.metal", metal).errors

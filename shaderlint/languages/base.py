@@ -444,3 +444,23 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
         out.append(Mask(s, e, "loop-macro", name.decode(), "unroll" if unroll else ""))
         buf[s:e] = b"for" + b" " * (e - s - 3)
     return out
+
+
+# `if (c) a; else` closing a preprocessor branch, its statement after `#endif` (RetroArch's crt-pi:
+# `#if defined(CURVATURE) ... if (t.x < 0.0) out = vec4(0.0); else #else ... #endif { ... }`).
+_DANGLING_ELSE = re.compile(rb"(?<![\w#])else[ \t]*(?://[^\n]*)?\r?\n(?=[ \t]*#[ \t]*(?:else|elif|endif)\b)")
+
+
+def mask_dangling_else(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank an ``else`` that ends a preprocessor branch: its statement is after the ``#endif``,
+    where the grammar cannot attach it, so the whole function read as a parse error. Without the
+    ``else`` the branch is a complete ``if`` and the statement after ``#endif`` reads as
+    unconditional (what it is when the branch is not compiled)."""
+    out = []
+    for m in scan_code(source, _DANGLING_ELSE):
+        s, e = m.start(), m.start() + 4
+        if bytes(buf[s:e]) != b"else":
+            continue
+        out.append(Mask(s, e, "dangling-else", "else"))
+        _blank(buf, s, e)
+    return out

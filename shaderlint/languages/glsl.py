@@ -5,8 +5,10 @@ vocabulary is the C one shared with the C++/CUDA grammars, so a single kernel
 model serves all three languages; the constructs it cannot read are masked:
 ``layout(...) in;``/``out;`` (workgroup size, geometry/tessellation layouts),
 ``precision`` statements, the ``hf`` literal suffix of float16 literals, the
-``restrict`` qualifier and Godot's ``#[compute]`` section lines. Loop-header
-macros (``UNROLL_FOR (int i = 0; i < n; ++i)``) are read as ``for``.
+``restrict`` qualifier, Godot's ``#[compute]`` section lines and the uses of
+macros the file defines as qualifiers or nothing (``#define COMPAT_PRECISION
+mediump``). Loop-header macros (``UNROLL_FOR (int i = 0; i < n; ++i)``) are
+read as ``for``; an ``else`` that ends a preprocessor branch is blanked.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import re
 import tree_sitter as ts
 import tree_sitter_glsl
 
-from shaderlint.languages.base import FrontEnd, Mask, _blank, _split_args, mask_loop_macros, scan_code
+from shaderlint.languages.base import (
+    _OBJ_MACRO, FrontEnd, Mask, _blank, _split_args, mask_dangling_else, mask_loop_macros, scan_code,
+)
 from shaderlint.model.source import Source
 
 STAGES = {
@@ -36,6 +40,14 @@ _ARRAY_CTOR = re.compile(rb"\b[A-Za-z_]\w*\s*(\[[^\]\[;{}]*\])\s*\(")
 _RESTRICT = re.compile(rb"(?<![\w#])restrict\b")
 # Godot's `.glsl` files open each stage with a section line (`#[compute]`, `#[vertex]`).
 _SECTION = re.compile(rb"^[ \t]*#\[[A-Za-z_]\w*\][ \t]*$", re.M)
+# Object-like macros of the file that stand for qualifiers or for nothing, whichever branch defines
+# them: RetroArch's `#define COMPAT_PRECISION mediump` / `#define COMPAT_PRECISION` (GLSL ES or not),
+# `#define COMPAT_VARYING varying` / `out` / `in` (per stage) before declarations.
+_QUALIFIER_WORDS = frozenset((
+    b"lowp", b"mediump", b"highp", b"precise", b"invariant", b"flat", b"smooth", b"noperspective",
+    b"centroid", b"sample", b"in", b"out", b"inout", b"varying", b"attribute", b"uniform", b"const",
+    b"readonly", b"writeonly", b"coherent", b"volatile", b"restrict", b"shared", b"buffer",
+))
 _SUFFIX = re.compile(rb"(?<![\w.])(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(hf|HF)\b")
 
 
@@ -69,6 +81,8 @@ class GlslFrontEnd(FrontEnd):
             masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
         masks.extend(mask_loop_macros(source, buf))
+        masks.extend(mask_dangling_else(source, buf))
+        masks.extend(_mask_qualifier_macros(source, buf))
         masks.sort(key=lambda k: k.start)
         return masks
 
@@ -85,3 +99,31 @@ class GlslFrontEnd(FrontEnd):
         if b"gl_Position" in data or b"gl_VertexIndex" in data or b"gl_VertexID" in data:
             return "vertex"
         return None
+
+
+def _mask_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank the uses of object-like macros whose every ``#define`` in the file is empty or a run of
+    qualifier keywords (``#define COMPAT_PRECISION mediump``, ``#define COMPAT_PRECISION``): the
+    grammar cannot read an unknown word in front of a declaration's type."""
+    data = source.data
+    bodies: dict[bytes, list[bytes]] = {}
+    for m in _OBJ_MACRO.finditer(data):
+        if not source.in_comment_or_string(m.start(1)):
+            body = re.sub(rb"//[^\n]*|/\*.*?\*/", b" ", m.group(2), flags=re.S)
+            bodies.setdefault(m.group(1), []).append(body)
+    names = [n for n, bs in bodies.items()
+             if n not in _QUALIFIER_WORDS and any(b.split() for b in bs)
+             and all(set(b.split()) <= _QUALIFIER_WORDS for b in bs)]
+    if not names:
+        return []
+    pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")(?!\w)")
+    out = []
+    for m in scan_code(source, pattern):
+        line_start = data.rfind(b"\n", 0, m.start()) + 1
+        if data[line_start:m.start()].lstrip().startswith(b"#"):
+            continue  # the #define itself, #ifdef NAME
+        if bytes(buf[m.start():m.end()]) != m.group(0):
+            continue
+        out.append(Mask(m.start(), m.end(), "qualifier", m.group(0).decode()))
+        _blank(buf, m.start(), m.end())
+    return out
