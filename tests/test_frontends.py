@@ -294,3 +294,32 @@ void main() {
 }
 """
     assert not model("k.metal", metal).errors
+
+
+def test_file_scope_declaration_macro_lines_are_masked():
+    from shaderlint.languages import FRONT_ENDS
+    code = """#version 450
+RESOURCES_INFO(blur)
+
+layout(local_size_x = 8, local_size_y = 8) in;
+layout(binding = 0, rgba8) uniform writeonly image2D dst;
+void main() {
+    imageStore(dst, ivec2(gl_GlobalInvocationID.xy), vec4(1.0));
+}
+"""
+    m = model("k.comp", code)
+    assert not m.errors, m.errors
+    parsed = FRONT_ENDS["glsl"].parse(Source("k.comp", code.encode()))
+    assert [mk.text for mk in parsed.masks if mk.kind == "macro-invocation"] == ["RESOURCES_INFO(blur)"]
+    # Inside a function, or before a body or initializer, such a line is left alone.
+    kept = """float f(float x) {
+    float y = x;
+    SCALE_IT(y)
+    return y;
+}
+WRAPPED(g)
+{
+}
+"""
+    parsed = FRONT_ENDS["glsl"].parse(Source("k.glsl", kept.encode()))
+    assert not [mk for mk in parsed.masks if mk.kind == "macro-invocation"]

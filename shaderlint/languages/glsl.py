@@ -19,7 +19,8 @@ import tree_sitter as ts
 import tree_sitter_glsl
 
 from shaderlint.languages.base import (
-    _OBJ_MACRO, FrontEnd, Mask, _blank, _split_args, mask_dangling_else, mask_loop_macros, scan_code,
+    _OBJ_MACRO, FrontEnd, Mask, _blank, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
+    mask_loop_macros, scan_code,
 )
 from shaderlint.model.source import Source
 
@@ -48,6 +49,11 @@ _QUALIFIER_WORDS = frozenset((
     b"centroid", b"sample", b"in", b"out", b"inout", b"varying", b"attribute", b"uniform", b"const",
     b"readonly", b"writeonly", b"coherent", b"volatile", b"restrict", b"shared", b"buffer",
 ))
+# A file-scope line holding one upper-case macro invocation and no semicolon, defined elsewhere:
+# Blender's `COMPUTE_SHADER_CREATE_INFO(eevee_depth_of_field_reduce)` (expands to nothing when the
+# shader is compiled, to its resource declarations for C++ tooling).
+_DECL_MACRO_LINE = re.compile(rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*\([\w, \t]*\)[ \t]*(?://[^\n]*)?\r?$", re.M)
+_COMMENT_OR_STRING = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:[^\"\\\n]|\\.)*\"", re.S)
 _SUFFIX = re.compile(rb"(?<![\w.])(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(hf|HF)\b")
 
 
@@ -83,6 +89,7 @@ class GlslFrontEnd(FrontEnd):
         masks.extend(mask_loop_macros(source, buf))
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(_mask_qualifier_macros(source, buf))
+        masks.extend(_mask_declaration_macro_lines(source, buf))
         masks.sort(key=lambda k: k.start)
         return masks
 
@@ -126,4 +133,32 @@ def _mask_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
             continue
         out.append(Mask(m.start(), m.end(), "qualifier", m.group(0).decode()))
         _blank(buf, m.start(), m.end())
+    return out
+
+
+def _mask_declaration_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank file-scope lines that hold nothing but an invocation of an upper-case function-like
+    macro this file does not define, with no semicolon, between declarations (not before a ``{`` or
+    a ``;``, which would make it part of a declaration)."""
+    data = source.data
+    out = []
+    for m in _DECL_MACRO_LINE.finditer(data):
+        s, e = m.start(1), m.end(0)
+        if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
+            continue
+        if re.search(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(m.group(1)) + rb"\b", data, re.M):
+            continue  # defined here: the other macro masks decide
+        before, _ = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"}", b""):
+            continue
+        nxt = _next_code(bytes(buf), e)
+        if nxt < len(buf) and buf[nxt:nxt + 1] in (b"{", b";", b"(", b"="):
+            continue
+        depth = 0
+        for piece in re.split(_COMMENT_OR_STRING, bytes(buf[:s])):
+            depth += piece.count(b"{") - piece.count(b"}")
+        if depth != 0:
+            continue  # inside a function or block: not a declaration-level line
+        out.append(Mask(s, e, "macro-invocation", m.group(0).decode("utf-8", "replace").strip()))
+        _blank(buf, s, e)
     return out
