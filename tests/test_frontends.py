@@ -231,3 +231,95 @@ void main() {
 """
     m = model("k.glsl", code)
     assert not m.errors, m.errors
+
+
+def test_loop_header_macros_are_read_as_for():
+    code = """#include <metal_stdlib>
+using namespace metal;
+#define LOOP_N(x) for (x)
+kernel void k(device float* out [[buffer(0)]], constant int& n [[buffer(1)]],
+              ushort lane [[thread_index_in_simdgroup]]) {
+    float acc[4];
+    FOR_UNROLL (int i = 0; i < 4; ++i) { acc[i] = out[i * 32 + lane]; }
+    for (int j = 0; j < n; ++j)
+        FOR_UNROLL (int i = 0; i < 4; ++i) acc[i] += 1.0f;
+    LOOP_N(int i = 0; i < 4; ++i) out[i * 32 + lane] = acc[i];
+    if (n > 0) CALL_LIKE(out, n); // a call-like macro: not a loop
+}
+"""
+    m = model("k.metal", code)
+    assert not m.errors, m.errors
+    loops = m.function_by_name["k"].loops
+    assert len(loops) == 4
+    assert sorted(lp.unroll for lp in loops if lp.unroll is not None) == [0, 0]
+    glsl = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { float v[]; };
+void main() {
+    float a[4];
+    UNROLL_FOR (int i = 0; i < 4; i++) a[i] = v[i];
+    v[gl_GlobalInvocationID.x] = a[0] + a[3];
+}
+"""
+    assert not model("k.comp", glsl).errors
+
+
+def test_qualifier_macros_and_dangling_else_across_preprocessor_branches():
+    glsl = """#ifdef GL_ES
+#define COMPAT_PRECISION mediump
+#else
+#define COMPAT_PRECISION
+#endif
+#define COMPAT_IN varying
+#define SCALE 2.0
+uniform COMPAT_PRECISION float Gain;
+COMPAT_IN vec2 uv;
+uniform sampler2D Source;
+void main() {
+#ifdef CLIP
+    if (uv.x > 1.0) gl_FragColor = vec4(0.0);
+    else
+#endif
+    { gl_FragColor = texture2D(Source, uv) * Gain * SCALE; }
+}
+"""
+    m = model("k.frag", glsl)
+    assert not m.errors, m.errors
+    metal = """kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+#if USE_CLAMP
+    if (a[i] < 0.0f) a[i] = 0.0f;
+    else
+#endif
+    { a[i] *= 2.0f; }
+}
+"""
+    assert not model("k.metal", metal).errors
+
+
+def test_file_scope_declaration_macro_lines_are_masked():
+    from shaderlint.languages import FRONT_ENDS
+    code = """#version 450
+RESOURCES_INFO(blur)
+
+layout(local_size_x = 8, local_size_y = 8) in;
+layout(binding = 0, rgba8) uniform writeonly image2D dst;
+void main() {
+    imageStore(dst, ivec2(gl_GlobalInvocationID.xy), vec4(1.0));
+}
+"""
+    m = model("k.comp", code)
+    assert not m.errors, m.errors
+    parsed = FRONT_ENDS["glsl"].parse(Source("k.comp", code.encode()))
+    assert [mk.text for mk in parsed.masks if mk.kind == "macro-invocation"] == ["RESOURCES_INFO(blur)"]
+    # Inside a function, or before a body or initializer, such a line is left alone.
+    kept = """float f(float x) {
+    float y = x;
+    SCALE_IT(y)
+    return y;
+}
+WRAPPED(g)
+{
+}
+"""
+    parsed = FRONT_ENDS["glsl"].parse(Source("k.glsl", kept.encode()))
+    assert not [mk for mk in parsed.masks if mk.kind == "macro-invocation"]

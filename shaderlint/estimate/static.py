@@ -88,8 +88,8 @@ def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:
         if v is None:
             return False
         for loop in f.loops:
-            if loop.var is v and (loop.trip_count is not None or loop.constant_trip) and loop.unroll != 1 \
-                    and loop.node.start_byte <= node.start_byte < loop.node.end_byte:
+            if loop.var is v and loop.unroll != 1 and loop.node.start_byte <= node.start_byte < loop.node.end_byte \
+                    and (loop.trip_count is not None or loop.constant_trip or _static_header(model, f, loop, depth)):
                 return True
         if v.function is f and not v.is_param and v.init is not None and not reassigned(model, v):
             return static_index(model, f, v.init, depth + 1)
@@ -102,6 +102,46 @@ def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:
         name = model.callee_name(node)
         if parse_type_name(name).is_arithmetic or name in ("min", "max", "clamp", "abs"):
             return bool(args) and all(static_index(model, f, a, depth + 1) for a in args)
+    return False
+
+
+def _static_header(model, f, loop, depth: int) -> bool:
+    """A ``for`` loop whose start, bound and step are static once the enclosing constant-trip loops
+    are unrolled (``for (i = 32; i < N; i *= 2) { const int step = i / 32; for (k = 0; k < step; k++)
+    ... }``): each unrolled copy of the outer loop gives the inner one a constant trip count, and
+    the compiler unrolls it in turn."""
+    node = loop.node
+    v = loop.var
+    if node.type != "for_statement" or v is None or loop.counter_modified or depth > 6:
+        return False
+    init, cond, update = (node.child_by_field_name(k) for k in ("initializer", "condition", "update"))
+    if init is not None and init.type == "declaration":
+        start = v.init
+    elif init is not None and init.type == "assignment_expression":
+        start = init.child_by_field_name("right")
+    else:
+        return False
+    if start is None or cond is None or update is None or not static_index(model, f, start, depth + 1):
+        return False
+    c = unparen(cond)
+    if c.type != "binary_expression" or model.text(c.child_by_field_name("operator")) not in ("<", "<=", ">", ">=", "!="):
+        return False
+    left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
+    if left is None or right is None:
+        return False
+    if unparen(left).type == "identifier" and model.resolve(unparen(left)) is v:
+        bound = right
+    elif unparen(right).type == "identifier" and model.resolve(unparen(right)) is v:
+        bound = left
+    else:
+        return False
+    if not static_index(model, f, bound, depth + 1):
+        return False
+    if update.type == "update_expression":
+        return True
+    if update.type == "assignment_expression":
+        step = update.child_by_field_name("right")
+        return step is not None and static_index(model, f, step, depth + 1)
     return False
 
 

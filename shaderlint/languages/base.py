@@ -383,3 +383,84 @@ def _split_args(text: str) -> list[str]:
     if cur.strip():
         out.append(cur)
     return out
+
+
+# A loop-header macro: `FOR_UNROLL (int i = 0; i < n; ++i) {` (ggml's
+# `#define FOR_UNROLL(x) _Pragma("clang loop unroll(full)") for (x)`, usually from a header). An
+# upper-case name followed by parentheses holding two top-level `;` can be nothing but a `for` header
+# (no C expression holds a `;`), so the name is replaced by `for` (padded to the same length).
+_LOOP_MACRO = re.compile(rb"(?<![\w#.>:])([A-Z][A-Z0-9_]*)[ \t]*\(")
+_LOOP_MACRO_FOR_BODY = re.compile(rb"(?<![\w#])for\s*\(")
+
+
+def _loop_header_end(data: bytes, open_paren: int) -> int | None:
+    """End of the balanced `( ... ; ... ; ... )` starting at ``open_paren`` when it holds exactly two
+    top-level semicolons (and no braces), else None."""
+    depth, semis, i, n = 0, 0, open_paren, min(len(data), open_paren + 4096)
+    while i < n:
+        c = data[i]
+        if c == 0x28:
+            depth += 1
+        elif c == 0x29:
+            depth -= 1
+            if depth == 0:
+                return i + 1 if semis == 2 else None
+        elif c == 0x3B and depth == 1:
+            semis += 1
+        elif c in (0x7B, 0x7D):
+            return None
+        i += 1
+    return None
+
+
+def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Rewrite loop-header macros (``FOR_UNROLL (init; cond; step)``) as ``for``. The mask's value is
+    "unroll" when the name or the macro's definition in this file asks for unrolling (the model reads
+    it like ``#pragma unroll``), "" otherwise. A macro defined in this file whose body holds no ``for``
+    is left alone."""
+    data = source.data
+    if b";" not in data:
+        return []
+    defs = {m.group(1): m.group(2) for m in _FUNC_MACRO.finditer(data)}
+    out = []
+    for m in _LOOP_MACRO.finditer(data):
+        s, e = m.start(1), m.end(1)
+        name = m.group(1)
+        if e - s < 3 or source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
+            continue
+        line_start = data.rfind(b"\n", 0, s) + 1
+        if data[line_start:s].lstrip().startswith(b"#"):
+            continue  # the #define itself, #if lines
+        body = defs.get(name)
+        if body is not None and not _LOOP_MACRO_FOR_BODY.search(body):
+            continue
+        if _loop_header_end(data, m.end() - 1) is None:
+            continue
+        before, _ = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"{", b"}", b")", b":", b"") and not data[:s].rstrip().endswith((b"else", b"do")):
+            continue  # not at the start of a statement
+        unroll = b"UNROLL" in name and b"NOUNROLL" not in name.replace(b"_", b"") or (
+            body is not None and re.search(rb"\bunroll\b(?!\s*\(\s*disable)", body) is not None)
+        out.append(Mask(s, e, "loop-macro", name.decode(), "unroll" if unroll else ""))
+        buf[s:e] = b"for" + b" " * (e - s - 3)
+    return out
+
+
+# `if (c) a; else` closing a preprocessor branch, its statement after `#endif` (RetroArch's crt-pi:
+# `#if defined(CURVATURE) ... if (t.x < 0.0) out = vec4(0.0); else #else ... #endif { ... }`).
+_DANGLING_ELSE = re.compile(rb"(?<![\w#])else[ \t]*(?://[^\n]*)?\r?\n(?=[ \t]*#[ \t]*(?:else|elif|endif)\b)")
+
+
+def mask_dangling_else(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank an ``else`` that ends a preprocessor branch: its statement is after the ``#endif``,
+    where the grammar cannot attach it, so the whole function read as a parse error. Without the
+    ``else`` the branch is a complete ``if`` and the statement after ``#endif`` reads as
+    unconditional (what it is when the branch is not compiled)."""
+    out = []
+    for m in scan_code(source, _DANGLING_ELSE):
+        s, e = m.start(), m.start() + 4
+        if bytes(buf[s:e]) != b"else":
+            continue
+        out.append(Mask(s, e, "dangling-else", "else"))
+        _blank(buf, s, e)
+    return out

@@ -5,7 +5,10 @@ vocabulary is the C one shared with the C++/CUDA grammars, so a single kernel
 model serves all three languages; the constructs it cannot read are masked:
 ``layout(...) in;``/``out;`` (workgroup size, geometry/tessellation layouts),
 ``precision`` statements, the ``hf`` literal suffix of float16 literals, the
-``restrict`` qualifier and Godot's ``#[compute]`` section lines.
+``restrict`` qualifier, Godot's ``#[compute]`` section lines and the uses of
+macros the file defines as qualifiers or nothing (``#define COMPAT_PRECISION
+mediump``). Loop-header macros (``UNROLL_FOR (int i = 0; i < n; ++i)``) are
+read as ``for``; an ``else`` that ends a preprocessor branch is blanked.
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ import re
 import tree_sitter as ts
 import tree_sitter_glsl
 
-from shaderlint.languages.base import FrontEnd, Mask, _blank, _split_args, scan_code
+from shaderlint.languages.base import (
+    _OBJ_MACRO, FrontEnd, Mask, _blank, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
+    mask_loop_macros, scan_code,
+)
 from shaderlint.model.source import Source
 
 STAGES = {
@@ -35,6 +41,19 @@ _ARRAY_CTOR = re.compile(rb"\b[A-Za-z_]\w*\s*(\[[^\]\[;{}]*\])\s*\(")
 _RESTRICT = re.compile(rb"(?<![\w#])restrict\b")
 # Godot's `.glsl` files open each stage with a section line (`#[compute]`, `#[vertex]`).
 _SECTION = re.compile(rb"^[ \t]*#\[[A-Za-z_]\w*\][ \t]*$", re.M)
+# Object-like macros of the file that stand for qualifiers or for nothing, whichever branch defines
+# them: RetroArch's `#define COMPAT_PRECISION mediump` / `#define COMPAT_PRECISION` (GLSL ES or not),
+# `#define COMPAT_VARYING varying` / `out` / `in` (per stage) before declarations.
+_QUALIFIER_WORDS = frozenset((
+    b"lowp", b"mediump", b"highp", b"precise", b"invariant", b"flat", b"smooth", b"noperspective",
+    b"centroid", b"sample", b"in", b"out", b"inout", b"varying", b"attribute", b"uniform", b"const",
+    b"readonly", b"writeonly", b"coherent", b"volatile", b"restrict", b"shared", b"buffer",
+))
+# A file-scope line holding one upper-case macro invocation and no semicolon, defined elsewhere:
+# Blender's `COMPUTE_SHADER_CREATE_INFO(eevee_depth_of_field_reduce)` (expands to nothing when the
+# shader is compiled, to its resource declarations for C++ tooling).
+_DECL_MACRO_LINE = re.compile(rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*\([\w, \t]*\)[ \t]*(?://[^\n]*)?\r?$", re.M)
+_COMMENT_OR_STRING = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:[^\"\\\n]|\\.)*\"", re.S)
 _SUFFIX = re.compile(rb"(?<![\w.])(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(hf|HF)\b")
 
 
@@ -67,6 +86,10 @@ class GlslFrontEnd(FrontEnd):
         for m in scan_code(source, _SUFFIX):
             masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
+        masks.extend(mask_loop_macros(source, buf))
+        masks.extend(mask_dangling_else(source, buf))
+        masks.extend(_mask_qualifier_macros(source, buf))
+        masks.extend(_mask_declaration_macro_lines(source, buf))
         masks.sort(key=lambda k: k.start)
         return masks
 
@@ -83,3 +106,59 @@ class GlslFrontEnd(FrontEnd):
         if b"gl_Position" in data or b"gl_VertexIndex" in data or b"gl_VertexID" in data:
             return "vertex"
         return None
+
+
+def _mask_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank the uses of object-like macros whose every ``#define`` in the file is empty or a run of
+    qualifier keywords (``#define COMPAT_PRECISION mediump``, ``#define COMPAT_PRECISION``): the
+    grammar cannot read an unknown word in front of a declaration's type."""
+    data = source.data
+    bodies: dict[bytes, list[bytes]] = {}
+    for m in _OBJ_MACRO.finditer(data):
+        if not source.in_comment_or_string(m.start(1)):
+            body = re.sub(rb"//[^\n]*|/\*.*?\*/", b" ", m.group(2), flags=re.S)
+            bodies.setdefault(m.group(1), []).append(body)
+    names = [n for n, bs in bodies.items()
+             if n not in _QUALIFIER_WORDS and any(b.split() for b in bs)
+             and all(set(b.split()) <= _QUALIFIER_WORDS for b in bs)]
+    if not names:
+        return []
+    pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")(?!\w)")
+    out = []
+    for m in scan_code(source, pattern):
+        line_start = data.rfind(b"\n", 0, m.start()) + 1
+        if data[line_start:m.start()].lstrip().startswith(b"#"):
+            continue  # the #define itself, #ifdef NAME
+        if bytes(buf[m.start():m.end()]) != m.group(0):
+            continue
+        out.append(Mask(m.start(), m.end(), "qualifier", m.group(0).decode()))
+        _blank(buf, m.start(), m.end())
+    return out
+
+
+def _mask_declaration_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank file-scope lines that hold nothing but an invocation of an upper-case function-like
+    macro this file does not define, with no semicolon, between declarations (not before a ``{`` or
+    a ``;``, which would make it part of a declaration)."""
+    data = source.data
+    out = []
+    for m in _DECL_MACRO_LINE.finditer(data):
+        s, e = m.start(1), m.end(0)
+        if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
+            continue
+        if re.search(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(m.group(1)) + rb"\b", data, re.M):
+            continue  # defined here: the other macro masks decide
+        before, _ = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"}", b""):
+            continue
+        nxt = _next_code(bytes(buf), e)
+        if nxt < len(buf) and buf[nxt:nxt + 1] in (b"{", b";", b"(", b"="):
+            continue
+        depth = 0
+        for piece in re.split(_COMMENT_OR_STRING, bytes(buf[:s])):
+            depth += piece.count(b"{") - piece.count(b"}")
+        if depth != 0:
+            continue  # inside a function or block: not a declaration-level line
+        out.append(Mask(s, e, "macro-invocation", m.group(0).decode("utf-8", "replace").strip()))
+        _blank(buf, s, e)
+    return out

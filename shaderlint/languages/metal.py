@@ -6,7 +6,9 @@ function qualifiers (``kernel``, ``vertex``, ``fragment``, ``visible``) and
 ``[[...]]`` attributes in places C++ does not allow them. All three are masked
 (same-length spaces) and recorded; the model re-attaches them by position. Also
 masked: the ``METAL_FUNC`` helper prefix and the address space of a member
-function's object (``T() thread = default;``).
+function's object (``T() thread = default;``). Loop-header macros
+(``FOR_UNROLL (int i = 0; i < n; ++i)``) are read as ``for``; an ``else`` that
+ends a preprocessor branch (its statement after ``#endif``) is blanked.
 """
 
 from __future__ import annotations
@@ -16,7 +18,9 @@ import re
 import tree_sitter as ts
 import tree_sitter_cpp
 
-from shaderlint.languages.base import FrontEnd, Mask, _blank, scan_code, split_attribute
+from shaderlint.languages.base import (
+    FrontEnd, Mask, _blank, mask_dangling_else, mask_loop_macros, scan_code, split_attribute,
+)
 from shaderlint.model.source import Source
 
 ADDRESS_SPACES = ("device", "constant", "threadgroup", "thread", "threadgroup_imageblock", "ray_data", "object_data")
@@ -70,5 +74,7 @@ class MetalFrontEnd(FrontEnd):
         for m in scan_code(source, _METHOD_SPACE):
             masks.append(Mask(m.start(1), m.end(1), "method-qualifier", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
+        masks.extend(mask_loop_macros(source, buf))
+        masks.extend(mask_dangling_else(source, buf))
         masks.sort(key=lambda k: k.start)
         return masks

@@ -812,6 +812,9 @@ class _Builder:
         return any(body.start_byte <= a.start_byte < body.end_byte for a in self.m.direct_writes(var))
 
     def _pragma_unroll(self, node: ts.Node) -> int | None:
+        for mk in self.m.masks_between(node.start_byte, node.start_byte + 1, "loop-macro"):
+            if mk.value == "unroll":
+                return 0  # `FOR_UNROLL (...)`: a loop macro that asks for a full unroll
         text = self.m.pragma_before(node)
         if text is None:
             return None

@@ -500,7 +500,9 @@ class ExprAnalysis:
             if v is not None:
                 if v.template_param or v.function_constant:
                     return True
-                if (v.is_const or v.is_constexpr) and v.init is not None and not v.is_param:
+                if v.is_constexpr and v.init is not None and not v.is_param:
+                    return True  # C++ rejects a constexpr variable whose initializer is not a constant
+                if v.is_const and v.init is not None and not v.is_param:
                     return self.is_constant(v.init)
                 return False
             name = self.text(node).split("::")[-1]

@@ -3,8 +3,11 @@
 ## What it does
 Flags a thread-private (stack) array that is not a compile-time constant and is
 indexed by a value the compiler cannot resolve: not a literal or constant, and
-not the counter of a constant-trip loop that the compiler will unroll. It is
-reported once, at the array's declaration, with each dynamic index as a related
+not the counter of a constant-trip loop that the compiler will unroll (or of a
+loop whose start, bound and step come from such counters and constants, as in a
+butterfly `for (s = 32; s < N; s *= 2) for (k = 0; k < s / 32; k++)`: every
+unrolled copy of the outer loop gives it a constant trip count). It is reported
+once, at the array's declaration, with each dynamic index as a related
 location.
 
 ## Why is this bad?

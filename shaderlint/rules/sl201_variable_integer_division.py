@@ -2,8 +2,9 @@
 
 ## What it does
 Flags integer `/`, `%`, `/=` and `%=` whose denominator is not a compile-time
-constant. Constants are literals, `const`/`constexpr` variables with constant
-initializers, enumerators, template parameters, `sizeof`, object-like macros
+constant. Constants are literals, `const` variables with constant initializers,
+`constexpr` variables (whatever their initializer names: C++ requires a
+constant), enumerators, template parameters, `sizeof`, object-like macros
 with literal values, Metal function constants, GLSL specialization constants
 and `gl_WorkGroupSize`. `blockDim.x`, `gridDim.x`, `threads_per_threadgroup`
 and `gl_SubgroupSize` are run-time values and are flagged. Float division and
@@ -11,7 +12,9 @@ expressions whose type cannot be told are left alone, and so are denominators
 built from counters of constant-trip loops the compiler unrolls completely (at
 most 64 iterations, or a trip count the analysis cannot compute, and not
 `#pragma unroll 1`): `for (s = 1; s < 256; s *= 2) if (t < 128 / s)` divides
-by a constant in every unrolled copy.
+by a constant in every unrolled copy. Divisions the compiler evaluates (in a
+`constexpr` initializer, a template argument, a `static_assert` or an array
+bound) are not run-time divisions and are left alone.
 
 ## Why is this bad?
 GPUs have no integer divider. Division or modulo by a value known at compile
@@ -104,7 +107,7 @@ class VariableIntegerDivision(Rule):
             lt, rt = model.type_of(left), model.type_of(right)
             if not (lt.is_integer and rt.is_integer):
                 continue
-            if model.is_constant(right) or _constant_once_unrolled(model, f, right):
+            if model.is_constant(right) or _constant_once_unrolled(model, f, right) or _constant_context(model, node):
                 continue
             op = model.text(op_node)
             what = "modulo" if "%" in op else "division"
@@ -115,6 +118,26 @@ class VariableIntegerDivision(Rule):
                 kernel=f.name,
                 fingerprint_text=model.text(node) if not is_assign else model.text(node),
             )
+
+
+_CONSTANT_CONTEXTS = ("template_argument_list", "static_assert_declaration", "array_declarator")
+_STATEMENT_END = ("compound_statement", "function_definition", "translation_unit", "expression_statement",
+                  "return_statement", "for_statement", "if_statement", "while_statement")
+
+
+def _constant_context(model, node) -> bool:
+    """True when the division is evaluated by the compiler: in the initializer of a ``constexpr``
+    variable (C++ rejects one that is not a constant expression, whatever names it uses, e.g. a
+    header macro ``constexpr int NE = N / N_SIMDWIDTH;``), a template argument, a
+    ``static_assert`` or an array bound."""
+    n = node.parent
+    while n is not None and n.type not in _STATEMENT_END:
+        if n.type in _CONSTANT_CONTEXTS:
+            return True
+        if n.type == "declaration":
+            return any(c.type == "type_qualifier" and model.text(c) == "constexpr" for c in n.children)
+        n = n.parent
+    return False
 
 
 def _constant_once_unrolled(model, f, node) -> bool:
