@@ -31,8 +31,10 @@ class ConfigError(Exception):
     """A configuration file or value that cannot be used (exit code 2)."""
 
 
-#: ``time-budget`` is per file up to this many lines and scales with the length beyond.
+#: ``time-budget`` is per file up to this many lines and scales with the length beyond, up to
+#: BUDGET_MAX_SCALE times (a file of megabytes still ends in seconds, not minutes).
 BUDGET_LINES = 5000
+BUDGET_MAX_SCALE = 4.0
 
 
 @dataclass(frozen=True)
@@ -50,12 +52,12 @@ class Settings:
 
     def budget_for(self, data: bytes) -> float:
         """The time budget for a file of ``data``: ``time_budget`` seconds, scaled up for files
-        longer than :data:`BUDGET_LINES` lines. The budget stops pathological inputs (which are
+        longer than :data:`BUDGET_LINES` lines (at most :data:`BUDGET_MAX_SCALE` times). The budget stops pathological inputs (which are
         small); a long file that is simply long keeps the same headroom over the typical lint
         time (about 0.2 s per 1,000 lines) as a short one, so it does not turn into an SL001 on a
         slower or busier machine."""
         lines = data.count(b"\n") + 1
-        return self.time_budget * max(1.0, lines / BUDGET_LINES)
+        return self.time_budget * min(BUDGET_MAX_SCALE, max(1.0, lines / BUDGET_LINES))
 
     def key(self) -> str:
         """Everything that can change what the rules report (for the cache)."""

@@ -31,8 +31,9 @@ None: this is a statement about coverage, not performance.
 
 ## Options
 `time-budget` (seconds per file, default 5) in configuration; files longer than
-5,000 lines get proportionally more (10,000 lines: twice the budget), so a long
-file is not cut short on a slower machine while a pathological input still is.
+5,000 lines get proportionally more (10,000 lines: twice the budget; at most four
+times), so a long file is not cut short on a slower machine while a pathological
+input still is.
 """
 
 from __future__ import annotations

@@ -202,6 +202,7 @@ def test_budget_scales_with_long_files_only():
     assert s.budget_for(b"") == 2.0
     assert s.budget_for(b"x;\n" * (BUDGET_LINES - 1)) == 2.0
     assert s.budget_for(b"x;\n" * (3 * BUDGET_LINES - 1)) == pytest.approx(6.0)
+    assert s.budget_for(b"x;\n" * (100 * BUDGET_LINES)) == pytest.approx(8.0)  # at most 4x
 
 
 def test_long_file_gets_the_scaled_budget_in_the_message(monkeypatch):
