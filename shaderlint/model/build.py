@@ -948,6 +948,12 @@ class _Builder:
             base = m.base_var(left)
             if base is None or base.is_global or base.address_space is not None:
                 continue
+            if unparen(left).type != "identifier" and base.type.kind == "pointer" and not base.dims:
+                # `p[tid] = x`, `p->f = x`, `*p = x` store through the pointer: the pointer keeps its
+                # value (the memory it points at changes, shared or global for all the analysis knows).
+                # Counting the store as a write to `p` made every later `p[k]` look thread-dependent
+                # (thundersvm's block-min helper writing `index[tid]` and returning `index[0]`).
+                continue
             rhs = [right]
             if left.type != "identifier":
                 rhs.extend(c for c in left.named_children if c is not None)
@@ -958,6 +964,8 @@ class _Builder:
             arg = u.child_by_field_name("argument")
             base = m.base_var(arg) if arg is not None else None
             if base is not None and not base.is_global:
+                if unparen(arg).type != "identifier" and base.type.kind == "pointer" and not base.dims:
+                    continue  # `p[i]++` stores through the pointer (see above)
                 writes.append((base, [arg], u))
         writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
         conds = [control_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
