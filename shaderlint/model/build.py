@@ -482,6 +482,14 @@ class _Builder:
     def function_kind(self, fd: ts.Node, name: str) -> tuple[str, bool, bool]:
         if self.lang == "cuda":
             tokens = {c.type for c in fd.children}
+            decl = fd.child_by_field_name("declarator")
+            outer = fd.parent if fd.parent is not None and fd.parent.type == "template_declaration" else None
+            start = (outer or fd).start_byte
+            masks = self.m.parsed.qualifiers_before.get(start, []) + self.m.masks_between(
+                start, decl.start_byte if decl is not None else start, "function-qualifier")
+            for mk in masks:
+                if mk.kind == "function-qualifier" and mk.value == "macro":  # a qualifier macro the file defines (CudaFrontEnd): its expansion
+                    tokens.update(mk.args)
             if "__global__" in tokens:
                 return "kernel", True, True
             if "__device__" in tokens:
