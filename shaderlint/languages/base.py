@@ -270,11 +270,22 @@ _OBJ_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])((?:
 _PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n\\]|\\\r?\n|\\)*|\b_Pragma\s*\(\s*\"(?:[^\"\\\n]|\\.)*\"\s*\)", re.M)
 
 
+_STATEMENT_START = re.compile(rb"\{|(?:do|if|for|while|switch|return)\b")
+
+
+def _is_statement_body(body: bytes) -> bool:
+    """A macro body that is statements: it holds a ``;`` or opens with a block or a statement keyword.
+    Braces after an expression are a braced initializer, an expression (bitsandbytes'
+    ``#define CUB_REDUCTIONOP_MAX cuda::maximum<> {}`` passed as an argument)."""
+    body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", body, flags=re.S).strip()
+    return b";" in body or _STATEMENT_START.match(body) is not None
+
+
 def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Mask uses of object-like macros whose body is statements (``#define BODY { ... }``,
     ``#define SYNC __syncthreads();``): ``{ BODY }`` cannot be parsed without expanding it."""
     data = source.data
-    names = [m.group(1) for m in _OBJ_MACRO.finditer(data) if re.search(rb"[;{}]", m.group(2))]
+    names = [m.group(1) for m in _OBJ_MACRO.finditer(data) if _is_statement_body(m.group(2))]
     if not names:
         return []
     pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")\b[ \t]*;?")
