@@ -231,3 +231,18 @@ void main() {
 """
     m = model("k.glsl", code)
     assert not m.errors, m.errors
+
+
+def test_macro_statement_arguments():
+    code = b"""void f(int t, float* p, int n) {
+    DISPATCH_TYPES(t, "f", run<scalar_t>(p, n);)
+    DISPATCH_TYPES(t, "g", run<scalar_t>(p, n); run<scalar_t>(p, n); );
+    FOR_EACH (int i = 0; i < n; ++i) p[i] = 0;
+}
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code))
+    text = parsed.parse_bytes.decode()
+    assert 'DISPATCH_TYPES(t, "f", run<scalar_t>(p, n));' in text
+    assert 'DISPATCH_TYPES(t, "g", run<scalar_t>(p, n), run<scalar_t>(p, n)) ;;' in text
+    assert "FOR_EACH (int i = 0; i < n; ++i)" in text  # a loop header is not an argument list of statements
+    assert len(parsed.parse_bytes) == len(code)

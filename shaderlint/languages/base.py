@@ -346,10 +346,12 @@ def mask_macro_statement_arguments(source: Source, buf: bytearray) -> list[Mask]
     apex's ``DISPATCH_FLOAT_AND_HALF(type, 0, "name", some_call<1>(a, b);)`` (often with no ``;``
     after the invocation, the macro's expansion being a whole block). A ``;`` at the top level of a
     call's argument list is valid only there. Each such ``;`` becomes an argument separator (``,``),
-    except the last one when nothing but blanks separate it from the closing ``)``: that one changes
-    places with the ``)``, so the invocation reads as an expression statement, ``f(a, g(b));``. Only
-    upper-case names (macro convention), only bytes no other mask touched; the rest of the argument
-    text stays visible to the analysis (launches inside the arguments are still found)."""
+    except the last one, which changes places with the ``)``, so the invocation reads as an
+    expression statement, ``f(a, g(b));``. Only
+    upper-case names (macro convention), only argument lists whose last ``;`` stands right before the
+    ``)`` (a loop-header macro's ``(init; cond; step)`` is left alone), only bytes no other mask
+    touched; the rest of the argument text stays visible to the analysis (launches inside the
+    arguments are still found)."""
     data = source.data
     if b";" not in data:
         return []
@@ -370,14 +372,14 @@ def mask_macro_statement_arguments(source: Source, buf: bytearray) -> list[Mask]
         if not semis or any(buf[i] != data[i] for i in (*semis, close)):
             continue
         last = semis[-1]
-        swap = data[last + 1:close].strip(_WS) == b""
-        for i in semis[:-1] if swap else semis:
+        if data[last + 1:close].strip(_WS) != b"":
+            continue  # not statements: a loop-header macro `FOR_EACH (int i = 0; i < n; ++i)` and the like
+        for i in semis[:-1]:
             out.append(Mask(i, i + 1, "macro-argument", ";", "separator"))
             buf[i] = 0x2C  # ','
-        if swap:
-            out.append(Mask(last, close + 1, "macro-argument", data[last:close + 1].decode("utf-8", "replace"), "statement-end"))
-            buf[last] = 0x29  # ')'
-            buf[close] = 0x3B  # ';'
+        out.append(Mask(last, close + 1, "macro-argument", data[last:close + 1].decode("utf-8", "replace"), "statement-end"))
+        buf[last] = 0x29  # ')'
+        buf[close] = 0x3B  # ';'
     return out
 
 
