@@ -42,6 +42,8 @@ _QUALIFIER_MACROS = re.compile(
     rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]+[ \t]+)+)"
     rb"(?=(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
     rb"|const|unsigned|signed|long|short|struct)\s+)*"
+    # the return type itself is not a specifier: in `REAL __device__ f(` REAL is the (typedef) type
+    rb"(?!(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__)\b)"
     rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?[A-Za-z_~][\w:]*\s*\()")
 # What an in-file definition may expand to for the function to take its qualifiers.
 _QUALIFIER_TOKENS = frozenset((b"__global__", b"__device__", b"__host__", b"__forceinline__", b"__noinline__",
