@@ -323,3 +323,33 @@ WRAPPED(g)
 """
     parsed = FRONT_ENDS["glsl"].parse(Source("k.glsl", kept.encode()))
     assert not [mk for mk in parsed.masks if mk.kind == "macro-invocation"]
+
+
+def test_macro_statement_arguments():
+    code = b"""void f(int t, float* p, int n) {
+    DISPATCH_TYPES(t, "f", run<scalar_t>(p, n);)
+    DISPATCH_TYPES(t, "g", run<scalar_t>(p, n); run<scalar_t>(p, n); );
+    FOR_EACH (int i = 0; i < n; ++i) p[i] = 0;
+}
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code))
+    text = parsed.parse_bytes.decode()
+    assert 'DISPATCH_TYPES(t, "f", run<scalar_t>(p, n));' in text
+    assert 'DISPATCH_TYPES(t, "g", run<scalar_t>(p, n), run<scalar_t>(p, n)) ;;' in text
+    assert "FOR_EACH (int i = 0; i < n; ++i)" in text  # a loop header is not an argument list of statements
+    assert len(parsed.parse_bytes) == len(code)
+
+
+def test_cuda_qualifier_macros():
+    code = b"""#define GRID_KERNEL __global__ static
+typedef float REAL;
+GRID_KERNEL void a(float* p) { p[0] = 1.0f; }
+HEADER_KERNEL void b(float* p) { p[0] = 1.0f; }
+REAL __device__ c(REAL x) { return x; }
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code))
+    masked = {mk.text: mk.args for mk in parsed.masks if mk.kind == "function-qualifier"}
+    assert masked == {"GRID_KERNEL": ("__global__", "static"), "HEADER_KERNEL": ()}  # REAL is a type
+    m = model("k.cu", code.decode())
+    assert not m.errors, m.errors
+    assert {f.name: f.kind for f in m.functions} == {"a": "kernel", "b": "host", "c": "device"}

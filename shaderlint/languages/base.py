@@ -98,6 +98,7 @@ class FrontEnd:
         masks.extend(mask_statement_macros(source, buf))
         masks.extend(mask_bare_macro_lines(source, buf))
         masks.extend(mask_pragmas(source, buf))
+        masks.extend(mask_macro_statement_arguments(source, buf))
         masks.sort(key=lambda mk: mk.start)
         parse_bytes = bytes(buf)
         parser = self.parser()
@@ -269,11 +270,22 @@ _OBJ_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])((?:
 _PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n\\]|\\\r?\n|\\)*|\b_Pragma\s*\(\s*\"(?:[^\"\\\n]|\\.)*\"\s*\)", re.M)
 
 
+_STATEMENT_START = re.compile(rb"\{|(?:do|if|for|while|switch|return)\b")
+
+
+def _is_statement_body(body: bytes) -> bool:
+    """A macro body that is statements: it holds a ``;`` or opens with a block or a statement keyword.
+    Braces after an expression are a braced initializer, an expression (bitsandbytes'
+    ``#define CUB_REDUCTIONOP_MAX cuda::maximum<> {}`` passed as an argument)."""
+    body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", body, flags=re.S).strip()
+    return b";" in body or _STATEMENT_START.match(body) is not None
+
+
 def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Mask uses of object-like macros whose body is statements (``#define BODY { ... }``,
     ``#define SYNC __syncthreads();``): ``{ BODY }`` cannot be parsed without expanding it."""
     data = source.data
-    names = [m.group(1) for m in _OBJ_MACRO.finditer(data) if re.search(rb"[;{}]", m.group(2))]
+    names = [m.group(1) for m in _OBJ_MACRO.finditer(data) if _is_statement_body(m.group(2))]
     if not names:
         return []
     pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")\b[ \t]*;?")
@@ -286,6 +298,88 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
             continue
         out.append(Mask(m.start(), m.end(), "macro-invocation", m.group(0).decode("utf-8", "replace").strip()))
         _blank(buf, m.start(), m.end())
+    return out
+
+
+_UPPER_CALL = re.compile(rb"(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(")
+_MAX_MACRO_ARGS = 1 << 16  # bytes scanned for one macro's argument list
+
+
+def _macro_argument_semicolons(data: bytes, open_paren: int) -> tuple[list[int], int] | None:
+    """The ``;`` at the top level of the argument list opening at ``open_paren`` (not inside nested
+    parentheses, brackets, braces, comments, strings or character literals) and the offset of the
+    closing ``)``; None when the list does not close within the scan limit or holds a preprocessor line."""
+    n = min(len(data), open_paren + _MAX_MACRO_ARGS)
+    depth, semis, i = 0, [], open_paren
+    while i < n:
+        c = data[i]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                return (semis, i) if c == 0x29 else None
+        elif c == 0x3B and depth == 1:
+            semis.append(i)
+        elif c == 0x2F and data.startswith(b"//", i):
+            nl = data.find(b"\n", i)
+            i = n if nl < 0 else nl
+            continue
+        elif c == 0x2F and data.startswith(b"/*", i):
+            close = data.find(b"*/", i + 2)
+            i = n if close < 0 else close + 2
+            continue
+        elif c in b"\"'":
+            j = i + 1
+            while j < n and data[j] != c and data[j] != 0x0A:
+                j += 2 if data[j] == 0x5C else 1
+            i = j + 1
+            continue
+        elif c == 0x0A and data[i + 1:i + 64].lstrip(b" \t").startswith(b"#"):
+            return None
+        i += 1
+    return None
+
+
+def mask_macro_statement_arguments(source: Source, buf: bytearray) -> list[Mask]:
+    """Let the grammar read invocations of header macros that take statements as arguments, such as
+    apex's ``DISPATCH_FLOAT_AND_HALF(type, 0, "name", some_call<1>(a, b);)`` (often with no ``;``
+    after the invocation, the macro's expansion being a whole block). A ``;`` at the top level of a
+    call's argument list is valid only there. Each such ``;`` becomes an argument separator (``,``),
+    except the last one, which changes places with the ``)``, so the invocation reads as an
+    expression statement, ``f(a, g(b));``. Only
+    upper-case names (macro convention), only argument lists whose last ``;`` stands right before the
+    ``)`` (a loop-header macro's ``(init; cond; step)`` is left alone), only bytes no other mask
+    touched; the rest of the argument text stays visible to the analysis (launches inside the
+    arguments are still found)."""
+    data = source.data
+    if b";" not in data:
+        return []
+    out: list[Mask] = []
+    covered = -1
+    for m in _UPPER_CALL.finditer(data):
+        s, paren = m.start(1), m.end() - 1
+        if s < covered or source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
+            continue
+        line_start = data.rfind(b"\n", 0, s) + 1
+        if data[line_start:s].lstrip().startswith(b"#"):
+            continue  # #define NAME(...) and other directives
+        found = _macro_argument_semicolons(data, paren)
+        if found is None:
+            continue
+        semis, close = found
+        covered = close
+        if not semis or any(buf[i] != data[i] for i in (*semis, close)):
+            continue
+        last = semis[-1]
+        if data[last + 1:close].strip(_WS) != b"":
+            continue  # not statements: a loop-header macro `FOR_EACH (int i = 0; i < n; ++i)` and the like
+        for i in semis[:-1]:
+            out.append(Mask(i, i + 1, "macro-argument", ";", "separator"))
+            buf[i] = 0x2C  # ','
+        out.append(Mask(last, close + 1, "macro-argument", data[last:close + 1].decode("utf-8", "replace"), "statement-end"))
+        buf[last] = 0x29  # ')'
+        buf[close] = 0x3B  # ';'
     return out
 
 

@@ -482,6 +482,14 @@ class _Builder:
     def function_kind(self, fd: ts.Node, name: str) -> tuple[str, bool, bool]:
         if self.lang == "cuda":
             tokens = {c.type for c in fd.children}
+            decl = fd.child_by_field_name("declarator")
+            outer = fd.parent if fd.parent is not None and fd.parent.type == "template_declaration" else None
+            start = (outer or fd).start_byte
+            masks = self.m.parsed.qualifiers_before.get(start, []) + self.m.masks_between(
+                start, decl.start_byte if decl is not None else start, "function-qualifier")
+            for mk in masks:
+                if mk.kind == "function-qualifier" and mk.value == "macro":  # a qualifier macro the file defines (CudaFrontEnd): its expansion
+                    tokens.update(mk.args)
             if "__global__" in tokens:
                 return "kernel", True, True
             if "__device__" in tokens:
@@ -951,6 +959,12 @@ class _Builder:
             base = m.base_var(left)
             if base is None or base.is_global or base.address_space is not None:
                 continue
+            if unparen(left).type != "identifier" and base.type.kind == "pointer" and not base.dims:
+                # `p[tid] = x`, `p->f = x`, `*p = x` store through the pointer: the pointer keeps its
+                # value (the memory it points at changes, shared or global for all the analysis knows).
+                # Counting the store as a write to `p` made every later `p[k]` look thread-dependent
+                # (thundersvm's block-min helper writing `index[tid]` and returning `index[0]`).
+                continue
             rhs = [right]
             if left.type != "identifier":
                 rhs.extend(c for c in left.named_children if c is not None)
@@ -961,6 +975,8 @@ class _Builder:
             arg = u.child_by_field_name("argument")
             base = m.base_var(arg) if arg is not None else None
             if base is not None and not base.is_global:
+                if unparen(arg).type != "identifier" and base.type.kind == "pointer" and not base.dims:
+                    continue  # `p[i]++` stores through the pointer (see above)
                 writes.append((base, [arg], u))
         writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
         conds = [control_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
