@@ -7,8 +7,8 @@
 //
 // Intentional pitfalls:
 //   SL201 (line 78: `idx % view.width` divides by a uniform; integer
-//          division/modulo by a runtime value is a long instruction sequence)
-//   SL201 (line 79: `idx / view.width`, same)
+//          division/modulo by a runtime value is a long instruction sequence;
+//          `idx / view.width` on line 79 shares it and is named in the report)
 // (look-alikes that are fine: `float / float` everywhere else; the
 //  loop-trip constant kMaxSteps; the `idx < total` guard)
 

@@ -8,8 +8,8 @@
 //
 // Intentional pitfalls:
 //   SL201 (line 31: `idx / cols` divides by a runtime kernel parameter;
-//          integer division costs tens of instructions)
-//   SL201 (line 32: `idx % cols`, same)
+//          integer division costs tens of instructions; `idx % cols` on
+//          line 32 reuses its quotient and is named in the same report)
 // (look-alikes that are fine: `/ kWarpSize` and `% kWarpSize` by constexpr
 //  constants, float division, the register array `v` indexed only by the
 //  counters of constant-trip unrolled loops)

@@ -42,10 +42,11 @@ def demote_array(var, description: str = "") -> Adjustment:
     return Adjustment(demote=(var,), description=description or f"array '{getattr(var, 'name', '?')}' on the stack")
 
 
-def cheap_division(operator_start: int, description: str = "") -> Adjustment:
-    """The division/modulo whose operator starts at ``operator_start`` becomes a shift or
-    multiply (its emulation temporaries disappear)."""
-    return Adjustment(cheap_divisions=frozenset({operator_start}), description=description or "constant divisor")
+def cheap_division(operator_start: int, description: str = "", extra=()) -> Adjustment:
+    """The division/modulo whose operator starts at ``operator_start`` (and those at ``extra``)
+    becomes a shift or multiply (its emulation temporaries disappear)."""
+    return Adjustment(cheap_divisions=frozenset({operator_start, *extra}),
+                      description=description or "constant divisor")
 
 
 def register_delta(registers: float, description: str = "") -> Adjustment:

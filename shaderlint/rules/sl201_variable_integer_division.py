@@ -14,7 +14,11 @@ most 64 iterations, or a trip count the analysis cannot compute, and not
 `#pragma unroll 1`): `for (s = 1; s < 256; s *= 2) if (t < 128 / s)` divides
 by a constant in every unrolled copy. Divisions the compiler evaluates (in a
 `constexpr` initializer, a template argument, a `static_assert` or an array
-bound) are not run-time divisions and are left alone.
+bound) are not run-time divisions and are left alone. A `/` and a `%` with the
+same operands in one block (no write to their variables between them, no load
+or call in them) are one emulated division -- the compiler derives the
+remainder from the quotient -- so they are reported once, at the first, with
+the other as a related location.
 
 ## Why is this bad?
 GPUs have no integer divider. Division or modulo by a value known at compile
@@ -27,7 +31,7 @@ cycles" ("Advanced Metal Shader Optimization", WWDC).
 ```cuda
 __global__ void unpack(const int* in, int2* out, int width, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = make_int2(i % width, i / width);   // SL201 twice
+    if (i < n) out[i] = make_int2(i % width, i / width);   // SL201 (once: '/' reuses the '%')
 }
 ```
 
@@ -59,7 +63,8 @@ None.
 ## Evidence
 `nvcc -arch=sm_90 -ptx` on the CUDA fixture: `in[t] / width` with `width` a
 kernel parameter compiles to `div.s32` (and the `% width` next to it reuses the
-quotient), which ptxas expands into a reciprocal-and-correct sequence; the
+quotient: `i % width` and `i / width`, in one statement or two, give one `div.s32`
+and no `rem`), which ptxas expands into a reciprocal-and-correct sequence; the
 negative `in[t] / kWidth` with `constexpr int kWidth = 24` compiles to
 `mul.hi.s32 …, 715827883` plus shifts, and `% 16` to `and.b32` — no division.
 On `unrolled_loop_counter.cu`, `up_sweep` (`128 / stride` with `stride *= 2`
@@ -72,7 +77,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from shaderlint.diagnostics import Finding, Severity
+from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.estimate import whatif
 from shaderlint.estimate.static import static_index
 from shaderlint.model.expr import unparen
@@ -92,14 +97,15 @@ class VariableIntegerDivision(Rule):
 
     @classmethod
     def what_if(cls, model, function, finding, target):
-        return whatif.cheap_division(finding.start)  # the finding is at the operator
+        # the finding is at the operator; a '%' reusing its quotient (a related location) goes with it
+        return whatif.cheap_division(finding.start, extra=[r.start for r in finding.related])
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
+        sites = []  # (function, node, operator node, right operand, message)
         for node in model.nodes("binary_div"):
             f = model.function_at(node.start_byte)
             if f is None or not f.is_device_code:
                 continue
-            is_assign = node.type == "assignment_expression"
             op_node = node.child_by_field_name("operator")
             left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
             if op_node is None or left is None or right is None:
@@ -111,13 +117,102 @@ class VariableIntegerDivision(Rule):
                 continue
             op = model.text(op_node)
             what = "modulo" if "%" in op else "division"
-            yield Finding(
-                op_node.start_byte, op_node.end_byte,
+            sites.append((f, node, op_node, (
                 f"integer {what} by '{model.text(unparen(right))}', which is not a compile-time constant "
-                f"({rt.name} {op.rstrip('=')} is emulated in many instructions)",
-                kernel=f.name,
-                fingerprint_text=model.text(node) if not is_assign else model.text(node),
-            )
+                f"({rt.name} {op.rstrip('=')} is emulated in many instructions)")))
+        partner = _quotient_pairs(model, [(f, node) for f, node, _, _ in sites])
+        for i, (f, node, op_node, message) in enumerate(sites):
+            j = partner.get(i)
+            if j is not None and j < i:
+                continue  # reported with the first of the pair
+            related: tuple[Related, ...] = ()
+            if j is not None:
+                other_op = sites[j][2]
+                kind = "modulo" if "%" in model.text(other_op) else "division"
+                line = model.source.line_of(other_op.start_byte) + 1
+                message += (f"; the {kind} with the same operands on line {line} is computed from the same "
+                            f"emulated division and is not reported separately")
+                related = (Related(other_op.start_byte, other_op.end_byte,
+                                   f"{kind} '{model.text(sites[j][1])}' with the same operands"),)
+            yield Finding(op_node.start_byte, op_node.end_byte, message, kernel=f.name, related=related,
+                          fingerprint_text=model.text(node))
+
+
+#: Operand node types whose value two evaluations in one block share (no call, load or write).
+_PURE = frozenset({"identifier", "number_literal", "field_expression", "parenthesized_expression",
+                   "binary_expression", "unary_expression", "cast_expression", "type_descriptor",
+                   "primitive_type", "type_identifier", "field_identifier", "sized_type_specifier",
+                   "true", "false", "char_literal"})
+
+
+def _pure(model, node) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type not in _PURE or (n.type == "field_expression" and model.text(n.child(1) or n) == "->"):
+            return False
+        stack.extend(n.children if n.type != "field_expression" else n.children[:1])
+    return True
+
+
+def _operands(model, node) -> tuple[str, str] | None:
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    if node.type != "binary_expression" or not _pure(model, left) or not _pure(model, right):
+        return None
+    return "".join(model.text(left).split()), "".join(model.text(right).split())
+
+
+def _statement_of(node):
+    """(the statement holding ``node`` directly inside a block, that block)."""
+    n = node
+    while n.parent is not None and n.parent.type not in ("compound_statement", "translation_unit"):
+        n = n.parent
+    return n, n.parent
+
+
+def _quotient_pairs(model, sites) -> dict[int, int]:
+    """Index -> index of a '/' and a '%' (not '/=', '%=') with the same side-effect-free operands in one
+    block of one function, with no write to their variables between them: compilers compute the
+    remainder from the quotient (`nvcc -ptx`: one `div`, then `mul.lo` and `sub`), so they are one cost."""
+    groups: dict[tuple, list[int]] = {}
+    for i, (f, node) in enumerate(sites):
+        ops = _operands(model, node)
+        if ops is None:
+            continue
+        stmt, block = _statement_of(node)
+        if block is None or block.type != "compound_statement":
+            continue
+        groups.setdefault((id(f), block.id, ops), []).append(i)
+    out: dict[int, int] = {}
+    for members in groups.values():
+        divs = [i for i in members if model.text(sites[i][1].child_by_field_name("operator")) == "/"]
+        mods = [i for i in members if model.text(sites[i][1].child_by_field_name("operator")) == "%"]
+        for d in divs:
+            for m in mods:
+                if m in out or d in out:
+                    continue
+                a, b = sorted((sites[d][1], sites[m][1]), key=lambda n: n.start_byte)
+                if not _written_between(model, sites[d][1], a.end_byte, b.start_byte):
+                    out[d], out[m] = m, d
+    return out
+
+
+def _written_between(model, node, start: int, end: int) -> bool:
+    """Whether a variable named in ``node``'s operands may be written between ``start`` and ``end``."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            v = model.resolve(n)
+            if v is None:
+                if n.parent is None or n.parent.type != "field_expression":
+                    return True  # a name the analysis cannot follow: assume it may change
+                continue
+            if any(start <= w.start_byte < end for w in model.direct_writes(v)):
+                return True
+        else:
+            stack.extend(n.named_children)
+    return False
 
 
 _CONSTANT_CONTEXTS = ("template_argument_list", "static_assert_declaration", "array_declarator")
