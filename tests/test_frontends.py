@@ -353,3 +353,32 @@ REAL __device__ c(REAL x) { return x; }
     m = model("k.cu", code.decode())
     assert not m.errors, m.errors
     assert {f.name: f.kind for f in m.functions} == {"a": "kernel", "b": "host", "c": "device"}
+
+
+def test_header_function_macros_open_host_functions():
+    """`TEST(Suite, Name) {` (googletest, Catch2) at file scope or in namespaces becomes a host
+    function of the same length; a macro the file defines, one inside a function body (a loop macro
+    such as `CUDA_KERNEL_LOOP(i, n) {`) or one not followed by `{` is left alone."""
+    code = b"""#define LOCAL_TEST(a, b) void a##b()
+__global__ void k(int* p, int n) {
+    CUDA_KERNEL_LOOP(i, n) {
+        p[i] = 0;
+    }
+}
+TEST(Suite,
+     Name) {
+}
+namespace ns {
+TEST_F(F, G) { }
+}
+LOCAL_TEST(x, y) {
+}
+NOT_A_FUNCTION(x, y);
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code))
+    masked = [code[mk.start:mk.end] for mk in parsed.masks if mk.kind == "header-function-macro"]
+    assert masked == [b"TEST(Suite,\n     Name)", b"TEST_F(F, G)"]
+    assert parsed.parse_bytes.count(b"\n") == code.count(b"\n") and len(parsed.parse_bytes) == len(code)
+    assert b"void _" in parsed.parse_bytes and b"CUDA_KERNEL_LOOP(i, n)" in parsed.parse_bytes
+    m = model("k.cu", code.decode())
+    assert [f.name for f in m.functions if f.is_entry] == ["k"]

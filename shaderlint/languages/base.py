@@ -97,6 +97,8 @@ class FrontEnd:
         masks.extend(mask_macro_definitions(source, buf))
         masks.extend(mask_statement_macros(source, buf))
         masks.extend(mask_bare_macro_lines(source, buf))
+        if self.name != "glsl":
+            masks.extend(mask_header_function_macros(source, buf))
         masks.extend(mask_pragmas(source, buf))
         masks.extend(mask_macro_statement_arguments(source, buf))
         masks.sort(key=lambda mk: mk.start)
@@ -244,6 +246,60 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
             continue
         out.append(Mask(s, e, "macro-invocation", m.group(1).decode()))
         _blank(buf, s, e)
+    return out
+
+
+# `NAME(args) {` at file scope (or in namespaces) with an upper-case NAME the file does not define: a
+# header macro that opens a function definition -- googletest's TEST(Suite, Name) / TEST_F / TYPED_TEST,
+# Catch2's TEST_CASE("name") -- which the grammar cannot read (thousands of SL001 on CUTLASS's tests).
+_HEADER_FUNCTION_MACRO = re.compile(
+    rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*(" + _BALANCED + rb")[ \t]*(?://[^\n]*)?(?:\r?\n[ \t]*)*\{", re.M)
+_NAMESPACE_OPEN = re.compile(rb"(?:\bnamespace(?:\s+[\w:]+)?|\bextern\s*\"C(?:\+\+)?\")\s*$")
+
+
+def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Rewrite such a ``NAME(args)`` as ``void _N()`` of the same length, line breaks kept: the
+    function it opens is read as host code (no rule reports on host code for what it cannot know;
+    launches inside it count as launch sites). A name the file defines, a line inside a function
+    or class body, or one that is not followed by ``{`` is left alone."""
+    data = source.data
+    if b"{" not in data:
+        return []
+    candidates = [m for m in _HEADER_FUNCTION_MACRO.finditer(data)
+                  if not source.in_comment_or_string(m.start(1)) and bytes(buf[m.start(1):m.end(2)]) == data[m.start(1):m.end(2)]]
+    if not candidates:
+        return []
+    defined = {d.group(1) for d in _FUNC_MACRO.finditer(data)} | {d.group(1) for d in _OBJ_MACRO.finditer(data)}
+    candidates = [m for m in candidates if m.group(1) not in defined]
+    if not candidates:
+        return []
+    # Which candidates stand where only namespaces enclose them (braces of code, in order).
+    stack: list[bool] = []  # True: a namespace / extern "C" block
+    braces = [b.start() for b in re.finditer(rb"[{}]", data) if not source.in_comment_or_string(b.start())]
+    out: list[Mask] = []
+    bi = 0
+    for k, m in enumerate(candidates):
+        while bi < len(braces) and braces[bi] < m.start(1):
+            pos = braces[bi]
+            if data[pos:pos + 1] == b"{":
+                stack.append(_NAMESPACE_OPEN.search(bytes(buf[max(0, pos - 200):pos])) is not None)
+            elif stack:
+                stack.pop()
+            bi += 1
+        if not all(stack):
+            continue
+        s, e = m.start(1), m.end(2)
+        name = b"_%d" % k
+        if e - s < len(b"void ") + len(name) + 2:
+            continue
+        text = bytearray(c if c in (0x0A, 0x0D) else 0x20 for c in data[s:e])
+        text[0:5] = b"void "
+        text[5:5 + len(name)] = name
+        text[-2:] = b"()"
+        if b"\n" in text[:5 + len(name)] or b"\n" in text[-2:]:
+            continue  # `TEST(\n...`: no room on the first line
+        out.append(Mask(s, e, "header-function-macro", data[s:e].decode("utf-8", "replace")))
+        buf[s:e] = text
     return out
 
 
