@@ -13,7 +13,9 @@ arithmetic on the active target: SIMD groups per group, idle lanes, lane use,
 how many groups fit one core and the occupancy ceiling that follows, e.g. for
 a 13×13 workgroup on sm_75: "169 threads = 6 warps with 23 idle lanes (88 %
 lane use); at most 5 groups per SM on sm_75 → occupancy ceiling 93.75 %".
-Sizes over the target's limits are SL502's.
+Sizes over the target's limits are SL502's. A launch of one block of one
+thread (`kernel<<<1, 1>>>`) runs one thread on purpose (tests, set-up steps)
+and is left alone; one-thread blocks in a larger grid are reported.
 
 ## Why is this bad?
 The hardware runs a group as whole SIMD groups: 169 threads occupy six 32-lane
@@ -88,6 +90,8 @@ class ThreadgroupSizeNotSimdMultiple(Rule):
                 total = gs.total
                 if gs.start in reported or total % width == 0 or group_dims_violations(t, gs.dims):
                     continue  # too large a group is SL502's
+                if total == 1 and _single_thread_launch(model, gs):
+                    continue  # `<<<1, 1>>>`: one thread on purpose (a test, a set-up step), not wasted lanes
                 reported.add(gs.start)
                 warps, idle, use = lane_use(total, width)
                 occ = occupancy(t, total, None)
@@ -107,3 +111,15 @@ class ThreadgroupSizeNotSimdMultiple(Rule):
                     impact=Impact(target=t.name, occupancy_before=occ.occupancy,
                                   occupancy_after=after.occupancy if after is not None else None),
                 )
+
+
+def _single_thread_launch(model, gs) -> bool:
+    """Whether the size comes from a launch of one block of one thread (``kernel<<<1, 1>>>``)."""
+    from shaderlint.model.dispatch import const_dims, launch_sizes
+
+    for sites in launch_sizes(model).values():
+        for site, size in sites:
+            if size is gs or (size is not None and size.start == gs.start):
+                got = const_dims(model, site.grid) if site.grid is not None else None
+                return got is not None and got[0] == (1, 1, 1)
+    return False
