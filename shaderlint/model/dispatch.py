@@ -282,6 +282,19 @@ def launch_sizes(model: "FileModel") -> dict[str, list[tuple[LaunchSite, GroupSi
     return out
 
 
+def single_thread_launch(model: "FileModel", gs: GroupSize) -> bool:
+    """Whether ``gs`` is the block of a launch of one block of one thread (``kernel<<<1, 1>>>``, also
+    through ``dim3`` variables): one thread on purpose (a test, a set-up step)."""
+    if gs.total != 1 or gs.origin not in ("launch", "dim3"):
+        return False
+    for sites in launch_sizes(model).values():
+        for site, size in sites:
+            if size is not None and size.start == gs.start:
+                got = const_dims(model, site.grid) if site.grid is not None else None
+                return got is not None and got[0] == (1, 1, 1)
+    return False
+
+
 def agreed_launch_size(model: "FileModel", f: Function) -> GroupSize | None:
     """The block size every launch of ``f`` in this file uses, when there is at least one launch
     and all of them use the same constant size."""

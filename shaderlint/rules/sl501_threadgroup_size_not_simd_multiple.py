@@ -63,7 +63,9 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Impact, Severity
 from shaderlint.estimate.occupancy import group_dims_violations, lane_use, occupancy
-from shaderlint.model.dispatch import GROUP_WORDS, declared_sizes, describe_origin, format_dims, simd_terms
+from shaderlint.model.dispatch import (
+    GROUP_WORDS, declared_sizes, describe_origin, format_dims, simd_terms, single_thread_launch,
+)
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -90,7 +92,7 @@ class ThreadgroupSizeNotSimdMultiple(Rule):
                 total = gs.total
                 if gs.start in reported or total % width == 0 or group_dims_violations(t, gs.dims):
                     continue  # too large a group is SL502's
-                if total == 1 and _single_thread_launch(model, gs):
+                if single_thread_launch(model, gs):
                     continue  # `<<<1, 1>>>`: one thread on purpose (a test, a set-up step), not wasted lanes
                 reported.add(gs.start)
                 warps, idle, use = lane_use(total, width)
@@ -112,14 +114,3 @@ class ThreadgroupSizeNotSimdMultiple(Rule):
                                   occupancy_after=after.occupancy if after is not None else None),
                 )
 
-
-def _single_thread_launch(model, gs) -> bool:
-    """Whether the size comes from a launch of one block of one thread (``kernel<<<1, 1>>>``)."""
-    from shaderlint.model.dispatch import const_dims, launch_sizes
-
-    for sites in launch_sizes(model).values():
-        for site, size in sites:
-            if size is gs or (size is not None and size.start == gs.start):
-                got = const_dims(model, site.grid) if site.grid is not None else None
-                return got is not None and got[0] == (1, 1, 1)
-    return False

@@ -10,6 +10,8 @@ declaration (the launch or `dim3` holding the constant, the annotation), or at
 the kernel for file-wide facts. The fix inserts `__launch_bounds__(N)` before
 the kernel's name. Overloads of one kernel share their launches (a launch names
 the kernel, not the overload): they are reported once, and the fix bounds each.
+A kernel launched only as one block of one thread (`<<<1, 1>>>`, a test or
+set-up kernel) is left alone.
 
 ## Why is this bad?
 ptxas allocates a kernel's registers without knowing how large its blocks will
@@ -60,7 +62,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
-from shaderlint.model.dispatch import format_dims, group_size
+from shaderlint.model.dispatch import format_dims, group_size, single_thread_launch
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -88,6 +90,8 @@ class MissingLaunchBounds(Rule):
                 continue
             if gs.total > ctx.target.max_threads_per_group:
                 continue  # cannot launch at all: SL502
+            if single_thread_launch(model, gs):
+                continue  # `<<<1, 1>>>`: a one-thread test or set-up kernel; bounds would change nothing
             dims = format_dims(gs.dims)
             shape = f"{dims} = {gs.total}" if "×" in dims else dims
             where = {"launch": "every launch of it in this file uses", "dim3": "every launch of it in this file uses",
