@@ -29,6 +29,11 @@ BIT_OPS = frozenset("& | ^ << >>".split())
 #: one counter). Deeper, the answer is "unknown" (UNKNOWN, None, False, {unknown}) rather than a
 #: RecursionError near the interpreter's limit: 10,000 nested parentheses must not take a rule down.
 MAX_EXPR_DEPTH = 200
+#: Library shape queries (CuTe's size<I>(t), shape, rank, depth, cosize; .size()): a thread-partitioned
+#: tensor (local_partition(g, layout, threadIdx.x)) has a thread-dependent data pointer but the same
+#: shape in every thread, so `for (k = 0; k < size<2>(tAgA); ++k) { ... __syncthreads(); }` is uniform.
+#: Functions of these names defined in the file are analysed as written.
+_SHAPE_QUERIES = frozenset({"size", "shape", "rank", "depth", "cosize"})
 _SWIZZLE = re.compile(r"^(?:[xyzw]{1,4}|[rgba]{1,4}|[stpq]{1,4})$")
 _NOT_CONST = object()
 
@@ -562,6 +567,9 @@ class ExprAnalysis:
                  "sizeof_expression", "type_descriptor", "primitive_type", "type_identifier", "field_identifier"):
             return frozenset()
         if t == "call_expression":
+            name = self.callee_name(node)
+            if name in _SHAPE_QUERIES and name not in self.function_by_name:
+                return frozenset()  # the shape of a thread's partition of a tensor is the same in every thread
             out: set[str] = set()
             for a in self.call_args(node):
                 out |= self.deps(a)
@@ -570,7 +578,6 @@ class ExprAnalysis:
                 obj = fn.child_by_field_name("argument")
                 if obj is not None:
                     out |= self.deps(obj)
-            name = self.callee_name(node)
             f = self.function_by_name.get(name)
             if f is not None:
                 out |= self.intrinsic_deps.get(f, frozenset())
