@@ -129,9 +129,8 @@ class VariableIntegerDivision(Rule):
             if j is not None:
                 other_op = sites[j][2]
                 kind = "modulo" if "%" in model.text(other_op) else "division"
-                line = model.source.line_of(other_op.start_byte) + 1
-                message += (f"; the {kind} with the same operands on line {line} is computed from the same "
-                            f"emulated division and is not reported separately")
+                message += (f"; the {kind} '{model.text(sites[j][1])}' with the same operands reuses this emulated "
+                            f"division and is not reported separately")  # (no line number: messages move with edits)
                 related = (Related(other_op.start_byte, other_op.end_byte,
                                    f"{kind} '{model.text(sites[j][1])}' with the same operands"),)
             yield Finding(op_node.start_byte, op_node.end_byte, message, kernel=f.name, related=related,
