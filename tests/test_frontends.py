@@ -382,3 +382,30 @@ NOT_A_FUNCTION(x, y);
     assert b"void _" in parsed.parse_bytes and b"CUDA_KERNEL_LOOP(i, n)" in parsed.parse_bytes
     m = model("k.cu", code.decode())
     assert [f.name for f in m.functions if f.is_entry] == ["k"]
+
+
+def test_dead_preprocessor_branches_are_blanked():
+    code = """kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+#if 0
+    a[i] = a[i] / a[0];
+#else
+    a[i] = 1.0f;
+#endif
+#if 1
+    a[i] += 2.0f;
+#else
+    a[i] = oops(
+#endif
+#if 0
+    a[i] = 3.0f;
+#elif FAST
+    a[i] = 4.0f;
+#endif
+}
+"""
+    m = model("k.metal", code)
+    assert not m.errors, m.errors
+    text = m.parsed.parse_bytes.decode()
+    assert "/ a[0]" not in text and "oops" not in text and "a[i] = 1.0f" in text and "+= 2.0f" in text
+    assert "3.0f" in text and "4.0f" in text  # a chain with #elif is left alone
+    assert len(text) == len(code) and text.count("\n") == code.count("\n")

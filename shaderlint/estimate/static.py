@@ -123,7 +123,31 @@ def _static_header(model, f, loop, depth: int) -> bool:
         return False
     if start is None or cond is None or update is None or not static_index(model, f, start, depth + 1):
         return False
+    if not any(_static_bound(model, f, v, c, depth) for c in _conjuncts(cond)):
+        return False
+    if update.type == "update_expression":
+        return True
+    if update.type == "assignment_expression":
+        step = update.child_by_field_name("right")
+        return step is not None and static_index(model, f, step, depth + 1)
+    return False
+
+
+def _conjuncts(cond: ts.Node) -> list[ts.Node]:
+    """``a && b && c`` -> [a, b, c]; any other condition -> [cond]."""
     c = unparen(cond)
+    if c.type == "binary_expression" and c.child_by_field_name("operator") is not None \
+            and c.child_by_field_name("operator").type == "&&":
+        return _conjuncts(c.child_by_field_name("left")) + _conjuncts(c.child_by_field_name("right"))
+    return [c]
+
+
+def _static_bound(model, f, v, c: ts.Node, depth: int) -> bool:
+    """``c`` compares the counter ``v`` with a static bound. As one conjunct of the loop condition
+    (``row < NR0 && first_row + row < ne01``) it still bounds the trip count by a constant: the
+    compiler unrolls the loop completely, with an exit test in each copy, and the counter is a
+    constant in every copy (llama.cpp's mat-vec kernels index their per-row sums this way)."""
+    c = unparen(c)
     if c.type != "binary_expression" or model.text(c.child_by_field_name("operator")) not in ("<", "<=", ">", ">=", "!="):
         return False
     left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
@@ -135,14 +159,7 @@ def _static_header(model, f, loop, depth: int) -> bool:
         bound = left
     else:
         return False
-    if not static_index(model, f, bound, depth + 1):
-        return False
-    if update.type == "update_expression":
-        return True
-    if update.type == "assignment_expression":
-        step = update.child_by_field_name("right")
-        return step is not None and static_index(model, f, step, depth + 1)
-    return False
+    return static_index(model, f, bound, depth + 1)
 
 
 # ---- evaluation under bindings ----------------------------------------------------------------------

@@ -93,6 +93,7 @@ class FrontEnd:
         if buf.startswith(b"\xef\xbb\xbf"):
             masks.append(Mask(0, 3, "bom", ""))
             buf[0:3] = b"   "
+        masks.extend(mask_dead_branches(source, buf))
         masks.extend(self.mask(source, buf))
         masks.extend(mask_macro_definitions(source, buf))
         masks.extend(mask_statement_macros(source, buf))
@@ -593,6 +594,61 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
             body is not None and re.search(rb"\bunroll\b(?!\s*\(\s*disable)", body) is not None)
         out.append(Mask(s, e, "loop-macro", name.decode(), "unroll" if unroll else ""))
         buf[s:e] = b"for" + b" " * (e - s - 3)
+    return out
+
+
+# A conditional directive line (continuation lines included): `#if 0`, `#  else`, `#endif // X`.
+_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_CONSTANT_CONDITION = re.compile(rb"[ \t]*\(?[ \t]*([01])[ \t]*\)?[ \t]*(?://[^\n]*|/\*.*?\*/[ \t]*)?\r?", re.S)
+
+
+def mask_dead_branches(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank the branches a literal condition rules out: the body of ``#if 0`` (up to its ``#else``)
+    and the ``#else`` branch of ``#if 1``, with the directive lines of the chain. The compiler never
+    sees that code, but the grammar parses it as statements, so rules reported on it (llama.cpp's
+    flash-attention kernel keeps an obsolete early-exit barrier under ``#if 0``). Only plain
+    ``#if``/``#else``/``#endif`` chains with a literal ``0`` or ``1``; a chain with ``#elif`` is left
+    alone."""
+    data = source.data
+    if b"#" not in data:
+        return []
+    stack: list[list] = []  # [if-match, constant or None, else-match or None, has elif]
+    chains = []
+    for m in _CONDITIONAL.finditer(data):
+        if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != data[m.start():m.end()]:
+            continue
+        kind = m.group(1)
+        if kind in (b"if", b"ifdef", b"ifndef"):
+            const = None
+            if kind == b"if":
+                c = _CONSTANT_CONDITION.fullmatch(m.group(2))
+                const = int(c.group(1)) if c else None
+            stack.append([m, const, None, False])
+        elif not stack:
+            continue  # unbalanced: a fragment of a larger file
+        elif kind == b"elif":
+            stack[-1][3] = True
+        elif kind == b"else":
+            stack[-1][2] = m
+        else:
+            top = stack.pop()
+            if top[1] is not None and not top[3]:
+                chains.append((top[0], top[1], top[2], m))
+    out: list[Mask] = []
+    for if_m, const, else_m, endif_m in sorted(chains, key=lambda c: c[0].start()):  # outer chains first
+        line_end = lambda mm: mm.end() + 1 if data[mm.end():mm.end() + 1] == b"\n" else mm.end()  # noqa: E731
+        if const == 0:
+            dead = [(if_m.start(), line_end(else_m if else_m is not None else endif_m))]
+            if else_m is not None:
+                dead.append((endif_m.start(), line_end(endif_m)))
+        else:
+            dead = [(if_m.start(), line_end(if_m))]
+            dead.append(((else_m or endif_m).start(), line_end(endif_m)))
+        for s, e in dead:
+            if any(buf[i] != data[i] for i in range(s, e)):
+                continue  # a dead branch inside another one, already blanked
+            out.append(Mask(s, e, "dead-branch", data[s:e].decode("utf-8", "replace")))
+            _blank(buf, s, e)
     return out
 
 

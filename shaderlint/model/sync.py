@@ -122,8 +122,83 @@ def divergent_conditions(model: "FileModel", node: ts.Node) -> list[ts.Node]:
     f = model.function_at(node.start_byte)
     for c in control_conditions(model, node):
         if B.LOCAL in model.deps(c) or (f is not None and not f.is_entry and _param_divergent(model, f, c)):
+            if f is not None and _uniform_trip_condition(model, f, c):
+                continue
             out.append(c)
     return out
+
+
+def _uniform_trip_condition(model: "FileModel", f: Function, cond: ts.Node) -> bool:
+    """The condition of a counting loop ``for (v = S; v < E; v += C)`` whose start and bound carry the
+    same thread-dependent terms (ggml's ``start_t = base + tid``, ``end_t = base + len + tid``): with a
+    uniform step every thread runs ``(E - S) / C`` iterations, a uniform trip count, although ``v`` and
+    ``E`` differ between threads. Only sums of terms (through single-definition variables) cancel;
+    anything else keeps the condition divergent."""
+    loop = next((lp for lp in f.loops if lp.node.child_by_field_name("condition") == cond), None)
+    if loop is None or loop.var is None or loop.counter_modified:
+        return False
+    var = loop.var
+    c = unparen(cond)
+    if c.type != "binary_expression" or model.text(c.child_by_field_name("operator")) not in ("<", "<=", "!="):
+        return False
+    left, bound = c.child_by_field_name("left"), c.child_by_field_name("right")
+    if left is None or bound is None or unparen(left).type != "identifier" or model.resolve(unparen(left)) is not var:
+        return False
+    init = loop.node.child_by_field_name("initializer")
+    if init is not None and init.type == "declaration":
+        start = var.init
+    elif init is not None and init.type == "assignment_expression" and model.text(init.child_by_field_name("operator")) == "=":
+        start = init.child_by_field_name("right")
+    else:
+        return False
+    update = loop.node.child_by_field_name("update")
+    if start is None or update is None:
+        return False
+    if update.type == "update_expression":
+        if "++" not in model.text(update):
+            return False
+    elif update.type == "assignment_expression" and model.text(update.child_by_field_name("operator")) == "+=":
+        target, step = update.child_by_field_name("left"), update.child_by_field_name("right")
+        if target is None or step is None or unparen(target).type != "identifier" or model.resolve(unparen(target)) is not var:
+            return False
+        if B.LOCAL in model.deps(step):
+            return False
+    else:
+        return False
+    a, b = _sum_terms(model, start, 1, 0), _sum_terms(model, bound, 1, 0)
+    if a is None or b is None:
+        return False
+
+    def divergent(terms):
+        out: dict[str, int] = {}
+        for sign, n in terms:
+            if B.LOCAL in model.deps(n):
+                key = " ".join(model.text(n).split())
+                out[key] = out.get(key, 0) + sign
+        return {k: v for k, v in out.items() if v}
+
+    da = divergent(a)
+    return bool(da) and da == divergent(b)
+
+
+def _sum_terms(model: "FileModel", n: ts.Node, sign: int, depth: int) -> list[tuple[int, ts.Node]] | None:
+    """``n`` as signed terms of a sum, through variables defined once (``const``, or never written
+    after their initializer); None when too deep."""
+    if depth > 8:
+        return None
+    n = unparen(n)
+    if n.type == "binary_expression":
+        op = model.text(n.child_by_field_name("operator"))
+        if op in ("+", "-"):
+            left = _sum_terms(model, n.child_by_field_name("left"), sign, depth + 1)
+            right = _sum_terms(model, n.child_by_field_name("right"), sign if op == "+" else -sign, depth + 1)
+            return None if left is None or right is None else left + right
+    if n.type == "identifier":
+        v = model.resolve(n)
+        if (v is not None and not v.is_param and v.init is not None and not v.is_array
+                and (v.is_const or not (model.direct_writes(v) or model.writes_into(v)))):
+            return _sum_terms(model, v.init, sign, depth + 1)
+    return [(sign, n)]
 
 
 def _param_divergent(model: "FileModel", f: Function, cond: ts.Node) -> bool:

@@ -6,7 +6,10 @@ indexed by a value the compiler cannot resolve: not a literal or constant, and
 not the counter of a constant-trip loop that the compiler will unroll (or of a
 loop whose start, bound and step come from such counters and constants, as in a
 butterfly `for (s = 32; s < N; s *= 2) for (k = 0; k < s / 32; k++)`: every
-unrolled copy of the outer loop gives it a constant trip count). It is reported
+unrolled copy of the outer loop gives it a constant trip count). A constant bound
+joined with runtime tests by `&&` (`for (row = 0; row < NR && first + row < n;
+++row)`) still bounds the trip count: the loop unrolls completely with an exit
+test in each copy, and its counter is static. It is reported
 once, at the array's declaration, with each dynamic index as a related
 location.
 

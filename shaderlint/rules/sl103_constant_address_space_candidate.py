@@ -8,7 +8,11 @@ or a `device const T&` reference, or an array indexed by constants, loop
 counters over uniform bounds, or other thread-uniform values. It is reported at
 the parameter. Buffers indexed by the thread position, buffers that are written,
 passed on to other functions or used in pointer arithmetic, and buffers already
-in the `constant` address space are left alone.
+in the `constant` address space are left alone. An array read in a kernel that
+takes no thread position within its group (ggml's `kernel_conv_transpose_1d`,
+dispatched as one-thread threadgroups) is left alone too: no two threads share
+its reads, so the uniformity says nothing; single structs and references are
+still reported (preloading helps any kernel).
 
 ## Why is this bad?
 Apple's GPU compiler team ("Advanced Metal Shader Optimization", WWDC)
@@ -84,6 +88,8 @@ class ConstantAddressSpaceCandidate(Rule):
                 if verdict is None:
                     continue
                 single, sites = verdict
+                if not single and not ref and not any(B.LOCAL in model.var_deps.get(q, ()) for q in f.params):
+                    continue  # no thread position: one-thread groups (or redundant threads); nothing is shared
                 type_text = _type_text(model, p)
                 suggestion = f"constant {type_text}&" if single or ref else f"constant {type_text}*"
                 if ref:

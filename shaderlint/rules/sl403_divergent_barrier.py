@@ -52,8 +52,11 @@ Let every thread reach the barrier and guard only the memory accesses:
     if (i < n) out[i] = (tile[threadIdx.x] + tile[threadIdx.x + 1] + tile[threadIdx.x + 2]) / 3.0f;
 ```
 A barrier inside a loop is fine when the loop's bounds are uniform (`for (base
-= 0; base < n; base += TILE)`), and so is an early exit on a group-uniform value
-(`if (blockIdx.x >= blocks_with_work) return;`).
+= 0; base < n; base += TILE)`), or when its start and bound carry the same
+thread-dependent terms and its step is uniform (`for (t = base + tid; t < base +
+len + tid; t += C)`: every thread runs the same number of iterations; the rule
+matches sums term by term, through variables defined once), and so is an early
+exit on a group-uniform value (`if (blockIdx.x >= blocks_with_work) return;`).
 
 ## Impact
 A correctness error, not a cost: no register or occupancy change is
