@@ -54,6 +54,21 @@ _QUALIFIER_WORDS = frozenset((
 # shader is compiled, to its resource declarations for C++ tooling).
 _DECL_MACRO_LINE = re.compile(rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*\([\w, \t]*\)[ \t]*(?://[^\n]*)?\r?$", re.M)
 _COMMENT_OR_STRING = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:[^\"\\\n]|\\.)*\"", re.S)
+# A constructor of a type that C also has, right after '(' (`(float(bits & 3u) - 1.0)`, `(int(a) / 2)`,
+# `(uint32_t(x) << 16)`): tree-sitter-c reads `(float(x)` as the start of a cast to a function type.
+# The name is rewritten in the parse buffer only (same length, not a type name): the model reads node
+# text from the source, so the call's name is still `float`, as it is without the parenthesis.
+_PAREN_CTOR = re.compile(rb"\((?=[ \t]*(bool|char|int|float|double|u?int(?:8|16|32|64)_t)[ \t]*\()")
+# `const in T x` parameters: the grammar reads `const in` as two type words. `in` is the default
+# direction, so `const in` means `const`; the `in` is blanked.
+_CONST_IN = re.compile(rb"(?<![\w#])const[ \t]+(in)(?!\w)")
+# GL_KHR_memory_scope_semantics qualifiers the grammar does not know (`workgroupcoherent buffer B`);
+# like `coherent`, they bear on no rule.
+_SCOPE_COHERENT = re.compile(rb"(?<![\w#])(?:workgroupcoherent|queuefamilycoherent|subgroupcoherent|devicecoherent|nonprivate)\b")
+# `T[N] name` declarations (`const uint16_t[4] scales = ...;`, `const uint[1024] grid = {...};`): the
+# grammar reads only `T name[N]`. The size is blanked (the tokens cannot move: node text is read from
+# the source), so the variable reads as a scalar: rules about arrays stay silent on it.
+_ARRAY_TYPE_DECL = re.compile(rb"(?<![\w.])(?:const[ \t]+)?[A-Za-z_]\w*[ \t]*(\[[ \t]*\w*[ \t]*\])[ \t]+[A-Za-z_]\w*[ \t]*(?=[=;,\[])")
 _SUFFIX = re.compile(rb"(?<![\w.])(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(hf|HF)\b")
 
 
@@ -83,6 +98,21 @@ class GlslFrontEnd(FrontEnd):
         for m in scan_code(source, _SECTION):
             masks.append(Mask(m.start(), m.end(), "section", m.group(0).decode("utf-8", "replace").strip()))
             _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _PAREN_CTOR):
+            s, e = m.start(1), m.end(1)
+            if bytes(buf[s:e]) == m.group(1):
+                masks.append(Mask(s, e, "constructor-name", m.group(1).decode()))
+                buf[s + 1:e] = b"_" * (e - s - 1)
+        for m in scan_code(source, _CONST_IN):
+            masks.append(Mask(m.start(1), m.end(1), "qualifier", "in"))
+            _blank(buf, m.start(1), m.end(1))
+        for m in scan_code(source, _SCOPE_COHERENT):
+            masks.append(Mask(m.start(), m.end(), "qualifier", m.group(0).decode()))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _ARRAY_TYPE_DECL):
+            if bytes(buf[m.start(1):m.end(1)]) == m.group(1):
+                masks.append(Mask(m.start(1), m.end(1), "array-type", m.group(1).decode("utf-8", "replace")))
+                _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _SUFFIX):
             masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
