@@ -69,6 +69,14 @@ _SCOPE_COHERENT = re.compile(rb"(?<![\w#])(?:workgroupcoherent|queuefamilycohere
 # grammar reads only `T name[N]`. The size is blanked (the tokens cannot move: node text is read from
 # the source), so the variable reads as a scalar: rules about arrays stay silent on it.
 _ARRAY_TYPE_DECL = re.compile(rb"(?<![\w.])(?:const[ \t]+)?[A-Za-z_]\w*[ \t]*(\[[ \t]*\w*[ \t]*\])[ \t]+[A-Za-z_]\w*[ \t]*(?=[=;,\[])")
+# `UNROLL for (...)`: an upper-case word the file does not define (llama.cpp passes
+# `-DUNROLL=[[unroll]]` or `-DUNROLL=` when compiling), or defines as nothing or an attribute,
+# right before a loop keyword at the start of a statement. Blanked; a name asking for unrolling
+# reads like `#pragma unroll` (the model's "unroll-macro" mask).
+_LOOP_PREFIX_MACRO = re.compile(rb"(?<![\w#.])([A-Z][A-Z0-9_]*)[ \t]+(?=(?:for|while|do)\b)")
+# `#error` lines: the grammar rejects them in an `#else` branch (`#else` / `#error unsupported` /
+# `#endif`); they hold no code.
+_ERROR_LINE = re.compile(rb"^[ \t]*#[ \t]*error\b[^\n]*", re.M)
 _SUFFIX = re.compile(rb"(?<![\w.])(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(hf|HF)\b")
 
 
@@ -117,6 +125,11 @@ class GlslFrontEnd(FrontEnd):
             masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
         masks.extend(mask_loop_macros(source, buf))
+        masks.extend(_mask_loop_prefix_macros(source, buf))
+        masks.extend(_mask_argument_tail_macros(source, buf))
+        for m in scan_code(source, _ERROR_LINE):
+            masks.append(Mask(m.start(), m.end(), "preproc-error", m.group(0).decode("utf-8", "replace").strip()))
+            _blank(buf, m.start(), m.end())
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(_mask_qualifier_macros(source, buf))
         masks.extend(_mask_declaration_macro_lines(source, buf))
@@ -136,6 +149,69 @@ class GlslFrontEnd(FrontEnd):
         if b"gl_Position" in data or b"gl_VertexIndex" in data or b"gl_VertexID" in data:
             return "vertex"
         return None
+
+
+def _macro_bodies(source: Source) -> dict[bytes, list[bytes]]:
+    """The bodies of the file's object-like macros, comments and line continuations removed."""
+    bodies: dict[bytes, list[bytes]] = {}
+    for m in _OBJ_MACRO.finditer(source.data):
+        if not source.in_comment_or_string(m.start(1)):
+            body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).strip()
+            bodies.setdefault(m.group(1), []).append(body)
+    return bodies
+
+
+def _mask_loop_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank an upper-case word standing before a loop keyword at the start of a statement
+    (``UNROLL for (...)``) when the file does not define it, or defines it only as nothing or an
+    attribute (``[[unroll]]``). A name asking for unrolling is recorded as an "unroll-macro" mask,
+    which the model reads like ``#pragma unroll``."""
+    data = source.data
+    bodies = _macro_bodies(source)
+    out = []
+    for m in scan_code(source, _LOOP_PREFIX_MACRO):
+        s, e = m.start(1), m.end(1)
+        name = m.group(1)
+        if bytes(buf[s:e]) != name:
+            continue
+        if any(b and not re.fullmatch(rb"\[\[[^\[\]]*\]\]", b) for b in bodies.get(name, [])):
+            continue  # defined here as something else
+        line_start = data.rfind(b"\n", 0, s) + 1
+        if data[line_start:s].lstrip().startswith(b"#"):
+            continue
+        before, _ = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"{", b"}", b")", b":", b""):
+            continue  # not at the start of a statement
+        unroll = b"UNROLL" in name and b"NOUNROLL" not in name.replace(b"_", b"")
+        if any(b"unroll" in b and b"dont_unroll" not in b for b in bodies.get(name, [])):
+            unroll = True
+        out.append(Mask(s, e, "unroll-macro" if unroll else "qualifier", name.decode()))
+        _blank(buf, s, e)
+    return out
+
+
+def _mask_argument_tail_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank uses, right before a ``)``, of object-like macros the file defines only as nothing or
+    as further arguments (``#define DECODEFUNCA , dequantFuncA`` / ``#define DECODEFUNCA``, used as
+    ``coopMatLoadTensorNV(m, buf, off, layout DECODEFUNCA)``): the call keeps its written arguments."""
+    data = source.data
+    bodies = _macro_bodies(source)
+    names = [n for n, bs in bodies.items() if any(bs) and all(not b or b.startswith(b",") for b in bs)]
+    if not names:
+        return []
+    pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")(?!\w)")
+    out = []
+    for m in scan_code(source, pattern):
+        s, e = m.start(), m.end()
+        line_start = data.rfind(b"\n", 0, s) + 1
+        if data[line_start:s].lstrip().startswith(b"#") or bytes(buf[s:e]) != m.group(0):
+            continue
+        nxt = _next_code(bytes(buf), e)
+        if buf[nxt:nxt + 1] != b")":
+            continue
+        out.append(Mask(s, e, "qualifier", m.group(0).decode()))
+        _blank(buf, s, e)
+    return out
 
 
 def _mask_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:

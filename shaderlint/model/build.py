@@ -117,12 +117,14 @@ class FileModel(ExprAnalysis):
         i = bisect.bisect_right(starts, node.start_byte) - 1
         while i >= 0 and masks[i].end > node.start_byte:
             i -= 1
-        if i < 0 or masks[i].kind != "pragma":
+        if i < 0 or masks[i].kind not in ("pragma", "unroll-macro"):
             return None
         mk = masks[i]
         gap = self.parsed.parse_bytes[mk.end:node.start_byte]
         gap = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", gap, flags=re.S)
-        return mk.text if not gap.strip() else None
+        if gap.strip():
+            return None
+        return "#pragma unroll" if mk.kind == "unroll-macro" else mk.text  # `UNROLL for`: GLSL front end
 
     def masks_between(self, start: int, end: int, kind: str) -> list[Mask]:
         masks = self.parsed.masks  # sorted by start (FrontEnd.parse)
