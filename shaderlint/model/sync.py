@@ -32,6 +32,7 @@ from shaderlint.model import builtins as B
 from shaderlint.model.build import control_conditions
 from shaderlint.model.dispatch import calls_to, nodes_in
 from shaderlint.model.expr import unparen
+from shaderlint.model.idioms import uniform_idiom
 from shaderlint.model.kernel import Barrier, Function, Var
 
 if TYPE_CHECKING:
@@ -122,8 +123,81 @@ def divergent_conditions(model: "FileModel", node: ts.Node) -> list[ts.Node]:
     f = model.function_at(node.start_byte)
     for c in control_conditions(model, node):
         if B.LOCAL in model.deps(c) or (f is not None and not f.is_entry and _param_divergent(model, f, c)):
+            if uniform_idiom(model, f, c) or _exclusive_branches(model, f, c, node):
+                continue
             out.append(c)
     return out
+
+
+def _negation_key(model: "FileModel", cond: ts.Node) -> tuple[str, bool]:
+    """(text without parentheses and a leading '!', whether it was negated)."""
+    n = unparen(cond)
+    negated = False
+    while n.type == "unary_expression" and model.text(n.child_by_field_name("operator")) == "!":
+        negated = not negated
+        n = unparen(n.child_by_field_name("argument"))
+    return " ".join(model.text(n).split()), negated
+
+
+def _enclosing_if_conditions(model: "FileModel", node: ts.Node, stop: ts.Node) -> list[tuple[ts.Node, bool]]:
+    """(condition, node is in its then-branch) of the if statements around ``node`` below ``stop``."""
+    out = []
+    child, p = node, node.parent
+    while p is not None and p != stop:
+        if p.type == "if_statement":
+            c = p.child_by_field_name("condition")
+            cons = p.child_by_field_name("consequence")
+            alt = p.child_by_field_name("alternative")
+            if c is not None and child != c:
+                if cons is not None and child == cons:
+                    out.append((c, True))
+                elif alt is not None and child == alt:
+                    out.append((c, False))
+        child, p = p, p.parent
+    return out
+
+
+def _exclusive_branches(model: "FileModel", f: Function | None, cond: ts.Node, node: ts.Node) -> bool:
+    """An early exit under ``if (!all_threads) { ... if (i >= n) continue; }`` cannot skip a barrier
+    under ``if (all_threads) { barrier(); }`` when ``all_threads`` is the same in every thread and
+    never written in the function: the two branches never both run (llama.cpp's mul_mat_vec_q3_k)."""
+    if f is None or f.body is None:
+        return False
+    stmt = cond.parent
+    while stmt is not None and stmt.type in ("condition_clause", "parenthesized_expression"):
+        stmt = stmt.parent
+    if stmt is None or stmt.start_byte <= node.start_byte < stmt.end_byte:
+        return False  # an enclosing condition, not an earlier exit
+    around_exit = _enclosing_if_conditions(model, stmt, f.body)
+    around_node = _enclosing_if_conditions(model, node, f.body)
+    for c1, then1 in around_exit:
+        if model.deps(c1) & {B.LOCAL, B.UNKNOWN_DEP} or (not f.is_entry and _param_divergent(model, f, c1)):
+            continue
+        key1, neg1 = _negation_key(model, c1)
+        for c2, then2 in around_node:
+            if c2.start_byte <= stmt.start_byte < c2.parent.end_byte:
+                continue  # the exit is inside this if too
+            key2, neg2 = _negation_key(model, c2)
+            if key1 != key2 or (neg1 ^ (not then1)) == (neg2 ^ (not then2)):
+                continue
+            if _names_written(model, f, c1):
+                continue
+            return True
+    return False
+
+
+def _names_written(model: "FileModel", f: Function, cond: ts.Node) -> bool:
+    stack = [cond]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            v = model.resolve(n)
+            if v is None or model.writes_into(v):
+                return True
+        elif n.type == "call_expression":
+            return True
+        stack.extend(n.named_children)
+    return False
 
 
 def _param_divergent(model: "FileModel", f: Function, cond: ts.Node) -> bool:
