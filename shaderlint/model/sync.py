@@ -316,6 +316,25 @@ def _is_macro(model: "FileModel", ident: ts.Node) -> bool:
     return model.text(ident) in names and model.text(ident) not in model.macros
 
 
+_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include\b", re.M)
+
+
+def _included_array(model: "FileModel", ident: ts.Node) -> bool:
+    """An array the file indexes but does not declare, in a file that ``#include``s others
+    (llama.cpp's soft_max_large1.comp reduces through ``shared FLOAT_TYPE vals[]`` declared in
+    soft_max_large_common.glsl): it may be shared memory, so it counts as touching every space."""
+    p = ident.parent
+    if p is None or p.type != "subscript_expression" or p.child_by_field_name("argument") != ident:
+        return False
+    if model._builtin(model.text(ident)) is not None:
+        return False
+    has = model.__dict__.get("_sync_has_include")
+    if has is None:
+        has = model._sync_has_include = any(
+            not model.source.in_comment_or_string(mm.start()) for mm in _INCLUDE.finditer(model.source.data))
+    return has
+
+
 # ---- redundant barriers: structured data-flow -----------------------------------------------------
 
 
@@ -421,6 +440,8 @@ class _Flow:
                     out.append(("touch", bits))
             elif v is None and _is_macro(m, n) and not (n.parent is not None and n.parent.type == "call_expression"):
                 out.append(("touch", ALL))
+            elif v is None and _included_array(m, n):
+                out.append(("touch", ALL))
             return
         if t in ("lambda_expression", "gnu_asm_expression", "asm_statement"):
             out.append(("touch", ALL))
@@ -493,6 +514,11 @@ class _Flow:
         if t == "labeled_statement":
             for c in n.named_children:
                 if c.type != "statement_identifier":
+                    s = self.forward(c, s)
+            return s
+        if t == "attributed_statement":  # `[[unroll]] for (...)`: the statement after the attributes
+            for c in n.named_children:
+                if c.type != "attribute_declaration":
                     s = self.forward(c, s)
             return s
         if t == "goto_statement":
@@ -612,6 +638,11 @@ class _Flow:
         if t == "labeled_statement":
             for c in reversed(n.named_children):
                 if c.type != "statement_identifier":
+                    s = self.backward(c, s)
+            return s
+        if t == "attributed_statement":
+            for c in reversed(n.named_children):
+                if c.type != "attribute_declaration":
                     s = self.backward(c, s)
             return s
         if t == "goto_statement":
