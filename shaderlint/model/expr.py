@@ -55,6 +55,9 @@ def unparen(node: ts.Node) -> ts.Node:
     return node
 
 
+_INCLUDE_LINE = re.compile(rb"^[ \t]*#[ \t]*include\b", re.M)
+
+
 class ExprAnalysis:
     """Answers questions about expressions. Requires the FileModel attributes."""
 
@@ -496,6 +499,14 @@ class ExprAnalysis:
         self._isconst_cache[key] = r
         return r
 
+    def _glsl_includes(self: "FileModel") -> bool:
+        has = self.__dict__.get("_has_include")
+        if has is None:
+            data = self.source.data
+            has = self._has_include = any(not self.source.in_comment_or_string(m.start())
+                                          for m in _INCLUDE_LINE.finditer(data))
+        return has
+
     def _is_constant(self: "FileModel", node: ts.Node) -> bool:
         t = node.type
         if t in ("sizeof_expression", "alignof_expression", "number_literal", "user_defined_literal", "true", "false"):
@@ -507,6 +518,11 @@ class ExprAnalysis:
                     return True
                 if v.is_constexpr and v.init is not None and not v.is_param:
                     return True  # C++ rejects a constexpr variable whose initializer is not a constant
+                if self.language == "glsl" and v.is_const and v.is_global and v.init is not None:
+                    # GLSL requires a constant expression to initialize a file-scope `const` (a
+                    # specialization constant at worst), whatever names from an #include it uses:
+                    # llama.cpp's `const uint32_t rows_per_thread = Br / row_split;`
+                    return True
                 if v.is_const and v.init is not None and not v.is_param:
                     return self.is_constant(v.init)
                 return False
@@ -514,7 +530,12 @@ class ExprAnalysis:
             b = self._builtin(name)
             if b is not None:
                 return b[2]
-            return name in self.macros or name in self.enums or name in self.constant_names
+            if name in self.macros or name in self.enums or name in self.constant_names:
+                return True
+            # A bare name a GLSL file neither declares nor defines, when it #includes others: most
+            # likely a constant or specialization constant from a shared header (llama.cpp's NUM_COLS,
+            # BLOCK_SIZE); its constness is unknown, so rules asking for a constant stay silent.
+            return self.language == "glsl" and self._glsl_includes() and node.type == "identifier"
         if t == "field_expression":
             arg = node.child_by_field_name("argument")
             return arg is not None and arg.type == "identifier" and self.resolve(arg) is None and bool(
