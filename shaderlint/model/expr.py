@@ -55,9 +55,6 @@ def unparen(node: ts.Node) -> ts.Node:
     return node
 
 
-_INCLUDE_LINE = re.compile(rb"^[ \t]*#[ \t]*include\b", re.M)
-
-
 class ExprAnalysis:
     """Answers questions about expressions. Requires the FileModel attributes."""
 
@@ -499,13 +496,41 @@ class ExprAnalysis:
         self._isconst_cache[key] = r
         return r
 
-    def _glsl_includes(self: "FileModel") -> bool:
-        has = self.__dict__.get("_has_include")
-        if has is None:
-            data = self.source.data
-            has = self._has_include = any(not self.source.in_comment_or_string(m.start())
-                                          for m in _INCLUDE_LINE.finditer(data))
-        return has
+    def _glsl_name_constant(self: "FileModel", name: str, depth: int) -> bool:
+        """A bare name a GLSL file does not declare. Defined in the file as an object-like macro: a
+        constant when its body is arithmetic of literals and such names (llama.cpp's
+        '#define P_LOAD_LOOPS ((MAT_P_M * MATP_PER_LOOP + P_LOAD_PER_LOOP - 1) / P_LOAD_PER_LOOP)' over
+        specialization constants), not when it reads a member or calls a function ('#define N p.n').
+        Not defined in the file: a -D define of the build or a name from an #include (llama.cpp's
+        NUM_COLS in mul_mat_vec_base.glsl), of unknown constness: treated as constant, so rules
+        asking for a constant stay silent."""
+        bodies = self.__dict__.get("_glsl_macro_bodies")
+        if bodies is None:
+            bodies = self._glsl_macro_bodies = {}
+            for d in self.nodes("define"):
+                nm, val = d.child_by_field_name("name"), d.child_by_field_name("value")
+                if nm is not None:
+                    bodies.setdefault(self.text(nm), []).append(self.text(val) if val is not None else "")
+        if name not in bodies:
+            return True
+        if depth > 8:
+            return False
+        for body in bodies[name]:
+            body = re.sub(r"//[^\n]*|/\*.*?\*/|\\\n", " ", body, flags=re.S).strip()
+            if not body or not re.fullmatch(r"[\w\s+\-*/%()<>&|^~?:!=]*", body) or re.search(r"\w\s*\(", body):
+                return False
+            for word in re.findall(r"\b[A-Za-z_]\w*\b", body):
+                if self._builtin(word) is not None:
+                    if not self._builtin(word)[2]:
+                        return False
+                    continue
+                v = next((g for g in self.globals if g.name == word), None)
+                if v is not None:
+                    if not (v.function_constant or (v.is_const and v.init is not None)):
+                        return False
+                elif not (word in self.macros or word in self.enums or self._glsl_name_constant(word, depth + 1)):
+                    return False
+        return True
 
     def _is_constant(self: "FileModel", node: ts.Node) -> bool:
         t = node.type
@@ -532,10 +557,9 @@ class ExprAnalysis:
                 return b[2]
             if name in self.macros or name in self.enums or name in self.constant_names:
                 return True
-            # A bare name a GLSL file neither declares nor defines, when it #includes others: most
-            # likely a constant or specialization constant from a shared header (llama.cpp's NUM_COLS,
-            # BLOCK_SIZE); its constness is unknown, so rules asking for a constant stay silent.
-            return self.language == "glsl" and self._glsl_includes() and node.type == "identifier"
+            if self.language != "glsl" or node.type != "identifier":
+                return False
+            return self._glsl_name_constant(name, 0)
         if t == "field_expression":
             arg = node.child_by_field_name("argument")
             return arg is not None and arg.type == "identifier" and self.resolve(arg) is None and bool(
