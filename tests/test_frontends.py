@@ -90,6 +90,30 @@ def test_glsl_stage_of_dot_glsl_by_content():
     assert m.stage == "compute"
 
 
+def test_glsl_paren_constructor_const_in_array_type_and_scope_qualifiers():
+    src = """#version 450
+layout(local_size_x = 64) in;
+layout(binding = 0) workgroupcoherent buffer B { uint vals[]; };
+const uint[4] lut = {0u, 2u, 4u, 6u};
+float dec(const in uint32_t bits, const in float s) { return s * (float(bits & 3u) - 1.0); }
+void main() {
+    const uint16_t[2] h = {uint16_t(1), uint16_t(2)};
+    uint w = (uint32_t(h[1]) << 16) | lut[gl_LocalInvocationID.x & 3u];
+    int q = (int(w) / 3);
+    vals[gl_GlobalInvocationID.x] = uint(dec(w, float(q)));
+}
+"""
+    m = model("k.comp", src)
+    assert not m.errors, m.errors
+    main = m.function_by_name["main"]
+    q = next(v for v in main.vars if v.name == "q")
+    assert m.text(q.init) == "(int(w) / 3)" and m.type_of(q.init).kind == "int"
+    dec = m.function_by_name["dec"]
+    assert [p.name for p in dec.params] == ["bits", "s"]
+    # the rewrite only touches the parse buffer: a constructor name after '(' stays as written
+    assert "(float(" in m.text(dec.node) and m.parsed.parse_bytes.count(b"(f____(") == 1
+
+
 CUDA = """#define BLOCK 256
 template <int N> __global__ void __launch_bounds__(BLOCK) k(float* a, int n) {
     extern __shared__ __align__(16) unsigned char dyn[];

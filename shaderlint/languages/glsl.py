@@ -54,6 +54,29 @@ _QUALIFIER_WORDS = frozenset((
 # shader is compiled, to its resource declarations for C++ tooling).
 _DECL_MACRO_LINE = re.compile(rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*\([\w, \t]*\)[ \t]*(?://[^\n]*)?\r?$", re.M)
 _COMMENT_OR_STRING = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:[^\"\\\n]|\\.)*\"", re.S)
+# A constructor of a type that C also has, right after '(' (`(float(bits & 3u) - 1.0)`, `(int(a) / 2)`,
+# `(uint32_t(x) << 16)`): tree-sitter-c reads `(float(x)` as the start of a cast to a function type.
+# The name is rewritten in the parse buffer only (same length, not a type name): the model reads node
+# text from the source, so the call's name is still `float`, as it is without the parenthesis.
+_PAREN_CTOR = re.compile(rb"\((?=[ \t]*(bool|char|int|float|double|u?int(?:8|16|32|64)_t)[ \t]*\()")
+# `const in T x` parameters: the grammar reads `const in` as two type words. `in` is the default
+# direction, so `const in` means `const`; the `in` is blanked.
+_CONST_IN = re.compile(rb"(?<![\w#])const[ \t]+(in)(?!\w)")
+# GL_KHR_memory_scope_semantics qualifiers the grammar does not know (`workgroupcoherent buffer B`);
+# like `coherent`, they bear on no rule.
+_SCOPE_COHERENT = re.compile(rb"(?<![\w#])(?:workgroupcoherent|queuefamilycoherent|subgroupcoherent|devicecoherent|nonprivate)\b")
+# `T[N] name` declarations (`const uint16_t[4] scales = ...;`, `const uint[1024] grid = {...};`): the
+# grammar reads only `T name[N]`. The size is blanked (the tokens cannot move: node text is read from
+# the source), so the variable reads as a scalar: rules about arrays stay silent on it.
+_ARRAY_TYPE_DECL = re.compile(rb"(?<![\w.])(?:const[ \t]+)?[A-Za-z_]\w*[ \t]*(\[[ \t]*\w*[ \t]*\])[ \t]+[A-Za-z_]\w*[ \t]*(?=[=;,\[])")
+# `UNROLL for (...)`: an upper-case word the file does not define (llama.cpp passes
+# `-DUNROLL=[[unroll]]` or `-DUNROLL=` when compiling), or defines as nothing or an attribute,
+# right before a loop keyword at the start of a statement. Blanked; a name asking for unrolling
+# reads like `#pragma unroll` (the model's "unroll-macro" mask).
+_LOOP_PREFIX_MACRO = re.compile(rb"(?<![\w#.])([A-Z][A-Z0-9_]*)[ \t]+(?=(?:for|while|do)\b)")
+# `#error` lines: the grammar rejects them in an `#else` branch (`#else` / `#error unsupported` /
+# `#endif`); they hold no code.
+_ERROR_LINE = re.compile(rb"^[ \t]*#[ \t]*error\b[^\n]*", re.M)
 _SUFFIX = re.compile(rb"(?<![\w.])(?:\d+(?:\.\d*)?(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?)(hf|HF)\b")
 
 
@@ -83,10 +106,30 @@ class GlslFrontEnd(FrontEnd):
         for m in scan_code(source, _SECTION):
             masks.append(Mask(m.start(), m.end(), "section", m.group(0).decode("utf-8", "replace").strip()))
             _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _PAREN_CTOR):
+            s, e = m.start(1), m.end(1)
+            if bytes(buf[s:e]) == m.group(1):
+                masks.append(Mask(s, e, "constructor-name", m.group(1).decode()))
+                buf[s + 1:e] = b"_" * (e - s - 1)
+        for m in scan_code(source, _CONST_IN):
+            masks.append(Mask(m.start(1), m.end(1), "qualifier", "in"))
+            _blank(buf, m.start(1), m.end(1))
+        for m in scan_code(source, _SCOPE_COHERENT):
+            masks.append(Mask(m.start(), m.end(), "qualifier", m.group(0).decode()))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _ARRAY_TYPE_DECL):
+            if bytes(buf[m.start(1):m.end(1)]) == m.group(1):
+                masks.append(Mask(m.start(1), m.end(1), "array-type", m.group(1).decode("utf-8", "replace")))
+                _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _SUFFIX):
             masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
         masks.extend(mask_loop_macros(source, buf))
+        masks.extend(_mask_loop_prefix_macros(source, buf))
+        masks.extend(_mask_argument_tail_macros(source, buf))
+        for m in scan_code(source, _ERROR_LINE):
+            masks.append(Mask(m.start(), m.end(), "preproc-error", m.group(0).decode("utf-8", "replace").strip()))
+            _blank(buf, m.start(), m.end())
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(_mask_qualifier_macros(source, buf))
         masks.extend(_mask_declaration_macro_lines(source, buf))
@@ -106,6 +149,69 @@ class GlslFrontEnd(FrontEnd):
         if b"gl_Position" in data or b"gl_VertexIndex" in data or b"gl_VertexID" in data:
             return "vertex"
         return None
+
+
+def _macro_bodies(source: Source) -> dict[bytes, list[bytes]]:
+    """The bodies of the file's object-like macros, comments and line continuations removed."""
+    bodies: dict[bytes, list[bytes]] = {}
+    for m in _OBJ_MACRO.finditer(source.data):
+        if not source.in_comment_or_string(m.start(1)):
+            body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).strip()
+            bodies.setdefault(m.group(1), []).append(body)
+    return bodies
+
+
+def _mask_loop_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank an upper-case word standing before a loop keyword at the start of a statement
+    (``UNROLL for (...)``) when the file does not define it, or defines it only as nothing or an
+    attribute (``[[unroll]]``). A name asking for unrolling is recorded as an "unroll-macro" mask,
+    which the model reads like ``#pragma unroll``."""
+    data = source.data
+    bodies = _macro_bodies(source)
+    out = []
+    for m in scan_code(source, _LOOP_PREFIX_MACRO):
+        s, e = m.start(1), m.end(1)
+        name = m.group(1)
+        if bytes(buf[s:e]) != name:
+            continue
+        if any(b and not re.fullmatch(rb"\[\[[^\[\]]*\]\]", b) for b in bodies.get(name, [])):
+            continue  # defined here as something else
+        line_start = data.rfind(b"\n", 0, s) + 1
+        if data[line_start:s].lstrip().startswith(b"#"):
+            continue
+        before, _ = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"{", b"}", b")", b":", b""):
+            continue  # not at the start of a statement
+        unroll = b"UNROLL" in name and b"NOUNROLL" not in name.replace(b"_", b"")
+        if any(b"unroll" in b and b"dont_unroll" not in b for b in bodies.get(name, [])):
+            unroll = True
+        out.append(Mask(s, e, "unroll-macro" if unroll else "qualifier", name.decode()))
+        _blank(buf, s, e)
+    return out
+
+
+def _mask_argument_tail_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank uses, right before a ``)``, of object-like macros the file defines only as nothing or
+    as further arguments (``#define DECODEFUNCA , dequantFuncA`` / ``#define DECODEFUNCA``, used as
+    ``coopMatLoadTensorNV(m, buf, off, layout DECODEFUNCA)``): the call keeps its written arguments."""
+    data = source.data
+    bodies = _macro_bodies(source)
+    names = [n for n, bs in bodies.items() if any(bs) and all(not b or b.startswith(b",") for b in bs)]
+    if not names:
+        return []
+    pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")(?!\w)")
+    out = []
+    for m in scan_code(source, pattern):
+        s, e = m.start(), m.end()
+        line_start = data.rfind(b"\n", 0, s) + 1
+        if data[line_start:s].lstrip().startswith(b"#") or bytes(buf[s:e]) != m.group(0):
+            continue
+        nxt = _next_code(bytes(buf), e)
+        if buf[nxt:nxt + 1] != b")":
+            continue
+        out.append(Mask(s, e, "qualifier", m.group(0).decode()))
+        _blank(buf, s, e)
+    return out
 
 
 def _mask_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:

@@ -117,12 +117,14 @@ class FileModel(ExprAnalysis):
         i = bisect.bisect_right(starts, node.start_byte) - 1
         while i >= 0 and masks[i].end > node.start_byte:
             i -= 1
-        if i < 0 or masks[i].kind != "pragma":
+        if i < 0 or masks[i].kind not in ("pragma", "unroll-macro"):
             return None
         mk = masks[i]
         gap = self.parsed.parse_bytes[mk.end:node.start_byte]
         gap = re.sub(rb"//[^\n]*|/\*.*?\*/", b"", gap, flags=re.S)
-        return mk.text if not gap.strip() else None
+        if gap.strip():
+            return None
+        return "#pragma unroll" if mk.kind == "unroll-macro" else mk.text  # `UNROLL for`: GLSL front end
 
     def masks_between(self, start: int, end: int, kind: str) -> list[Mask]:
         masks = self.parsed.masks  # sorted by start (FrontEnd.parse)
@@ -980,6 +982,7 @@ class _Builder:
                 writes.append((base, [arg], u))
         writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
         conds = [control_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
+        from shaderlint.model.idioms import uniform_idiom  # noqa: PLC0415 (idioms imports the model's helpers)
         for _ in range(12):
             changed = False
             m._deps_cache.clear()
@@ -988,7 +991,10 @@ class _Builder:
                 for r in rhs:
                     d |= m.deps(r)
                 for c in cs:
-                    d |= m.deps(c)
+                    cd = m.deps(c)
+                    if B.LOCAL in cd and uniform_idiom(m, m.function_at(c.start_byte), c):
+                        continue  # same in every thread (a vote through shared memory, a uniform trip count)
+                    d |= cd
                 fd = frozenset(d)
                 if fd != deps.get(var, frozenset()):
                     deps[var] = fd

@@ -496,6 +496,42 @@ class ExprAnalysis:
         self._isconst_cache[key] = r
         return r
 
+    def _glsl_name_constant(self: "FileModel", name: str, depth: int) -> bool:
+        """A bare name a GLSL file does not declare. Defined in the file as an object-like macro: a
+        constant when its body is arithmetic of literals and such names (llama.cpp's
+        '#define P_LOAD_LOOPS ((MAT_P_M * MATP_PER_LOOP + P_LOAD_PER_LOOP - 1) / P_LOAD_PER_LOOP)' over
+        specialization constants), not when it reads a member or calls a function ('#define N p.n').
+        Not defined in the file: a -D define of the build or a name from an #include (llama.cpp's
+        NUM_COLS in mul_mat_vec_base.glsl), of unknown constness: treated as constant, so rules
+        asking for a constant stay silent."""
+        bodies = self.__dict__.get("_glsl_macro_bodies")
+        if bodies is None:
+            bodies = self._glsl_macro_bodies = {}
+            for d in self.nodes("define"):
+                nm, val = d.child_by_field_name("name"), d.child_by_field_name("value")
+                if nm is not None:
+                    bodies.setdefault(self.text(nm), []).append(self.text(val) if val is not None else "")
+        if name not in bodies:
+            return True
+        if depth > 8:
+            return False
+        for body in bodies[name]:
+            body = re.sub(r"//[^\n]*|/\*.*?\*/|\\\n", " ", body, flags=re.S).strip()
+            if not body or not re.fullmatch(r"[\w\s+\-*/%()<>&|^~?:!=]*", body) or re.search(r"\w\s*\(", body):
+                return False
+            for word in re.findall(r"\b[A-Za-z_]\w*\b", body):
+                if self._builtin(word) is not None:
+                    if not self._builtin(word)[2]:
+                        return False
+                    continue
+                v = next((g for g in self.globals if g.name == word), None)
+                if v is not None:
+                    if not (v.function_constant or (v.is_const and v.init is not None)):
+                        return False
+                elif not (word in self.macros or word in self.enums or self._glsl_name_constant(word, depth + 1)):
+                    return False
+        return True
+
     def _is_constant(self: "FileModel", node: ts.Node) -> bool:
         t = node.type
         if t in ("sizeof_expression", "alignof_expression", "number_literal", "user_defined_literal", "true", "false"):
@@ -507,6 +543,11 @@ class ExprAnalysis:
                     return True
                 if v.is_constexpr and v.init is not None and not v.is_param:
                     return True  # C++ rejects a constexpr variable whose initializer is not a constant
+                if self.language == "glsl" and v.is_const and v.is_global and v.init is not None:
+                    # GLSL requires a constant expression to initialize a file-scope `const` (a
+                    # specialization constant at worst), whatever names from an #include it uses:
+                    # llama.cpp's `const uint32_t rows_per_thread = Br / row_split;`
+                    return True
                 if v.is_const and v.init is not None and not v.is_param:
                     return self.is_constant(v.init)
                 return False
@@ -514,7 +555,11 @@ class ExprAnalysis:
             b = self._builtin(name)
             if b is not None:
                 return b[2]
-            return name in self.macros or name in self.enums or name in self.constant_names
+            if name in self.macros or name in self.enums or name in self.constant_names:
+                return True
+            if self.language != "glsl" or node.type != "identifier":
+                return False
+            return self._glsl_name_constant(name, 0)
         if t == "field_expression":
             arg = node.child_by_field_name("argument")
             return arg is not None and arg.type == "identifier" and self.resolve(arg) is None and bool(

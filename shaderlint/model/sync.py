@@ -32,6 +32,7 @@ from shaderlint.model import builtins as B
 from shaderlint.model.build import control_conditions
 from shaderlint.model.dispatch import calls_to, nodes_in
 from shaderlint.model.expr import unparen
+from shaderlint.model.idioms import uniform_idiom
 from shaderlint.model.kernel import Barrier, Function, Var
 
 if TYPE_CHECKING:
@@ -122,83 +123,81 @@ def divergent_conditions(model: "FileModel", node: ts.Node) -> list[ts.Node]:
     f = model.function_at(node.start_byte)
     for c in control_conditions(model, node):
         if B.LOCAL in model.deps(c) or (f is not None and not f.is_entry and _param_divergent(model, f, c)):
-            if f is not None and _uniform_trip_condition(model, f, c):
+            if uniform_idiom(model, f, c) or _exclusive_branches(model, f, c, node):
                 continue
             out.append(c)
     return out
 
 
-def _uniform_trip_condition(model: "FileModel", f: Function, cond: ts.Node) -> bool:
-    """The condition of a counting loop ``for (v = S; v < E; v += C)`` whose start and bound carry the
-    same thread-dependent terms (ggml's ``start_t = base + tid``, ``end_t = base + len + tid``): with a
-    uniform step every thread runs ``(E - S) / C`` iterations, a uniform trip count, although ``v`` and
-    ``E`` differ between threads. Only sums of terms (through single-definition variables) cancel;
-    anything else keeps the condition divergent."""
-    loop = next((lp for lp in f.loops if lp.node.child_by_field_name("condition") == cond), None)
-    if loop is None or loop.var is None or loop.counter_modified:
-        return False
-    var = loop.var
-    c = unparen(cond)
-    if c.type != "binary_expression" or model.text(c.child_by_field_name("operator")) not in ("<", "<=", "!="):
-        return False
-    left, bound = c.child_by_field_name("left"), c.child_by_field_name("right")
-    if left is None or bound is None or unparen(left).type != "identifier" or model.resolve(unparen(left)) is not var:
-        return False
-    init = loop.node.child_by_field_name("initializer")
-    if init is not None and init.type == "declaration":
-        start = var.init
-    elif init is not None and init.type == "assignment_expression" and model.text(init.child_by_field_name("operator")) == "=":
-        start = init.child_by_field_name("right")
-    else:
-        return False
-    update = loop.node.child_by_field_name("update")
-    if start is None or update is None:
-        return False
-    if update.type == "update_expression":
-        if "++" not in model.text(update):
-            return False
-    elif update.type == "assignment_expression" and model.text(update.child_by_field_name("operator")) == "+=":
-        target, step = update.child_by_field_name("left"), update.child_by_field_name("right")
-        if target is None or step is None or unparen(target).type != "identifier" or model.resolve(unparen(target)) is not var:
-            return False
-        if B.LOCAL in model.deps(step):
-            return False
-    else:
-        return False
-    a, b = _sum_terms(model, start, 1, 0), _sum_terms(model, bound, 1, 0)
-    if a is None or b is None:
-        return False
-
-    def divergent(terms):
-        out: dict[str, int] = {}
-        for sign, n in terms:
-            if B.LOCAL in model.deps(n):
-                key = " ".join(model.text(n).split())
-                out[key] = out.get(key, 0) + sign
-        return {k: v for k, v in out.items() if v}
-
-    da = divergent(a)
-    return bool(da) and da == divergent(b)
+def _negation_key(model: "FileModel", cond: ts.Node) -> tuple[str, bool]:
+    """(text without parentheses and a leading '!', whether it was negated)."""
+    n = unparen(cond)
+    negated = False
+    while n.type == "unary_expression" and model.text(n.child_by_field_name("operator")) == "!":
+        negated = not negated
+        n = unparen(n.child_by_field_name("argument"))
+    return " ".join(model.text(n).split()), negated
 
 
-def _sum_terms(model: "FileModel", n: ts.Node, sign: int, depth: int) -> list[tuple[int, ts.Node]] | None:
-    """``n`` as signed terms of a sum, through variables defined once (``const``, or never written
-    after their initializer); None when too deep."""
-    if depth > 8:
-        return None
-    n = unparen(n)
-    if n.type == "binary_expression":
-        op = model.text(n.child_by_field_name("operator"))
-        if op in ("+", "-"):
-            left = _sum_terms(model, n.child_by_field_name("left"), sign, depth + 1)
-            right = _sum_terms(model, n.child_by_field_name("right"), sign if op == "+" else -sign, depth + 1)
-            return None if left is None or right is None else left + right
-    if n.type == "identifier":
-        v = model.resolve(n)
-        if (v is not None and not v.is_param and v.init is not None and not v.is_array
-                and (v.is_const or not (model.direct_writes(v) or model.writes_into(v)))):
-            return _sum_terms(model, v.init, sign, depth + 1)
-    return [(sign, n)]
+def _enclosing_if_conditions(model: "FileModel", node: ts.Node, stop: ts.Node) -> list[tuple[ts.Node, bool]]:
+    """(condition, node is in its then-branch) of the if statements around ``node`` below ``stop``."""
+    out = []
+    child, p = node, node.parent
+    while p is not None and p != stop:
+        if p.type == "if_statement":
+            c = p.child_by_field_name("condition")
+            cons = p.child_by_field_name("consequence")
+            alt = p.child_by_field_name("alternative")
+            if c is not None and child != c:
+                if cons is not None and child == cons:
+                    out.append((c, True))
+                elif alt is not None and child == alt:
+                    out.append((c, False))
+        child, p = p, p.parent
+    return out
+
+
+def _exclusive_branches(model: "FileModel", f: Function | None, cond: ts.Node, node: ts.Node) -> bool:
+    """An early exit under ``if (!all_threads) { ... if (i >= n) continue; }`` cannot skip a barrier
+    under ``if (all_threads) { barrier(); }`` when ``all_threads`` is the same in every thread and
+    never written in the function: the two branches never both run (llama.cpp's mul_mat_vec_q3_k)."""
+    if f is None or f.body is None:
+        return False
+    stmt = cond.parent
+    while stmt is not None and stmt.type in ("condition_clause", "parenthesized_expression"):
+        stmt = stmt.parent
+    if stmt is None or stmt.start_byte <= node.start_byte < stmt.end_byte:
+        return False  # an enclosing condition, not an earlier exit
+    around_exit = _enclosing_if_conditions(model, stmt, f.body)
+    around_node = _enclosing_if_conditions(model, node, f.body)
+    for c1, then1 in around_exit:
+        if model.deps(c1) & {B.LOCAL, B.UNKNOWN_DEP} or (not f.is_entry and _param_divergent(model, f, c1)):
+            continue
+        key1, neg1 = _negation_key(model, c1)
+        for c2, then2 in around_node:
+            if c2.start_byte <= stmt.start_byte < c2.parent.end_byte:
+                continue  # the exit is inside this if too
+            key2, neg2 = _negation_key(model, c2)
+            if key1 != key2 or (neg1 ^ (not then1)) == (neg2 ^ (not then2)):
+                continue
+            if _names_written(model, f, c1):
+                continue
+            return True
+    return False
+
+
+def _names_written(model: "FileModel", f: Function, cond: ts.Node) -> bool:
+    stack = [cond]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            v = model.resolve(n)
+            if v is None or model.writes_into(v):
+                return True
+        elif n.type == "call_expression":
+            return True
+        stack.extend(n.named_children)
+    return False
 
 
 def _param_divergent(model: "FileModel", f: Function, cond: ts.Node) -> bool:
@@ -317,6 +316,25 @@ def _is_macro(model: "FileModel", ident: ts.Node) -> bool:
     return model.text(ident) in names and model.text(ident) not in model.macros
 
 
+_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include\b", re.M)
+
+
+def _included_array(model: "FileModel", ident: ts.Node) -> bool:
+    """An array the file indexes but does not declare, in a file that ``#include``s others
+    (llama.cpp's soft_max_large1.comp reduces through ``shared FLOAT_TYPE vals[]`` declared in
+    soft_max_large_common.glsl): it may be shared memory, so it counts as touching every space."""
+    p = ident.parent
+    if p is None or p.type != "subscript_expression" or p.child_by_field_name("argument") != ident:
+        return False
+    if model._builtin(model.text(ident)) is not None:
+        return False
+    has = model.__dict__.get("_sync_has_include")
+    if has is None:
+        has = model._sync_has_include = any(
+            not model.source.in_comment_or_string(mm.start()) for mm in _INCLUDE.finditer(model.source.data))
+    return has
+
+
 # ---- redundant barriers: structured data-flow -----------------------------------------------------
 
 
@@ -422,6 +440,8 @@ class _Flow:
                     out.append(("touch", bits))
             elif v is None and _is_macro(m, n) and not (n.parent is not None and n.parent.type == "call_expression"):
                 out.append(("touch", ALL))
+            elif v is None and _included_array(m, n):
+                out.append(("touch", ALL))
             return
         if t in ("lambda_expression", "gnu_asm_expression", "asm_statement"):
             out.append(("touch", ALL))
@@ -494,6 +514,11 @@ class _Flow:
         if t == "labeled_statement":
             for c in n.named_children:
                 if c.type != "statement_identifier":
+                    s = self.forward(c, s)
+            return s
+        if t == "attributed_statement":  # `[[unroll]] for (...)`: the statement after the attributes
+            for c in n.named_children:
+                if c.type != "attribute_declaration":
                     s = self.forward(c, s)
             return s
         if t == "goto_statement":
@@ -613,6 +638,11 @@ class _Flow:
         if t == "labeled_statement":
             for c in reversed(n.named_children):
                 if c.type != "statement_identifier":
+                    s = self.backward(c, s)
+            return s
+        if t == "attributed_statement":
+            for c in reversed(n.named_children):
+                if c.type != "attribute_declaration":
                     s = self.backward(c, s)
             return s
         if t == "goto_statement":
