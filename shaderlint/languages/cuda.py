@@ -28,13 +28,223 @@ import re
 import tree_sitter as ts
 import tree_sitter_cuda
 
-from shaderlint.languages.base import _OBJ_MACRO, FrontEnd, Mask, _blank, scan_code
+from shaderlint.languages.base import (
+    _FUNC_MACRO, _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons, _next_code,
+    _prev_code_byte, scan_code)
 from shaderlint.model.source import Source
 
-_ALIGN = re.compile(rb"\b__align__\s*\(\s*[^()]*\)")
+# `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
+_ALIGN = re.compile(rb"\b__align__\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+# `__cluster_dims__(x, y, z)` on a kernel (thread-block clusters, sm_90), unknown to the grammar.
+_CLUSTER_DIMS = re.compile(rb"\b__cluster_dims__\s*\((?:[^()]|\([^()]*\))*\)")
+# An empty braced default argument, `Vec w = {}` or `Args a = {}` before `,` or `)`, which the grammar
+# cannot read in a parameter list (the parameter keeps its type and name).
+_EMPTY_BRACE_DEFAULT = re.compile(rb"(?<=[\w\]])[ \t]*(=[ \t]*\{[ \t]*\})(?=\s*[,)])")
 _LAMBDA_SPACE = re.compile(rb"\]\s*((?:(?:__device__|__host__)\s*)+)(?=\()")
 # `operator()<T>(`: template arguments (one level of nesting) between `operator()` and its parameters.
 _OPERATOR_CALL_ARGS = re.compile(rb"\boperator\s*\(\s*\)\s*(<(?:[^<>(){};]|<[^<>(){};]*>)*>)(?=\s*\()")
+
+
+# `obj.template operator()<T, 2>(...)`: a call of a generic lambda (or functor) with explicit template arguments.
+_TEMPLATE_OPERATOR_CALL = re.compile(
+    rb"(?:\.|->)\s*template\s+operator\s*\(\s*\)\s*<(?:[^<>(){};]|<(?:[^<>(){};]|<[^<>(){};]*>)*>)*>(?=\s*\()")
+
+# A macro (upper-case) or compiler builtin called with a type name as an argument.
+_TYPE_ARG_CALL = re.compile(rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|__builtin_\w+)[ \t]*\(")
+# The sized and plain type names tree-sitter-c reads as primitive types (keywords, not identifiers).
+_PRIMITIVE_ARG = re.compile(
+    rb"\s*(bool|char|int|float|double|void|size_t|ssize_t|ptrdiff_t|intptr_t|uintptr_t|char8_t|char16_t|char32_t"
+    rb"|u?int(?:8|16|32|64)_t)\s*")
+
+# An upper-case macro invoked as a statement: `NAME(...)`, the `(` opening its arguments.
+_STATEMENT_CALL = re.compile(rb"(?<![\w.>:#])([A-Z][A-Z0-9_]*)[ \t]*\(")
+# Words after which a macro invocation without `;` may be a declaration's prefix (launch bounds,
+# export or qualifier macros), not a statement.
+_DECLARATION_WORDS = frozenset((b"template", b"__global__", b"__device__", b"__host__", b"__forceinline__",
+                                b"__noinline__", b"__launch_bounds__", b"static", b"extern", b"inline", b"constexpr",
+                                b"namespace", b"struct", b"class", b"union", b"enum", b"typedef", b"using", b"else",
+                                b"void", b"const", b"volatile", b"__attribute__", b"__align__", b"__cluster_dims__"))
+_CASE_BODY = re.compile(rb"(?:case|default)\b")
+
+# `typename T::X{...}` / `typename T::X(...)` in an expression: a value of a dependent type. The grammar
+# reads `typename` only in declarations; without it `T::X{...}` is an ordinary braced or call expression.
+_TYPENAME_EXPRESSION = re.compile(
+    rb"(?<![\w])typename\s+(?:::)?\w+(?:\s*<[^;{}()]*?>)?(?:\s*::\s*(?:template\s+)?\w+(?:\s*<[^;{}()]*?>)?)+\s*[({]")
+_EXPRESSION_BEFORE = (b"=", b"?", b":", b"(", b",", b"{", b";", b"}", b"[", b"!", b"&", b"|", b"+", b"-", b"*", b"/")
+
+
+# GNU type attributes making vector or address-space types (AMD code under USE_ROCM, HIP headers):
+# `__attribute__((ext_vector_type(4)))`, `__attribute__((__vector_size__(4 * sizeof(float))))`,
+# `__attribute__((address_space(4)))`. The grammar reads none of them inside a type.
+_TYPE_ATTRIBUTE = re.compile(
+    rb"\b__attribute__\s*\(\(\s*(?:__)?(ext_vector_type|vector_size|address_space)(?:__)?\s*"
+    rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\s*\)\)")
+
+
+def data_endswith_word(data: bytes, end: int, word: bytes) -> bool:
+    """``data[:end]`` ends with the whole word ``word``."""
+    return data[:end].endswith(word) and not (data[end - len(word) - 1:end - len(word)].isalnum()
+                                              or data[end - len(word) - 1:end - len(word)] == b"_")
+
+
+def _call_arguments(data: bytes, open_paren: int) -> tuple[list[tuple[int, int]], int] | None:
+    """The top-level arguments (start, end) of the parenthesized list opening at ``open_paren`` and
+    the offset of its ``)``; None when it does not close within 64 KB, holds a preprocessor line or a
+    top-level ``;``."""
+    found = _macro_argument_semicolons(data, open_paren)
+    if found is None or found[0]:
+        return None
+    close = found[1]
+    args, depth, start, i = [], 0, open_paren + 1, open_paren
+    while i < close:
+        c = data[i]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+        elif c == 0x2C and depth == 1:
+            args.append((start, i))
+            start = i + 1
+        elif c in b"\"'":
+            j = i + 1
+            while j < close and data[j] != c and data[j] != 0x0A:
+                j += 2 if data[j] == 0x5C else 1
+            i = j
+        elif c == 0x2F and data.startswith(b"//", i):
+            i = data.find(b"\n", i)
+            continue
+        elif c == 0x2F and data.startswith(b"/*", i):
+            i = data.find(b"*/", i + 2) + 1
+        i += 1
+    args.append((start, close))
+    return args, close
+
+
+def _next_code_past_directives(data: bytes, pos: int) -> int:
+    """Offset of the next byte that is code: not blank, not in a comment, not on a preprocessor line
+    (``#ifdef``, ``#endif``, with their continuation lines)."""
+    n = len(data)
+    while True:
+        pos += _next_code(data[pos:pos + 4096], 0)
+        if pos >= n or data[pos] != 0x23:  # '#'
+            return pos
+        while True:  # skip the directive line and its `\` continuations
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                return n
+            if data[:nl].rstrip(b"\r").endswith(b"\\"):
+                pos = nl + 1
+                continue
+            pos = nl + 1
+            break
+
+
+_IF_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.M)
+
+
+def _balanced_directives(text: bytes) -> bool:
+    """Every ``#if`` in ``text`` has its ``#endif`` in it (blanking the text leaves no branch half open)."""
+    depth = 0
+    for m in _IF_DIRECTIVE.finditer(text):
+        depth += -1 if m.group(1) == b"endif" else 1
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _statement_function_macros(data: bytes) -> dict[bytes, bool]:
+    """Function-like macros of the file -> whether every definition's body is statements (holds a
+    ``;``, opens with a block, a statement keyword or a ``case`` label)."""
+    out: dict[bytes, bool] = {}
+    for m in _FUNC_MACRO.finditer(data):
+        body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).strip()
+        ok = _is_statement_body(body) or _CASE_BODY.match(body) is not None
+        out[m.group(1)] = out.get(m.group(1), True) and ok
+    return out
+
+
+def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
+    """Macro and builtin arguments that are type names (``CALL_CONVERT_FP8(uint8_t, float, kAuto);``,
+    ``__builtin_bit_cast(uint32_t, x)``): the grammar reads ``float`` and ``uint8_t`` as primitive
+    types, which no argument list takes, and the whole statement was a parse error. The name's first
+    byte becomes ``_`` in the parsed copy, so it reads as an identifier (node text still comes from the
+    original). Not applied to declarations (``int MAX(int, int);``: a name, ``*`` or ``&`` before it)."""
+    data = source.data
+    out: list[Mask] = []
+    for m in _TYPE_ARG_CALL.finditer(data):
+        s = m.start(1)
+        if source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
+            continue
+        line_start = data.rfind(b"\n", 0, s) + 1
+        if data[line_start:s].lstrip().startswith(b"#"):
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        if before and (before.isalnum() or before in b"_*&") and not any(
+                data_endswith_word(data, at + 1, w) for w in (b"else", b"do", b"return")):
+            continue  # a declaration `T NAME(float)`
+        found = _call_arguments(data, m.end() - 1)
+        if found is None:
+            continue
+        for a, b in found[0]:
+            t = _PRIMITIVE_ARG.fullmatch(data, a, b)
+            if t is None or buf[t.start(1)] != data[t.start(1)]:
+                continue
+            out.append(Mask(t.start(1), t.end(1), "macro-argument", t.group(1).decode(), "type"))
+            buf[t.start(1)] = 0x5F  # '_'
+    return out
+
+
+def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank invocations of macros that expand to whole statements written without a ``;`` after them
+    (``AG_CASE(2)`` lines in a switch, ``#define AG_CASE(n) case n: launch<n><<<...>>>(...); break;``;
+    header checks such as ``STD_TORCH_CHECK(cond, "msg")`` followed by the next statement). C has no
+    statement without a terminator, so such a line can only be a macro that brings its own. Only
+    upper-case names at the start of a statement (after ``;``, ``{``, ``}`` or ``:``), followed by the
+    start of another statement (a name or ``}``, not a declaration word such as ``__global__`` or
+    ``template``: launch-bounds and qualifier macros stay), and, when the file defines the macro, only
+    if every definition's body is statements. The invocation's text is lost to the analysis, like any
+    other masked macro (the estimator sees a "macro-invocation" mask in the body)."""
+    data = source.data
+    out: list[Mask] = []
+    defs = None
+    covered = -1
+    for m in _STATEMENT_CALL.finditer(data):
+        s = m.start(1)
+        if s < covered or source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
+            continue
+        line_start = data.rfind(b"\n", 0, s) + 1
+        if data[line_start:s].lstrip().startswith(b"#"):
+            continue
+        found = _macro_argument_semicolons(data, m.end() - 1, directives=True)
+        if found is None:
+            continue
+        semis, close = found
+        if not _balanced_directives(data[m.end():close]):
+            continue
+        covered = close
+        if semis:
+            continue  # statements as arguments: base.mask_macro_statement_arguments reads them as a call
+        before, _ = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"{", b"}", b":"):
+            continue
+        if before == b":" and data[:s].rstrip().endswith(b"::"):
+            continue
+        nxt = _next_code_past_directives(data, close + 1)
+        c = data[nxt:nxt + 1]
+        if not (c == b"}" or (c and (c.isalpha() or c == b"_"))):
+            continue
+        word = re.match(rb"\w+", data[nxt:nxt + 64])
+        if word is not None and word.group(0) in _DECLARATION_WORDS:
+            continue
+        if defs is None:
+            defs = _statement_function_macros(data)
+        if not defs.get(m.group(1), True):
+            continue  # the file defines it as an expression: a missing `;` is a real error
+        if any(buf[i] != data[i] for i in range(s, close + 1)):
+            continue
+        out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace")))
+        _blank(buf, s, close + 1)
+    return out
 
 
 # Upper-case names before a function header: `NAME [NAME...] [specifiers] type [*&] [__launch_bounds__(..)] name(`.
@@ -77,6 +287,12 @@ class CudaFrontEnd(FrontEnd):
         for m in scan_code(source, _ALIGN):
             masks.append(Mask(m.start(), m.end(), "attribute", m.group(0).decode("utf-8", "replace"), "align"))
             _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _CLUSTER_DIMS):
+            masks.append(Mask(m.start(), m.end(), "launch-attribute", m.group(0).decode("utf-8", "replace"), "cluster_dims"))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _EMPTY_BRACE_DEFAULT):
+            masks.append(Mask(m.start(1), m.end(1), "default-argument", m.group(1).decode()))
+            _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _LAMBDA_SPACE):
             masks.append(Mask(m.start(1), m.end(1), "function-qualifier", m.group(1).decode().strip(), "lambda"))
             _blank(buf, m.start(1), m.end(1))
@@ -94,6 +310,24 @@ class CudaFrontEnd(FrontEnd):
                 # args: the expansion's qualifiers when the file defines the name as qualifiers only
                 masks.append(Mask(s, e, "function-qualifier", w.group(0).decode(), "macro", defs.get(w.group(0)) or ()))
                 _blank(buf, s, e)
+        for m in scan_code(source, _TEMPLATE_OPERATOR_CALL):
+            # `launch.template operator()<true>()` reads as `launch()`
+            masks.append(Mask(m.start(), m.end(), "template-args", m.group(0).decode("utf-8", "replace")))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _TYPE_ATTRIBUTE):
+            masks.append(Mask(m.start(), m.end(), "type-attribute", m.group(0).decode("utf-8", "replace"), m.group(1).decode()))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _TYPENAME_EXPRESSION):
+            s, e = m.start(), m.start() + len(b"typename")
+            before, at = _prev_code_byte(source, buf, s)
+            if before not in _EXPRESSION_BEFORE and not data_endswith_word(source.data, at + 1, b"return"):
+                continue
+            if before == b":" and source.data[at - 1:at] == b":":
+                continue
+            masks.append(Mask(s, e, "typename", "typename"))
+            _blank(buf, s, e)
+        masks.extend(mask_type_arguments(source, buf))
+        masks.extend(mask_statement_macro_calls(source, buf))
         for m in scan_code(source, _OPERATOR_CALL_ARGS):
             masks.append(Mask(m.start(1), m.end(1), "template-args", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))
