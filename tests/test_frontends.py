@@ -353,3 +353,44 @@ REAL __device__ c(REAL x) { return x; }
     m = model("k.cu", code.decode())
     assert not m.errors, m.errors
     assert {f.name: f.kind for f in m.functions} == {"a": "kernel", "b": "host", "c": "device"}
+
+
+def test_cuda_statement_macros_and_type_arguments():
+    code = b"""#define CASE_N(n) case n: go<n>(); break;
+#define PLUS_ONE(x) (x + 1)
+int MAX(int, int);
+LAUNCH_BOUNDS(256)
+__global__ void k(float* p, int w) {
+    switch (w) {
+        CASE_N(2)
+        CASE_N(4)
+    }
+    CHECK(p != nullptr, "p")
+    int y = PLUS_ONE(w);
+    if (w) CHECK(w > 0, "w");
+    CONVERT(uint8_t, float, p);
+    typename T::value_t z = typename T::value_t(3);
+    f.template operator()<true, 2>(y);
+}
+void g(Vec a = {}, int b = 0) { Vec c = {}; }
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code))
+    text = parsed.parse_bytes.decode()
+    assert len(parsed.parse_bytes) == len(code)
+    assert "CASE_N" not in text.split("\n", 2)[2]  # the two case lines are blanked, the #define stays
+    assert 'CHECK(p != nullptr, "p")' not in text
+    assert 'if (w) CHECK(w > 0, "w");' in text  # followed by ';': already a statement
+    assert "LAUNCH_BOUNDS(256)" in text  # before a declaration: not a statement
+    assert "int MAX(int, int);" in text  # a declaration's parameter types stay types
+    assert "CONVERT(_int8_t, _loat, p);" in text
+    assert "typename T::value_t z =          T::value_t(3);" in text
+    assert "f                             (y);" in text
+    assert "void g(Vec a     , int b = 0) { Vec c = {}; }" in text
+    # the grammar reads everything after the (unexpanded) LAUNCH_BOUNDS line
+    errors, stack = [], [parsed.root]
+    while stack:
+        n = stack.pop()
+        if n.type == "ERROR" or n.is_missing:
+            errors.append(n.start_point[0])
+        stack.extend(n.children)
+    assert errors and max(errors) <= 4, errors
