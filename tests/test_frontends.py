@@ -394,3 +394,34 @@ void g(Vec a = {}, int b = 0) { Vec c = {}; }
             errors.append(n.start_point[0])
         stack.extend(n.children)
     assert errors and max(errors) <= 4, errors
+
+
+def test_cuda_unbalanced_conditionals():
+    opens_closes = b"""__global__ void k(float* p) {
+#if OLD
+    if (p == 0) { return; } else {
+#endif
+    p[0] = 1.0f;
+#if OLD
+    }
+#endif
+#ifdef FAST
+    p[1] = 2.0f;
+#endif
+}
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", opens_closes))
+    text = parsed.parse_bytes.decode()
+    assert "#if OLD" not in text and "#endif\n    p[0]" not in text
+    assert "#ifdef FAST" in text  # a balanced block keeps its directives
+    assert not parsed.root.has_error
+    # a lone block that opens a brace nothing closes is left alone (not valid code to pair up)
+    lone = b"void f() {\n#if A\n  if (x) {\n#endif\n  y();\n}\n"
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", lone))
+    assert "#if A" in parsed.parse_bytes.decode()
+    # the stub branch of '#if OLD } stub #else } real #endif' is blanked, the #else branch read
+    stub = b"namespace n {\nvoid g();\n#if OLD\n}\nvoid h() {}\n#else\n}\nvoid h() { g(); }\n#endif\n"
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", stub))
+    text = parsed.parse_bytes.decode()
+    assert "void h() {}" not in text and "void h() { g(); }" in text
+    assert not parsed.root.has_error

@@ -29,8 +29,8 @@ import tree_sitter as ts
 import tree_sitter_cuda
 
 from shaderlint.languages.base import (
-    _FUNC_MACRO, _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons, _next_code,
-    _prev_code_byte, scan_code)
+    _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons, _next_code,
+    _prev_code_byte, mask_dangling_else, scan_code)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
@@ -57,14 +57,18 @@ _PRIMITIVE_ARG = re.compile(
     rb"|u?int(?:8|16|32|64)_t)\s*")
 
 # An upper-case macro invoked as a statement: `NAME(...)`, the `(` opening its arguments.
-_STATEMENT_CALL = re.compile(rb"(?<![\w.>:#])([A-Z][A-Z0-9_]*)[ \t]*\(")
+_STATEMENT_CALL = re.compile(rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*)[ \t]*\(")
 # Words after which a macro invocation without `;` may be a declaration's prefix (launch bounds,
 # export or qualifier macros), not a statement.
 _DECLARATION_WORDS = frozenset((b"template", b"__global__", b"__device__", b"__host__", b"__forceinline__",
                                 b"__noinline__", b"__launch_bounds__", b"static", b"extern", b"inline", b"constexpr",
                                 b"namespace", b"struct", b"class", b"union", b"enum", b"typedef", b"using", b"else",
                                 b"void", b"const", b"volatile", b"__attribute__", b"__align__", b"__cluster_dims__"))
+# `#define NAME(a, b, \<newline> c) body`: parameter lists may run over continuation lines.
+_FUNC_MACRO_MULTILINE = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n\\]|\\\r?\n)*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
 _CASE_BODY = re.compile(rb"(?:case|default)\b")
+_ELSE_BODY = re.compile(rb"else\b")
 
 # `typename T::X{...}` / `typename T::X(...)` in an expression: a value of a dependent type. The grammar
 # reads `typename` only in declarations; without it `T::X{...}` is an ordinary braced or call expression.
@@ -152,15 +156,124 @@ def _balanced_directives(text: bytes) -> bool:
     return depth == 0
 
 
-def _statement_function_macros(data: bytes) -> dict[bytes, bool]:
+def _statement_function_macros(data: bytes) -> dict[bytes, bool | str]:
     """Function-like macros of the file -> whether every definition's body is statements (holds a
-    ``;``, opens with a block, a statement keyword or a ``case`` label)."""
-    out: dict[bytes, bool] = {}
-    for m in _FUNC_MACRO.finditer(data):
+    ``;``, opens with a block, a statement keyword or a ``case`` label); "else" when every body opens
+    with ``else`` (a link of an if-else chain, ``if (false) {} CASE(a) CASE(b) else {...}``)."""
+    out: dict[bytes, bool | str] = {}
+    for m in _FUNC_MACRO_MULTILINE.finditer(data):
         body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).strip()
-        ok = _is_statement_body(body) or _CASE_BODY.match(body) is not None
-        out[m.group(1)] = out.get(m.group(1), True) and ok
+        ok: bool | str = "else" if _ELSE_BODY.match(body) else (
+            _is_statement_body(body) or _CASE_BODY.match(body) is not None)
+        prev = out.get(m.group(1), ok)
+        out[m.group(1)] = ok if prev == ok else (bool(prev) and bool(ok))
     return out
+
+
+_DEFINE_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
+
+
+def mask_define_comments(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank ``/* ... */`` comments inside multi-line ``#define`` bodies (``\\`` continuation lines):
+    the grammar ends the macro's text at such a comment, and the rest of the body (``} else {``) was
+    read as code. Comments are still read from the original text."""
+    data = source.data
+    out: list[Mask] = []
+    for d in _DEFINE_DIRECTIVE.finditer(data):
+        if b"/*" not in d.group(0) or b"\\" not in d.group(0) or source.in_comment_or_string(d.start()):
+            continue
+        for c in _BLOCK_COMMENT.finditer(data, d.start(), d.end()):
+            out.append(Mask(c.start(), c.end(), "comment", c.group(0).decode("utf-8", "replace")))
+            _blank(buf, c.start(), c.end())
+            for k in re.finditer(rb"\\(?=\r?\n)", c.group(0)):  # keep the line continuations
+                buf[c.start() + k.start()] = 0x5C
+    return out
+
+
+_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+_DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+
+
+def _brace_delta(source: Source, start: int, end: int) -> int:
+    """``{`` minus ``}`` in code between start and end (not in comments, strings or directive lines)."""
+    data = source.data
+    skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
+    delta = 0
+    for m in re.finditer(rb"[{}]", data[start:end]):
+        i = start + m.start()
+        if source.in_comment_or_string(i) or any(a <= i < b for a, b in skip):
+            continue
+        delta += 1 if data[i] == 0x7B else -1
+    return delta
+
+
+def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
+    """Conditional blocks whose branches open or close braces the grammar cannot pair up:
+
+    * ``#if`` ... ``#endif`` blocks without ``#else`` whose code opens or closes more braces than it
+      closes or opens, when such blocks in the file balance each other (vLLM's fused kernels:
+      ``#if OLD_ARCH if constexpr (bf16) { return; } else { #endif body #if OLD_ARCH } #endif``):
+      the directive lines are blanked, so the code reads as if the condition held and pairs up;
+    * ``#if`` ... ``#else`` ... ``#endif`` whose two branches each leave the same non-zero brace
+      balance (a stub that closes a namespace for old architectures, the real code closing it in the
+      ``#else``): the first branch is blanked with its directives, the ``#else`` branch is read.
+
+    Only top-level blocks (not nested in another conditional) are considered."""
+    data = source.data
+    if b"#" not in data:
+        return []
+    groups, stack = [], []
+    for m in _CONDITIONAL.finditer(data):
+        if source.in_comment_or_string(m.start()):
+            continue
+        kind = m.group(1)
+        if kind in (b"if", b"ifdef", b"ifndef"):
+            stack.append([m])
+        elif not stack:
+            return []  # unbalanced directives: leave the file alone
+        elif kind in (b"elif", b"else"):
+            stack[-1].append(m)
+        else:
+            g = stack.pop() + [m]
+            if not stack:
+                groups.append(g)
+    if stack:
+        return []
+    singles, out = [], []
+    for g in groups:
+        if len(g) == 2:
+            d = _brace_delta(source, g[0].end(), g[1].start())
+            if d:
+                singles.append((g, d))
+        elif len(g) == 3 and g[1].group(1) == b"else":
+            a = _brace_delta(source, g[0].end(), g[1].start())
+            b = _brace_delta(source, g[1].end(), g[2].start())
+            if a and a == b:
+                for s, e in ((g[0].start(), g[1].end()), (g[2].start(), g[2].end())):
+                    out.append(Mask(s, e, "conditional", data[s:e].decode("utf-8", "replace")[:80], "unbalanced"))
+                    _blank(buf, s, e)
+    if singles and sum(d for _, d in singles) == 0:
+        for g, _ in singles:
+            for d in g:
+                out.append(Mask(d.start(), d.end(), "conditional", d.group(0).decode("utf-8", "replace"), "unbalanced"))
+                _blank(buf, d.start(), d.end())
+    return out
+
+
+def _in_directive(data: bytes, pos: int) -> bool:
+    """``pos`` is on a preprocessor line or one of its ``\\`` continuation lines (a macro body)."""
+    line_start = data.rfind(b"\n", 0, pos) + 1
+    while True:
+        if data[line_start:pos].lstrip().startswith(b"#"):
+            return True
+        if line_start == 0:
+            return False
+        prev_end = line_start - 1  # the '\n' ending the previous line
+        if not data[:prev_end].rstrip(b"\r").endswith(b"\\"):
+            return False
+        pos = prev_end
+        line_start = data.rfind(b"\n", 0, prev_end) + 1
 
 
 def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
@@ -175,8 +288,7 @@ def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
         s = m.start(1)
         if source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
-        line_start = data.rfind(b"\n", 0, s) + 1
-        if data[line_start:s].lstrip().startswith(b"#"):
+        if _in_directive(data, s):
             continue
         before, at = _prev_code_byte(source, buf, s)
         if before and (before.isalnum() or before in b"_*&") and not any(
@@ -212,9 +324,8 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
         s = m.start(1)
         if s < covered or source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
-        line_start = data.rfind(b"\n", 0, s) + 1
-        if data[line_start:s].lstrip().startswith(b"#"):
-            continue
+        if _in_directive(data, s):
+            continue  # a #define line or a macro body
         found = _macro_argument_semicolons(data, m.end() - 1, directives=True)
         if found is None:
             continue
@@ -224,22 +335,30 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
         covered = close
         if semis:
             continue  # statements as arguments: base.mask_macro_statement_arguments reads them as a call
+        if m.group(1).strip(b"_") == b"":
+            continue
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"{", b"}", b":"):
             continue
         if before == b":" and data[:s].rstrip().endswith(b"::"):
             continue
-        nxt = _next_code_past_directives(data, close + 1)
-        c = data[nxt:nxt + 1]
-        if not (c == b"}" or (c and (c.isalpha() or c == b"_"))):
-            continue
-        word = re.match(rb"\w+", data[nxt:nxt + 64])
-        if word is not None and word.group(0) in _DECLARATION_WORDS:
-            continue
         if defs is None:
             defs = _statement_function_macros(data)
-        if not defs.get(m.group(1), True):
-            continue  # the file defines it as an expression: a missing `;` is a real error
+        kind = defs.get(m.group(1), True)
+        if kind == "else":
+            # `if (a) {...} ELSE_CASE(b) ELSE_CASE(c) else {...}`: without its links the chain is still an if-else
+            if before != b"}":
+                continue
+        else:
+            if not kind:
+                continue  # the file defines it as an expression: a missing `;` is a real error
+            nxt = _next_code_past_directives(data, close + 1)
+            c = data[nxt:nxt + 1]
+            if not (c == b"}" or (c and (c.isalpha() or c == b"_"))):
+                continue
+            word = re.match(rb"\w+", data[nxt:nxt + 64])
+            if word is not None and word.group(0) in _DECLARATION_WORDS:
+                continue
         if any(buf[i] != data[i] for i in range(s, close + 1)):
             continue
         out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace")))
@@ -326,6 +445,9 @@ class CudaFrontEnd(FrontEnd):
                 continue
             masks.append(Mask(s, e, "typename", "typename"))
             _blank(buf, s, e)
+        masks.extend(mask_define_comments(source, buf))
+        masks.extend(mask_unbalanced_conditionals(source, buf))
+        masks.extend(mask_dangling_else(source, buf))
         masks.extend(mask_type_arguments(source, buf))
         masks.extend(mask_statement_macro_calls(source, buf))
         for m in scan_code(source, _OPERATOR_CALL_ARGS):
