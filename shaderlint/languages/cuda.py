@@ -49,6 +49,10 @@ _OPERATOR_CALL_ARGS = re.compile(rb"\boperator\s*\(\s*\)\s*(<(?:[^<>(){};]|<[^<>
 _TEMPLATE_OPERATOR_CALL = re.compile(
     rb"(?:\.|->)\s*template\s+operator\s*\(\s*\)\s*<(?:[^<>(){};]|<(?:[^<>(){};]|<[^<>(){};]*>)*>)*>(?=\s*\()")
 
+# `var.operator __half()`: an explicit call of a conversion operator (torch_scatter's utils.cuh), which
+# the grammar cannot read; blanked from the `.` to the `)`, it reads as the converted value `var`.
+_CONVERSION_CALL = re.compile(rb"(?:\.|->)\s*operator\s+(?!new\b|delete\b)[A-Za-z_][\w:]*(?:\s*[*&])*\s*\(\s*\)")
+
 # A macro (upper-case) or compiler builtin called with a type name as an argument.
 _TYPE_ARG_CALL = re.compile(rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|__builtin_\w+)[ \t]*\(")
 # The sized and plain type names tree-sitter-c reads as primitive types (keywords, not identifiers).
@@ -432,6 +436,9 @@ class CudaFrontEnd(FrontEnd):
         for m in scan_code(source, _TEMPLATE_OPERATOR_CALL):
             # `launch.template operator()<true>()` reads as `launch()`
             masks.append(Mask(m.start(), m.end(), "template-args", m.group(0).decode("utf-8", "replace")))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _CONVERSION_CALL):
+            masks.append(Mask(m.start(), m.end(), "conversion-call", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _TYPE_ATTRIBUTE):
             masks.append(Mask(m.start(), m.end(), "type-attribute", m.group(0).decode("utf-8", "replace"), m.group(1).decode()))
