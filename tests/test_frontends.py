@@ -425,3 +425,20 @@ def test_cuda_unbalanced_conditionals():
     text = parsed.parse_bytes.decode()
     assert "void h() {}" not in text and "void h() { g(); }" in text
     assert not parsed.root.has_error
+
+
+def test_cuda_qualifier_macro_line():
+    code = b"""struct S {
+    HEADER_DEVICE
+    static int f(int x) { return x; }
+};
+void g(int y) {
+    int r = y;
+    SOME_VALUE
+        + g2(r);
+}
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code))
+    masked = [mk.text for mk in parsed.masks if mk.kind == "function-qualifier"]
+    assert masked == ["HEADER_DEVICE"]  # the value before '+ g2(r)' is not a function's qualifier
+    assert "SOME_VALUE" in parsed.parse_bytes.decode()

@@ -49,6 +49,12 @@ _OPERATOR_CALL_ARGS = re.compile(rb"\boperator\s*\(\s*\)\s*(<(?:[^<>(){};]|<[^<>
 _TEMPLATE_OPERATOR_CALL = re.compile(
     rb"(?:\.|->)\s*template\s+operator\s*\(\s*\)\s*<(?:[^<>(){};]|<(?:[^<>(){};]|<[^<>(){};]*>)*>)*>(?=\s*\()")
 
+# `[&](int i) __attribute__((always_inline)) {`: a GNU attribute between a lambda's parameters and body.
+_LAMBDA_ATTRIBUTE = re.compile(
+    rb"\)\s*(__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\))\s*(?=\{|->|mutable\b)")
+# `__device__ struct S {...};` (nvcc ignores the specifier with a warning; vLLM's mnnvl_lamport.cuh).
+_SPACE_BEFORE_STRUCT = re.compile(rb"\b(?:__device__|__host__)\s+(?=(?:struct|class|union)\b)")
+
 # `var.operator __half()`: an explicit call of a conversion operator (torch_scatter's utils.cuh), which
 # the grammar cannot read; blanked from the `.` to the `)`, it reads as the converted value `var`.
 _CONVERSION_CALL = re.compile(rb"(?:\.|->)\s*operator\s+(?!new\b|delete\b)[A-Za-z_][\w:]*(?:\s*[*&])*\s*\(\s*\)")
@@ -372,12 +378,14 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
 
 # Upper-case names before a function header: `NAME [NAME...] [specifiers] type [*&] [__launch_bounds__(..)] name(`.
 _QUALIFIER_MACROS = re.compile(
-    rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]+[ \t]+)+)"
+    # the names may stand alone on the line before the header (CUTLASS's `CUTLASS_DEVICE` line)
+    rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]+(?:[ \t]+|[ \t]*\r?\n[ \t]*))+)"
     rb"(?=(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
     rb"|const|unsigned|signed|long|short|struct)\s+)*"
     # the return type itself is not a specifier: in `REAL __device__ f(` REAL is the (typedef) type
     rb"(?!(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__)\b)"
-    rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?[A-Za-z_~][\w:]*\s*\()")
+    rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?"
+    rb"(?:operator\s*(?:\[\]|\(\)|[^\s\w(]{1,3})|[A-Za-z_~][\w:]*)\s*\()")
 # What an in-file definition may expand to for the function to take its qualifiers.
 _QUALIFIER_TOKENS = frozenset((b"__global__", b"__device__", b"__host__", b"__forceinline__", b"__noinline__",
                                b"__inline__", b"static", b"inline", b"extern", b"constexpr"))
@@ -436,6 +444,12 @@ class CudaFrontEnd(FrontEnd):
         for m in scan_code(source, _TEMPLATE_OPERATOR_CALL):
             # `launch.template operator()<true>()` reads as `launch()`
             masks.append(Mask(m.start(), m.end(), "template-args", m.group(0).decode("utf-8", "replace")))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _LAMBDA_ATTRIBUTE):
+            masks.append(Mask(m.start(1), m.end(1), "type-attribute", m.group(1).decode("utf-8", "replace"), "lambda"))
+            _blank(buf, m.start(1), m.end(1))
+        for m in scan_code(source, _SPACE_BEFORE_STRUCT):
+            masks.append(Mask(m.start(), m.end(), "ignored-specifier", m.group(0).decode().strip()))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _CONVERSION_CALL):
             masks.append(Mask(m.start(), m.end(), "conversion-call", m.group(0).decode("utf-8", "replace")))
