@@ -171,6 +171,13 @@ _FUNC_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n]
 
 
 _STATEMENT_KEYWORD_START = re.compile(rb"(?:do|if|for|while|switch|return)\b")
+
+
+def _strip_comments(body: bytes) -> bytes:
+    """A macro body without comments and line continuations, stripped."""
+    return re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", body, flags=re.S).strip()
+
+
 _BALANCED = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
 
 
@@ -184,7 +191,7 @@ def _declaring_macros(data: bytes) -> list[bytes]:
     # A body that opens with a statement keyword (`do { ... } while (0)`, `if (c) { ... } else { ... }`)
     # is a statement, braces or not: `if (bf) SQM(4, half); else ...` must keep its invocations.
     names = {n for n, body in bodies.items() if (b"{" in body or re.search(rb"\btemplate\b", body))
-             and not _STATEMENT_KEYWORD_START.match(re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", body, flags=re.S).strip())}
+             and not _STATEMENT_KEYWORD_START.match(_strip_comments(body))}
     changed = bool(names)
     while changed:
         changed = False

@@ -19,6 +19,28 @@ included), nothing is known about the function: it reads as host code, so no dev
 at it and no kernel-only rule (launch bounds, bounds checks) reports on it. A guess that the name
 means ``__global__`` would invent findings on functions that are really host or ``__host__
 __device__`` code, and a macro that brings its own ``__launch_bounds__`` would make SL506 wrong.
+The names may stand alone on the line before the header (CUTLASS's ``CUTLASS_DEVICE``), and the
+function may be an operator (``FLASHINFER_INLINE T& operator[](size_t i)``).
+
+Modern C++ and vendor extensions found in vLLM's csrc, each rewritten to what the grammar reads,
+same length, original text kept for the analysis:
+
+* ``obj.template operator()<T>()`` (a generic lambda with explicit template arguments) reads as
+  ``obj()``; ``var.operator __half()`` (explicit conversion) reads as ``var``;
+* ``typename T::X{...}`` / ``typename T::X(...)`` in an expression: ``typename`` is blanked;
+* a primitive type name as a macro or builtin argument (``CALL(uint8_t, float)``,
+  ``__builtin_bit_cast(uint32_t, x)``) reads as an identifier (its first byte becomes ``_``);
+* statement macros written without a ``;`` (``AG_CASE(2)`` lines in a switch, a header check
+  ``STD_TORCH_CHECK(c, "msg")`` followed by the next statement, links of an if-else chain whose
+  in-file bodies open with ``else``) are blanked: their text is lost to the analysis, launches in
+  their arguments included (a miss, never an invented finding);
+* GNU type attributes (``ext_vector_type``, ``vector_size``, ``address_space``) are blanked, so a
+  vector typedef reads as its scalar type; attributes between a lambda's parameters and body,
+  ``__cluster_dims__(...)``, ``__device__`` before ``struct`` (ignored by nvcc), ``= {}`` default
+  arguments and block comments inside multi-line ``#define`` bodies are blanked too;
+* ``#if``/``#endif`` blocks whose braces only pair up across blocks have their directive lines
+  blanked (the code reads as if the condition held); of ``#if``/``#else``/``#endif`` with the same
+  non-zero brace balance in both branches, the ``#else`` branch is read.
 """
 
 from __future__ import annotations
@@ -95,7 +117,7 @@ _TYPE_ATTRIBUTE = re.compile(
     rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\s*\)\)")
 
 
-def data_endswith_word(data: bytes, end: int, word: bytes) -> bool:
+def _ends_with_word(data: bytes, end: int, word: bytes) -> bool:
     """``data[:end]`` ends with the whole word ``word``."""
     return data[:end].endswith(word) and not (data[end - len(word) - 1:end - len(word)].isalnum()
                                               or data[end - len(word) - 1:end - len(word)] == b"_")
@@ -302,7 +324,7 @@ def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
             continue
         before, at = _prev_code_byte(source, buf, s)
         if before and (before.isalnum() or before in b"_*&") and not any(
-                data_endswith_word(data, at + 1, w) for w in (b"else", b"do", b"return")):
+                _ends_with_word(data, at + 1, w) for w in (b"else", b"do", b"return")):
             continue  # a declaration `T NAME(float)`
         found = _call_arguments(data, m.end() - 1)
         if found is None:
@@ -419,7 +441,8 @@ class CudaFrontEnd(FrontEnd):
             masks.append(Mask(m.start(), m.end(), "attribute", m.group(0).decode("utf-8", "replace"), "align"))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _CLUSTER_DIMS):
-            masks.append(Mask(m.start(), m.end(), "launch-attribute", m.group(0).decode("utf-8", "replace"), "cluster_dims"))
+            text = m.group(0).decode("utf-8", "replace")
+            masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _EMPTY_BRACE_DEFAULT):
             masks.append(Mask(m.start(1), m.end(1), "default-argument", m.group(1).decode()))
@@ -455,12 +478,13 @@ class CudaFrontEnd(FrontEnd):
             masks.append(Mask(m.start(), m.end(), "conversion-call", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _TYPE_ATTRIBUTE):
-            masks.append(Mask(m.start(), m.end(), "type-attribute", m.group(0).decode("utf-8", "replace"), m.group(1).decode()))
+            text = m.group(0).decode("utf-8", "replace")
+            masks.append(Mask(m.start(), m.end(), "type-attribute", text, m.group(1).decode()))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _TYPENAME_EXPRESSION):
             s, e = m.start(), m.start() + len(b"typename")
             before, at = _prev_code_byte(source, buf, s)
-            if before not in _EXPRESSION_BEFORE and not data_endswith_word(source.data, at + 1, b"return"):
+            if before not in _EXPRESSION_BEFORE and not _ends_with_word(source.data, at + 1, b"return"):
                 continue
             if before == b":" and source.data[at - 1:at] == b":":
                 continue
