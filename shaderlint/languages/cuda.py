@@ -251,7 +251,8 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
       balance (a stub that closes a namespace for old architectures, the real code closing it in the
       ``#else``): the first branch is blanked with its directives, the ``#else`` branch is read.
 
-    Only top-level blocks (not nested in another conditional) are considered."""
+    Top-level blocks and innermost blocks (holding no other conditional) are considered, so
+    ``#ifndef ONE_PASS for (...) { #else { #endif`` inside a kernel under ``#if __HIP_ARCH__`` counts."""
     data = source.data
     if b"#" not in data:
         return []
@@ -261,15 +262,17 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
             continue
         kind = m.group(1)
         if kind in (b"if", b"ifdef", b"ifndef"):
-            stack.append([m])
+            for outer in stack:
+                outer[0] = True  # holds a nested conditional: not a leaf
+            stack.append([False, m])
         elif not stack:
             return []  # unbalanced directives: leave the file alone
         elif kind in (b"elif", b"else"):
             stack[-1].append(m)
         else:
             g = stack.pop() + [m]
-            if not stack:
-                groups.append(g)
+            if not stack or not g[0]:
+                groups.append(g[1:])  # top-level blocks, and innermost blocks at any depth
     if stack:
         return []
     singles, out = [], []
@@ -281,7 +284,7 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
         elif len(g) == 3 and g[1].group(1) == b"else":
             a = _brace_delta(source, g[0].end(), g[1].start())
             b = _brace_delta(source, g[1].end(), g[2].start())
-            if a and a == b:
+            if a and a == b and all(buf[i] == data[i] for i in (g[0].start(), g[1].start(), g[2].start())):
                 for s, e in ((g[0].start(), g[1].end()), (g[2].start(), g[2].end())):
                     out.append(Mask(s, e, "conditional", data[s:e].decode("utf-8", "replace")[:80], "unbalanced"))
                     _blank(buf, s, e)
@@ -306,6 +309,29 @@ def _in_directive(data: bytes, pos: int) -> bool:
             return False
         pos = prev_end
         line_start = data.rfind(b"\n", 0, prev_end) + 1
+
+
+def _block_function_macros(data: bytes) -> set[bytes]:
+    """Function-like macros of the file whose every definition is one braced block ``{ ... }``."""
+    out: dict[bytes, bool] = {}
+    for m in _FUNC_MACRO_MULTILINE.finditer(data):
+        body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).strip()
+        ok = body.startswith(b"{") and body.endswith(b"}") and _braces_close_at_end(body)
+        out[m.group(1)] = out.get(m.group(1), True) and ok
+    return {n for n, ok in out.items() if ok}
+
+
+def _braces_close_at_end(body: bytes) -> bool:
+    """The ``{`` opening ``body`` is closed by its last byte (``{ a; } { b; }`` is two blocks)."""
+    depth = 0
+    for i, c in enumerate(body):
+        if c == 0x7B:
+            depth += 1
+        elif c == 0x7D:
+            depth -= 1
+            if depth == 0:
+                return i == len(body) - 1
+    return False
 
 
 def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
@@ -350,9 +376,14 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
     other masked macro (the estimator sees a "macro-invocation" mask in the body)."""
     data = source.data
     out: list[Mask] = []
-    defs = None
+    defs = _statement_function_macros(data)
+    blocks = _block_function_macros(data)
+    # upper-case names, and in-file statement macros whatever their case (vLLM's `WVSPLITKrc(16, 1, 1)`)
+    names = [re.escape(n) for n, k in defs.items() if k and not re.fullmatch(rb"[A-Z_][A-Z0-9_]*", n)]
+    pattern = _STATEMENT_CALL if not names else re.compile(
+        rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|" + b"|".join(names) + rb")[ \t]*\(")
     covered = -1
-    for m in _STATEMENT_CALL.finditer(data):
+    for m in pattern.finditer(data):
         s = m.start(1)
         if s < covered or source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
@@ -364,19 +395,30 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
         semis, close = found
         if not _balanced_directives(data[m.end():close]):
             continue
-        covered = close
         if semis:
             continue  # statements as arguments: base.mask_macro_statement_arguments reads them as a call
         if m.group(1).strip(b"_") == b"":
             continue
-        before, _ = _prev_code_byte(source, buf, s)
+        before, at = _prev_code_byte(source, buf, s)
+        kind = defs.get(m.group(1), True)
+        nested = before == b")" or any(_ends_with_word(data, at + 1, w) for w in (b"else", b"do"))
+        if nested:
+            # `if (c) BLOCK(a) else BLOCK(b)`: a macro the file defines as one braced block stands for a
+            # statement; it becomes an empty block `{}` (a blank would leave `if (c) else`)
+            if m.group(1) not in blocks or data[close + 1:close + 8].lstrip().startswith(b";"):
+                continue
+            nxt = _next_code_past_directives(data, close + 1)
+            if not re.match(rb"\w|}", data[nxt:nxt + 1]):
+                continue
+            out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace"), "block"))
+            _blank(buf, s, close + 1)
+            buf[s:s + 2] = b"{}"
+            covered = close
+            continue
         if before not in (b";", b"{", b"}", b":"):
             continue
         if before == b":" and data[:s].rstrip().endswith(b"::"):
             continue
-        if defs is None:
-            defs = _statement_function_macros(data)
-        kind = defs.get(m.group(1), True)
         if kind == "else":
             # `if (a) {...} ELSE_CASE(b) ELSE_CASE(c) else {...}`: without its links the chain is still an if-else
             if before != b"}":
@@ -395,6 +437,7 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
             continue
         out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace")))
         _blank(buf, s, close + 1)
+        covered = close  # calls inside a blanked invocation's arguments are gone with it
     return out
 
 
