@@ -433,3 +433,92 @@ def test_dead_preprocessor_branches_are_blanked():
     assert "/ a[0]" not in text and "oops" not in text and "a[i] = 1.0f" in text and "+= 2.0f" in text
     assert "3.0f" in text and "4.0f" in text  # a chain with #elif is left alone
     assert len(text) == len(code) and text.count("\n") == code.count("\n")
+
+
+def test_cuda_statement_macros_and_type_arguments():
+    code = b"""#define CASE_N(n) case n: go<n>(); break;
+#define PLUS_ONE(x) (x + 1)
+int MAX(int, int);
+LAUNCH_BOUNDS(256)
+__global__ void k(float* p, int w) {
+    switch (w) {
+        CASE_N(2)
+        CASE_N(4)
+    }
+    CHECK(p != nullptr, "p")
+    int y = PLUS_ONE(w);
+    if (w) CHECK(w > 0, "w");
+    CONVERT(uint8_t, float, p);
+    typename T::value_t z = typename T::value_t(3);
+    f.template operator()<true, 2>(y);
+}
+void g(Vec a = {}, int b = 0) { Vec c = {}; }
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code))
+    text = parsed.parse_bytes.decode()
+    assert len(parsed.parse_bytes) == len(code)
+    assert "CASE_N" not in text.split("\n", 2)[2]  # the two case lines are blanked, the #define stays
+    assert 'CHECK(p != nullptr, "p")' not in text
+    assert 'if (w) CHECK(w > 0, "w");' in text  # followed by ';': already a statement
+    assert "LAUNCH_BOUNDS(256)" in text  # before a declaration: not a statement
+    assert "int MAX(int, int);" in text  # a declaration's parameter types stay types
+    assert "CONVERT(_int8_t, _loat, p);" in text
+    assert "typename T::value_t z =          T::value_t(3);" in text
+    assert "f                             (y);" in text
+    assert "void g(Vec a     , int b = 0) { Vec c = {}; }" in text
+    # the grammar reads everything after the (unexpanded) LAUNCH_BOUNDS line
+    errors, stack = [], [parsed.root]
+    while stack:
+        n = stack.pop()
+        if n.type == "ERROR" or n.is_missing:
+            errors.append(n.start_point[0])
+        stack.extend(n.children)
+    assert errors and max(errors) <= 4, errors
+
+
+def test_cuda_unbalanced_conditionals():
+    opens_closes = b"""__global__ void k(float* p) {
+#if OLD
+    if (p == 0) { return; } else {
+#endif
+    p[0] = 1.0f;
+#if OLD
+    }
+#endif
+#ifdef FAST
+    p[1] = 2.0f;
+#endif
+}
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", opens_closes))
+    text = parsed.parse_bytes.decode()
+    assert "#if OLD" not in text and "#endif\n    p[0]" not in text
+    assert "#ifdef FAST" in text  # a balanced block keeps its directives
+    assert not parsed.root.has_error
+    # a lone block that opens a brace nothing closes is left alone (not valid code to pair up)
+    lone = b"void f() {\n#if A\n  if (x) {\n#endif\n  y();\n}\n"
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", lone))
+    assert "#if A" in parsed.parse_bytes.decode()
+    # the stub branch of '#if OLD } stub #else } real #endif' is blanked, the #else branch read
+    stub = b"namespace n {\nvoid g();\n#if OLD\n}\nvoid h() {}\n#else\n}\nvoid h() { g(); }\n#endif\n"
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", stub))
+    text = parsed.parse_bytes.decode()
+    assert "void h() {}" not in text and "void h() { g(); }" in text
+    assert not parsed.root.has_error
+
+
+def test_cuda_qualifier_macro_line():
+    code = b"""struct S {
+    HEADER_DEVICE
+    static int f(int x) { return x; }
+};
+void g(int y) {
+    int r = y;
+    SOME_VALUE
+        + g2(r);
+}
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code))
+    masked = [mk.text for mk in parsed.masks if mk.kind == "function-qualifier"]
+    assert masked == ["HEADER_DEVICE"]  # the value before '+ g2(r)' is not a function's qualifier
+    assert "SOME_VALUE" in parsed.parse_bytes.decode()

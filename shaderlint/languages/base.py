@@ -173,6 +173,14 @@ def _parse(parser: ts.Parser, data: bytes, old_tree: ts.Tree | None, deadline) -
 _FUNC_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n]*)\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
 
 
+_STATEMENT_KEYWORD_START = re.compile(rb"(?:do|if|for|while|switch|return)\b")
+
+
+def _strip_comments(body: bytes) -> bytes:
+    """A macro body without comments and line continuations, stripped."""
+    return re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", body, flags=re.S).strip()
+
+
 _BALANCED = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
 
 
@@ -183,7 +191,10 @@ def _declaring_macros(data: bytes) -> list[bytes]:
     bodies: dict[bytes, bytes] = {}
     for m in _FUNC_MACRO.finditer(data):
         bodies.setdefault(m.group(1), m.group(2))
-    names = {n for n, body in bodies.items() if b"{" in body or re.search(rb"\btemplate\b", body)}
+    # A body that opens with a statement keyword (`do { ... } while (0)`, `if (c) { ... } else { ... }`)
+    # is a statement, braces or not: `if (bf) SQM(4, half); else ...` must keep its invocations.
+    names = {n for n, body in bodies.items() if (b"{" in body or re.search(rb"\btemplate\b", body))
+             and not _STATEMENT_KEYWORD_START.match(_strip_comments(body))}
     changed = bool(names)
     while changed:
         changed = False
@@ -362,10 +373,11 @@ _UPPER_CALL = re.compile(rb"(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(")
 _MAX_MACRO_ARGS = 1 << 16  # bytes scanned for one macro's argument list
 
 
-def _macro_argument_semicolons(data: bytes, open_paren: int) -> tuple[list[int], int] | None:
+def _macro_argument_semicolons(data: bytes, open_paren: int, directives: bool = False) -> tuple[list[int], int] | None:
     """The ``;`` at the top level of the argument list opening at ``open_paren`` (not inside nested
     parentheses, brackets, braces, comments, strings or character literals) and the offset of the
-    closing ``)``; None when the list does not close within the scan limit or holds a preprocessor line."""
+    closing ``)``; None when the list does not close within the scan limit or holds a preprocessor line
+    (with ``directives``, preprocessor lines are stepped over instead)."""
     n = min(len(data), open_paren + _MAX_MACRO_ARGS)
     depth, semis, i = 0, [], open_paren
     while i < n:
@@ -393,7 +405,17 @@ def _macro_argument_semicolons(data: bytes, open_paren: int) -> tuple[list[int],
             i = j + 1
             continue
         elif c == 0x0A and data[i + 1:i + 64].lstrip(b" \t").startswith(b"#"):
-            return None
+            if not directives:
+                return None
+            while True:  # step over the directive line and its `\` continuations
+                nl = data.find(b"\n", i + 1)
+                if nl < 0 or nl >= n:
+                    return None
+                cont = data[i + 1:nl].rstrip(b"\r").endswith(b"\\")
+                i = nl
+                if not cont:
+                    break
+            continue
         i += 1
     return None
 

@@ -19,6 +19,28 @@ included), nothing is known about the function: it reads as host code, so no dev
 at it and no kernel-only rule (launch bounds, bounds checks) reports on it. A guess that the name
 means ``__global__`` would invent findings on functions that are really host or ``__host__
 __device__`` code, and a macro that brings its own ``__launch_bounds__`` would make SL506 wrong.
+The names may stand alone on the line before the header (CUTLASS's ``CUTLASS_DEVICE``), and the
+function may be an operator (``FLASHINFER_INLINE T& operator[](size_t i)``).
+
+Modern C++ and vendor extensions found in vLLM's csrc, each rewritten to what the grammar reads,
+same length, original text kept for the analysis:
+
+* ``obj.template operator()<T>()`` (a generic lambda with explicit template arguments) reads as
+  ``obj()``; ``var.operator __half()`` (explicit conversion) reads as ``var``;
+* ``typename T::X{...}`` / ``typename T::X(...)`` in an expression: ``typename`` is blanked;
+* a primitive type name as a macro or builtin argument (``CALL(uint8_t, float)``,
+  ``__builtin_bit_cast(uint32_t, x)``) reads as an identifier (its first byte becomes ``_``);
+* statement macros written without a ``;`` (``AG_CASE(2)`` lines in a switch, a header check
+  ``STD_TORCH_CHECK(c, "msg")`` followed by the next statement, links of an if-else chain whose
+  in-file bodies open with ``else``) are blanked: their text is lost to the analysis, launches in
+  their arguments included (a miss, never an invented finding);
+* GNU type attributes (``ext_vector_type``, ``vector_size``, ``address_space``) are blanked, so a
+  vector typedef reads as its scalar type; attributes between a lambda's parameters and body,
+  ``__cluster_dims__(...)``, ``__device__`` before ``struct`` (ignored by nvcc), ``= {}`` default
+  arguments and block comments inside multi-line ``#define`` bodies are blanked too;
+* ``#if``/``#endif`` blocks whose braces only pair up across blocks have their directive lines
+  blanked (the code reads as if the condition held); of ``#if``/``#else``/``#endif`` with the same
+  non-zero brace balance in both branches, the ``#else`` branch is read.
 """
 
 from __future__ import annotations
@@ -28,23 +50,407 @@ import re
 import tree_sitter as ts
 import tree_sitter_cuda
 
-from shaderlint.languages.base import _OBJ_MACRO, FrontEnd, Mask, _blank, scan_code
+from shaderlint.languages.base import (
+    _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons, _next_code,
+    _prev_code_byte, mask_dangling_else, scan_code)
 from shaderlint.model.source import Source
 
-_ALIGN = re.compile(rb"\b__align__\s*\(\s*[^()]*\)")
+# `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
+_ALIGN = re.compile(rb"\b__align__\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+# `__cluster_dims__(x, y, z)` on a kernel (thread-block clusters, sm_90), unknown to the grammar.
+_CLUSTER_DIMS = re.compile(rb"\b__cluster_dims__\s*\((?:[^()]|\([^()]*\))*\)")
+# An empty braced default argument, `Vec w = {}` or `Args a = {}` before `,` or `)`, which the grammar
+# cannot read in a parameter list (the parameter keeps its type and name).
+_EMPTY_BRACE_DEFAULT = re.compile(rb"(?<=[\w\]])[ \t]*(=[ \t]*\{[ \t]*\})(?=\s*[,)])")
 _LAMBDA_SPACE = re.compile(rb"\]\s*((?:(?:__device__|__host__)\s*)+)(?=\()")
 # `operator()<T>(`: template arguments (one level of nesting) between `operator()` and its parameters.
 _OPERATOR_CALL_ARGS = re.compile(rb"\boperator\s*\(\s*\)\s*(<(?:[^<>(){};]|<[^<>(){};]*>)*>)(?=\s*\()")
 
 
+# `obj.template operator()<T, 2>(...)`: a call of a generic lambda (or functor) with explicit template arguments.
+_TEMPLATE_OPERATOR_CALL = re.compile(
+    rb"(?:\.|->)\s*template\s+operator\s*\(\s*\)\s*<(?:[^<>(){};]|<(?:[^<>(){};]|<[^<>(){};]*>)*>)*>(?=\s*\()")
+
+# `[&](int i) __attribute__((always_inline)) {`: a GNU attribute between a lambda's parameters and body.
+_LAMBDA_ATTRIBUTE = re.compile(
+    rb"\)\s*(__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\))\s*(?=\{|->|mutable\b)")
+# `__device__ struct S {...};` (nvcc ignores the specifier with a warning; vLLM's mnnvl_lamport.cuh).
+_SPACE_BEFORE_STRUCT = re.compile(rb"\b(?:__device__|__host__)\s+(?=(?:struct|class|union)\b)")
+
+# `var.operator __half()`: an explicit call of a conversion operator (torch_scatter's utils.cuh), which
+# the grammar cannot read; blanked from the `.` to the `)`, it reads as the converted value `var`.
+_CONVERSION_CALL = re.compile(rb"(?:\.|->)\s*operator\s+(?!new\b|delete\b)[A-Za-z_][\w:]*(?:\s*[*&])*\s*\(\s*\)")
+
+# A macro (upper-case) or compiler builtin called with a type name as an argument.
+_TYPE_ARG_CALL = re.compile(rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|__builtin_\w+)[ \t]*\(")
+# The sized and plain type names tree-sitter-c reads as primitive types (keywords, not identifiers).
+_PRIMITIVE_ARG = re.compile(
+    rb"\s*(bool|char|int|float|double|void|size_t|ssize_t|ptrdiff_t|intptr_t|uintptr_t|char8_t|char16_t|char32_t"
+    rb"|u?int(?:8|16|32|64)_t)\s*")
+
+# An upper-case macro invoked as a statement: `NAME(...)`, the `(` opening its arguments.
+_STATEMENT_CALL = re.compile(rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*)[ \t]*\(")
+# Words after which a macro invocation without `;` may be a declaration's prefix (launch bounds,
+# export or qualifier macros), not a statement.
+_DECLARATION_WORDS = frozenset((b"template", b"__global__", b"__device__", b"__host__", b"__forceinline__",
+                                b"__noinline__", b"__launch_bounds__", b"static", b"extern", b"inline", b"constexpr",
+                                b"namespace", b"struct", b"class", b"union", b"enum", b"typedef", b"using", b"else",
+                                b"void", b"const", b"volatile", b"__attribute__", b"__align__", b"__cluster_dims__"))
+# `#define NAME(a, b, \<newline> c) body`: parameter lists may run over continuation lines.
+_FUNC_MACRO_MULTILINE = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n\\]|\\\r?\n)*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_CASE_BODY = re.compile(rb"(?:case|default)\b")
+_ELSE_BODY = re.compile(rb"else\b")
+
+# `typename T::X{...}` / `typename T::X(...)` in an expression: a value of a dependent type. The grammar
+# reads `typename` only in declarations; without it `T::X{...}` is an ordinary braced or call expression.
+_TYPENAME_EXPRESSION = re.compile(
+    rb"(?<![\w])typename\s+(?:::)?\w+(?:\s*<[^;{}()]*?>)?(?:\s*::\s*(?:template\s+)?\w+(?:\s*<[^;{}()]*?>)?)+\s*[({]")
+_EXPRESSION_BEFORE = (b"=", b"?", b":", b"(", b",", b"{", b";", b"}", b"[", b"!", b"&", b"|", b"+", b"-", b"*", b"/")
+
+
+# GNU type attributes making vector or address-space types (AMD code under USE_ROCM, HIP headers):
+# `__attribute__((ext_vector_type(4)))`, `__attribute__((__vector_size__(4 * sizeof(float))))`,
+# `__attribute__((address_space(4)))`. The grammar reads none of them inside a type.
+_TYPE_ATTRIBUTE = re.compile(
+    rb"\b__attribute__\s*\(\(\s*(?:__)?(ext_vector_type|vector_size|address_space)(?:__)?\s*"
+    rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)\s*\)\)")
+
+
+def _ends_with_word(data: bytes, end: int, word: bytes) -> bool:
+    """``data[:end]`` ends with the whole word ``word``."""
+    return data[:end].endswith(word) and not (data[end - len(word) - 1:end - len(word)].isalnum()
+                                              or data[end - len(word) - 1:end - len(word)] == b"_")
+
+
+def _call_arguments(data: bytes, open_paren: int) -> tuple[list[tuple[int, int]], int] | None:
+    """The top-level arguments (start, end) of the parenthesized list opening at ``open_paren`` and
+    the offset of its ``)``; None when it does not close within 64 KB, holds a preprocessor line or a
+    top-level ``;``."""
+    found = _macro_argument_semicolons(data, open_paren)
+    if found is None or found[0]:
+        return None
+    close = found[1]
+    args, depth, start, i = [], 0, open_paren + 1, open_paren
+    while i < close:
+        c = data[i]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+        elif c == 0x2C and depth == 1:
+            args.append((start, i))
+            start = i + 1
+        elif c in b"\"'":
+            j = i + 1
+            while j < close and data[j] != c and data[j] != 0x0A:
+                j += 2 if data[j] == 0x5C else 1
+            i = j
+        elif c == 0x2F and data.startswith(b"//", i):
+            i = data.find(b"\n", i)
+            continue
+        elif c == 0x2F and data.startswith(b"/*", i):
+            i = data.find(b"*/", i + 2) + 1
+        i += 1
+    args.append((start, close))
+    return args, close
+
+
+def _next_code_past_directives(data: bytes, pos: int) -> int:
+    """Offset of the next byte that is code: not blank, not in a comment, not on a preprocessor line
+    (``#ifdef``, ``#endif``, with their continuation lines)."""
+    n = len(data)
+    while True:
+        pos += _next_code(data[pos:pos + 4096], 0)
+        if pos >= n or data[pos] != 0x23:  # '#'
+            return pos
+        while True:  # skip the directive line and its `\` continuations
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                return n
+            if data[:nl].rstrip(b"\r").endswith(b"\\"):
+                pos = nl + 1
+                continue
+            pos = nl + 1
+            break
+
+
+_IF_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.M)
+
+
+def _balanced_directives(text: bytes) -> bool:
+    """Every ``#if`` in ``text`` has its ``#endif`` in it (blanking the text leaves no branch half open)."""
+    depth = 0
+    for m in _IF_DIRECTIVE.finditer(text):
+        depth += -1 if m.group(1) == b"endif" else 1
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _statement_function_macros(data: bytes) -> dict[bytes, bool | str]:
+    """Function-like macros of the file -> whether every definition's body is statements (holds a
+    ``;``, opens with a block, a statement keyword or a ``case`` label); "else" when every body opens
+    with ``else`` (a link of an if-else chain, ``if (false) {} CASE(a) CASE(b) else {...}``)."""
+    out: dict[bytes, bool | str] = {}
+    for m in _FUNC_MACRO_MULTILINE.finditer(data):
+        body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).strip()
+        ok: bool | str = "else" if _ELSE_BODY.match(body) else (
+            _is_statement_body(body) or _CASE_BODY.match(body) is not None)
+        prev = out.get(m.group(1), ok)
+        out[m.group(1)] = ok if prev == ok else (bool(prev) and bool(ok))
+    return out
+
+
+_DEFINE_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
+
+
+def mask_define_comments(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank ``/* ... */`` comments inside multi-line ``#define`` bodies (``\\`` continuation lines):
+    the grammar ends the macro's text at such a comment, and the rest of the body (``} else {``) was
+    read as code. Comments are still read from the original text."""
+    data = source.data
+    out: list[Mask] = []
+    for d in _DEFINE_DIRECTIVE.finditer(data):
+        if b"/*" not in d.group(0) or b"\\" not in d.group(0) or source.in_comment_or_string(d.start()):
+            continue
+        for c in _BLOCK_COMMENT.finditer(data, d.start(), d.end()):
+            out.append(Mask(c.start(), c.end(), "comment", c.group(0).decode("utf-8", "replace")))
+            _blank(buf, c.start(), c.end())
+            for k in re.finditer(rb"\\(?=\r?\n)", c.group(0)):  # keep the line continuations
+                buf[c.start() + k.start()] = 0x5C
+    return out
+
+
+_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+_DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+
+
+def _brace_delta(source: Source, start: int, end: int) -> int:
+    """``{`` minus ``}`` in code between start and end (not in comments, strings or directive lines)."""
+    data = source.data
+    skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
+    delta = 0
+    for m in re.finditer(rb"[{}]", data[start:end]):
+        i = start + m.start()
+        if source.in_comment_or_string(i) or any(a <= i < b for a, b in skip):
+            continue
+        delta += 1 if data[i] == 0x7B else -1
+    return delta
+
+
+def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
+    """Conditional blocks whose branches open or close braces the grammar cannot pair up:
+
+    * ``#if`` ... ``#endif`` blocks without ``#else`` whose code opens or closes more braces than it
+      closes or opens, when such blocks in the file balance each other (vLLM's fused kernels:
+      ``#if OLD_ARCH if constexpr (bf16) { return; } else { #endif body #if OLD_ARCH } #endif``):
+      the directive lines are blanked, so the code reads as if the condition held and pairs up;
+    * ``#if`` ... ``#else`` ... ``#endif`` whose two branches each leave the same non-zero brace
+      balance (a stub that closes a namespace for old architectures, the real code closing it in the
+      ``#else``): the first branch is blanked with its directives, the ``#else`` branch is read.
+
+    Top-level blocks and innermost blocks (holding no other conditional) are considered, so
+    ``#ifndef ONE_PASS for (...) { #else { #endif`` inside a kernel under ``#if __HIP_ARCH__`` counts."""
+    data = source.data
+    if b"#" not in data:
+        return []
+    groups, stack = [], []
+    for m in _CONDITIONAL.finditer(data):
+        if source.in_comment_or_string(m.start()):
+            continue
+        kind = m.group(1)
+        if kind in (b"if", b"ifdef", b"ifndef"):
+            for outer in stack:
+                outer[0] = True  # holds a nested conditional: not a leaf
+            stack.append([False, m])
+        elif not stack:
+            return []  # unbalanced directives: leave the file alone
+        elif kind in (b"elif", b"else"):
+            stack[-1].append(m)
+        else:
+            g = stack.pop() + [m]
+            if not stack or not g[0]:
+                groups.append(g[1:])  # top-level blocks, and innermost blocks at any depth
+    if stack:
+        return []
+    singles, out = [], []
+    for g in groups:
+        if len(g) == 2:
+            d = _brace_delta(source, g[0].end(), g[1].start())
+            if d:
+                singles.append((g, d))
+        elif len(g) == 3 and g[1].group(1) == b"else":
+            a = _brace_delta(source, g[0].end(), g[1].start())
+            b = _brace_delta(source, g[1].end(), g[2].start())
+            if a and a == b and all(buf[i] == data[i] for i in (g[0].start(), g[1].start(), g[2].start())):
+                for s, e in ((g[0].start(), g[1].end()), (g[2].start(), g[2].end())):
+                    out.append(Mask(s, e, "conditional", data[s:e].decode("utf-8", "replace")[:80], "unbalanced"))
+                    _blank(buf, s, e)
+    if singles and sum(d for _, d in singles) == 0:
+        for g, _ in singles:
+            for d in g:
+                out.append(Mask(d.start(), d.end(), "conditional", d.group(0).decode("utf-8", "replace"), "unbalanced"))
+                _blank(buf, d.start(), d.end())
+    return out
+
+
+def _in_directive(data: bytes, pos: int) -> bool:
+    """``pos`` is on a preprocessor line or one of its ``\\`` continuation lines (a macro body)."""
+    line_start = data.rfind(b"\n", 0, pos) + 1
+    while True:
+        if data[line_start:pos].lstrip().startswith(b"#"):
+            return True
+        if line_start == 0:
+            return False
+        prev_end = line_start - 1  # the '\n' ending the previous line
+        if not data[:prev_end].rstrip(b"\r").endswith(b"\\"):
+            return False
+        pos = prev_end
+        line_start = data.rfind(b"\n", 0, prev_end) + 1
+
+
+def _block_function_macros(data: bytes) -> set[bytes]:
+    """Function-like macros of the file whose every definition is one braced block ``{ ... }``."""
+    out: dict[bytes, bool] = {}
+    for m in _FUNC_MACRO_MULTILINE.finditer(data):
+        body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).strip()
+        ok = body.startswith(b"{") and body.endswith(b"}") and _braces_close_at_end(body)
+        out[m.group(1)] = out.get(m.group(1), True) and ok
+    return {n for n, ok in out.items() if ok}
+
+
+def _braces_close_at_end(body: bytes) -> bool:
+    """The ``{`` opening ``body`` is closed by its last byte (``{ a; } { b; }`` is two blocks)."""
+    depth = 0
+    for i, c in enumerate(body):
+        if c == 0x7B:
+            depth += 1
+        elif c == 0x7D:
+            depth -= 1
+            if depth == 0:
+                return i == len(body) - 1
+    return False
+
+
+def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
+    """Macro and builtin arguments that are type names (``CALL_CONVERT_FP8(uint8_t, float, kAuto);``,
+    ``__builtin_bit_cast(uint32_t, x)``): the grammar reads ``float`` and ``uint8_t`` as primitive
+    types, which no argument list takes, and the whole statement was a parse error. The name's first
+    byte becomes ``_`` in the parsed copy, so it reads as an identifier (node text still comes from the
+    original). Not applied to declarations (``int MAX(int, int);``: a name, ``*`` or ``&`` before it)."""
+    data = source.data
+    out: list[Mask] = []
+    for m in _TYPE_ARG_CALL.finditer(data):
+        s = m.start(1)
+        if source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
+            continue
+        if _in_directive(data, s):
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        if before and (before.isalnum() or before in b"_*&") and not any(
+                _ends_with_word(data, at + 1, w) for w in (b"else", b"do", b"return")):
+            continue  # a declaration `T NAME(float)`
+        found = _call_arguments(data, m.end() - 1)
+        if found is None:
+            continue
+        for a, b in found[0]:
+            t = _PRIMITIVE_ARG.fullmatch(data, a, b)
+            if t is None or buf[t.start(1)] != data[t.start(1)]:
+                continue
+            out.append(Mask(t.start(1), t.end(1), "macro-argument", t.group(1).decode(), "type"))
+            buf[t.start(1)] = 0x5F  # '_'
+    return out
+
+
+def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank invocations of macros that expand to whole statements written without a ``;`` after them
+    (``AG_CASE(2)`` lines in a switch, ``#define AG_CASE(n) case n: launch<n><<<...>>>(...); break;``;
+    header checks such as ``STD_TORCH_CHECK(cond, "msg")`` followed by the next statement). C has no
+    statement without a terminator, so such a line can only be a macro that brings its own. Only
+    upper-case names at the start of a statement (after ``;``, ``{``, ``}`` or ``:``), followed by the
+    start of another statement (a name or ``}``, not a declaration word such as ``__global__`` or
+    ``template``: launch-bounds and qualifier macros stay), and, when the file defines the macro, only
+    if every definition's body is statements. The invocation's text is lost to the analysis, like any
+    other masked macro (the estimator sees a "macro-invocation" mask in the body)."""
+    data = source.data
+    out: list[Mask] = []
+    defs = _statement_function_macros(data)
+    blocks = _block_function_macros(data)
+    # upper-case names, and in-file statement macros whatever their case (vLLM's `WVSPLITKrc(16, 1, 1)`)
+    names = [re.escape(n) for n, k in defs.items() if k and not re.fullmatch(rb"[A-Z_][A-Z0-9_]*", n)]
+    pattern = _STATEMENT_CALL if not names else re.compile(
+        rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|" + b"|".join(names) + rb")[ \t]*\(")
+    covered = -1
+    for m in pattern.finditer(data):
+        s = m.start(1)
+        if s < covered or source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
+            continue
+        if _in_directive(data, s):
+            continue  # a #define line or a macro body
+        found = _macro_argument_semicolons(data, m.end() - 1, directives=True)
+        if found is None:
+            continue
+        semis, close = found
+        if not _balanced_directives(data[m.end():close]):
+            continue
+        if semis:
+            continue  # statements as arguments: base.mask_macro_statement_arguments reads them as a call
+        if m.group(1).strip(b"_") == b"":
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        kind = defs.get(m.group(1), True)
+        nested = before == b")" or any(_ends_with_word(data, at + 1, w) for w in (b"else", b"do"))
+        if nested:
+            # `if (c) BLOCK(a) else BLOCK(b)`: a macro the file defines as one braced block stands for a
+            # statement; it becomes an empty block `{}` (a blank would leave `if (c) else`)
+            if m.group(1) not in blocks or data[close + 1:close + 8].lstrip().startswith(b";"):
+                continue
+            nxt = _next_code_past_directives(data, close + 1)
+            if not re.match(rb"\w|}", data[nxt:nxt + 1]):
+                continue
+            out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace"), "block"))
+            _blank(buf, s, close + 1)
+            buf[s:s + 2] = b"{}"
+            covered = close
+            continue
+        if before not in (b";", b"{", b"}", b":"):
+            continue
+        if before == b":" and data[:s].rstrip().endswith(b"::"):
+            continue
+        if kind == "else":
+            # `if (a) {...} ELSE_CASE(b) ELSE_CASE(c) else {...}`: without its links the chain is still an if-else
+            if before != b"}":
+                continue
+        else:
+            if not kind:
+                continue  # the file defines it as an expression: a missing `;` is a real error
+            nxt = _next_code_past_directives(data, close + 1)
+            c = data[nxt:nxt + 1]
+            if not (c == b"}" or (c and (c.isalpha() or c == b"_"))):
+                continue
+            word = re.match(rb"\w+", data[nxt:nxt + 64])
+            if word is not None and word.group(0) in _DECLARATION_WORDS:
+                continue
+        if any(buf[i] != data[i] for i in range(s, close + 1)):
+            continue
+        out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace")))
+        _blank(buf, s, close + 1)
+        covered = close  # calls inside a blanked invocation's arguments are gone with it
+    return out
+
+
 # Upper-case names before a function header: `NAME [NAME...] [specifiers] type [*&] [__launch_bounds__(..)] name(`.
 _QUALIFIER_MACROS = re.compile(
-    rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]+[ \t]+)+)"
+    # the names may stand alone on the line before the header (CUTLASS's `CUTLASS_DEVICE` line)
+    rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]+(?:[ \t]+|[ \t]*\r?\n[ \t]*))+)"
     rb"(?=(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
     rb"|const|unsigned|signed|long|short|struct)\s+)*"
     # the return type itself is not a specifier: in `REAL __device__ f(` REAL is the (typedef) type
     rb"(?!(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__)\b)"
-    rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?[A-Za-z_~][\w:]*\s*\()")
+    rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?"
+    rb"(?:operator\s*(?:\[\]|\(\)|[^\s\w(]{1,3})|[A-Za-z_~][\w:]*)\s*\()")
 # What an in-file definition may expand to for the function to take its qualifiers.
 _QUALIFIER_TOKENS = frozenset((b"__global__", b"__device__", b"__host__", b"__forceinline__", b"__noinline__",
                                b"__inline__", b"static", b"inline", b"extern", b"constexpr"))
@@ -77,6 +483,13 @@ class CudaFrontEnd(FrontEnd):
         for m in scan_code(source, _ALIGN):
             masks.append(Mask(m.start(), m.end(), "attribute", m.group(0).decode("utf-8", "replace"), "align"))
             _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _CLUSTER_DIMS):
+            text = m.group(0).decode("utf-8", "replace")
+            masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _EMPTY_BRACE_DEFAULT):
+            masks.append(Mask(m.start(1), m.end(1), "default-argument", m.group(1).decode()))
+            _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _LAMBDA_SPACE):
             masks.append(Mask(m.start(1), m.end(1), "function-qualifier", m.group(1).decode().strip(), "lambda"))
             _blank(buf, m.start(1), m.end(1))
@@ -94,6 +507,37 @@ class CudaFrontEnd(FrontEnd):
                 # args: the expansion's qualifiers when the file defines the name as qualifiers only
                 masks.append(Mask(s, e, "function-qualifier", w.group(0).decode(), "macro", defs.get(w.group(0)) or ()))
                 _blank(buf, s, e)
+        for m in scan_code(source, _TEMPLATE_OPERATOR_CALL):
+            # `launch.template operator()<true>()` reads as `launch()`
+            masks.append(Mask(m.start(), m.end(), "template-args", m.group(0).decode("utf-8", "replace")))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _LAMBDA_ATTRIBUTE):
+            masks.append(Mask(m.start(1), m.end(1), "type-attribute", m.group(1).decode("utf-8", "replace"), "lambda"))
+            _blank(buf, m.start(1), m.end(1))
+        for m in scan_code(source, _SPACE_BEFORE_STRUCT):
+            masks.append(Mask(m.start(), m.end(), "ignored-specifier", m.group(0).decode().strip()))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _CONVERSION_CALL):
+            masks.append(Mask(m.start(), m.end(), "conversion-call", m.group(0).decode("utf-8", "replace")))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _TYPE_ATTRIBUTE):
+            text = m.group(0).decode("utf-8", "replace")
+            masks.append(Mask(m.start(), m.end(), "type-attribute", text, m.group(1).decode()))
+            _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _TYPENAME_EXPRESSION):
+            s, e = m.start(), m.start() + len(b"typename")
+            before, at = _prev_code_byte(source, buf, s)
+            if before not in _EXPRESSION_BEFORE and not _ends_with_word(source.data, at + 1, b"return"):
+                continue
+            if before == b":" and source.data[at - 1:at] == b":":
+                continue
+            masks.append(Mask(s, e, "typename", "typename"))
+            _blank(buf, s, e)
+        masks.extend(mask_define_comments(source, buf))
+        masks.extend(mask_unbalanced_conditionals(source, buf))
+        masks.extend(mask_dangling_else(source, buf))
+        masks.extend(mask_type_arguments(source, buf))
+        masks.extend(mask_statement_macro_calls(source, buf))
         for m in scan_code(source, _OPERATOR_CALL_ARGS):
             masks.append(Mask(m.start(1), m.end(1), "template-args", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))
