@@ -19,6 +19,15 @@ Kernel parameters, constants, `blockIdx`/`threadgroup_position_in_grid`,
 addresses are uniform within the group. A value read from threadgroup/shared
 memory is not known either way and the rule stays silent on it.
 
+Every branch of a preprocessor conditional is read as compiled, but an exit and a
+barrier in branches that are never compiled together (`#if X` / `#else`, `#if X`
+/ a later `#if !X`, `#ifdef X` / `#ifndef X`, `#if A == B` / `#if A != B`; macros
+the file `#define`s or `#undef`s itself are not compared) do not meet: ncnn's
+`#if !NCNN_shader_local_memory` bounds check before `#if NCNN_shader_local_memory`
+tiles is fine. Values computed after a kernel's early `return` are not
+thread-dependent because of it (the threads that left compute nothing); the
+barriers after the exit still are.
+
 ## Why is this bad?
 A group barrier waits until every thread of the group has arrived. The CUDA C++
 Programming Guide allows `__syncthreads()` in conditional code "only if the
