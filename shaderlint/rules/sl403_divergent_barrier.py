@@ -17,7 +17,13 @@ file, loop counters whose bounds or steps depend on it, and early returns.
 Kernel parameters, constants, `blockIdx`/`threadgroup_position_in_grid`,
 `blockDim`/`threads_per_threadgroup`/`gl_WorkGroupSize` and loads from uniform
 addresses are uniform within the group. A value read from threadgroup/shared
-memory is not known either way and the rule stays silent on it.
+memory is not known either way and the rule stays silent on it. In GLSL,
+`gl_GlobalInvocationID.y`/`.z` is the group's along an axis the group is one
+thread deep in: declared so (`layout(local_size_x = 64) in;` leaves y and z at
+1) or, when the file does not give that size (the host injects it, or a
+`local_size_z_id`), when the kernel reads its local position only along other
+axes (`gl_LocalInvocationID.x`, never `.z`, the whole vector or
+`gl_LocalInvocationIndex`): `if (gz >= heads) return;` then leaves whole groups.
 
 Every branch of a preprocessor conditional is read as compiled, but an exit and a
 barrier in branches that are never compiled together (`#if X` / `#else`, `#if X`
