@@ -20,7 +20,7 @@ import tree_sitter_glsl
 
 from shaderlint.languages.base import (
     _OBJ_MACRO, FrontEnd, Mask, _blank, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
-    mask_loop_macros, scan_code,
+    mask_loop_macros, mask_split_headers, scan_code,
 )
 from shaderlint.model.source import Source
 
@@ -88,6 +88,7 @@ class GlslFrontEnd(FrontEnd):
             _blank(buf, m.start(1), m.end(1))
         masks.extend(mask_loop_macros(source, buf))
         masks.extend(mask_dangling_else(source, buf))
+        masks.extend(mask_split_headers(source, buf))
         masks.extend(_mask_qualifier_macros(source, buf))
         masks.extend(_mask_declaration_macro_lines(source, buf))
         masks.sort(key=lambda k: k.start)
