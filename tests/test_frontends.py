@@ -522,3 +522,49 @@ void g(int y) {
     masked = [mk.text for mk in parsed.masks if mk.kind == "function-qualifier"]
     assert masked == ["HEADER_DEVICE"]  # the value before '+ g2(r)' is not a function's qualifier
     assert "SOME_VALUE" in parsed.parse_bytes.decode()
+
+
+def test_statement_headers_split_across_preprocessor_branches():
+    glsl = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { float v[]; };
+void main() {
+    uint n = 4u;
+#if ncnn_vendorID == 0x5143
+    // comment inside the branch
+    [[dont_unroll]] for (uint k = 0; k < n; k++)
+#else
+    [[unroll]] for (uint k = 0; k < n; k++)
+#endif
+    {
+        v[k] += 1.0;
+    }
+#if A
+    if (n > 1u)
+#else
+    if (n > 1u && n < 8u)
+#endif
+    {
+        v[0] = 2.0;
+    }
+#if B
+    [[unroll]]
+#endif
+    for (uint k = 0; k < 4u; k++) v[k] *= 2.0;
+#if C
+    v[1] = 3.0;
+#else
+    if (n > 2u)
+#endif
+    { v[2] = 1.0; }
+}
+"""
+    m = model("k.comp", glsl)
+    kinds = [mk for mk in m.parsed.masks if mk.kind == "split-header"]
+    assert kinds, "the split headers are masked"
+    # the #else header is kept, the other branch blanked with the directives
+    blanked = " ".join(mk.text for mk in kinds)
+    assert "[[dont_unroll]]" in blanked and "n > 1u)" in blanked and "n < 8u" not in blanked
+    # a group with a complete statement in a branch is left alone (still a parse error)
+    assert all(mk.start < m.source.data.index(b"#if C") for mk in kinds)
+    assert m.errors and all(e.start > m.source.data.index(b"#if C") for e in m.errors), m.errors

@@ -692,3 +692,96 @@ def mask_dangling_else(source: Source, buf: bytearray) -> list[Mask]:
         out.append(Mask(s, e, "dangling-else", "else"))
         _blank(buf, s, e)
     return out
+
+
+_PP_LINE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
+_ATTRS = rb"(?:\[\[[^\]\n]*\]\]\s*)*"
+_HEADER_START = re.compile(rb"\s*" + _ATTRS + rb"(?:(for|while|if)\s*\(|$)")
+
+
+def _code_only(source: Source, start: int, end: int) -> bytes:
+    """``source.data[start:end]`` with comments blanked (their bytes become spaces)."""
+    out = bytearray(source.data[start:end])
+    for i in range(len(out)):
+        if out[i] not in (0x0A, 0x0D) and source.in_comment_or_string(start + i):
+            out[i] = 0x20
+    return bytes(out)
+
+
+def _is_bare_header(code: bytes) -> bool:
+    """Statement headers without their statement: ``[[unroll]]``, ``for (...)``, ``if (...)``
+    (attributes allowed before), nothing else; parentheses balanced."""
+    m = _HEADER_START.match(code)
+    if m is None:
+        return False
+    rest = code[m.end():]
+    if m.group(1) is None:
+        return not rest.strip()  # attributes only
+    depth = 1
+    for i, c in enumerate(rest):
+        if c in b"([":
+            depth += 1
+        elif c in b")]":
+            depth -= 1
+            if depth == 0:
+                return not rest[i + 1:].strip()
+        elif c in b";{}":
+            if c != ord(";") or m.group(1) != b"for":
+                return False
+    return False
+
+
+def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:
+    """A statement header chosen by the preprocessor, with one statement after ``#endif``::
+
+        #if ncnn_vendorID == 0x5143
+            [[dont_unroll]] for (uint k = 0; k < n; k++)
+        #else
+            [[unroll]] for (uint k = 0; k < n; k++)
+        #endif
+            { ... }
+
+    (also ``if (a)`` / ``if (a && b)``, or a lone ``[[unroll]]`` before a loop). The grammar
+    cannot attach a statement outside the group to a header inside it, and the whole function read
+    as a parse error (ncnn's cooperative-matrix shaders). Every branch but one is blanked with the
+    directive lines, leaving one header on its statement: the ``#else`` branch (the build without
+    the special case) when there is one, else the first. Only groups whose every branch is such a
+    header (no nested directives) and that are followed by a ``{`` (or, for attribute-only
+    branches, a statement) are touched."""
+    data = source.data
+    lines = [m for m in _PP_LINE.finditer(data) if not source.in_comment_or_string(m.start(1))]
+    out: list[Mask] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].group(1) not in (b"if", b"ifdef", b"ifndef"):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].group(1) in (b"elif", b"else"):
+            j += 1
+        if j >= len(lines) or lines[j].group(1) != b"endif" or any(
+                lines[k].group(1) != b"else" and lines[k].group(1) != b"elif" for k in range(i + 1, j)):
+            i += 1
+            continue
+        group = lines[i:j + 1]
+        branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
+        codes = [_code_only(source, s, e) for s, e in branches]
+        if not all(_is_bare_header(c) for c in codes) or not any(c.strip() for c in codes):
+            i = j + 1
+            continue
+        nxt = _next_code(data, group[-1].end())
+        headers = any(c.rstrip().endswith(b")") for c in codes)
+        follows = data[nxt:nxt + 1]
+        if not (follows == b"{" or (not headers and re.match(rb"(?:for|while|do|if)\b|\[\[", data[nxt:nxt + 6]))):
+            i = j + 1
+            continue
+        keep = len(codes) - 1 if codes[-1].strip() else 0
+        for k, (s, e) in enumerate(branches):
+            if k != keep and codes[k].strip():
+                out.append(Mask(s, e, "split-header", data[s:e].decode("utf-8", "replace")))
+                _blank(buf, s, e)
+        for d in group:
+            out.append(Mask(d.start(), d.end(), "split-header", d.group(0).decode("utf-8", "replace")))
+            _blank(buf, d.start(), d.end())
+        i = j + 1
+    return out

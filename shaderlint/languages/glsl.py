@@ -20,7 +20,7 @@ import tree_sitter_glsl
 
 from shaderlint.languages.base import (
     _OBJ_MACRO, FrontEnd, Mask, _blank, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
-    mask_loop_macros, scan_code,
+    mask_loop_macros, mask_split_headers, scan_code,
 )
 from shaderlint.model.source import Source
 
@@ -131,6 +131,7 @@ class GlslFrontEnd(FrontEnd):
             masks.append(Mask(m.start(), m.end(), "preproc-error", m.group(0).decode("utf-8", "replace").strip()))
             _blank(buf, m.start(), m.end())
         masks.extend(mask_dangling_else(source, buf))
+        masks.extend(mask_split_headers(source, buf))
         masks.extend(_mask_qualifier_macros(source, buf))
         masks.extend(_mask_declaration_macro_lines(source, buf))
         masks.sort(key=lambda k: k.start)

@@ -18,6 +18,7 @@ from shaderlint.languages.base import Mask, Parsed
 from shaderlint.model import builtins as B
 from shaderlint.model.consteval import eval_text, parse_number
 from shaderlint.model.expr import ExprAnalysis, unparen
+from shaderlint.model.preproc import branch_literals, exclusive
 from shaderlint.model.kernel import (
     parse_dims,
     Access, Barrier, Function, GroupSize, LaunchSite, Loop, ParseError, StructDef, Var,
@@ -981,7 +982,7 @@ class _Builder:
                     continue  # `p[i]++` stores through the pointer (see above)
                 writes.append((base, [arg], u))
         writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
-        conds = [control_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
+        conds = [_value_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
         from shaderlint.model.idioms import uniform_idiom  # noqa: PLC0415 (idioms imports the model's helpers)
         for _ in range(12):
             changed = False
@@ -1088,16 +1089,75 @@ def control_conditions(m: FileModel, node: ts.Node) -> list[ts.Node]:
                     out.append(cond)
                 body = parent.child_by_field_name("body")
                 if body is not None:
-                    out.extend(_exit_guards(m, body, True, False))
+                    out.extend(_live_guards(m, _exit_guards(m, body, True, False), node))
         elif t == "binary_expression" and child == parent.child_by_field_name("right"):
             op = parent.child_by_field_name("operator")
             left = parent.child_by_field_name("left")
             if op is not None and left is not None and m.text(op) in ("&&", "||"):
                 out.append(left)
         if t in ("compound_statement", "case_statement"):
-            out.extend(_guards_before(m, child, in_loop[i]))
+            out.extend(_live_guards(m, _guards_before(m, child, in_loop[i]), node))
         child = parent
     return out
+
+
+def _value_conditions(m: FileModel, stmt: ts.Node) -> list[ts.Node]:
+    """The conditions whose value a write at ``stmt`` inherits: those of :func:`control_conditions`
+    except, in a kernel, guards of earlier ``return``s only (``if (gx >= n) return;``). The threads
+    that return are gone: the survivors all compute the same value (``const int N = psc(h) * k;``
+    after the exit is uniform among them), while a barrier after the exit still has the guard among
+    its own control conditions. Guards of a ``break``/``continue`` (the skipped threads live on with
+    the old value), enclosing conditions and returns in helpers (the caller sees which one was taken)
+    are kept."""
+    conds = control_conditions(m, stmt)
+    f = m.function_at(stmt.start_byte)
+    if not conds or f is None or not f.is_entry:
+        return conds
+    out = []
+    for g in conds:
+        st = g.parent
+        if st is not None and not (st.start_byte <= stmt.start_byte < st.end_byte) and _only_returns(st, g):
+            continue
+        out.append(g)
+    return out
+
+
+def _only_returns(stmt: ts.Node, guard: ts.Node) -> bool:
+    found = False
+    stack = [c for c in stmt.named_children if c.id != guard.id]
+    while stack:
+        n = stack.pop()
+        if n.type in ("break_statement", "continue_statement", "goto_statement"):
+            return False
+        if n.type == "return_statement":
+            found = True
+        elif n.type not in ("function_definition", "lambda_expression"):
+            stack.extend(n.named_children)
+    return found
+
+
+def _live_guards(m: FileModel, guards: list[ts.Node], node: ts.Node) -> list[ts.Node]:
+    """The exit guards whose exits can be compiled together with ``node``: an early return in
+    ``#if !X`` does not skip a barrier in ``#if X`` (see :mod:`shaderlint.model.preproc`). A guard
+    stays when any exit statement under it is not in a branch exclusive with ``node``."""
+    if not guards or not branch_literals(m, node):
+        return guards
+    return [g for g in guards if not _exits_exclusive(m, g, node)]
+
+
+def _exits_exclusive(m: FileModel, guard: ts.Node, node: ts.Node) -> bool:
+    stmt = guard.parent
+    if stmt is None:
+        return False
+    exits = []
+    stack = [c for c in stmt.named_children if c.id != guard.id]
+    while stack:
+        n = stack.pop()
+        if n.type in ("return_statement", "break_statement", "continue_statement"):
+            exits.append(n)
+        elif n.type not in ("function_definition", "lambda_expression"):
+            stack.extend(n.named_children)
+    return bool(exits) and all(exclusive(m, e, node) for e in exits)
 
 
 def _guards_before(m: FileModel, stmt: ts.Node, in_loop: bool) -> list[ts.Node]:

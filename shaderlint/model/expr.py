@@ -647,6 +647,12 @@ class ExprAnalysis:
             arg = node.child_by_field_name("argument")
             if arg is None:
                 return frozenset()
+            if self.language == "glsl" and arg.type == "identifier" and self.text(arg) in _GLSL_POSITIONS:
+                fld = node.child_by_field_name("field")
+                axis = "xyz".find(self.text(fld)) if fld is not None and len(self.text(fld)) == 1 else -1
+                if axis >= 0 and self.resolve(arg) is None and _flat_axis(self, axis):
+                    # one thread wide in this axis: the global position is the group's, the local one 0
+                    return frozenset({B.GROUP}) if self.text(arg) == "gl_GlobalInvocationID" else frozenset()
             d = self.deps(arg)
             base = self.base_var(arg)
             if base is not None and base.address_space in ("threadgroup", "shared"):
@@ -722,3 +728,53 @@ def _memo(model, attr: str, node: ts.Node, compute):
     if got is None:
         got = cache[node.id] = compute(node)
     return got
+
+
+_GLSL_POSITIONS = ("gl_GlobalInvocationID", "gl_LocalInvocationID")
+_LOCAL_POSITION = re.compile(rb"\bgl_LocalInvocationID\b(\s*\.\s*([A-Za-z]+))?")
+_LINEAR_POSITIONS = re.compile(rb"\bgl_LocalInvocationIndex\b|\bgl_WorkGroupSize\s*\.\s*[xyzrgbstp]*[yzgbtp]")
+
+
+def _flat_axis(m: "FileModel", axis: int) -> bool:
+    """True when a GLSL compute group is one thread wide along ``axis`` (0 = x): declared so
+    (``layout(local_size_x = 64) in;`` leaves y and z at 1), or, when the file does not say (no
+    declaration: the host injects it, as ncnn does; ``local_size_z_id``), when it tells its
+    threads apart only along other axes: it reads ``gl_LocalInvocationID.x``/``.y`` but never this axis's component, the
+    whole vector, a swizzle naming this axis, ``gl_LocalInvocationIndex`` or the group's extent
+    along y or z (``gl_WorkGroupSize.y``). Threads differing only along such an axis would share
+    every shared-memory slot and every decision the kernel makes from its local position: the
+    kernel is written for groups one thread wide there, and ``gl_GlobalInvocationID.z`` is the
+    group's (``if (gz >= heads) return;`` before a barrier exits whole groups). Subgroup IDs do not
+    count as reading an axis (cooperative-matrix kernels on 1-D groups use them); they could tell
+    threads apart along y or z too, and then the analysis errs towards silence."""
+    size = getattr(m, "workgroup_size", None)
+    cache = m.__dict__.get("_flat_axes")
+    if cache is None or cache[0] != size:
+        cache = m.__dict__["_flat_axes"] = (size, _flat_axes(m))
+    return cache[1][axis]
+
+
+def _flat_axes(m: "FileModel") -> tuple[bool, bool, bool]:
+    size = getattr(m, "workgroup_size", None) or (None, None, None)  # None: not declared, or a specialization constant
+    if all(s is not None for s in size):
+        return tuple(s == 1 for s in size)  # type: ignore[return-value]
+    unread = _unread_axes(m)
+    return tuple(s == 1 if s is not None else unread[i] for i, s in enumerate(size))  # type: ignore[return-value]
+
+
+def _unread_axes(m: "FileModel") -> tuple[bool, bool, bool]:
+    data = m.source.data
+    if any(not m.source.in_comment_or_string(x.start()) for x in _LINEAR_POSITIONS.finditer(data)):
+        return (False, False, False)
+    used = [False, False, False]
+    for x in _LOCAL_POSITION.finditer(data):
+        if m.source.in_comment_or_string(x.start()):
+            continue
+        comps = x.group(2).decode() if x.group(2) is not None else None
+        if comps is None or any(c not in "xyzrgbstp" for c in comps):
+            return (False, False, False)  # the whole vector, or something the scan cannot read
+        for c in comps:
+            used["xyz".find(c) if c in "xyz" else "rgb".find(c) if c in "rgb" else "stp".find(c)] = True
+    if not any(used):
+        return (False, False, False)  # no evidence of how the group is laid out
+    return (not used[0], not used[1], not used[2])

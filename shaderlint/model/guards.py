@@ -21,6 +21,7 @@ import tree_sitter as ts
 
 from shaderlint.model import builtins as B
 from shaderlint.model.expr import unparen
+from shaderlint.model.preproc import exclusive
 
 if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
@@ -65,12 +66,33 @@ def guard_conditions(model: "FileModel", node: ts.Node) -> list[ts.Node]:
             in_loop = _in_loop(parent, stop)
             prev = child.prev_named_sibling
             while prev is not None:
-                if prev.type == "if_statement" and _leaves(prev, in_loop):
-                    cond = condition_of(prev)
-                    if cond is not None:
-                        out.append(cond)
+                for stmt in _branch_statements(prev):
+                    if stmt.type == "if_statement" and _leaves(stmt, in_loop) and (
+                            stmt is prev or not exclusive(model, stmt, node)):
+                        cond = condition_of(stmt)
+                        if cond is not None:
+                            out.append(cond)
                 prev = prev.prev_named_sibling
         child, parent = parent, parent.parent
+    return out
+
+
+_PREPROC = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else")
+
+
+def _branch_statements(stmt: ts.Node) -> list[ts.Node]:
+    """``stmt`` itself, or for a preprocessor group the statements of every branch (nested groups
+    too, latest first): an exit in ``#if !NCNN_shader_local_memory`` guards what follows in that
+    build, and the guard facts lean towards silence (a node counts as guarded when any build it
+    can be compiled in guards it; not by an exit in a branch exclusive with it, see
+    :mod:`shaderlint.model.preproc`)."""
+    if stmt.type not in _PREPROC:
+        return [stmt]
+    out: list[ts.Node] = []
+    skip = {x.id for x in (stmt.child_by_field_name("condition"), stmt.child_by_field_name("name")) if x is not None}
+    for c in reversed(stmt.named_children):
+        if c.id not in skip:
+            out.extend(_branch_statements(c))
     return out
 
 

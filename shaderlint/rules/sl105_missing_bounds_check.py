@@ -10,7 +10,10 @@ around it, no earlier `if (i >= n) return;`, no grid-stride loop condition
 `for (i = gid; i < n; i += stride)`, no `gid.x >= out.get_width()`,
 `.length()`, GLSL `all(lessThan(gid, size))` or helper-function check. Indices clamped in place (`min`, `clamp`,
 `%`, `&`, `?:`) count as checked. Reported once, at the kernel's name, with each
-unchecked access as a related location.
+unchecked access as a related location. An early exit inside a preprocessor group
+(`#if !NCNN_shader_local_memory` / `if (gx >= n) return;` / `#endif`) checks what
+follows it, except code in a branch never compiled with it (`#if
+NCNN_shader_local_memory`).
 
 The kernel is left alone when it, or the file, is annotated
 `// shaderlint: dispatch=threads` (Metal non-uniform dispatch with

@@ -17,7 +17,22 @@ file, loop counters whose bounds or steps depend on it, and early returns.
 Kernel parameters, constants, `blockIdx`/`threadgroup_position_in_grid`,
 `blockDim`/`threads_per_threadgroup`/`gl_WorkGroupSize` and loads from uniform
 addresses are uniform within the group. A value read from threadgroup/shared
-memory is not known either way and the rule stays silent on it.
+memory is not known either way and the rule stays silent on it. In GLSL,
+`gl_GlobalInvocationID.y`/`.z` is the group's along an axis the group is one
+thread deep in: declared so (`layout(local_size_x = 64) in;` leaves y and z at
+1) or, when the file does not give that size (the host injects it, or a
+`local_size_z_id`), when the kernel reads its local position only along other
+axes (`gl_LocalInvocationID.x`, never `.z`, the whole vector or
+`gl_LocalInvocationIndex`): `if (gz >= heads) return;` then leaves whole groups.
+
+Every branch of a preprocessor conditional is read as compiled, but an exit and a
+barrier in branches that are never compiled together (`#if X` / `#else`, `#if X`
+/ a later `#if !X`, `#ifdef X` / `#ifndef X`, `#if A == B` / `#if A != B`; macros
+the file `#define`s or `#undef`s itself are not compared) do not meet: ncnn's
+`#if !NCNN_shader_local_memory` bounds check before `#if NCNN_shader_local_memory`
+tiles is fine. Values computed after a kernel's early `return` are not
+thread-dependent because of it (the threads that left compute nothing); the
+barriers after the exit still are.
 
 ## Why is this bad?
 A group barrier waits until every thread of the group has arrived. The CUDA C++

@@ -94,11 +94,14 @@ class ContiguousThreadChunks(Rule):
                 t, c = " ".join(model.text(tid).split()), " ".join(model.text(size).split())
                 if unparen(tid).type not in ("identifier", "field_expression", "call_expression"):
                     t = f"({t})"
+                # a chunk of constant length sets the thread count (n / 8 threads): no thread is left idle
+                idle = "" if model.const_value(size) is not None else \
+                    ", and chunks of ceil(n / threads) can leave whole threads idle"
                 yield Finding(
                     loop.node.start_byte, loop.node.start_byte + 3,
                     f"each thread walks its own contiguous chunk of `{c}` elements (from `{t} * {c}`): neighbouring "
-                    f"threads access addresses `{c}` elements apart, so their loads are not coalesced, and chunks "
-                    f"of ceil(n / threads) can leave whole threads idle; stride by the thread count instead "
+                    f"threads access addresses `{c}` elements apart, so their loads are not coalesced{idle}; "
+                    f"stride by the thread count instead "
                     f"(`for (i = {t.strip('()') if t.startswith('(') else t}; i < n; i += threads)`)",
                     kernel=f.name,
                 )

@@ -1,0 +1,128 @@
+"""Preprocessor branches: which ``#if``/``#ifdef``/``#elif``/``#else`` branch a node sits in, and
+whether two nodes can ever be compiled together.
+
+The analysis reads every branch of a conditional group as live (it cannot know the build's
+macros). Two nodes are *exclusive* when their branches disagree on one condition: ``#if X`` and
+its ``#else``, ``#if X`` and a later ``#if !X``, ``#ifdef X`` and ``#ifndef X`` (or ``#if
+!defined(X)``), ``#if A == B`` and ``#if A != B``; a true ``#if A && B`` also decides ``A`` and
+``B``, a false ``#if A || B`` both of them. Conditions are compared as normalised text, so
+anything the analysis cannot compare (``#if X > 1`` against ``#if X == 2``) is never exclusive.
+A condition naming a macro the file itself ``#define``s or ``#undef``s is not compared either
+(``#ifndef X`` / ``#define X`` makes a later ``#ifdef X`` true in both builds).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+import tree_sitter as ts
+
+if TYPE_CHECKING:
+    from shaderlint.model.build import FileModel
+
+Literal = tuple[str, bool]  # (normalised condition, its value in the branch)
+
+_BRANCHES = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else")
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
+_WORD = re.compile(r"[A-Za-z_]\w*")
+
+
+def _text(m: "FileModel", n: ts.Node) -> str:
+    return " ".join(m.source.data[n.start_byte:n.end_byte].decode("utf-8", "replace").split())
+
+
+def _unparen(n: ts.Node) -> ts.Node:
+    while n.type == "parenthesized_expression" and n.named_child_count == 1:
+        n = n.named_children[0]
+    return n
+
+
+def _literals(m: "FileModel", cond: ts.Node, value: bool, out: set[Literal]) -> None:
+    cond = _unparen(cond)
+    t = cond.type
+    if t == "unary_expression" and cond.child_count == 2 and cond.children[0].type == "!":
+        _literals(m, cond.children[1], not value, out)
+        return
+    if t == "preproc_defined":
+        name = next((c for c in cond.named_children if c.type == "identifier"), None)
+        if name is not None:
+            out.add(("defined " + _text(m, name), value))
+        return
+    if t == "binary_expression":
+        op = cond.child_by_field_name("operator")
+        left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+        o = _text(m, op) if op is not None else ""
+        if left is not None and right is not None:
+            if (o == "&&" and value) or (o == "||" and not value):
+                _literals(m, left, value, out)
+                _literals(m, right, value, out)
+            elif o in ("==", "!="):
+                a, b = _text(m, _unparen(left)), _text(m, _unparen(right))
+                out.add((f"{a} == {b}", value if o == "==" else not value))
+                return
+    out.add((_text(m, cond), value))
+
+
+def _defined_in_file(m: "FileModel") -> frozenset[str]:
+    names = getattr(m, "_pp_defined", None)
+    if names is None:
+        src = m.source
+        names = frozenset(x.group(1).decode() for x in _DIRECTIVE.finditer(src.data)
+                          if not src.in_comment_or_string(x.start(1)))
+        m._pp_defined = names
+    return names
+
+
+def _comparable(m: "FileModel", lit: Literal) -> bool:
+    words = set(_WORD.findall(lit[0])) - {"defined"}
+    return bool(words) and not (words & _defined_in_file(m))
+
+
+def _group_literals(m: "FileModel", n: ts.Node, value: bool) -> set[Literal]:
+    """What ``#if``/``#ifdef``/``#elif`` node ``n`` says when its condition has ``value``."""
+    out: set[Literal] = set()
+    if n.type in ("preproc_ifdef", "preproc_elifdef"):
+        name = n.child_by_field_name("name")
+        if name is None:
+            return out
+        negated = n.child_count > 0 and _text(m, n.children[0]).replace(" ", "") in ("#ifndef", "#elifndef")
+        out.add(("defined " + _text(m, name), value != negated))
+        return out
+    cond = n.child_by_field_name("condition")
+    if cond is not None:
+        _literals(m, cond, value, out)
+    return out
+
+
+def branch_literals(m: "FileModel", node: ts.Node) -> frozenset[Literal]:
+    """The preprocessor conditions (comparable ones only) that hold wherever ``node`` is compiled."""
+    cache = m.__dict__.setdefault("_pp_literals", {})
+    hit = cache.get(node.id)
+    if hit is not None:
+        return hit
+    out: set[Literal] = set()
+    child, p = node, node.parent
+    while p is not None:
+        if p.type in _BRANCHES:
+            alt = p.child_by_field_name("alternative")
+            cond_node = p.child_by_field_name("condition") or p.child_by_field_name("name")
+            in_alt = alt is not None and child.id == alt.id
+            in_cond = cond_node is not None and child.id == cond_node.id
+            if in_alt:
+                out |= _group_literals(m, p, False)  # an #elif/#else below: this condition was false
+            elif p.type != "preproc_else" and not in_cond:
+                out |= _group_literals(m, p, True)
+        child, p = p, p.parent
+    res = frozenset(x for x in out if _comparable(m, x))
+    cache[node.id] = res
+    return res
+
+
+def exclusive(m: "FileModel", a: ts.Node, b: ts.Node) -> bool:
+    """True when ``a`` and ``b`` sit in preprocessor branches that are never compiled together."""
+    la = branch_literals(m, a)
+    if not la:
+        return False
+    lb = branch_literals(m, b)
+    return any((k, not v) in lb for k, v in la)
