@@ -252,6 +252,28 @@ def test_a_whole_file_lint_of_broken_text_keeps_the_outline() -> None:
     assert partial.linted == 1
 
 
+def test_a_broken_declaration_does_not_shadow_the_globals_of_later_functions() -> None:
+    """Found by bench/fuzz.py's edit chains on examples/elementwise_macros.cu: `}` typed over a launch
+    closes the function early and the error recovery reads `}grid_for(n), kBlock, 0>>>(...)` as a
+    declaration of `kBlock`, which then shadowed the real constant in a later function (its SL503 was
+    lost in the whole file only). Declarations with errors declare no globals."""
+    src = (b"constexpr int kBlock = 256;\n"
+           b"__global__ void k(float* p, int n) { int i = blockIdx.x * kBlock + threadIdx.x; if (i < n) p[i] = 0.0f; }\n"
+           b"int grid_for(int n) { return (n + kBlock - 1) / kBlock; }\n"
+           b"void launch_a(float* p, int n) {\n    k<<<grid_for(n), kBlock, 0>>>(p, n);\n}\n"
+           b"void launch_b(float* p, int seq) {\n    const dim3 grid(seq / kBlock);\n    k<<<grid, kBlock>>>(p, seq);\n}\n")
+    settings = Settings()
+    outline = build_outline(lint_source("b.cu", src, settings, "cuda"), settings)
+    at = src.index(b"k<<<grid_for")
+    data = src[:at] + b"}" + src[at + 4:]
+    outline.edit(at, at + 4, 1)
+    full = lint_source("b.cu", data, settings, "cuda")
+    assert any(d.code == "SL503" for d in full.diagnostics)
+    partial = partial_lint("b.cu", data, settings, "cuda", outline, whole_parse=whole("b.cu", data, "cuda"))
+    if partial is not None:
+        assert_same_as_full(partial, "b.cu", data, settings, "cuda")
+
+
 def test_no_outline_is_carried_over_an_open_comment() -> None:
     """Found by bench/fuzz.py's edit chains: `/*` typed in one body comments out the functions after
     it until some later `*/`. Cutting that body out of a copy (for an edit elsewhere) would end the

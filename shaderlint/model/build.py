@@ -528,6 +528,9 @@ class _Builder:
                                                   "preproc_elif", "declaration_list", "linkage_specification",
                                                   "namespace_definition", "template_declaration", "preproc_elifdef"):
                 continue
+            if d.has_error:
+                continue  # what error recovery read as a declaration (`}grid(n), kBlock, 0>>>(...)` after a
+                # function closed early) would declare names that shadow the real globals in every later function
             scope = (d.start_byte, end)
             body = next((c for c in d.children if c.type == "field_declaration_list"), None)
             if body is not None:  # GLSL interface block
