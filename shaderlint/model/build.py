@@ -946,6 +946,14 @@ class _Builder:
             if self.lang == "glsl" and g.address_space in ("in",) and m.stage not in ("compute", None):
                 deps[g] = frozenset({B.LOCAL})
         m.var_deps = deps
+        # References bound to memory (`int& count = smem_ints[0];`, `auto& s = *reinterpret_cast<S*>(smem);`,
+        # `auto& bin = storage.bin;` on a reference parameter) name that memory: a read is a load (not
+        # known either way, like a shared-memory read) and a write is a store, which leaves the
+        # reference bound where it was. vLLM's top-k kernels publish a shared threshold through such
+        # references from one thread (`if (tid == 0) s_bin = b;`), barrier, then branch on it.
+        mem_refs = self.memory_references()
+        for v in mem_refs:
+            deps[v] = frozenset({B.UNKNOWN_DEP})
         # Every write to a local variable: (target var, rhs nodes, statement)
         writes: list[tuple[Var, list[ts.Node], ts.Node]] = []
         for f in m.functions:
@@ -957,7 +965,12 @@ class _Builder:
             if left is None or right is None:
                 continue
             base = m.base_var(left)
-            if base is None or base.is_global or base.address_space is not None:
+            if base is None or base.is_global or base.address_space is not None or base in mem_refs:
+                continue
+            if self.stores_through_pointer(left):
+                # `p.data[tid] = x` on a struct holding pointers (a kernel's parameter block): the
+                # store goes to the memory `p.data` points at, `p` keeps its value (vLLM's
+                # `Params p` made every later `p.G` thread-dependent).
                 continue
             if unparen(left).type != "identifier" and base.type.kind == "pointer" and not base.dims:
                 # `p[tid] = x`, `p->f = x`, `*p = x` store through the pointer: the pointer keeps its
@@ -974,9 +987,11 @@ class _Builder:
         for u in m.nodes("update"):
             arg = u.child_by_field_name("argument")
             base = m.base_var(arg) if arg is not None else None
-            if base is not None and not base.is_global:
+            if base is not None and not base.is_global and base not in mem_refs:
                 if unparen(arg).type != "identifier" and base.type.kind == "pointer" and not base.dims:
                     continue  # `p[i]++` stores through the pointer (see above)
+                if self.stores_through_pointer(arg):
+                    continue
                 writes.append((base, [arg], u))
         writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
         conds = [control_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
@@ -1007,6 +1022,65 @@ class _Builder:
             if not changed:
                 break
         m._deps_cache.clear()
+
+    def stores_through_pointer(self, lvalue: ts.Node) -> bool:
+        """True when writing to ``lvalue`` stores through a pointer (``s.ptr[i]``, ``a.b->c``,
+        ``*p``, ``p[i].f``) rather than into the variable at its root (``a[i]``, ``s.f``, ``s.arr[i]``).
+        Unknown types count as not through a pointer."""
+        m = self.m
+        n = unparen(lvalue)
+        for _ in range(64):
+            t = n.type
+            if t == "pointer_expression":
+                op = n.child_by_field_name("operator")
+                return op is not None and self.text(op) == "*"
+            if t == "field_expression":
+                op = n.child_by_field_name("operator")
+                if op is not None and self.text(op) == "->":
+                    return True
+            elif t == "subscript_expression":
+                arg = n.child_by_field_name("argument")
+                if arg is None:
+                    return False
+                a = unparen(arg)
+                if a.type in ("identifier", "qualified_identifier"):
+                    v = m.resolve(a)
+                    return v is not None and not v.dims and v.type.kind == "pointer"
+                if m.type_of(a).kind == "pointer":
+                    return True
+            else:
+                return False
+            nxt = n.child_by_field_name("argument")
+            if nxt is None:
+                return False
+            n = unparen(nxt)
+        return False
+
+    def memory_references(self) -> set[Var]:
+        """Local references (``T& r = …``) bound to memory: to an element or field reached through a
+        pointer, to a dereferenced pointer, to shared/global memory, into a reference parameter or
+        into another such reference. References to a thread's own variables are left out."""
+        from shaderlint.model.memory import is_reference
+        m = self.m
+        out: set[Var] = set()
+        for f in m.functions:
+            for v in sorted(f.vars, key=lambda x: x.node.start_byte):
+                if v.is_param or v.init is None or not is_reference(v):
+                    continue
+                init = unparen(v.init)
+                if init.type not in ("subscript_expression", "field_expression", "pointer_expression",
+                                     "identifier"):
+                    continue
+                if init.type != "identifier" and self.stores_through_pointer(init):
+                    out.add(v)
+                    continue
+                base = m.base_var(init)
+                if base is None:
+                    continue
+                if base in out or base.address_space in ("shared", "global", "threadgroup", "device") or (
+                        base.is_param and is_reference(base)):
+                    out.add(v)
+        return out
 
     def returns(self, f: Function) -> list[ts.Node]:
         cache = self.__dict__.setdefault("_returns_cache", {})
