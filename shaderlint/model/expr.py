@@ -562,6 +562,8 @@ class ExprAnalysis:
                  "sizeof_expression", "type_descriptor", "primitive_type", "type_identifier", "field_identifier"):
             return frozenset()
         if t == "call_expression":
+            if self.callee_name(node) in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
+                return frozenset()  # the block-wide vote: every thread of the block gets the same result
             out: set[str] = set()
             for a in self.call_args(node):
                 out |= self.deps(a)

@@ -16,8 +16,13 @@ through assignments, arithmetic, array reads, calls to functions in the same
 file, loop counters whose bounds or steps depend on it, and early returns.
 Kernel parameters, constants, `blockIdx`/`threadgroup_position_in_grid`,
 `blockDim`/`threads_per_threadgroup`/`gl_WorkGroupSize` and loads from uniform
-addresses are uniform within the group. A value read from threadgroup/shared
-memory is not known either way and the rule stays silent on it.
+addresses are uniform within the group, and so is the result of CUDA's block-wide
+votes `__syncthreads_count`/`_and`/`_or` (not of the warp votes `__any_sync`,
+`__ballot_sync`, …). A value read from threadgroup/shared memory is not known
+either way and the rule stays silent on it; that includes reads through a local
+reference bound to memory (`int& count = smem_ints[0];`, `auto& s =
+*reinterpret_cast<S*>(smem);`), and a store through a pointer (`p[tid] = x`,
+`params.out[tid] = x`) or such a reference changes the memory, not the variable.
 
 ## Why is this bad?
 A group barrier waits until every thread of the group has arrived. The CUDA C++
