@@ -702,6 +702,10 @@ class _Builder:
             var = None
             if init is not None and init.type == "declaration":
                 decls = self.declarators(init)
+                if len(decls) > 1:
+                    # `for (int ldg = 0, col = start; ldg < N; ++ldg, col += C)`: the counter is the
+                    # declared variable the condition tests (vLLM topk_softmax_kernels.cu)
+                    decls = [d for d in decls if self._tested_by(d, cond)][:1] if cond is not None else []
                 if len(decls) == 1:
                     nm, _, _ = self.unwrap_declarator(decls[0])
                     var = next((v for v in f.vars if v.node == nm), None) if nm is not None else None
@@ -714,6 +718,8 @@ class _Builder:
                     right = init.child_by_field_name("right")
                     loop.start = m.const_value(right) if right is not None else None
             loop.var = var
+            if var is not None and update is not None and update.type == "comma_expression":
+                update = self._update_of(update, var)
             if var is not None and cond is not None:
                 loop.bound, strict, sign = self._bound(cond, var)
                 loop.step = self._step(update, var)
@@ -735,6 +741,35 @@ class _Builder:
                     loop.constant_trip = False
             loop.unroll = self._pragma_unroll(node)
             f.loops.append(loop)
+
+    def _tested_by(self, declarator: ts.Node, cond: ts.Node) -> bool:
+        """True if the variable ``declarator`` declares is an operand of the comparison ``cond``."""
+        nm, _, _ = self.unwrap_declarator(declarator)
+        c = unparen(cond)
+        if nm is None or c.type != "binary_expression":
+            return False
+        name = self.text(nm)
+        return any(x is not None and unparen(x).type == "identifier" and self.text(unparen(x)) == name
+                   for x in (c.child_by_field_name("left"), c.child_by_field_name("right")))
+
+    def _update_of(self, update: ts.Node, var: Var) -> ts.Node | None:
+        """The part of a comma-separated loop update (``++ldg, col += C``) that steps ``var``; None
+        when none or several do."""
+        m = self.m
+        parts, stack = [], [update]
+        while stack:
+            n = stack.pop()
+            if n.type == "comma_expression":
+                stack.extend(c for c in n.named_children if c.type != "comment")
+            else:
+                parts.append(n)
+        mine = []
+        for p in parts:
+            target = p.child_by_field_name("argument") if p.type == "update_expression" else (
+                p.child_by_field_name("left") if p.type == "assignment_expression" else None)
+            if target is not None and unparen(target).type == "identifier" and m.resolve(unparen(target)) is var:
+                mine.append(p)
+        return mine[0] if len(mine) == 1 else None
 
     def _constant_trip(self, var: Var, init: ts.Node | None, cond: ts.Node, update: ts.Node | None) -> bool:
         m = self.m
