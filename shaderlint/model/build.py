@@ -1099,6 +1099,15 @@ class _Builder:
         m = self.m
         out: set[Var] = set()
         for f in m.functions:
+            # A struct passed by reference (`SelectSmem& s`, `Storage& storage`) is the caller's object,
+            # in practice the block's shared scratch: `s.hist[b] = 0` and `s.bin = b` store into it
+            # (vLLM topk512_gfx942.cu branched on `s.inBin` after a barrier). Scalars and arrays
+            # passed by reference (out-parameters, private accumulators) are left as they were, and so
+            # are Metal's `constant Params& p` buffer parameters (uniform kernel arguments).
+            for p in f.params if self.lang == "cuda" and not f.is_entry else ():
+                if is_reference(p) and not p.dims and not p.type.is_arithmetic and p.type.kind not in (
+                        "bool", "pointer", "array"):
+                    out.add(p)
             for v in sorted(f.vars, key=lambda x: x.node.start_byte):
                 if v.is_param or v.init is None or not is_reference(v):
                     continue

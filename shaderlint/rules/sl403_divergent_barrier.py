@@ -21,8 +21,11 @@ votes `__syncthreads_count`/`_and`/`_or` (not of the warp votes `__any_sync`,
 `__ballot_sync`, …). A value read from threadgroup/shared memory is not known
 either way and the rule stays silent on it; that includes reads through a local
 reference bound to memory (`int& count = smem_ints[0];`, `auto& s =
-*reinterpret_cast<S*>(smem);`), and a store through a pointer (`p[tid] = x`,
-`params.out[tid] = x`) or such a reference changes the memory, not the variable.
+*reinterpret_cast<S*>(smem);`) or through a struct passed by reference (`Scratch&
+st`, the caller's object: in practice the block's shared scratch), and a store
+through a pointer (`p[tid] = x`, `params.out[tid] = x`) or such a reference
+changes the memory, not the variable. Scalars passed by reference are
+out-parameters and keep the dependence of what is written to them.
 
 ## Why is this bad?
 A group barrier waits until every thread of the group has arrived. The CUDA C++
