@@ -80,9 +80,11 @@ def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:
     if depth > 8:
         return False
     node = unparen(node)
-    if model.is_constant(node):
+    if model.is_constant(node) or _unknown_constant(model, node):
         return True
     t = node.type
+    if t == "subscript_expression":
+        return _lookup_table_entry(model, f, node, depth)
     if t == "identifier":
         v = model.resolve(node)
         if v is None:
@@ -103,6 +105,72 @@ def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:
         if parse_type_name(name).is_arithmetic or name in ("min", "max", "clamp", "abs"):
             return bool(args) and all(static_index(model, f, a, depth + 1) for a in args)
     return False
+
+
+def _unknown_constant(model, node: ts.Node) -> bool:
+    """A name the file does not declare that reads as a compile-time constant: a member of a type
+    (``F::KR``, ``Traits::kBits``), a variable template (``kElemsPerAccess<T>``), or an upper-case
+    or ``kName`` identifier (a header's macro or constexpr). Its constness is unknown, not refuted:
+    SL101 stays silent on it (vLLM: ``for (u = 0; u < F::KR / 8; ++u) kw[u]`` under ``#pragma
+    unroll``). Lower-case names that do not resolve stay dynamic."""
+    t = node.type
+    if t == "template_function":
+        name = node.child_by_field_name("name")
+        if name is None or name.type not in ("identifier", "qualified_identifier") or model.text(name) in (
+                "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast"):
+            return False
+        v = model.resolve(name)
+        return v is None or (v.is_constexpr and not v.is_param)
+    if t not in ("identifier", "qualified_identifier") or model.resolve(node) is not None:
+        return False
+    text = model.text(node)
+    if model._builtin(text.split("::")[-1]) is not None:
+        return False  # threadIdx, gl_LocalInvocationIndex, ...: is_constant answered already
+    if t == "qualified_identifier":
+        return True
+    return (text.isupper() and any(c.isalpha() for c in text)) or (
+        len(text) > 1 and text[0] == "k" and text[1].isupper())
+
+
+def _lookup_table_entry(model, f, node: ts.Node, depth: int) -> bool:
+    """``pack_idx[i]`` with a static index into a thread-private table initialized from constants
+    and never written (``int pack_idx[8] = {0, 2, 4, 6, 1, 3, 5, 7};``): once the loop unrolls the
+    compiler folds each entry (vLLM gptq_marlin_repack.cu indexes ``vals[pack_idx[i]]``)."""
+    arg = node.child_by_field_name("argument")
+    idx = subscript_index(node)
+    if arg is None or idx is None or unparen(arg).type != "identifier":
+        return False
+    v = model.resolve(unparen(arg))
+    if v is None or v.function is not f or v.is_param or not v.dims or len(v.dims) != 1 or v.init is None:
+        return False
+    if v.init.type != "initializer_list" or not is_thread_private(v) or model.writes_into(v):
+        return False
+    if any(not model.is_constant(c) for c in v.init.named_children if c.type != "comment"):
+        return False
+    if _address_taken(model, f, v):
+        return False
+    return static_index(model, f, idx, depth + 1)
+
+
+def _address_taken(model, f, v) -> bool:
+    """``v`` (an array) named anywhere in ``f`` other than as the base of a subscript: passed to a
+    call, bound to a pointer, ... (it may be written through that)."""
+    for n in _identifiers(f.body):
+        if n.id == v.node.id or model.text(n) != v.name or model.resolve(n) is not v:
+            continue
+        p = n.parent
+        if p is None or p.type != "subscript_expression" or p.child_by_field_name("argument") != n:
+            return True
+    return False
+
+
+def _identifiers(node: ts.Node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            yield n
+        stack.extend(n.children)
 
 
 def _static_header(model, f, loop, depth: int) -> bool:

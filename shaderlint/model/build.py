@@ -708,6 +708,10 @@ class _Builder:
             var = None
             if init is not None and init.type == "declaration":
                 decls = self.declarators(init)
+                if len(decls) > 1:
+                    # `for (int ldg = 0, col = start; ldg < N; ++ldg, col += C)`: the counter is the
+                    # declared variable the condition tests (vLLM topk_softmax_kernels.cu)
+                    decls = [d for d in decls if self._tested_by(d, cond)][:1] if cond is not None else []
                 if len(decls) == 1:
                     nm, _, _ = self.unwrap_declarator(decls[0])
                     var = next((v for v in f.vars if v.node == nm), None) if nm is not None else None
@@ -720,6 +724,8 @@ class _Builder:
                     right = init.child_by_field_name("right")
                     loop.start = m.const_value(right) if right is not None else None
             loop.var = var
+            if var is not None and update is not None and update.type == "comma_expression":
+                update = self._update_of(update, var)
             if var is not None and cond is not None:
                 loop.bound, strict, sign = self._bound(cond, var)
                 loop.step = self._step(update, var)
@@ -741,6 +747,35 @@ class _Builder:
                     loop.constant_trip = False
             loop.unroll = self._pragma_unroll(node)
             f.loops.append(loop)
+
+    def _tested_by(self, declarator: ts.Node, cond: ts.Node) -> bool:
+        """True if the variable ``declarator`` declares is an operand of the comparison ``cond``."""
+        nm, _, _ = self.unwrap_declarator(declarator)
+        c = unparen(cond)
+        if nm is None or c.type != "binary_expression":
+            return False
+        name = self.text(nm)
+        return any(x is not None and unparen(x).type == "identifier" and self.text(unparen(x)) == name
+                   for x in (c.child_by_field_name("left"), c.child_by_field_name("right")))
+
+    def _update_of(self, update: ts.Node, var: Var) -> ts.Node | None:
+        """The part of a comma-separated loop update (``++ldg, col += C``) that steps ``var``; None
+        when none or several do."""
+        m = self.m
+        parts, stack = [], [update]
+        while stack:
+            n = stack.pop()
+            if n.type == "comma_expression":
+                stack.extend(c for c in n.named_children if c.type != "comment")
+            else:
+                parts.append(n)
+        mine = []
+        for p in parts:
+            target = p.child_by_field_name("argument") if p.type == "update_expression" else (
+                p.child_by_field_name("left") if p.type == "assignment_expression" else None)
+            if target is not None and unparen(target).type == "identifier" and m.resolve(unparen(target)) is var:
+                mine.append(p)
+        return mine[0] if len(mine) == 1 else None
 
     def _constant_trip(self, var: Var, init: ts.Node | None, cond: ts.Node, update: ts.Node | None) -> bool:
         m = self.m
@@ -952,6 +987,14 @@ class _Builder:
             if self.lang == "glsl" and g.address_space in ("in",) and m.stage not in ("compute", None):
                 deps[g] = frozenset({B.LOCAL})
         m.var_deps = deps
+        # References bound to memory (`int& count = smem_ints[0];`, `auto& s = *reinterpret_cast<S*>(smem);`,
+        # `auto& bin = storage.bin;` on a reference parameter) name that memory: a read is a load (not
+        # known either way, like a shared-memory read) and a write is a store, which leaves the
+        # reference bound where it was. vLLM's top-k kernels publish a shared threshold through such
+        # references from one thread (`if (tid == 0) s_bin = b;`), barrier, then branch on it.
+        mem_refs = self.memory_references()
+        for v in mem_refs:
+            deps[v] = frozenset({B.UNKNOWN_DEP})
         # Every write to a local variable: (target var, rhs nodes, statement)
         writes: list[tuple[Var, list[ts.Node], ts.Node]] = []
         for f in m.functions:
@@ -963,7 +1006,12 @@ class _Builder:
             if left is None or right is None:
                 continue
             base = m.base_var(left)
-            if base is None or base.is_global or base.address_space is not None:
+            if base is None or base.is_global or base.address_space is not None or base in mem_refs:
+                continue
+            if self.stores_through_pointer(left):
+                # `p.data[tid] = x` on a struct holding pointers (a kernel's parameter block): the
+                # store goes to the memory `p.data` points at, `p` keeps its value (vLLM's
+                # `Params p` made every later `p.G` thread-dependent).
                 continue
             if unparen(left).type != "identifier" and base.type.kind == "pointer" and not base.dims:
                 # `p[tid] = x`, `p->f = x`, `*p = x` store through the pointer: the pointer keeps its
@@ -980,9 +1028,11 @@ class _Builder:
         for u in m.nodes("update"):
             arg = u.child_by_field_name("argument")
             base = m.base_var(arg) if arg is not None else None
-            if base is not None and not base.is_global:
+            if base is not None and not base.is_global and base not in mem_refs:
                 if unparen(arg).type != "identifier" and base.type.kind == "pointer" and not base.dims:
                     continue  # `p[i]++` stores through the pointer (see above)
+                if self.stores_through_pointer(arg):
+                    continue
                 writes.append((base, [arg], u))
         writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
         conds = [_value_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
@@ -1017,6 +1067,74 @@ class _Builder:
             if not changed:
                 break
         m._deps_cache.clear()
+
+    def stores_through_pointer(self, lvalue: ts.Node) -> bool:
+        """True when writing to ``lvalue`` stores through a pointer (``s.ptr[i]``, ``a.b->c``,
+        ``*p``, ``p[i].f``) rather than into the variable at its root (``a[i]``, ``s.f``, ``s.arr[i]``).
+        Unknown types count as not through a pointer."""
+        m = self.m
+        n = unparen(lvalue)
+        for _ in range(64):
+            t = n.type
+            if t == "pointer_expression":
+                op = n.child_by_field_name("operator")
+                return op is not None and self.text(op) == "*"
+            if t == "field_expression":
+                op = n.child_by_field_name("operator")
+                if op is not None and self.text(op) == "->":
+                    return True
+            elif t == "subscript_expression":
+                arg = n.child_by_field_name("argument")
+                if arg is None:
+                    return False
+                a = unparen(arg)
+                if a.type in ("identifier", "qualified_identifier"):
+                    v = m.resolve(a)
+                    return v is not None and not v.dims and v.type.kind == "pointer"
+                if m.type_of(a).kind == "pointer":
+                    return True
+            else:
+                return False
+            nxt = n.child_by_field_name("argument")
+            if nxt is None:
+                return False
+            n = unparen(nxt)
+        return False
+
+    def memory_references(self) -> set[Var]:
+        """Local references (``T& r = …``) bound to memory: to an element or field reached through a
+        pointer, to a dereferenced pointer, to shared/global memory, into a reference parameter or
+        into another such reference. References to a thread's own variables are left out."""
+        from shaderlint.model.memory import is_reference
+        m = self.m
+        out: set[Var] = set()
+        for f in m.functions:
+            # A struct passed by reference (`SelectSmem& s`, `Storage& storage`) is the caller's object,
+            # in practice the block's shared scratch: `s.hist[b] = 0` and `s.bin = b` store into it
+            # (vLLM topk512_gfx942.cu branched on `s.inBin` after a barrier). Scalars and arrays
+            # passed by reference (out-parameters, private accumulators) are left as they were, and so
+            # are Metal's `constant Params& p` buffer parameters (uniform kernel arguments).
+            for p in f.params if self.lang == "cuda" and not f.is_entry else ():
+                if is_reference(p) and not p.dims and not p.type.is_arithmetic and p.type.kind not in (
+                        "bool", "pointer", "array"):
+                    out.add(p)
+            for v in sorted(f.vars, key=lambda x: x.node.start_byte):
+                if v.is_param or v.init is None or not is_reference(v):
+                    continue
+                init = unparen(v.init)
+                if init.type not in ("subscript_expression", "field_expression", "pointer_expression",
+                                     "identifier"):
+                    continue
+                if init.type != "identifier" and self.stores_through_pointer(init):
+                    out.add(v)
+                    continue
+                base = m.base_var(init)
+                if base is None:
+                    continue
+                if base in out or base.address_space in ("shared", "global", "threadgroup", "device") or (
+                        base.is_param and is_reference(base)):
+                    out.add(v)
+        return out
 
     def returns(self, f: Function) -> list[ts.Node]:
         cache = self.__dict__.setdefault("_returns_cache", {})

@@ -615,6 +615,8 @@ class ExprAnalysis:
             name = self.callee_name(node)
             if name in _SHAPE_QUERIES and name not in self.function_by_name:
                 return frozenset()  # the shape of a thread's partition of a tensor is the same in every thread
+            if name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
+                return frozenset()  # the block-wide vote: every thread of the block gets the same result
             out: set[str] = set()
             for a in self.call_args(node):
                 out |= self.deps(a)

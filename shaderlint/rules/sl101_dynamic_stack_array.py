@@ -9,9 +9,17 @@ butterfly `for (s = 32; s < N; s *= 2) for (k = 0; k < s / 32; k++)`: every
 unrolled copy of the outer loop gives it a constant trip count). A constant bound
 joined with runtime tests by `&&` (`for (row = 0; row < NR && first + row < n;
 ++row)`) still bounds the trip count: the loop unrolls completely with an exit
-test in each copy, and its counter is static. It is reported
-once, at the array's declaration, with each dynamic index as a related
-location.
+test in each copy, and its counter is static. A name the file
+does not declare but that reads as a constant (a member of a type such as
+`F::kLanes`, a variable template `kElems<T>`, an upper-case or `kName` macro or
+constant from a header) is taken for a constant of unknown value, not for a
+run-time value; so is an entry of a table of constants that is never written
+(`vals[order[i]]` with `int order[8] = {0, 2, ...}`). A loop that declares
+several variables (`for (ldg = 0, col = start; ldg < 4; ++ldg, col += 32)`)
+counts with the one its condition tests. Only the array's own dimensions are
+indices into it: `bufs[i][idx]` on `float* bufs[4]` indexes the memory the
+element points at. It is reported once, at the array's declaration, with each
+dynamic index as a related location.
 
 ## Why is this bad?
 GPU registers cannot be indexed at run time. An array the compiler can index
@@ -117,7 +125,10 @@ class DynamicStackArray(Rule):
                 # `a[i][j]`: every index of the chain
                 idx_nodes = [_index(s)]
                 p = s.parent
-                while p is not None and p.type == "subscript_expression" and p.child_by_field_name("argument") == s:
+                # only the array's own dimensions: `tmps[i][idx]` on `P* tmps[N]` indexes the memory
+                # the element points at, not the array (vLLM custom_all_reduce.cuh)
+                while p is not None and p.type == "subscript_expression" and p.child_by_field_name("argument") == s \
+                        and len(idx_nodes) < max(1, len(v.dims)):
                     idx_nodes.append(_index(p))
                     s, p = p, p.parent
                 for idx in idx_nodes:

@@ -6,7 +6,10 @@ constant. Constants are literals, `const` variables with constant initializers,
 `constexpr` variables (whatever their initializer names: C++ requires a
 constant), enumerators, template parameters, `sizeof`, object-like macros
 with literal values, Metal function constants, GLSL specialization constants
-and `gl_WorkGroupSize`. `blockDim.x`, `gridDim.x`, `threads_per_threadgroup`
+and `gl_WorkGroupSize`; a name the file does not declare that reads as a
+constant (an upper-case or `kName` macro or constant from a header, a member of
+a type such as `Traits::kWidth`) is a constant of unknown value, also through
+a `const` local it initializes (`const int warp_size = WARP_SIZE;`). `blockDim.x`, `gridDim.x`, `threads_per_threadgroup`
 and `gl_SubgroupSize` are run-time values and are flagged. Float division and
 expressions whose type cannot be told are left alone, and so are denominators
 built from counters of constant-trip loops the compiler unrolls completely (at

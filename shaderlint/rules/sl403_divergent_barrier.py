@@ -16,8 +16,16 @@ through assignments, arithmetic, array reads, calls to functions in the same
 file, loop counters whose bounds or steps depend on it, and early returns.
 Kernel parameters, constants, `blockIdx`/`threadgroup_position_in_grid`,
 `blockDim`/`threads_per_threadgroup`/`gl_WorkGroupSize` and loads from uniform
-addresses are uniform within the group. A value read from threadgroup/shared
-memory is not known either way and the rule stays silent on it. In GLSL,
+addresses are uniform within the group, and so is the result of CUDA's block-wide
+votes `__syncthreads_count`/`_and`/`_or` (not of the warp votes `__any_sync`,
+`__ballot_sync`, …). A value read from threadgroup/shared memory is not known
+either way and the rule stays silent on it; that includes reads through a local
+reference bound to memory (`int& count = smem_ints[0];`, `auto& s =
+*reinterpret_cast<S*>(smem);`) or through a struct passed by reference (`Scratch&
+st`, the caller's object: in practice the block's shared scratch), and a store
+through a pointer (`p[tid] = x`, `params.out[tid] = x`) or such a reference
+changes the memory, not the variable. Scalars passed by reference are
+out-parameters and keep the dependence of what is written to them. In GLSL,
 `gl_GlobalInvocationID.y`/`.z` is the group's along an axis the group is one
 thread deep in: declared so (`layout(local_size_x = 64) in;` leaves y and z at
 1) or, when the file does not give that size (the host injects it, or a

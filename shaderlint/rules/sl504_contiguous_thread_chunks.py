@@ -10,8 +10,12 @@ global x index, `thread_position_in_grid`, `gl_GlobalInvocationID.x`,
 `gl_LocalInvocationIndex`, …); indices along y/z (rows of a 2-D launch) are
 left alone. The chunk must come from the problem size (`ceil(len / threads)`, a
 parameter) or be a constant wider than one vector load: a span of at most 4
-elements (`t * 4 + k`, the vector-load idiom) is not flagged. Reported at the
-`for` statement.
+elements (`t * 4 + k`, the vector-load idiom) is not flagged, and neither is a
+constant whose value the file does not give (`constexpr int DPL = D / 32;` with
+`D` from a header, a template parameter). A chunk per warp or SIMD group (`t =
+threadIdx.x / 32`, `/ WARP_SIZE`, `>> 5`, `simdgroup_index_in_threadgroup`,
+`gl_SubgroupID`) is not a chunk per thread: the lanes of one warp share it.
+Reported at the `for` statement.
 
 ## Why is this bad?
 Neighbouring threads of a SIMD group then read addresses `chunk` elements
@@ -91,6 +95,8 @@ class ContiguousThreadChunks(Rule):
                 if chunk is None:
                     continue
                 tid, size = chunk
+                if _group_index(model, tid):
+                    continue
                 t, c = " ".join(model.text(tid).split()), " ".join(model.text(size).split())
                 if unparen(tid).type not in ("identifier", "field_expression", "call_expression"):
                     t = f"({t})"
@@ -102,7 +108,7 @@ class ContiguousThreadChunks(Rule):
                     f"each thread walks its own contiguous chunk of `{c}` elements (from `{t} * {c}`): neighbouring "
                     f"threads access addresses `{c}` elements apart, so their loads are not coalesced{idle}; "
                     f"stride by the thread count instead "
-                    f"(`for (i = {t.strip('()') if t.startswith('(') else t}; i < n; i += threads)`)",
+                    f"(`for (i = {t[1:-1] if t.startswith('(') and t.endswith(')') else t}; i < n; i += threads)`)",
                     kernel=f.name,
                 )
 
@@ -209,12 +215,55 @@ def _x_thread_index(model, node, depth=0) -> bool:
 
 def _wide(model, size) -> bool:
     """A chunk wider than one vector load: a constant > 4, or a run-time size. A constant of unknown
-    value (a template parameter, a function constant) may be the vector-load idiom: silent."""
+    value (a template parameter, a function constant, a constexpr from a header's constant) may be
+    the vector-load idiom: silent."""
     expr = follow(model, size)[0]
     v = model.const_value(expr)
     if v is None:
-        return not model.is_constant(expr)
+        v = model.const_value(size)
+    if v is None:
+        # `constexpr int DPL = D / 32;` is a constant even when `D` comes from a header (following
+        # it to `D / 32` lost that: vLLM octave_attn.cu was reported for 8 halves, one 16-byte load).
+        return not (model.is_constant(expr) or model.is_constant(size))
     return v > _VECTOR_SPAN
+
+
+_GROUP_INDEX_NAMES = ("simdgroup_index_in_threadgroup", "gl_SubgroupID", "meta_group_rank")
+
+
+def _group_index(model, node, depth=0) -> bool:
+    """True if ``node`` is a warp / SIMD-group index (``threadIdx.x / 32``, ``tid / WARP_SIZE``,
+    ``tid >> 5``, ``simdgroup_index_in_threadgroup``): every lane of a warp has the same value, so a
+    chunk indexed by it is one warp's (vLLM moe_align_sum_kernels.cu: `warp_id * experts_per_warp`).
+    A divisor or shift the file gives no value for counts as a warp size (silent)."""
+    if depth > 4:
+        return False
+    e = unparen(node)
+    if e.type in ("identifier", "field_expression", "call_expression"):
+        text = model.text(e)
+        if any(n in text for n in _GROUP_INDEX_NAMES):
+            return True
+        v = model.resolve(e) if e.type == "identifier" else None
+        if v is not None and v.role in ("simdgroup_index_in_threadgroup",):
+            return True
+        d, _ = follow(model, e)
+        return d is not e and _group_index(model, d, depth + 1)
+    if e.type == "cast_expression":
+        val = e.child_by_field_name("value")
+        return val is not None and _group_index(model, val, depth + 1)
+    if e.type != "binary_expression":
+        return False
+    op = model.text(e.child_by_field_name("operator"))
+    left, right = e.child_by_field_name("left"), e.child_by_field_name("right")
+    if op in ("/", ">>") and B.LOCAL not in model.deps(right) and B.UNKNOWN_DEP not in model.deps(right):
+        v = model.const_value(right)
+        if v is None:
+            return True
+        return v >= 32 if op == "/" else v >= 5
+    if op in ("+", "-", "*"):  # `warp + k`, `2 * warp`: still one value per warp
+        return all(_group_index(model, x, depth + 1) or B.LOCAL not in model.deps(x) for x in (left, right)) \
+            and any(_group_index(model, x, depth + 1) for x in (left, right))
+    return False
 
 
 def _bound(model, cond, var):
