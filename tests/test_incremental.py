@@ -274,6 +274,28 @@ def test_a_broken_declaration_does_not_shadow_the_globals_of_later_functions() -
         assert_same_as_full(partial, "b.cu", data, settings, "cuda")
 
 
+def test_the_annotation_of_a_broken_function_is_not_file_wide() -> None:
+    """Found by bench/fuzz.py's edit chains: `// shaderlint: threadgroup-size=32` above the first kernel
+    became a file-level fact while that kernel did not parse (no first function below it any more), so
+    every other kernel got 32 threads and an SL401 in the whole-file lint only."""
+    unit = ("kernel void {n}(device float* out [[buffer(0)]], threadgroup float* t [[threadgroup(0)]],\n"
+            "    uint lid [[thread_index_in_threadgroup]]) {{\n"
+            "    t[lid] = out[lid];\n    threadgroup_barrier(mem_flags::mem_threadgroup);\n    out[lid] = t[lid ^ 1];\n}}\n")
+    src = ("#include <metal_stdlib>\nusing namespace metal;\n\n// shaderlint: threadgroup-size=32\n"
+           + unit.format(n="small") + "\n" + unit.format(n="unknown")).encode()
+    settings = Settings(select=("SL401",))
+    assert [d.code for d in lint_source("a.metal", src, settings, "metal").diagnostics] == ["SL401"]
+    outline = build_outline(lint_source("a.metal", src, settings, "metal"), settings)
+    at = src.index(b"t[lid] = out[lid];") + 1  # `t([lid] = ...`
+    data = src[:at] + b"(" + src[at:]
+    outline.edit(at, at, 1)
+    full = lint_source("a.metal", data, settings, "metal")
+    assert not [d for d in full.diagnostics if d.code == "SL401"]
+    partial = partial_lint("a.metal", data, settings, "metal", outline, whole_parse=whole("a.metal", data, "metal"))
+    if partial is not None:
+        assert_same_as_full(partial, "a.metal", data, settings, "metal")
+
+
 def test_no_outline_is_carried_over_an_open_comment() -> None:
     """Found by bench/fuzz.py's edit chains: `/*` typed in one body comments out the functions after
     it until some later `*/`. Cutting that body out of a copy (for an edit elsewhere) would end the

@@ -687,7 +687,11 @@ class _Builder:
             first = (f0.outer or f0.node).start_byte
         else:
             first = len(self.m.source.data)
-        return [a for a in self.annotations if a[1] <= first and not _attached(self.m.parsed, a[1], first)]
+        broken = [c.start_byte for c in self.m.root.children if c.has_error or c.type == "ERROR"]
+        return [a for a in self.annotations if a[1] <= first and not _attached(self.m.parsed, a[1], first)
+                and not any(a[1] <= b < first and _attached(self.m.parsed, a[1], b) for b in broken)]
+        # (an annotation directly above a function that does not parse right now is that function's,
+        # not the whole file's: it must not give its threadgroup size to every other kernel)
 
     def collect_file_facts(self) -> None:
         """Every file-level annotation into ``model.facts`` (``dispatch=``, ``grid-size=``, …)."""
