@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import tree_sitter as ts
 
 from shaderlint.model.consteval import c_binary, parse_number
-from shaderlint.model.expr import unparen
+from shaderlint.model.expr import compared_with, unparen
 from shaderlint.model.types import parse_type_name
 
 #: Bindings: ``id(Var)`` -> value (template parameters, unrolled loop counters); a name
@@ -229,17 +229,8 @@ def _static_bound(model, f, v, c: ts.Node, depth: int) -> bool:
     (``row < NR0 && first_row + row < ne01``) it still bounds the trip count by a constant: the
     compiler unrolls the loop completely, with an exit test in each copy, and the counter is a
     constant in every copy (llama.cpp's mat-vec kernels index their per-row sums this way)."""
-    c = unparen(c)
-    if c.type != "binary_expression" or model.text(c.child_by_field_name("operator")) not in ("<", "<=", ">", ">=", "!="):
-        return False
-    left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
-    if left is None or right is None:
-        return False
-    if unparen(left).type == "identifier" and model.resolve(unparen(left)) is v:
-        bound = right
-    elif unparen(right).type == "identifier" and model.resolve(unparen(right)) is v:
-        bound = left
-    else:
+    bound = compared_with(model, c, v)
+    if bound is None:
         return False
     return static_index(model, f, bound, depth + 1)
 

@@ -17,7 +17,7 @@ import tree_sitter as ts
 from shaderlint.languages.base import Mask, Parsed
 from shaderlint.model import builtins as B
 from shaderlint.model.consteval import eval_text, parse_number
-from shaderlint.model.expr import ExprAnalysis, unparen
+from shaderlint.model.expr import ExprAnalysis, compared_with, unparen
 from shaderlint.model.preproc import branch_literals, exclusive
 from shaderlint.model.kernel import (
     parse_dims,
@@ -787,19 +787,8 @@ class _Builder:
             init.child_by_field_name("right") if init is not None and init.type == "assignment_expression" else None)
         if start is None or not m.is_constant(start):
             return False
-        c = unparen(cond)
-        if c.type != "binary_expression" or self.text(c.child_by_field_name("operator")) not in ("<", "<=", ">", ">=", "!="):
-            return False
-        left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
-        if left is None or right is None:
-            return False
-        if unparen(left).type == "identifier" and m.resolve(unparen(left)) is var:
-            other = right
-        elif unparen(right).type == "identifier" and m.resolve(unparen(right)) is var:
-            other = left
-        else:
-            return False
-        if not m.is_constant(other) or update is None:
+        other = compared_with(m, cond, var)
+        if other is None or not m.is_constant(other) or update is None:
             return False
         if update.type == "update_expression":
             return True

@@ -55,6 +55,22 @@ def unparen(node: ts.Node) -> ts.Node:
     return node
 
 
+def compared_with(model, cond: ts.Node, var) -> ts.Node | None:
+    """The other side of ``cond`` when it compares the variable ``var`` (``<``, ``<=``, ``>``, ``>=``,
+    ``!=``) with something, as a loop condition does; None otherwise."""
+    c = unparen(cond)
+    if c.type != "binary_expression" or model.text(c.child_by_field_name("operator")) not in ("<", "<=", ">", ">=", "!="):
+        return None
+    left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
+    if left is None or right is None:
+        return None
+    if unparen(left).type == "identifier" and model.resolve(unparen(left)) is var:
+        return right
+    if unparen(right).type == "identifier" and model.resolve(unparen(right)) is var:
+        return left
+    return None
+
+
 class ExprAnalysis:
     """Answers questions about expressions. Requires the FileModel attributes."""
 
