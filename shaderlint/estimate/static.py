@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import tree_sitter as ts
 
 from shaderlint.model.consteval import c_binary, parse_number
-from shaderlint.model.expr import compared_with, unparen
+from shaderlint.model.expr import compared_with, descendants, unparen
 from shaderlint.model.types import parse_type_name
 
 #: Bindings: ``id(Var)`` -> value (template parameters, unrolled loop counters); a name
@@ -169,22 +169,13 @@ def _lookup_table_entry(model, f, node: ts.Node, depth: int) -> bool:
 def _address_taken(model, f, v) -> bool:
     """``v`` (an array) named anywhere in ``f`` other than as the base of a subscript: passed to a
     call, bound to a pointer, ... (it may be written through that)."""
-    for n in _identifiers(f.body):
+    for n in descendants(f.body, "identifier"):
         if n.id == v.node.id or model.text(n) != v.name or model.resolve(n) is not v:
             continue
         p = n.parent
         if p is None or p.type != "subscript_expression" or p.child_by_field_name("argument") != n:
             return True
     return False
-
-
-def _identifiers(node: ts.Node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier":
-            yield n
-        stack.extend(n.children)
 
 
 def _static_header(model, f, loop, depth: int) -> bool:

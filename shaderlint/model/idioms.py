@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import tree_sitter as ts
 
 from shaderlint.model import builtins as B
-from shaderlint.model.expr import unparen
+from shaderlint.model.expr import descendants, unparen
 from shaderlint.model.kernel import Function
 
 if TYPE_CHECKING:
@@ -111,15 +111,8 @@ def _group_vote(model: "FileModel", f: Function | None, cond: ts.Node) -> bool:
     analysis cannot tell: silent."""
     if f is None or f.body is None:
         return False
-    idents = []
-    stack = [cond]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier":
-            v = model.resolve(n)
-            if v is not None and B.LOCAL in model.var_deps.get(v, frozenset()):
-                idents.append(v)
-        stack.extend(n.named_children)
+    idents = [v for n in descendants(cond, "identifier") if (v := model.resolve(n)) is not None
+              and B.LOCAL in model.var_deps.get(v, frozenset())]
     if not idents:
         return False
     for v in set(idents):
