@@ -20,6 +20,7 @@ import tree_sitter as ts
 
 from shaderlint.model.consteval import c_binary, parse_number
 from shaderlint.model.expr import compared_with, descendants, unparen
+from shaderlint.model.preproc import defined_in_file
 from shaderlint.model.types import parse_type_name
 
 #: Bindings: ``id(Var)`` -> value (template parameters, unrolled loop counters); a name
@@ -124,7 +125,7 @@ def _unknown_constant(model, node: ts.Node) -> bool:
     if t not in ("identifier", "qualified_identifier") or model.resolve(node) is not None:
         return False
     text = model.text(node)
-    if t == "identifier" and text in _defined_names(model):
+    if t == "identifier" and text in defined_in_file(model):
         return False  # the file's own #define: is_constant read its body (`#define N (p.loads + 1)` is not)
     if model._builtin(text.split("::")[-1]) is not None:
         return False  # threadIdx, gl_LocalInvocationIndex, ...: is_constant answered already
@@ -132,18 +133,6 @@ def _unknown_constant(model, node: ts.Node) -> bool:
         return True
     return (text.isupper() and any(c.isalpha() for c in text)) or (
         len(text) > 1 and text[0] == "k" and text[1].isupper())
-
-
-def _defined_names(model) -> frozenset:
-    got = model.__dict__.get("_defined_names")
-    if got is None:
-        names = set()
-        for d in model.nodes("define"):
-            nm = d.child_by_field_name("name")
-            if nm is not None:
-                names.add(model.text(nm))
-        got = model._defined_names = frozenset(names)
-    return got
 
 
 def _lookup_table_entry(model, f, node: ts.Node, depth: int) -> bool:

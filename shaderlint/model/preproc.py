@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
+from shaderlint.model.expr import unparen
+
 if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
 
@@ -32,14 +34,8 @@ def _text(m: "FileModel", n: ts.Node) -> str:
     return " ".join(m.source.data[n.start_byte:n.end_byte].decode("utf-8", "replace").split())
 
 
-def _unparen(n: ts.Node) -> ts.Node:
-    while n.type == "parenthesized_expression" and n.named_child_count == 1:
-        n = n.named_children[0]
-    return n
-
-
 def _literals(m: "FileModel", cond: ts.Node, value: bool, out: set[Literal]) -> None:
-    cond = _unparen(cond)
+    cond = unparen(cond)
     t = cond.type
     if t == "unary_expression" and cond.child_count == 2 and cond.children[0].type == "!":
         _literals(m, cond.children[1], not value, out)
@@ -58,13 +54,14 @@ def _literals(m: "FileModel", cond: ts.Node, value: bool, out: set[Literal]) -> 
                 _literals(m, left, value, out)
                 _literals(m, right, value, out)
             elif o in ("==", "!="):
-                a, b = _text(m, _unparen(left)), _text(m, _unparen(right))
+                a, b = _text(m, unparen(left)), _text(m, unparen(right))
                 out.add((f"{a} == {b}", value if o == "==" else not value))
                 return
     out.add((_text(m, cond), value))
 
 
-def _defined_in_file(m: "FileModel") -> frozenset[str]:
+def defined_in_file(m: "FileModel") -> frozenset[str]:
+    """Names the file itself ``#define``s or ``#undef``s (outside comments and strings)."""
     names = getattr(m, "_pp_defined", None)
     if names is None:
         src = m.source
@@ -76,7 +73,7 @@ def _defined_in_file(m: "FileModel") -> frozenset[str]:
 
 def _comparable(m: "FileModel", lit: Literal) -> bool:
     words = set(_WORD.findall(lit[0])) - {"defined"}
-    return bool(words) and not (words & _defined_in_file(m))
+    return bool(words) and not (words & defined_in_file(m))
 
 
 def _group_literals(m: "FileModel", n: ts.Node, value: bool) -> set[Literal]:
