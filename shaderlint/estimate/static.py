@@ -20,7 +20,7 @@ import tree_sitter as ts
 
 from shaderlint.model.consteval import c_binary, parse_number
 from shaderlint.model.expr import compared_with, descendants, unparen
-from shaderlint.model.preproc import defined_in_file
+from shaderlint.model.preproc import macro_names
 from shaderlint.model.types import parse_type_name
 
 #: Bindings: ``id(Var)`` -> value (template parameters, unrolled loop counters); a name
@@ -125,7 +125,7 @@ def _unknown_constant(model, node: ts.Node) -> bool:
     if t not in ("identifier", "qualified_identifier") or model.resolve(node) is not None:
         return False
     text = model.text(node)
-    if t == "identifier" and text in defined_in_file(model):
+    if t == "identifier" and text in macro_names(model):
         return False  # the file's own #define: is_constant read its body (`#define N (p.loads + 1)` is not)
     if model._builtin(text.split("::")[-1]) is not None:
         return False  # threadIdx, gl_LocalInvocationIndex, ...: is_constant answered already

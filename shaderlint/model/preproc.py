@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 Literal = tuple[str, bool]  # (normalised condition, its value in the branch)
 
 _BRANCHES = ("preproc_if", "preproc_ifdef", "preproc_elif", "preproc_elifdef", "preproc_else")
-_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
@@ -60,20 +60,22 @@ def _literals(m: "FileModel", cond: ts.Node, value: bool, out: set[Literal]) -> 
     out.add((_text(m, cond), value))
 
 
-def defined_in_file(m: "FileModel") -> frozenset[str]:
-    """Names the file itself ``#define``s or ``#undef``s (outside comments and strings)."""
-    names = getattr(m, "_pp_defined", None)
+def macro_names(m: "FileModel", undef: bool = False) -> frozenset[str]:
+    """Names the file itself ``#define``s (with ``undef``, also those it ``#undef``s), outside
+    comments and strings, anywhere (also inside function bodies)."""
+    cache = m.__dict__.setdefault("_pp_macro_names", {})
+    names = cache.get(undef)
     if names is None:
         src = m.source
-        names = frozenset(x.group(1).decode() for x in _DIRECTIVE.finditer(src.data)
-                          if not src.in_comment_or_string(x.start(1)))
-        m._pp_defined = names
+        names = cache[undef] = frozenset(
+            x.group(2).decode() for x in _DIRECTIVE.finditer(src.data)
+            if (undef or x.group(1) == b"define") and not src.in_comment_or_string(x.start(2)))
     return names
 
 
 def _comparable(m: "FileModel", lit: Literal) -> bool:
     words = set(_WORD.findall(lit[0])) - {"defined"}
-    return bool(words) and not (words & defined_in_file(m))
+    return bool(words) and not (words & macro_names(m, undef=True))
 
 
 def _group_literals(m: "FileModel", n: ts.Node, value: bool) -> set[Literal]:

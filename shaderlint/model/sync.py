@@ -302,18 +302,14 @@ def function_bits(model: "FileModel", f: Function, _seen: frozenset[str] = froze
     return bits
 
 
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
 
 
 def _is_macro(model: "FileModel", ident: ts.Node) -> bool:
     """A name ``#define``d anywhere in the file (also inside a function body, where accessor
     macros such as ``#define AT(i) tile[(i) >> 5][(i) & 31]`` live) that is not a constant."""
-    names = getattr(model, "_sync_macro_names", None)
-    if names is None:
-        src = model.source
-        names = {m.group(1).decode() for m in _DEFINE.finditer(src.data) if not src.in_comment_or_string(m.start(1))}
-        model._sync_macro_names = names
-    return model.text(ident) in names and model.text(ident) not in model.macros
+    from shaderlint.model.preproc import macro_names
+
+    return model.text(ident) in macro_names(model) and model.text(ident) not in model.macros
 
 
 _INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include\b", re.M)
