@@ -392,6 +392,9 @@ __global__ void k(int* p, int n) {
 TEST(Suite,
      Name) {
 }
+TEST(
+    NoRoom, OnTheFirstLine) {
+}
 namespace ns {
 TEST_F(F, G) { }
 }

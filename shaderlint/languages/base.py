@@ -304,12 +304,12 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
         name = b"_%d" % k
         if e - s < len(b"void ") + len(name) + 2:
             continue
+        if b"\n" in data[s:s + 5 + len(name)] or b"\n" in data[e - 2:e]:
+            continue  # `TEST(\n...`: no room on the first line for the header
         text = bytearray(c if c in (0x0A, 0x0D) else 0x20 for c in data[s:e])
         text[0:5] = b"void "
         text[5:5 + len(name)] = name
         text[-2:] = b"()"
-        if b"\n" in text[:5 + len(name)] or b"\n" in text[-2:]:
-            continue  # `TEST(\n...`: no room on the first line
         out.append(Mask(s, e, "header-function-macro", data[s:e].decode("utf-8", "replace")))
         buf[s:e] = text
     return out
