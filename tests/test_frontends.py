@@ -571,3 +571,23 @@ void main() {
     # a group with a complete statement in a branch is left alone (still a parse error)
     assert all(mk.start < m.source.data.index(b"#if C") for mk in kinds)
     assert m.errors and all(e.start > m.source.data.index(b"#if C") for e in m.errors), m.errors
+
+
+def test_macro_names_that_refuse_unrolling_do_not_ask_for_it():
+    """`DONT_UNROLL for (...)` and `NO_UNROLL` are the opposite of `UNROLL` (found in review: the
+    underscore-free check caught NOUNROLL but not DONTUNROLL)."""
+    from shaderlint.languages.base import name_asks_unroll
+
+    assert name_asks_unroll(b"UNROLL") and name_asks_unroll(b"FOR_UNROLL")
+    assert not any(name_asks_unroll(n) for n in (b"DONT_UNROLL", b"NO_UNROLL", b"NOUNROLL", b"DONTUNROLL", b"LOOP"))
+    code = b"""#version 450
+layout(local_size_x = 64) in;
+layout(binding = 0) buffer B { float d[]; };
+void main() {
+    DONT_UNROLL for (int i = 0; i < 4; i++) { d[i] = 0.0; }
+    UNROLL for (int i = 0; i < 4; i++) { d[i] = 1.0; }
+}
+"""
+    parsed = FRONT_ENDS["glsl"].parse(Source("k.comp", code))
+    kinds = [(code[mk.start:mk.end], mk.kind) for mk in parsed.masks if mk.kind in ("unroll-macro", "qualifier")]
+    assert kinds == [(b"DONT_UNROLL", "qualifier"), (b"UNROLL", "unroll-macro")]

@@ -586,6 +586,13 @@ def _loop_header_end(data: bytes, open_paren: int) -> int | None:
     return None
 
 
+def name_asks_unroll(name: bytes) -> bool:
+    """An upper-case macro name that asks for unrolling (``FOR_UNROLL``, ``UNROLL``), not for the
+    opposite (``NO_UNROLL``, ``DONT_UNROLL``, ``NOUNROLL``)."""
+    flat = name.replace(b"_", b"")
+    return b"UNROLL" in name and b"NOUNROLL" not in flat and b"DONTUNROLL" not in flat
+
+
 def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Rewrite loop-header macros (``FOR_UNROLL (init; cond; step)``) as ``for``. The mask's value is
     "unroll" when the name or the macro's definition in this file asks for unrolling (the model reads
@@ -612,7 +619,7 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"{", b"}", b")", b":", b"") and not data[:s].rstrip().endswith((b"else", b"do")):
             continue  # not at the start of a statement
-        unroll = b"UNROLL" in name and b"NOUNROLL" not in name.replace(b"_", b"") or (
+        unroll = name_asks_unroll(name) or (
             body is not None and re.search(rb"\bunroll\b(?!\s*\(\s*disable)", body) is not None)
         out.append(Mask(s, e, "loop-macro", name.decode(), "unroll" if unroll else ""))
         buf[s:e] = b"for" + b" " * (e - s - 3)

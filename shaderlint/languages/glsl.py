@@ -20,7 +20,7 @@ import tree_sitter_glsl
 
 from shaderlint.languages.base import (
     _OBJ_MACRO, FrontEnd, Mask, _blank, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
-    mask_loop_macros, mask_split_headers, scan_code,
+    mask_loop_macros, mask_split_headers, name_asks_unroll, scan_code,
 )
 from shaderlint.model.source import Source
 
@@ -183,7 +183,7 @@ def _mask_loop_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"{", b"}", b")", b":", b""):
             continue  # not at the start of a statement
-        unroll = b"UNROLL" in name and b"NOUNROLL" not in name.replace(b"_", b"")
+        unroll = name_asks_unroll(name)
         if any(b"unroll" in b and b"dont_unroll" not in b for b in bodies.get(name, [])):
             unroll = True
         out.append(Mask(s, e, "unroll-macro" if unroll else "qualifier", name.decode()))
