@@ -404,7 +404,7 @@ NOT_A_FUNCTION(x, y);
 """
     parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code))
     masked = [code[mk.start:mk.end] for mk in parsed.masks if mk.kind == "header-function-macro"]
-    assert masked == [b"TEST(Suite,\n     Name)", b"TEST_F(F, G)"]
+    assert masked == [b"TEST(Suite,\n     Name)", b"TEST(\n    NoRoom, OnTheFirstLine)", b"TEST_F(F, G)"]
     assert parsed.parse_bytes.count(b"\n") == code.count(b"\n") and len(parsed.parse_bytes) == len(code)
     assert b"void _" in parsed.parse_bytes and b"CUDA_KERNEL_LOOP(i, n)" in parsed.parse_bytes
     m = model("k.cu", code.decode())

@@ -176,6 +176,13 @@ _FUNC_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n]
 _STATEMENT_KEYWORD_START = re.compile(rb"(?:do|if|for|while|switch|return)\b")
 
 
+def ends_after_blanks(data: bytes, end: int, suffix) -> bool:
+    """``data[:end].rstrip().endswith(suffix)`` without copying the prefix."""
+    while end > 0 and data[end - 1] in b" \t\n\r\x0b\x0c":
+        end -= 1
+    return data.endswith(suffix, 0, end)
+
+
 def _strip_comments(body: bytes) -> bytes:
     """A macro body without comments and line continuations, stripped."""
     return re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", body, flags=re.S).strip()
@@ -301,18 +308,31 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
         if not all(stack):
             continue
         s, e = m.start(1), m.end(2)
-        name = b"_%d" % k
-        if e - s < len(b"void ") + len(name) + 2:
+        text = _lay_out(data[s:e], (b"void", b"_%d" % k), b"()")
+        if text is None:
             continue
-        if b"\n" in data[s:s + 5 + len(name)] or b"\n" in data[e - 2:e]:
-            continue  # `TEST(\n...`: no room on the first line for the header
-        text = bytearray(c if c in (0x0A, 0x0D) else 0x20 for c in data[s:e])
-        text[0:5] = b"void "
-        text[5:5 + len(name)] = name
-        text[-2:] = b"()"
         out.append(Mask(s, e, "header-function-macro", data[s:e].decode("utf-8", "replace")))
         buf[s:e] = text
     return out
+
+
+def _lay_out(seg: bytes, tokens: tuple[bytes, ...], tail: bytes) -> bytearray | None:
+    """``seg`` rewritten as ``tokens`` (separated by a blank) then ``tail`` at its very end, every line
+    break kept where it is (a token never straddles one); None when they do not fit."""
+    text = bytearray(c if c in (0x0A, 0x0D) else 0x20 for c in seg)
+    limit = len(seg) - len(tail)
+    if limit < 0 or any(c in (0x0A, 0x0D) for c in seg[limit:]):
+        return None
+    text[limit:] = tail
+    pos = 0
+    for tok in tokens:
+        while pos + len(tok) <= limit and any(c in (0x0A, 0x0D) for c in seg[pos:pos + len(tok)]):
+            pos += 1
+        if pos + len(tok) > limit:
+            return None
+        text[pos:pos + len(tok)] = tok
+        pos += len(tok) + 1
+    return text
 
 
 def _prev_code_byte(source: Source, buf: bytearray, pos: int) -> tuple[bytes, int]:
@@ -617,7 +637,7 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
         if _loop_header_end(data, m.end() - 1) is None:
             continue
         before, _ = _prev_code_byte(source, buf, s)
-        if before not in (b";", b"{", b"}", b")", b":", b"") and not data[:s].rstrip().endswith((b"else", b"do")):
+        if before not in (b";", b"{", b"}", b")", b":", b"") and not ends_after_blanks(data, s, (b"else", b"do")):
             continue  # not at the start of a statement
         unroll = name_asks_unroll(name) or (
             body is not None and re.search(rb"\bunroll\b(?!\s*\(\s*disable)", body) is not None)
