@@ -52,7 +52,7 @@ import tree_sitter_cuda
 
 from shaderlint.languages.base import (
     _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons, _next_code,
-    _prev_code_byte, mask_dangling_else, scan_code)
+    _prev_code_byte, ends_after_blanks, mask_dangling_else, scan_code)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
@@ -119,7 +119,7 @@ _TYPE_ATTRIBUTE = re.compile(
 
 def _ends_with_word(data: bytes, end: int, word: bytes) -> bool:
     """``data[:end]`` ends with the whole word ``word``."""
-    return data[:end].endswith(word) and not (data[end - len(word) - 1:end - len(word)].isalnum()
+    return data.endswith(word, 0, end) and not (data[end - len(word) - 1:end - len(word)].isalnum()
                                               or data[end - len(word) - 1:end - len(word)] == b"_")
 
 
@@ -168,7 +168,7 @@ def _next_code_past_directives(data: bytes, pos: int) -> int:
             nl = data.find(b"\n", pos)
             if nl < 0:
                 return n
-            if data[:nl].rstrip(b"\r").endswith(b"\\"):
+            if data[pos:nl].rstrip(b"\r").endswith(b"\\"):
                 pos = nl + 1
                 continue
             pos = nl + 1
@@ -417,7 +417,7 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
             continue
         if before not in (b";", b"{", b"}", b":"):
             continue
-        if before == b":" and data[:s].rstrip().endswith(b"::"):
+        if before == b":" and ends_after_blanks(data, s, b"::"):
             continue
         if kind == "else":
             # `if (a) {...} ELSE_CASE(b) ELSE_CASE(c) else {...}`: without its links the chain is still an if-else

@@ -207,7 +207,7 @@ def _mask_argument_tail_macros(source: Source, buf: bytearray) -> list[Mask]:
         line_start = data.rfind(b"\n", 0, s) + 1
         if data[line_start:s].lstrip().startswith(b"#") or bytes(buf[s:e]) != m.group(0):
             continue
-        nxt = _next_code(bytes(buf), e)
+        nxt = _next_code(buf, e)
         if buf[nxt:nxt + 1] != b")":
             continue
         out.append(Mask(s, e, "qualifier", m.group(0).decode()))
@@ -258,7 +258,7 @@ def _mask_declaration_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"}", b""):
             continue
-        nxt = _next_code(bytes(buf), e)
+        nxt = _next_code(buf, e)
         if nxt < len(buf) and buf[nxt:nxt + 1] in (b"{", b";", b"(", b"="):
             continue
         depth = 0
