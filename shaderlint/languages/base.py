@@ -183,6 +183,11 @@ def ends_after_blanks(data: bytes, end: int, suffix) -> bool:
     return data.endswith(suffix, 0, end)
 
 
+def on_directive_line(data: bytes, pos: int) -> bool:
+    """Whether ``pos`` is on a preprocessor line (only blanks before a ``#`` at its start)."""
+    return data[data.rfind(b"\n", 0, pos) + 1:pos].lstrip().startswith(b"#")
+
+
 def _strip_comments(body: bytes) -> bytes:
     """A macro body without comments and line continuations, stripped."""
     return re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", body, flags=re.S).strip()
@@ -365,7 +370,7 @@ def _is_statement_body(body: bytes) -> bool:
     """A macro body that is statements: it holds a ``;`` or opens with a block or a statement keyword.
     Braces after an expression are a braced initializer, an expression (bitsandbytes'
     ``#define CUB_REDUCTIONOP_MAX cuda::maximum<> {}`` passed as an argument)."""
-    body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", body, flags=re.S).strip()
+    body = _strip_comments(body)
     return b";" in body or _STATEMENT_START.match(body) is not None
 
 
@@ -379,8 +384,7 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
     pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")\b[ \t]*;?")
     out = []
     for m in pattern.finditer(data):
-        line_start = data.rfind(b"\n", 0, m.start()) + 1
-        if data[line_start:m.start()].lstrip().startswith(b"#") or source.in_comment_or_string(m.start()):
+        if on_directive_line(data, m.start()) or source.in_comment_or_string(m.start()):
             continue  # the #define itself, #ifdef BODY, comments
         if bytes(buf[m.start():m.end()]) != data[m.start():m.end()]:
             continue
@@ -460,8 +464,7 @@ def mask_macro_statement_arguments(source: Source, buf: bytearray) -> list[Mask]
         s, paren = m.start(1), m.end() - 1
         if s < covered or source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
-        line_start = data.rfind(b"\n", 0, s) + 1
-        if data[line_start:s].lstrip().startswith(b"#"):
+        if on_directive_line(data, s):
             continue  # #define NAME(...) and other directives
         found = _macro_argument_semicolons(data, paren)
         if found is None:
@@ -628,8 +631,7 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
         name = m.group(1)
         if e - s < 3 or source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
-        line_start = data.rfind(b"\n", 0, s) + 1
-        if data[line_start:s].lstrip().startswith(b"#"):
+        if on_directive_line(data, s):
             continue  # the #define itself, #if lines
         body = defs.get(name)
         if body is not None and not _LOOP_MACRO_FOR_BODY.search(body):

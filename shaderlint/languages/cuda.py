@@ -52,7 +52,7 @@ import tree_sitter_cuda
 
 from shaderlint.languages.base import (
     _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons, _next_code,
-    _prev_code_byte, ends_after_blanks, mask_dangling_else, scan_code)
+    _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else, on_directive_line, scan_code)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
@@ -194,7 +194,7 @@ def _statement_function_macros(data: bytes) -> dict[bytes, bool | str]:
     with ``else`` (a link of an if-else chain, ``if (false) {} CASE(a) CASE(b) else {...}``)."""
     out: dict[bytes, bool | str] = {}
     for m in _FUNC_MACRO_MULTILINE.finditer(data):
-        body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).strip()
+        body = _strip_comments(m.group(2))
         ok: bool | str = "else" if _ELSE_BODY.match(body) else (
             _is_statement_body(body) or _CASE_BODY.match(body) is not None)
         prev = out.get(m.group(1), ok)
@@ -315,7 +315,7 @@ def _block_function_macros(data: bytes) -> set[bytes]:
     """Function-like macros of the file whose every definition is one braced block ``{ ... }``."""
     out: dict[bytes, bool] = {}
     for m in _FUNC_MACRO_MULTILINE.finditer(data):
-        body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).strip()
+        body = _strip_comments(m.group(2))
         ok = body.startswith(b"{") and body.endswith(b"}") and _braces_close_at_end(body)
         out[m.group(1)] = out.get(m.group(1), True) and ok
     return {n for n, ok in out.items() if ok}
@@ -463,7 +463,7 @@ def _qualifier_definitions(source: Source) -> dict[bytes, tuple[str, ...] | None
     for m in _OBJ_MACRO.finditer(source.data):
         if source.in_comment_or_string(m.start(1)):
             continue
-        body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).split()
+        body = _strip_comments(m.group(2)).split()
         toks = tuple(t.decode() for t in body) if body and set(body) <= _QUALIFIER_TOKENS else None
         prev = out.get(m.group(1), ())
         out[m.group(1)] = None if toks is None or prev is None else tuple(dict.fromkeys(prev + toks))
@@ -495,8 +495,7 @@ class CudaFrontEnd(FrontEnd):
             _blank(buf, m.start(1), m.end(1))
         defs = None
         for m in scan_code(source, _QUALIFIER_MACROS):
-            line_start = source.data.rfind(b"\n", 0, m.start()) + 1
-            if source.data[line_start:m.start()].lstrip().startswith(b"#"):
+            if on_directive_line(source.data, m.start()):
                 continue  # a directive (`#define NAME void f(`)
             if defs is None:
                 defs = _qualifier_definitions(source)

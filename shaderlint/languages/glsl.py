@@ -20,7 +20,7 @@ import tree_sitter_glsl
 
 from shaderlint.languages.base import (
     _OBJ_MACRO, FrontEnd, Mask, _blank, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
-    mask_loop_macros, mask_split_headers, name_asks_unroll, scan_code,
+    _strip_comments, mask_loop_macros, mask_split_headers, name_asks_unroll, on_directive_line, scan_code,
 )
 from shaderlint.model.source import Source
 
@@ -157,7 +157,7 @@ def _macro_bodies(source: Source) -> dict[bytes, list[bytes]]:
     bodies: dict[bytes, list[bytes]] = {}
     for m in _OBJ_MACRO.finditer(source.data):
         if not source.in_comment_or_string(m.start(1)):
-            body = re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", m.group(2), flags=re.S).strip()
+            body = _strip_comments(m.group(2))
             bodies.setdefault(m.group(1), []).append(body)
     return bodies
 
@@ -177,8 +177,7 @@ def _mask_loop_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
             continue
         if any(b and not re.fullmatch(rb"\[\[[^\[\]]*\]\]", b) for b in bodies.get(name, [])):
             continue  # defined here as something else
-        line_start = data.rfind(b"\n", 0, s) + 1
-        if data[line_start:s].lstrip().startswith(b"#"):
+        if on_directive_line(data, s):
             continue
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"{", b"}", b")", b":", b""):
@@ -204,8 +203,7 @@ def _mask_argument_tail_macros(source: Source, buf: bytearray) -> list[Mask]:
     out = []
     for m in scan_code(source, pattern):
         s, e = m.start(), m.end()
-        line_start = data.rfind(b"\n", 0, s) + 1
-        if data[line_start:s].lstrip().startswith(b"#") or bytes(buf[s:e]) != m.group(0):
+        if on_directive_line(data, s) or bytes(buf[s:e]) != m.group(0):
             continue
         nxt = _next_code(buf, e)
         if buf[nxt:nxt + 1] != b")":
@@ -233,8 +231,7 @@ def _mask_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
     pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")(?!\w)")
     out = []
     for m in scan_code(source, pattern):
-        line_start = data.rfind(b"\n", 0, m.start()) + 1
-        if data[line_start:m.start()].lstrip().startswith(b"#"):
+        if on_directive_line(data, m.start()):
             continue  # the #define itself, #ifdef NAME
         if bytes(buf[m.start():m.end()]) != m.group(0):
             continue

@@ -19,7 +19,7 @@ import tree_sitter as ts
 import tree_sitter_cpp
 
 from shaderlint.languages.base import (
-    FrontEnd, Mask, _blank, mask_dangling_else, mask_loop_macros, scan_code, split_attribute,
+    FrontEnd, Mask, _blank, mask_dangling_else, mask_loop_macros, on_directive_line, scan_code, split_attribute,
 )
 from shaderlint.model.source import Source
 
@@ -66,8 +66,7 @@ class MetalFrontEnd(FrontEnd):
                 masks.append(Mask(m.start(1), m.end(1), kind, word, word))
                 _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _METAL_FUNC):
-            line_start = source.data.rfind(b"\n", 0, m.start()) + 1
-            if source.data[line_start:m.start()].lstrip().startswith(b"#"):
+            if on_directive_line(source.data, m.start()):
                 continue  # `#define METAL_FUNC ...`, `#ifdef METAL_FUNC`
             masks.append(Mask(m.start(), m.end(), "macro-qualifier", "METAL_FUNC"))
             _blank(buf, m.start(), m.end())
