@@ -51,12 +51,13 @@ import tree_sitter as ts
 import tree_sitter_cuda
 
 from shaderlint.languages.base import (
-    _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons, _next_code,
-    _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else, on_directive_line, scan_code)
+    _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons,
+    _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else, on_directive_line,
+    scan_code)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
-_ALIGN = re.compile(rb"\b__align__\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
+_ALIGN = re.compile(rb"\b__align__\s*" + _BALANCED)
 # `__cluster_dims__(x, y, z)` on a kernel (thread-block clusters, sm_90), unknown to the grammar.
 _CLUSTER_DIMS = re.compile(rb"\b__cluster_dims__\s*\((?:[^()]|\([^()]*\))*\)")
 # An empty braced default argument, `Vec w = {}` or `Args a = {}` before `,` or `)`, which the grammar
@@ -223,7 +224,6 @@ def mask_define_comments(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
-_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b(?:[^\n\\]|\\\r?\n|\\)*", re.M)
 _DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
 
 
