@@ -147,6 +147,70 @@ def lint_run(corpus: Path, jobs: int, cache_dir: Path, out: Path) -> tuple[float
     return elapsed, cpu, len(json.loads(out.read_text()))
 
 
+def phases(files: list[tuple[str, bytes]]) -> dict[str, float]:
+    """CPU seconds per phase of an in-process lint of ``files``, as ``lint_source`` runs them:
+    front end, kernel model, rules (without the register estimator), the register estimator
+    (called by SL505 and by the impact step), and the rest (impacts without estimates,
+    suppressions, diagnostics). Estimates are not shared between files (the cross-file
+    cache is cleared per file, as in a cold run where every file is new)."""
+    import shaderlint.engine as engine
+    import shaderlint.estimate.registers as registers
+    from shaderlint.model.build import build_model
+
+    spent = Counter()
+    original = (engine.build_model, registers.estimate_kernel, engine._attach_impacts, engine.RuleContext)
+
+    def timed(name, fn):
+        def wrapper(*a, **kw):
+            t = time.process_time()
+            try:
+                return fn(*a, **kw)
+            finally:
+                spent[name] += time.process_time() - t
+        return wrapper
+
+    def estimate(*a, **kw):  # inside rules and impacts: subtracted from them below
+        t = time.process_time()
+        try:
+            return original[1](*a, **kw)
+        finally:
+            d = time.process_time() - t
+            spent["estimator"] += d
+            spent["_estimator_in_impacts" if in_impacts else "_estimator_in_rules"] += d
+
+    in_impacts = False
+
+    def impacts(*a, **kw):
+        nonlocal in_impacts
+        in_impacts = True
+        try:
+            return timed("impacts", original[2])(*a, **kw)
+        finally:
+            in_impacts = False
+
+    engine.build_model, registers.estimate_kernel, engine._attach_impacts = \
+        timed("model", build_model), estimate, impacts
+    try:
+        total = 0.0
+        for path, data in files:
+            registers._SHARED.clear()
+            t = time.process_time()
+            FRONT_ENDS[language_for_path(path)].parse(Source(path, data))
+            spent["front end"] += time.process_time() - t
+            t = time.process_time()
+            engine.lint_source(path, data)
+            total += time.process_time() - t
+    finally:
+        engine.build_model, registers.estimate_kernel, engine._attach_impacts, _ = original
+    # lint_source parses again inside; its own parse is the same work as the one timed above
+    out = {"front end": spent["front end"], "model": spent["model"]}
+    out["estimator"] = spent["estimator"]
+    out["impacts (without estimates)"] = spent["impacts"] - spent["_estimator_in_impacts"]
+    out["rules (without estimates)"] = total - spent["front end"] - spent["model"] - spent["impacts"] \
+        - spent["_estimator_in_rules"]
+    return out
+
+
 def profile(files: list[tuple[str, bytes]], top: int) -> str:
     from shaderlint.engine import lint_source
 
@@ -237,6 +301,14 @@ def main(argv: list[str] | None = None) -> int:
         for name, value, op, goal in checks:
             ok = value <= goal if op == "<=" else value >= goal
             print(f"  {'PASS' if ok else 'FAIL'}  {name}: {value:.2f}x (target {op} {goal:g}x)")
+        sample = files[::5]
+        ph = phases(sample)
+        base = ph["front end"]
+        sample_lines = sum(d.count(b"\n") for _, d in sample)
+        print(f"in-process CPU by phase, every fifth file ({sample_lines} lines):")
+        for name, sec in ph.items():
+            print(f"  {name:28s} {sec:7.2f} s  {sec / base:5.2f}x front end")
+        print(f"  {'whole lint':28s} {sum(ph.values()):7.2f} s  {sum(ph.values()) / base:5.2f}x front end")
         if args.json:
             Path(args.json).write_text(json.dumps({
                 "files": len(files), "lines": nlines, "cores": os.cpu_count(),
@@ -245,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
                 "diagnostics": n1, "identical_output": same, "repeat": args.repeat,
                 "all_runs_s": {k: [r[0] for r in v] for k, v in runs.items()},
                 "ratios": {name: value for name, value, _, _ in checks},
+                "phases_cpu_s_fifth": ph,
             }, indent=2) + "\n")
         if args.profile:
             print(profile(files[: max(1, len(files) // 10)], args.profile))
