@@ -22,9 +22,15 @@ code.
 KERNEL(scale) { out[threadIdx.x] *= 2.0f; }   // not readable without expanding the macro
 ```
 
+A GLSL file whose unreadable line holds template placeholders -- vispy's
+hooks (`<viewport.clipping>`, `<paint>(...)`), `$name` or `${name}`
+substitutions, Jinja's `{{ name }}` -- is a shader template, not GLSL: the
+message says so, since only the generated shader can be analysed.
+
 ## Use instead
 Write the kernel signature out, or add `// shaderlint: ignore-file[SL001]` to
-files you know are generated.
+files you know are generated. Exclude shader templates (`exclude` in the
+configuration) and lint the shaders generated from them.
 
 ## Impact
 None: this is a statement about coverage, not performance.
@@ -38,12 +44,21 @@ input still is.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Severity
 from shaderlint.rules.base import Rule, RuleContext
 
 MAX_REPORTS = 5
+
+# Placeholders of shader template engines, which GLSL itself never contains: vispy's hooks
+# (`<viewport.clipping>;`, `<paint>(d, w)`, `<transform.xscale.forward!(x)>`) where an expression
+# stands, `$name` / `${name}` substitutions, Jinja's `{{ name }}`. GLSL has no templates, so `<`
+# followed by a dotted name and `>` then `(`, `;`, `.`, `,` or `)` is not a comparison chain.
+_TEMPLATE_PLACEHOLDER = re.compile(
+    rb"(?<![\w$])<[A-Za-z_][\w.]*(?:!?\([^<>\n]*\))?>[ \t]*[(;.,)]"
+    rb"|(?<![\w$])\$\{?[A-Za-z_]\w*|\{\{[ \t]*[A-Za-z_][\w.]*[ \t]*\}\}")
 
 
 class ParseErrorRule(Rule):
@@ -55,11 +70,24 @@ class ParseErrorRule(Rule):
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
         errors = model.errors
+        template = model.language == "glsl" and any(self._placeholder(model, err.start) for err in errors)
+        hint = ("; the file looks like a shader template (placeholders such as `<hook>` or `$name`), "
+                "not GLSL: exclude it and lint the generated shader") if template else ""
         for i, err in enumerate(errors[:MAX_REPORTS]):
             f = model.function_at(err.start)
             where = f"in function '{f.name}' (not analysed)" if f is not None else "at file scope"
             more = f"; {len(errors) - MAX_REPORTS} more unreadable regions in this file" if i == MAX_REPORTS - 1 and len(errors) > MAX_REPORTS else ""
             snippet = model.source.text(err.start, min(err.end, err.start + 40)).split("\n")[0].strip()
             what = f"{err.message} near '{snippet}'" if snippet else err.message
-            yield Finding(err.start, max(err.end, err.start), f"could not parse {what} {where}{more}",
-                          kernel=f.name if f is not None else None)
+            yield Finding(err.start, max(err.end, err.start), f"could not parse {what} {where}{hint if i == 0 else ''}"
+                                                              f"{more}", kernel=f.name if f is not None else None)
+
+    @staticmethod
+    def _placeholder(model, pos: int) -> bool:
+        """A template placeholder on the line of ``pos``, outside comments and strings."""
+        src = model.source
+        i = src.line_of(pos)
+        start = src.line_starts[i]
+        end = src.line_starts[i + 1] if i + 1 < len(src.line_starts) else len(src.data)
+        return any(not src.in_comment_or_string(start + m.start())
+                   for m in _TEMPLATE_PLACEHOLDER.finditer(src.data, start, end))
