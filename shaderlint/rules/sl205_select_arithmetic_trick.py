@@ -60,6 +60,7 @@ top of the 1.0/0.0 select.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
@@ -80,17 +81,18 @@ class SelectArithmeticTrick(Rule):
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
         advice = _ADVICE[model.language]
+        # Every binary and assignment expression of the file, outer before inner (a blend's `+`
+        # consumes the products under it before they are visited), from the model's query.
+        candidates = sorted(model.nodes("binary") + model.nodes("assign"), key=lambda n: (n.start_byte, -n.end_byte))
+        starts = [n.start_byte for n in candidates]
         for f in model.functions:
             if not f.is_device_code or f.body is None:
                 continue
             consumed: set[int] = set()
             by_var: dict[int, list] = {}  # products on one boolean variable: one report, the rest related
-            stack = [f.body]
-            while stack:
-                node = stack.pop()
-                stack.extend(reversed(node.named_children))
-                if node.type not in ("binary_expression", "assignment_expression"):
-                    continue
+            body = f.body
+            lo, hi = bisect_left(starts, body.start_byte), bisect_left(starts, body.end_byte)
+            for node in candidates[lo:hi]:
                 op = node.child_by_field_name("operator")
                 left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
                 if op is None or left is None or right is None:
