@@ -97,11 +97,27 @@ class ExprAnalysis:
         pos = ident.start_byte
         for v in self._vars_by_name.get(name, ()):
             s, e = v.scope
+            if e <= pos and s < pos and v.function is not None and not v.is_param:
+                e = self._branch_scope_end(v, e)
             if s <= pos < e and (v.is_param or v.is_global or v.node.start_byte <= pos or v.template_param):
                 if best is None or s >= best.scope[0]:
                     best = v
         self._resolve_cache[key] = best
         return best
+
+    def _branch_scope_end(self: "FileModel", v: Var, end: int) -> int:
+        """Where a local declared directly in a preprocessor branch goes out of scope: the end of the
+        block around the ``#if``/``#ifdef`` group, not the ``#endif``. Only one branch is compiled and
+        its declarations stay visible after the directive (llama.cpp fattn-tile.cuh:
+        ``#ifdef FAST_FP16_AVAILABLE constexpr int KQ_cs = ...; #else constexpr int KQ_cs = ...; #endif``
+        then ``jc0 += KQ_cs``). With a declaration in several branches the last one before the use
+        wins, as for any redeclaration."""
+        p = v.decl.parent
+        if p is None or not p.type.startswith("preproc_"):
+            return end
+        while p is not None and p.type.startswith("preproc_"):
+            p = p.parent
+        return p.end_byte if p is not None else end
 
     # ---- types ------------------------------------------------------------------------
     def type_of(self: "FileModel", node: ts.Node) -> Type:
@@ -591,7 +607,24 @@ class ExprAnalysis:
             fn = node.child_by_field_name("function")
             if fn is not None and fn.type == "template_function" and name in ("static_cast",):
                 return bool(args) and all(self.is_constant(a) for a in args)
+            if self.language == "glsl" and name == "length" and not args and fn is not None \
+                    and fn.type == "field_expression":
+                return self._glsl_local_length(fn.child_by_field_name("argument"))
         return False
+
+    def _glsl_local_length(self: "FileModel", obj: ts.Node | None) -> bool:
+        """``x.length()`` on a function's own array, vector, matrix or cooperative matrix (or an
+        element of one): its size is fixed when the pipeline is compiled (a constant expression for
+        sized arrays and vectors), so a loop to it unrolls (ncnn's ``for (i = 0; i < previous.length();
+        i++) previous[i] = ...``). Not the run-time-sized last member of a buffer block
+        (``data.length()``), which is a global."""
+        while obj is not None and obj.type in ("subscript_expression", "parenthesized_expression"):
+            obj = obj.child_by_field_name("argument") if obj.type == "subscript_expression" \
+                else (obj.named_children[0] if obj.named_children else None)
+        if obj is None or obj.type != "identifier":
+            return False
+        v = self.resolve(obj)
+        return v is not None and v.function is not None and not v.is_global
 
     # ---- thread dependence (uniformity) ------------------------------------------------------
     def deps(self: "FileModel", node: ts.Node) -> frozenset[str]:

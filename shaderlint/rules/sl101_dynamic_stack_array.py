@@ -16,7 +16,15 @@ constant from a header) is taken for a constant of unknown value, not for a
 run-time value; so is an entry of a table of constants that is never written
 (`vals[order[i]]` with `int order[8] = {0, 2, ...}`). A loop that declares
 several variables (`for (ldg = 0, col = start; ldg < 4; ++ldg, col += 32)`)
-counts with the one its condition tests. Only the array's own dimensions are
+counts with the one its condition tests. A constant declared in each branch of an
+`#if`/`#else` (`#ifdef FAST_FP16 constexpr int cs = 4; #else constexpr int cs = 2; #endif`)
+stays visible after the `#endif`, as only one branch is compiled. A parameter of a
+lambda bound to a name in the kernel is static when every call of the lambda passes
+a static value (`auto dot = [&](int g) { return sh[g]; }; ... dot(0) + dot(1)`); a
+lambda handed to another function is not followed, and its index is not reported.
+In GLSL, `x.length()` of a local array, vector, matrix or cooperative matrix is fixed
+when the pipeline is compiled, so a loop up to it unrolls (a buffer's run-time-sized
+array `data.length()` is not). Only the array's own dimensions are
 indices into it: `bufs[i][idx]` on `float* bufs[4]` indexes the memory the
 element points at. It is reported once, at the array's declaration, with each
 dynamic index as a related location.
@@ -87,7 +95,7 @@ from shaderlint.estimate.static import is_constant_array as _constant_array
 from shaderlint.estimate.static import is_thread_private as _thread_private
 from shaderlint.estimate.static import static_index as _static_index
 from shaderlint.estimate.static import subscript_index as _index
-from shaderlint.model.expr import unparen
+from shaderlint.model.expr import descendants, unparen
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -132,7 +140,7 @@ class DynamicStackArray(Rule):
                     idx_nodes.append(_index(p))
                     s, p = p, p.parent
                 for idx in idx_nodes:
-                    if idx is not None and not _static_index(model, f, idx, 0):
+                    if idx is not None and not _static(model, f, idx):
                         uses.setdefault(id(v), []).append(idx)
             for key, idxs in uses.items():
                 v = wanted[key]
@@ -151,3 +159,66 @@ class DynamicStackArray(Rule):
                     f"resolve; it will be placed in stack memory instead of registers",
                     kernel=f.name, related=related,
                 )
+
+
+_PASS_THROUGH = ("parenthesized_expression", "binary_expression", "unary_expression", "cast_expression",
+                 "conditional_expression")
+
+
+def _static(model, f, node, depth: int = 0) -> bool:
+    """:func:`static_index`, plus the parameters of a lambda defined in the kernel (which the model
+    does not declare): a lambda is inlined at each call, so its parameter is static when every call
+    passes a static value (vLLM octave_decode: ``auto dot = [&](int g, int e) { return Sh[g][e]; }``
+    called as ``dot(0, e)`` in an unrolled loop)."""
+    if _static_index(model, f, node, 0):
+        return True
+    if depth > 6:
+        return False
+    node = unparen(node)
+    if node.type == "identifier":
+        return model.resolve(node) is None and _static_lambda_param(model, f, node, depth)
+    if node.type in _PASS_THROUGH:
+        kids = [c for c in node.named_children if c.type not in ("type_descriptor", "comment")]
+        return bool(kids) and all(_static(model, f, c, depth + 1) for c in kids)
+    return False
+
+
+def _static_lambda_param(model, f, ident, depth: int) -> bool:
+    """``ident`` names a parameter of an enclosing lambda and every call of that lambda in ``f``
+    passes a static argument for it. A lambda that is not bound to a name (passed to a function)
+    is not followed: its arguments are unknown, and an unknown index is not reported."""
+    name = model.text(ident)
+    lam = ident.parent
+    while lam is not None and lam is not f.body:
+        if lam.type == "lambda_expression":
+            decl = lam.child_by_field_name("declarator")
+            params = decl.child_by_field_name("parameters") if decl is not None else None
+            names = []
+            for p in (params.named_children if params is not None else ()):
+                d = p.child_by_field_name("declarator")
+                while d is not None and d.type != "identifier":
+                    d = d.child_by_field_name("declarator")
+                names.append(model.text(d) if d is not None else None)
+            if name in names:
+                return _static_calls(model, f, lam, names.index(name), depth)
+        lam = lam.parent
+    return False
+
+
+def _static_calls(model, f, lam, position: int, depth: int) -> bool:
+    holder = lam.parent
+    if holder is None or holder.type != "init_declarator":
+        return True  # not bound to a name: cannot tell
+    target = holder.child_by_field_name("declarator")
+    if target is None or target.type != "identifier":
+        return True
+    var = model.resolve(target)
+    for call in descendants(f.body, "call_expression"):
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "identifier" or model.text(fn) != model.text(target) \
+                or model.resolve(fn) is not var:
+            continue
+        args = [a for a in model.call_args(call) if a.type != "comment"]
+        if position < len(args) and not _static(model, f, args[position], depth + 1):
+            return False
+    return True

@@ -7,7 +7,11 @@ factor: `a * c + b * (1 - c)` (reported at the `+`) and `x * c` or
 boolean variable are one report, at the first, with the others related), where `c` is a comparison
 (`(i < n)`), a conversion of one (`float(d > 0.0)`, `(float)(i < n)`), a
 `bool` variable, `step(edge, x)`, or a local initialized with one of those and
-never reassigned. Products of two boolean factors (`float(a) * float(b)`, a
+never reassigned. Integer selects are not flagged (`mask * (a > b)`, `x * (x != 0x7F)`,
+`kx -= wrap * p.KW`): compilers turn a product with a 0/1 integer into the select
+itself (`nvcc` emits one `selp.b32` for both forms) and integers have no NaN to
+leak through; a product whose whole chain is floating-point (`2 * (c) * val`) still
+is. Products of two boolean factors (`float(a) * float(b)`, a
 logical "and") and `mix(a, b, t)` with a real-valued `t` are not flagged.
 
 ## Why is this bad?
@@ -102,6 +106,8 @@ class SelectArithmeticTrick(Rule):
                     if o != "*=":
                         continue
                     o = "*"  # `x *= c`: the same product, stored back
+                if model.type_of(_product_root(model, node)).is_integer:
+                    continue  # integer: the compiler emits the select itself, and no NaN can leak through
                 if o == "+" and node.type == "binary_expression" and not model.type_of(node).kind == "bool":
                     c = _blend(model, left, right)
                     if c is not None:
@@ -133,6 +139,17 @@ class SelectArithmeticTrick(Rule):
                               kernel=f.name,
                               related=tuple(Related(o.start_byte, o.end_byte, f"'{_short(model, n)}'")
                                             for n, o, _, _ in sites[1:]))
+
+
+def _product_root(model, node):
+    """The whole product ``node`` is a factor of (``2*(c)*val`` for ``2*(c)``): its type says
+    whether the select is integer or floating-point."""
+    p = node.parent
+    while p is not None and (p.type == "parenthesized_expression" or (
+            p.type == "binary_expression" and p.child_by_field_name("operator") is not None
+            and model.text(p.child_by_field_name("operator")) == "*")):
+        node, p = p, p.parent
+    return node
 
 
 def _short(model, node, limit: int = 60) -> str:

@@ -14,7 +14,9 @@ elements (`t * 4 + k`, the vector-load idiom) is not flagged, and neither is a
 constant whose value the file does not give (`constexpr int DPL = D / 32;` with
 `D` from a header, a template parameter). A chunk per warp or SIMD group (`t =
 threadIdx.x / 32`, `/ WARP_SIZE`, `>> 5`, `simdgroup_index_in_threadgroup`,
-`gl_SubgroupID`) is not a chunk per thread: the lanes of one warp share it.
+`gl_SubgroupID`) is not a chunk per thread: the lanes of one warp share it; so
+is one indexed by such a quotient taken modulo a uniform value (`out_ch = (gid /
+ne0) % ne1`, a channel whose filter taps every thread of the run reads).
 Reported at the `for` statement.
 
 ## Why is this bad?
@@ -260,6 +262,10 @@ def _group_index(model, node, depth=0) -> bool:
         if v is None:
             return True
         return v >= 32 if op == "/" else v >= 5
+    if op == "%" and B.LOCAL not in model.deps(right) and B.UNKNOWN_DEP not in model.deps(right):
+        # `(gid / ne0) % ne1`: a channel index, the same for the lanes that share `gid / ne0`
+        # (llama.cpp conv-transpose-1d.cu reads that channel's filter taps)
+        return _group_index(model, left, depth + 1)
     if op in ("+", "-", "*"):  # `warp + k`, `2 * warp`: still one value per warp
         return all(_group_index(model, x, depth + 1) or B.LOCAL not in model.deps(x) for x in (left, right)) \
             and any(_group_index(model, x, depth + 1) for x in (left, right))
