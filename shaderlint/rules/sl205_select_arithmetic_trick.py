@@ -106,11 +106,12 @@ class SelectArithmeticTrick(Rule):
                     if o != "*=":
                         continue
                     o = "*"  # `x *= c`: the same product, stored back
-                if model.type_of(_product_root(model, node)).is_integer:
-                    continue  # integer: the compiler emits the select itself, and no NaN can leak through
+                # An integer select is not reported: the compiler emits the select itself, and no NaN
+                # can leak through. Asked only of a would-be finding: ``_product_root`` climbs through
+                # ``parent``, which tree-sitter finds from the root (a 16,000-term sum took 8 s).
                 if o == "+" and node.type == "binary_expression" and not model.type_of(node).kind == "bool":
                     c = _blend(model, left, right)
-                    if c is not None:
+                    if c is not None and not model.type_of(_product_root(model, node)).is_integer:
                         consumed.update((unparen(left).id, unparen(right).id))
                         yield Finding(op.start_byte, op.end_byte,
                                       f"'{_short(model, node)}' chooses between two values with arithmetic on the 0/1 "
@@ -120,6 +121,8 @@ class SelectArithmeticTrick(Rule):
                     factors = [_factor(model, x) for x in (left, right)]
                     if sum(x is not None for x in factors) != 1:
                         continue  # none, or both boolean (a logical and)
+                    if model.type_of(_product_root(model, node)).is_integer:
+                        continue
                     c = next(x for x in factors if x is not None)
                     other = right if factors[0] is not None else left
                     v = model.resolve(c[0]) if c[0].type == "identifier" else None
