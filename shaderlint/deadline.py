@@ -21,6 +21,14 @@ itself, as the front ends do through the tree-sitter parser's progress callback
 
 Other interpreters (no ``ctypes.pythonapi``) fall back to cooperative checks
 only: the engine's checks between rules and the parser callback.
+
+**The budget is CPU time of the thread doing the work** (where the platform
+gives a thread's CPU clock to other threads: Linux and most Unixes; elsewhere,
+macOS and Windows, it is wall-clock time). A file's result must not depend on
+how busy the machine is: with wall-clock time, a file that needs 1.3 s got an
+"analysis stopped" SL001 on a loaded CI machine and none on an idle one, which
+also made baselines flaky. :func:`clock` gives the matching clock to code that
+keeps its own account of a budget (the engine, between rules).
 """
 
 from __future__ import annotations
@@ -31,7 +39,7 @@ import os
 import threading
 import time
 
-__all__ = ["Deadline", "TimeBudgetExceeded", "progress_callback"]
+__all__ = ["Deadline", "TimeBudgetExceeded", "clock", "progress_callback"]
 
 
 class TimeBudgetExceeded(BaseException):
@@ -51,6 +59,25 @@ _watcher_pid: int | None = None  # the process whose watchdog thread is running 
 _POLL = 0.05  # the watchdog wakes at least this often (deadline precision)
 _wake = threading.Event()  # set by Deadline.expire_now: the watchdog looks again at once
 
+def _cpu_clock(thread_id: int):
+    """A function reading the CPU time of thread ``thread_id`` (from any thread), or None."""
+    getid = getattr(time, "pthread_getcpuclockid", None)
+    if getid is None:
+        return None
+    try:
+        clk = getid(thread_id)
+        time.clock_gettime(clk)
+    except (OSError, OverflowError, ValueError, TypeError):
+        return None
+    return lambda: time.clock_gettime(clk)
+
+
+def clock():
+    """The clock budgets of the calling thread are counted in: its CPU time where it can be read
+    by the watchdog, else wall-clock (monotonic) time."""
+    return _cpu_clock(threading.get_ident()) or time.monotonic
+
+
 # No lock is ever held by a thread that may receive the exception: an asynchronous exception raised
 # just after ``lock.acquire()`` returned would leave the lock held for good. The two threads agree
 # through flags instead (see ``Deadline.__exit__``).
@@ -68,9 +95,14 @@ if hasattr(os, "register_at_fork"):
 
 def _watch() -> None:
     while True:
-        now = time.monotonic()
-        nxt = now + _POLL
+        wall = time.monotonic()
+        nxt = wall + _POLL
         for d in list(_active.values()):
+            try:
+                now = d.clock()
+            except OSError:  # the thread has ended (its block is over): nothing to stop
+                _active.pop(d.token, None)
+                continue
             if d.when <= now:
                 d.firing = True
                 if not d.done:
@@ -78,8 +110,8 @@ def _watch() -> None:
                     _set_async_exc(d.thread_id, TimeBudgetExceeded)
                 d.firing = False
                 _active.pop(d.token, None)
-            else:
-                nxt = min(nxt, d.when)
+            else:  # a thread's CPU time advances no faster than wall-clock time: wake by then
+                nxt = min(nxt, wall + (d.when - now))
         _wake.wait(max(0.0005, nxt - time.monotonic()))
         _wake.clear()
 
@@ -96,6 +128,7 @@ class Deadline:
 
     def __init__(self, seconds: float | None) -> None:
         self.seconds = seconds
+        self.clock = time.monotonic  # set to the owning thread's clock on entry
         self.start = time.monotonic()
         self.when = self.start + seconds if seconds and seconds > 0 else float("inf")
         self.thread_id = threading.get_ident()
@@ -105,17 +138,17 @@ class Deadline:
         self.fired = False  # the exception was scheduled (or raised by check())
 
     def expired(self) -> bool:
-        return time.monotonic() >= self.when
+        return self.clock() >= self.when
 
     def expire_now(self) -> None:
         """End the budget now (from any thread): the block is interrupted as if its time were up.
         The language server uses it to stop a background lint when the user types again."""
         if self.when != float("inf"):
-            self.when = time.monotonic()
+            self.when = float("-inf")
             _wake.set()
 
     def remaining(self) -> float:
-        return max(0.0, self.when - time.monotonic())
+        return max(0.0, self.when - self.clock())
 
     def check(self) -> None:
         """Raise :class:`TimeBudgetExceeded` if the budget is spent (a cooperative check)."""
@@ -124,10 +157,11 @@ class Deadline:
             raise TimeBudgetExceeded
 
     def __enter__(self) -> "Deadline":
-        self.start = time.monotonic()
+        self.thread_id = threading.get_ident()
+        self.clock = clock() if self.seconds and self.seconds > 0 else time.monotonic
+        self.start = self.clock()
         if self.seconds and self.seconds > 0:
             self.when = self.start + self.seconds
-        self.thread_id = threading.get_ident()
         self.done = self.firing = self.fired = False
         if self.when != float("inf") and _set_async_exc is not None:
             _ensure_watcher()
@@ -154,10 +188,7 @@ def progress_callback(deadline: Deadline | None):
     (``None`` when there is no deadline)."""
     if deadline is None or deadline.when == float("inf"):
         return None
-    when = deadline.when
-    clock = time.monotonic
-
     def cb(_offset: int, _has_error: bool) -> bool:
-        return clock() >= when
+        return deadline.expired()  # (reads ``when`` each time: expire_now may have moved it)
 
     return cb

@@ -11,7 +11,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 
 from shaderlint.config import Settings, rule_enabled
-from shaderlint.deadline import Deadline, TimeBudgetExceeded
+from shaderlint.deadline import Deadline, TimeBudgetExceeded, clock
 from shaderlint.diagnostics import Diagnostic, Finding, RelatedLocation, Severity
 from shaderlint.languages import FRONT_ENDS, Parsed, language_for_path
 from shaderlint.model.build import FileModel, build_model
@@ -77,7 +77,8 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
         return result
     findings: list[tuple[type[Rule], Finding]] = []
     budget = settings.budget_for(data)
-    deadline = time.monotonic() + budget
+    now = clock()  # CPU time of this thread where it can be read (see shaderlint.deadline)
+    deadline = now() + budget
     try:  # the time budget is enforced by a watchdog (shaderlint.deadline), not only between rules
         with Deadline(budget) as dl:
             parsed = FRONT_ENDS[language].parse(source, old, deadline=dl)
@@ -106,13 +107,13 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     errored = [f for f in model.functions if f.has_error]
     unreadable = {f.name for f in errored} - {f.name for f in model.functions if not f.has_error}
     for rule_cls in rules:
-        if time.monotonic() > deadline:
+        if now() > deadline:
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
                                                         f"{budget:.3g} s was exceeded before {rule_cls.code}")))
             result.timed_out = True
             break
         try:
-            with Deadline(max(1e-3, deadline - time.monotonic())):
+            with Deadline(max(1e-3, deadline - now())):
                 for fd in rule_cls().check(model, ctx):
                     if rule_cls.code != PARSE_ERROR and errored:
                         if any(f.node.start_byte <= fd.start < f.node.end_byte for f in errored) \
@@ -132,7 +133,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
             where = f" at {tb[-1].name}:{tb[-1].lineno}" if tb else ""
             findings.append((_PARSE_RULE, Finding(0, 0, f"rule {rule_cls.code} failed on this file "
                                                         f"({type(exc).__name__}: {exc}{where}); other rules still ran")))
-    findings = _attach_impacts(model, findings, target, facts, deadline)
+    findings = _attach_impacts(model, findings, target, facts, deadline, now)
     diags = [_resolve(source, rule_cls, fd) for rule_cls, fd in findings]
     if not any(r.code == PARSE_ERROR for r in rules):
         diags = [d for d in diags if d.code != PARSE_ERROR]
@@ -153,14 +154,14 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
 from shaderlint.rules.sl001_parse_error import ParseErrorRule as _PARSE_RULE  # noqa: E402
 
 
-def _attach_impacts(model, findings, target, facts, deadline):
+def _attach_impacts(model, findings, target, facts, deadline, now=time.monotonic):
     """Impact step (separate from the rules): estimate each affected kernel as written and
     as the rule's ``what_if`` advice would leave it; see :mod:`shaderlint.estimate.whatif`."""
-    if not findings or time.monotonic() > deadline:
+    if not findings or now() > deadline:
         return findings
     try:
         from shaderlint.estimate.whatif import attach_impacts
-        with Deadline(max(1e-3, deadline - time.monotonic())):
+        with Deadline(max(1e-3, deadline - now())):
             return attach_impacts(model, [(r, fd) for r, fd in findings if r is not _PARSE_RULE], target, facts) \
                 + [(r, fd) for r, fd in findings if r is _PARSE_RULE]
     except (Exception, TimeBudgetExceeded):  # impacts are an extra: never lose diagnostics over them

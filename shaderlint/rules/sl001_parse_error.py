@@ -39,7 +39,9 @@ None: this is a statement about coverage, not performance.
 `time-budget` (seconds per file, default 5) in configuration; files longer than
 5,000 lines get proportionally more (10,000 lines: twice the budget; at most four
 times), so a long file is not cut short on a slower machine while a pathological
-input still is.
+input still is. The budget counts the CPU time of the thread analysing the file
+(on Linux and other systems that expose it; wall-clock time elsewhere), so a
+busy machine does not turn a slow file into this finding.
 """
 
 from __future__ import annotations

@@ -222,3 +222,36 @@ def test_long_file_gets_the_scaled_budget_in_the_message(monkeypatch):
     assert 0.5 - 0.05 <= elapsed < 0.5 + SLACK
     msgs = [d.message for d in r.diagnostics if d.code == "SL001"]
     assert any("time budget of 0.5 s was exceeded in SL201" in m for m in msgs), msgs
+
+
+@pytest.mark.skipif(not hasattr(time, "pthread_getcpuclockid"), reason="no per-thread CPU clock here")
+def test_budget_counts_cpu_time_of_the_thread_not_waiting():
+    """A file's result must not depend on how busy the machine is: time the thread spends waiting
+    for a CPU (here: sleeping) does not count; computing does. Busy machines therefore no longer
+    turn a slow file into an 'analysis stopped' SL001."""
+    with Deadline(0.2) as d:
+        time.sleep(0.5)  # wall time well past the budget, almost no CPU time
+    assert not d.fired
+    t0 = time.monotonic()
+    with pytest.raises(TimeBudgetExceeded):
+        with Deadline(0.2):
+            _spin()
+    assert time.monotonic() - t0 < 0.2 + SLACK
+
+
+def test_engine_budget_ignores_time_spent_waiting(monkeypatch):
+    """The engine's own account between rules uses the same clock as the watchdog."""
+    from shaderlint.rules.sl201_variable_integer_division import VariableIntegerDivision as Rule
+
+    original = Rule.check
+
+    def check(self, model, ctx):
+        time.sleep(0.4)  # a descheduled worker on a loaded machine
+        yield from original(self, model, ctx)
+
+    monkeypatch.setattr(Rule, "check", check)
+    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.3))
+    if hasattr(time, "pthread_getcpuclockid"):
+        assert not r.timed_out and any(d.code == "SL201" for d in r.diagnostics)
+    else:  # wall-clock budget: the sleep uses it up
+        assert r.timed_out
