@@ -63,8 +63,9 @@ def resolve_target(settings: Settings, language: str):
 
 
 def lint_source(path: str, data: bytes, settings: Settings | None = None, language: str | None = None,
-                old: Parsed | None = None) -> FileResult:
-    """Lint one file's bytes. ``language`` overrides detection by extension."""
+                old: Parsed | None = None, context=None) -> FileResult:
+    """Lint one file's bytes. ``language`` overrides detection by extension; ``context``: see
+    :meth:`shaderlint.languages.base.FrontEnd.parse`."""
     settings = settings or Settings()
     source = Source(path, data)
     language = language or language_for_path(path)
@@ -81,7 +82,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     deadline = now() + budget
     try:  # the time budget is enforced by a watchdog (shaderlint.deadline), not only between rules
         with Deadline(budget) as dl:
-            parsed = FRONT_ENDS[language].parse(source, old, deadline=dl)
+            parsed = FRONT_ENDS[language].parse(source, old, deadline=dl, context=context)
             result.parsed = parsed
             model = build_model(parsed)
             result.model = model

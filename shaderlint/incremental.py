@@ -41,6 +41,8 @@ import tree_sitter as ts
 from shaderlint.config import Settings
 from shaderlint.diagnostics import Diagnostic, Edit
 from shaderlint.engine import FileResult, enabled_rules, lint_source
+from shaderlint.languages import FRONT_ENDS
+from shaderlint.languages.base import Mask
 from shaderlint.model.source import _LEXICAL, Source
 from shaderlint.suppression import UNUSED_CODE
 
@@ -296,41 +298,104 @@ def errors_within(root, bodies: list[tuple[int, int]]) -> bool:
     return True
 
 
-def _lint_copy(path: str, data: bytes, settings: Settings, language: str, spans: list[Span], keep: set[int]):
-    """Lint the copy of ``data`` without the definitions outside ``keep`` (cut out, line breaks kept so
-    that every line keeps its number); returns the result and the offset maps copy -> real -> copy."""
-    pieces: list[bytes] = []
-    starts: list[tuple[int, int]] = []  # (offset in the copy, offset in the document) of each kept piece
-    pos = size = 0
-    for i, s in enumerate(spans):
-        if i in keep:
-            continue
-        # The whole definition goes (with the attributes and comments before it), unless that stretch
-        # holds suppressions or directives: then only the body.
-        a, b = (s.start, s.body_end) if not _special(data, s.start, s.body_start) else (s.body_start + 1, s.body_end - 1)
-        if b <= a:
-            continue
-        starts.append((size, pos))
-        pieces.append(data[pos:a])
-        size += a - pos
-        breaks = b"".join(_BREAK.findall(data, a, b))
-        pieces.append(breaks)
-        size += len(breaks)
-        pos = b
-    starts.append((size, pos))
-    pieces.append(data[pos:])
-    copy_starts = [c for c, _ in starts]
-    real_starts = [r for _, r in starts]
+class _Copy:
+    """The copy of a document without the definitions outside ``keep`` (cut out, line breaks kept so
+    that every line keeps its number) and the offset maps between it and the document."""
 
-    def to_real(offset: int) -> int:
-        c, r = starts[bisect.bisect_right(copy_starts, offset) - 1]
+    def __init__(self, data: bytes, spans: list[Span], keep: set[int]) -> None:
+        pieces: list[bytes] = []
+        starts: list[tuple[int, int]] = []  # (offset in the copy, offset in the document) of each kept piece
+        self.kept: list[tuple[int, int, int]] = []  # (copy offset, document offset, length) of each kept piece
+        pos = size = 0
+        for i, s in enumerate(spans):
+            if i in keep:
+                continue
+            # The whole definition goes (with the attributes and comments before it), unless that stretch
+            # holds suppressions or directives: then only the body.
+            a, b = (s.start, s.body_end) if not _special(data, s.start, s.body_start) else (s.body_start + 1, s.body_end - 1)
+            if b <= a:
+                continue
+            starts.append((size, pos))
+            self.kept.append((size, pos, a - pos))
+            pieces.append(data[pos:a])
+            size += a - pos
+            breaks = b"".join(_BREAK.findall(data, a, b))
+            pieces.append(breaks)
+            size += len(breaks)
+            pos = b
+        starts.append((size, pos))
+        self.kept.append((size, pos, len(data) - pos))
+        pieces.append(data[pos:])
+        self.data = b"".join(pieces)
+        self.pieces = pieces  # kept text and line breaks, alternating
+        self.starts = starts
+        self.copy_starts = [c for c, _ in starts]
+        self.real_starts = [r for _, r in starts]
+
+    def to_real(self, offset: int) -> int:
+        c, r = self.starts[bisect.bisect_right(self.copy_starts, offset) - 1]
         return r + (offset - c)
 
-    def to_copy(offset: int) -> int:  # for offsets in kept text
-        c, r = starts[bisect.bisect_right(real_starts, offset) - 1]
+    def to_copy(self, offset: int) -> int:  # for offsets in kept text
+        c, r = self.starts[bisect.bisect_right(self.real_starts, offset) - 1]
         return c + (offset - r)
 
-    return lint_source(path, b"".join(pieces), settings, language=language), to_real, to_copy
+    def within_kept(self, start: int, end: int) -> bool:
+        """Whether copy offsets [start, end) lie in one kept piece (do not reach into cut-out text)."""
+        c, _, n = self.kept[bisect.bisect_right(self.copy_starts, start) - 1]
+        return c <= start and end <= c + n
+
+    def context(self, masked: bytes, masks: list[Mask]) -> tuple[bytes, list[Mask]] | None:
+        """The document's masked text and masks (``masked``, ``masks``) carried over to the copy: kept
+        text as the whole document masks it, cut-out text as its line breaks. None when a mask reaches
+        from kept text into cut-out text."""
+        out = bytearray()
+        for k, piece in enumerate(self.pieces):
+            if k % 2 == 0:
+                _, r, n = self.kept[k // 2]
+                out += masked[r:r + n]
+            else:
+                out += piece
+        assert len(out) == len(self.data)
+        moved: list[Mask] = []
+        for m in masks:
+            i = bisect.bisect_right(self.real_starts, m.start) - 1
+            c, r, n = self.kept[i]
+            if m.start < r + n:
+                if m.end > r + n:
+                    return None  # it reaches from kept text into cut-out text
+                moved.append(replace(m, start=m.start - r + c, end=m.end - r + c))
+            elif i + 1 < len(self.kept) and m.end > self.kept[i + 1][1]:
+                return None  # from cut-out text into kept text
+        return bytes(out), moved
+
+
+def _lint_copy(path: str, data: bytes, settings: Settings, language: str, spans: list[Span], keep: set[int],
+               source: Source):
+    """Lint the copy of ``data`` without the definitions outside ``keep``, read in the whole document's
+    context; returns the result and the offset maps copy -> real -> copy (None: it cannot be read so).
+
+    The front ends' masks are not all local: some depend on the whole file (which macros it defines,
+    ``#if`` blocks, the shader stage its functions' text shows), some on text beyond a function (a scan
+    of a macro's argument list or a balanced-parentheses pattern starting in a body whose brackets do
+    not pair up runs past its closing brace). The definitions come from directives, which the copy
+    keeps (bodies with directives are always linted); the stage is taken from the whole document; and
+    the functions cut out are balanced, without directives, comments or literals left open, so a scan
+    that runs into one comes out of it the same -- except a balanced-parentheses pattern, which the
+    functions' own parentheses can nest too deep: then the copy's mask runs on to a ``)`` after the cut
+    (the whole file has none there). So a mask of the copy that reaches from kept text into cut-out text
+    means the copy reads differently: the whole document is masked then, and its masks are carried
+    over to the copy (None when one of those reaches into cut-out text too)."""
+    fe = FRONT_ENDS[language]
+    stage = fe.stage_for(path, source)
+    copy = _Copy(data, spans, keep)
+    part = lint_source(path, copy.data, settings, language=language, context=(None, stage))
+    if part.parsed is not None and not all(copy.within_kept(m.start, m.end) for m in part.parsed.masks):
+        carried = copy.context(*fe.masked(source))
+        if carried is None:
+            return None
+        part = lint_source(path, copy.data, settings, language=language, context=(carried, stage))
+    return part, copy.to_real, copy.to_copy
 
 
 def _chain(outline: Outline, a: int, b: int, allowed: set[int] | None) -> list[int] | None:
@@ -401,6 +466,14 @@ def _same_regions(root, masked: bytes, to_real, to_copy, outline: Outline, regio
     if tree is None:
         return False, None
     wroot = tree.root_node
+    if root.is_error or wroot.is_error:
+        # The error recovery could not make a translation unit of the text: the root itself is the
+        # error, one SL001 from its first to its last token. Cutting functions out at either end of the
+        # file moves them (a fuzzed edit chain: the whole file's from byte 0, the copy's from its first
+        # kept template), so both must be such an error, over the same bytes.
+        if not (root.is_error and wroot.is_error
+                and (to_real(root.start_byte), _real_end(root, to_real)) == (wroot.start_byte, wroot.end_byte)):
+            return False, tree
     for c in wroot.children:
         if (c.has_error or c.is_missing) and not any(a <= c.start_byte and c.end_byte <= b for a, b, _ in regions):
             return False, tree
@@ -544,7 +617,10 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
         kept_bytes = sum(spans[i].body_end - spans[i].body_start for i in keep)
         if kept_bytes > max_share * max(1, sum(s.body_end - s.body_start for s in spans)):
             return _fallback("the affected functions are most of the file")
-        part, to_real, to_copy = _lint_copy(path, data, settings, language, spans, keep)
+        copied = _lint_copy(path, data, settings, language, spans, keep, source)
+        if copied is None:
+            return _fallback("a mask of the whole file reaches into a function the copy leaves out")
+        part, to_real, to_copy = copied
         model = part.model
         if model is None or part.timed_out or part.parsed is None:
             return _fallback("the partial lint could not parse or timed out")
@@ -553,6 +629,8 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
         # regions exactly as the copy does.
         root = part.parsed.tree.root_node
         regions = _error_regions(root, to_real, outline, keep) if root.has_error else []
+        if root.is_error and not regions:
+            return _fallback("the copy does not parse as a translation unit")
         if regions:
             same, tree = _same_regions(root, part.parsed.parse_bytes, to_real, to_copy, outline, regions, whole_parse)
             if same:

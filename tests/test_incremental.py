@@ -335,3 +335,94 @@ def test_a_function_the_edit_stops_calling_is_linted_again() -> None:
     partial = partial_lint("f.metal", data, settings, "metal", outline, max_share=1.0)
     assert partial is not None and partial.linted == 2
     assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
+
+
+def _chain(path: str, data: bytes, settings: Settings, language: str, edits):
+    """Lint each edit of a chain per function on the outline the previous lint left (as the server and
+    bench/fuzz.py's check_edit_chain do); asserts each per-function answer equals a whole-file lint and
+    returns the answers (None: a whole-file lint)."""
+    from shaderlint.incremental import carry_outline
+
+    result = lint_source(path, data, settings, language)
+    outline = build_outline(result, settings)
+    answers = []
+    for start, length, text in edits:
+        new = data[:start] + text + data[start + length:]
+        outline.edit(start, start + length, len(text))
+        part = partial_lint(path, new, settings, language, outline, max_share=1.0, whole_parse=whole(path, new, language))
+        full = lint_source(path, new, settings, language)
+        if part is not None:
+            assert [key(d) for d in part.result.diagnostics] == [key(d) for d in full.diagnostics], (start, text)
+            outline = part.outline
+        else:
+            outline = build_outline(full, settings) or carry_outline(outline, full, settings)
+        answers.append(part)
+        data = new
+    return answers
+
+
+def test_a_file_that_is_one_error_from_its_first_byte_is_linted_whole() -> None:
+    """Found by bench/fuzz.py's edit chains: after `threadIdx.x;` became `(` in odd_kernel, the error
+    recovery could not make a translation unit of the file: the root node itself is the ERROR, and SL001
+    reports it from the root's first byte -- the file's first comment in the whole file, the first kept
+    template in the copy (the comments above the first function are cut out with it). The copy cannot
+    say where the whole file's root starts: such a lint is a whole-file one."""
+    path = str(ROOT / "tests/fixtures/cuda/sl001/macro_statement_argument.cu")
+    data = Path(path).read_bytes()
+    answers = _chain(path, data, Settings(), "cuda",
+                     [(747, 0, b";"), (707, 12, b"\n"), (1466, 0, b"#define Z 1\n"), (1229, 12, b"(")])
+    assert [a is not None for a in answers] == [True, True, True, False]
+
+
+def test_the_copy_is_read_in_the_shader_stage_the_whole_file_shows() -> None:
+    """A `.glsl` file's stage comes from its text (gl_FragCoord: fragment). Here only a function the edit
+    does not reach shows it; the copy without that function used to be read with no stage, so main was
+    not a fragment entry point and its SL701 was lost."""
+    data = (b"#version 450\nlayout(binding = 0, r32ui) uniform uimage2D counts;\n\n"
+            b"float unused_helper(float x) {\n    return x * gl_FragCoord.x;\n}\n\n"
+            b"void main() {\n    imageStore(counts, ivec2(0, 0), uvec4(1u));\n}\n")
+    at = data.index(b"imageStore")
+    [part] = _chain("t.glsl", data, ALL_RULES, "glsl", [(at, 0, b" ")])
+    assert part is not None and part.linted == 1
+    assert [d.code for d in part.result.diagnostics] == ["SL701"]
+
+
+def test_a_mask_of_the_copy_that_reaches_into_cut_out_text_is_replaced_by_the_whole_files() -> None:
+    """`__align__(` typed into k1 and `)` into k3: the balanced-parentheses pattern runs past k1's closing
+    brace. In the whole file it gives up in `deep` (parentheses nested too deep for it); in the copy,
+    `deep` is cut out and it ran on to k3's `)`, blanking everything in between, so the copy read k1 and
+    k3 unlike the whole file (the lint fell back to the whole file). Now the copy takes the whole file's
+    masks over the text it keeps; a mask that reaches into cut-out text makes it a whole-file lint."""
+    from shaderlint.incremental import _Copy
+    from shaderlint.languages.base import Mask
+
+    src = (b"__global__ void k1(int* p, int n) {\n    int x = threadIdx.x;\n    if (x < n) {\n        p[x] = x;\n    }\n}\n\n"
+           b"__device__ int deep(int v) {\n    return min(max(min(max(v, 0), 1), 2), 3);\n}\n\n"
+           b"__global__ void k3(int* q, int n) {\n    int y = threadIdx.x;\n    if (y < n) {\n        q[y] = y / n;\n    }\n}\n")
+    settings = Settings()
+    outline = build_outline(lint_source("m.cu", src, settings, "cuda"), settings)
+    spans = outline.spans
+    copy = _Copy(src, spans, {0, 2})
+    assert copy.data.count(b"\n") == src.count(b"\n") and b"deep" not in copy.data
+    inside = Mask(spans[2].body_start + 5, spans[2].body_start + 9, "x", "")
+    assert copy.context(src, [inside])[1] == [Mask(copy.to_copy(inside.start), copy.to_copy(inside.end), "x", "")]
+    assert copy.context(src, [Mask(spans[1].body_start, spans[1].body_start + 3, "x", "")])[1] == []  # cut out
+    assert copy.context(src, [Mask(spans[0].body_end - 2, spans[0].body_end + 3, "x", "")]) is None  # into `deep`
+    assert copy.context(src, [Mask(spans[1].body_end - 2, spans[2].start + 3, "x", "")]) is None  # out of it
+    assert not copy.within_kept(copy.to_copy(spans[0].body_end - 2), copy.to_copy(spans[2].body_start))
+    a = src.index(b"    if", spans[0].body_start)
+    data = src[:a] + b"__align__(" + src[a:]
+    outline.edit(a, a, len(b"__align__("))
+    b = data.index(b"q[y]")
+    data = data[:b] + b")" + data[b:]
+    outline.edit(b, b, 1)
+    used = []
+    real = FRONT_ENDS["cuda"].masked
+    FRONT_ENDS["cuda"].masked = lambda source: used.append(len(source.data)) or real(source)
+    try:
+        partial = partial_lint("m.cu", data, settings, "cuda", outline, max_share=1.0, whole_parse=whole("m.cu", data, "cuda"))
+    finally:
+        del FRONT_ENDS["cuda"].masked
+    assert len(data) in used  # the whole file was masked for the copy
+    assert_same_as_full(partial, "m.cu", data, settings, "cuda")
+    assert partial.linted == 2

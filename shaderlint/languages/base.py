@@ -85,9 +85,8 @@ class FrontEnd:
     def stage_for(self, path: str, source: Source) -> str | None:
         return None
 
-    def parse(self, source: Source, old: Parsed | None = None, deadline=None) -> Parsed:
-        """Mask and parse ``source``. With a :class:`shaderlint.deadline.Deadline`, a long parse is
-        cancelled when it passes (raising :class:`shaderlint.deadline.TimeBudgetExceeded`)."""
+    def masked(self, source: Source) -> tuple[bytes, list[Mask]]:
+        """The text the grammar parses (``source`` with every mask applied, same length) and the masks."""
         buf = bytearray(source.data)
         masks: list[Mask] = []
         if buf.startswith(b"\xef\xbb\xbf"):
@@ -103,10 +102,19 @@ class FrontEnd:
         masks.extend(mask_pragmas(source, buf))
         masks.extend(mask_macro_statement_arguments(source, buf))
         masks.sort(key=lambda mk: mk.start)
-        parse_bytes = bytes(buf)
+        return bytes(buf), masks
+
+    def parse(self, source: Source, old: Parsed | None = None, deadline=None,
+              context: tuple[tuple[bytes, list[Mask]] | None, str | None] | None = None) -> Parsed:
+        """Mask and parse ``source``. With a :class:`shaderlint.deadline.Deadline`, a long parse is
+        cancelled when it passes (raising :class:`shaderlint.deadline.TimeBudgetExceeded`).
+        ``context``: (masked text and masks or None, stage) to use instead of what ``source`` alone
+        gives (``shaderlint.incremental`` parses a copy of a file read in the whole file's context)."""
+        parse_bytes, masks = context[0] if context is not None and context[0] is not None else self.masked(source)
+        stage = context[1] if context is not None else self.stage_for(source.path, source)
         parser = self.parser()
         tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
-        parsed = Parsed(source, self.name, tree, masks, parse_bytes, self.stage_for(source.path, source))
+        parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage)
         gaps = _Gaps(parse_bytes)
         for m in masks:
             if m.kind == "attribute":
