@@ -10,7 +10,8 @@ A use is narrowed to the writes that can reach it only where the order is certai
 
 - the *killing* write is a plain ``v = …;`` expression statement or ``T v = …;`` declaration,
   a direct child of a block that encloses the use, earlier in that block (every path to the use
-  runs through it, since a block runs its statements in order; no ``goto`` in the function);
+  runs through it, since a block runs its statements in order; no ``goto`` in the function, and
+  not the body of a ``switch``, whose ``case`` labels are entered from outside);
 - the writes that reach the use are that one, every write of ``v`` between it and the use (in
   any branch) and every write of ``v`` anywhere in a loop that encloses the use but not the
   killing write (the next iteration sees it);
@@ -146,8 +147,11 @@ class ReachingWrites:
             st = stmt
         else:
             return None
-        if st.parent is None or st.parent.type != "compound_statement":
+        block = st.parent
+        if block is None or block.type != "compound_statement":
             return None
+        if block.parent is not None and block.parent.type == "switch_statement":
+            return None  # a `case` label further down is entered without passing it
         return st
 
     def _block_aliases(self, candidates: dict[int, Var], blocked: set[int]) -> None:
