@@ -15,10 +15,10 @@ A use is narrowed to the writes that can reach it only where the order is certai
 - the writes that reach the use are that one, every write of ``v`` between it and the use (in
   any branch) and every write of ``v`` anywhere in a loop that encloses the use but not the
   killing write (the next iteration sees it);
-- ``v`` is a local scalar or struct (no array, no reference, not bound to memory), its address
-  is never taken, no reference is bound to it, no lambda writes it, the use is not inside a
-  lambda below the killing write's block, and every call that is handed ``v`` (or a part of
-  it) is known to take it by value (a built-in math/shuffle function, a conversion, a function
+- ``v`` is a local scalar or struct (no array, no reference, not bound to memory, not
+  ``static``), its address is never taken, no reference is bound to it, no lambda or inline
+  ``asm`` writes it, the use is not inside a lambda below the killing write's block, and every
+  call that is handed ``v`` (or a part of it) is known to take it by value (a built-in math/shuffle function, a conversion, a function
   of the file whose parameter there is neither a non-const reference nor ``out``/``inout``).
 
 Anything else keeps the union, as before.
@@ -107,6 +107,7 @@ class ReachingWrites:
             if kill is not None:
                 self._kills.setdefault((k, kill.parent.id), []).append((kill.end_byte, key))
         self._block_aliases(candidates, blocked)
+        self._block_asm_outputs(candidates, blocked)
         self._eligible = set(candidates) - blocked
         for lst in self._kills.values():
             lst.sort(key=lambda x: x[0])
@@ -127,6 +128,24 @@ class ReachingWrites:
                     out.add(id(f))
         return out
 
+    def _block_asm_outputs(self, candidates: dict[int, Var], blocked: set[int]) -> None:
+        """Block variables an inline ``asm`` statement writes (``: "=r"(lane)``): not among the writes."""
+        m = self.m
+        if m.language == "glsl" or b"asm" not in m.source.data:
+            return
+        from shaderlint.languages import FRONT_ENDS  # noqa: PLC0415
+        try:
+            q = ts.Query(FRONT_ENDS[m.language].language(), "(gnu_asm_output_operand) @out")
+        except Exception:  # no inline asm in this grammar: block every candidate that could be written so
+            blocked.update(candidates)
+            return
+        for nodes in ts.QueryCursor(q).captures(m.root).values():
+            for n in nodes:
+                for c in n.named_children:
+                    b = m.base_var(c) if c.type != "string_literal" else None
+                    if b is not None and id(b) in candidates:
+                        blocked.add(id(b))
+
     def _killing_statement(self, var: Var, stmt: ts.Node) -> ts.Node | None:
         """The statement (a direct child of a block) whose execution sets all of ``var``, or None."""
         t = stmt.type
@@ -142,8 +161,9 @@ class ReachingWrites:
             if st is None or st.type != "expression_statement" or st.named_child_count != 1:
                 return None
         elif t == "declaration":
-            if var.init is None or var.decl.id != stmt.id:
-                return None
+            if var.init is None or var.decl.id != stmt.id or any(
+                    c.type == "storage_class_specifier" and self.m.text(c) == "static" for c in stmt.children):
+                return None  # (a `static` local is initialized once)
             st = stmt
         else:
             return None
