@@ -79,6 +79,13 @@ class ReachingWrites:
         self._kills: dict[tuple[int, int], list[tuple[int, WriteKey]]] = {}
         self._cache: dict[int, list[WriteKey] | None] = {}
         self._eligible: set[int] = set()
+        # Local variables (and parameters) that something other than the writes may change: a call
+        # handed them by reference, `&v`, a reference bound to them, an inline asm output.
+        self._hidden: set[int] = set()
+        self._decay_cache: dict[int, bool] = {}
+        local_vars = {id(v): v for f in m.functions for v in f.vars + f.params if not v.is_global}
+        self._block_aliases(local_vars, self._hidden)
+        self._block_asm_outputs(local_vars, self._hidden)
         candidates: dict[int, Var] = {}
         for var, _rhs, stmt in writes:
             if var.is_global or var.address_space is not None or var.dims or var in bound_to_memory:
@@ -106,9 +113,7 @@ class ReachingWrites:
             kill = self._killing_statement(var, stmt)
             if kill is not None:
                 self._kills.setdefault((k, kill.parent.id), []).append((kill.end_byte, key))
-        self._block_aliases(candidates, blocked)
-        self._block_asm_outputs(candidates, blocked)
-        self._eligible = set(candidates) - blocked
+        self._eligible = set(candidates) - blocked - self._hidden
         for lst in self._kills.values():
             lst.sort(key=lambda x: x[0])
 
@@ -206,7 +211,7 @@ class ReachingWrites:
         if m.language == "glsl":
             return
         data = m.source.data
-        for f in {id(v.function): v.function for v in candidates.values()}.values():
+        for f in {id(v.function): v.function for v in candidates.values() if v.function is not None}.values():
             if f.body is None:
                 continue
             start, end = f.body.start_byte, f.body.end_byte
@@ -237,6 +242,28 @@ class ReachingWrites:
                     return False
             return True
         return _by_value_builtin(name)
+
+    def _decays(self, var: Var) -> bool:
+        """True when a local array is named other than as ``a[i]`` or in ``sizeof`` (a pointer to
+        it may be stored through)."""
+        k = id(var)
+        if k not in self._decay_cache:
+            m = self.m
+            body = var.function.body if var.function is not None else None
+            out = body is None
+            for n in _nodes_of(body, "identifier") if body is not None else ():
+                if n.start_byte == var.node.start_byte or m.resolve(n) is not var:
+                    continue
+                p = n.parent
+                if p is not None and p.type == "subscript_expression" and n == p.child_by_field_name("argument"):
+                    continue
+                if p is not None and p.type in ("sizeof_expression", "parenthesized_expression") and (
+                        p.type == "sizeof_expression" or (p.parent is not None and p.parent.type == "sizeof_expression")):
+                    continue
+                out = True
+                break
+            self._decay_cache[k] = out
+        return self._decay_cache[k]
 
     # ---- queries -----------------------------------------------------------------------------------
     def definitions(self, name: str) -> int:
@@ -274,6 +301,8 @@ class ReachingWrites:
                 v = m.resolve(ident)
                 if v is None:
                     continue
+                if id(v) in self._hidden or (v.function is f and v.dims and self._decays(v)):
+                    return None  # changed through an alias the writes do not show: it may carry any argument
                 keys = self.reaching(v, ident)
                 if keys is None:
                     if id(v) in index:
