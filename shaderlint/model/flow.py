@@ -27,6 +27,7 @@ Anything else keeps the union, as before.
 from __future__ import annotations
 
 import bisect
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import tree_sitter as ts
@@ -45,9 +46,21 @@ _CONVERSIONS = frozenset((
     "__float_as_int", "__int_as_float", "__float2uint_rn", "__float2int_rz", "__uint2float_rn", "__brev",
     "__popcll", "__clzll", "__ffsll", "__umulhi", "__mulhi", "__mul24", "__umul24", "umin", "umax",
 ))
-_JUMP_QUERY = "(goto_statement) @goto\n(labeled_statement) @label\n"
+_JUMP_QUERY = "(goto_statement) @goto\n"
+_ASM_QUERY = "(gnu_asm_output_operand) @out\n"
 
 WriteKey = tuple[int, int]  # (id(var), id of the write's statement node)
+
+
+@lru_cache(maxsize=16)
+def _query(language: str, source: str) -> ts.Query | None:
+    """The compiled query (compiling costs milliseconds: once per language), None when the
+    grammar lacks its node types."""
+    from shaderlint.languages import FRONT_ENDS  # noqa: PLC0415
+    try:
+        return ts.Query(FRONT_ENDS[language].language(), source)
+    except Exception:
+        return None
 
 
 def _by_value_builtin(name: str) -> bool:
@@ -120,10 +133,10 @@ class ReachingWrites:
     # ---- setup -------------------------------------------------------------------------------------
     def _functions_with_jumps(self) -> set[int]:
         m = self.m
-        from shaderlint.languages import FRONT_ENDS  # noqa: PLC0415
-        try:
-            q = ts.Query(FRONT_ENDS[m.language].language(), _JUMP_QUERY)
-        except Exception:  # a grammar without these nodes: treat every function as having jumps
+        if b"goto" not in m.source.data:
+            return set()  # a label is only reached by a `goto` (`case` labels: see _killing_statement)
+        q = _query(m.language, _JUMP_QUERY)
+        if q is None:  # a grammar without these nodes: treat every function as having jumps
             return {id(f) for f in m.functions}
         out: set[int] = set()
         for nodes in ts.QueryCursor(q).captures(m.root).values():
@@ -138,10 +151,8 @@ class ReachingWrites:
         m = self.m
         if m.language == "glsl" or b"asm" not in m.source.data:
             return
-        from shaderlint.languages import FRONT_ENDS  # noqa: PLC0415
-        try:
-            q = ts.Query(FRONT_ENDS[m.language].language(), "(gnu_asm_output_operand) @out")
-        except Exception:  # no inline asm in this grammar: block every candidate that could be written so
+        q = _query(m.language, _ASM_QUERY)
+        if q is None:  # no inline asm in this grammar: block every candidate that could be written so
             blocked.update(candidates)
             return
         for nodes in ts.QueryCursor(q).captures(m.root).values():
