@@ -18,6 +18,7 @@ from shaderlint.languages.base import Mask, Parsed
 from shaderlint.model import builtins as B
 from shaderlint.model.consteval import eval_text, parse_number
 from shaderlint.model.expr import ExprAnalysis, compared_with, unparen
+from shaderlint.model.flow import ReachingWrites
 from shaderlint.model.preproc import branch_literals, exclusive
 from shaderlint.model.kernel import (
     parse_dims,
@@ -89,6 +90,7 @@ class FileModel(ExprAnalysis):
         self.captures: dict[str, list[ts.Node]] = {}
         self.var_deps: dict[Var, frozenset[str]] = {}
         self.intrinsic_deps: dict[Function, frozenset[str]] = {}
+        self.flow: ReachingWrites | None = None  # set by the dependence fixpoint
         self._vars_by_name: dict[str, list[Var]] = defaultdict(list)
         self._function_starts: list[int] = []
         self._resolve_cache: dict[int, Var | None] = {}
@@ -1030,11 +1032,15 @@ class _Builder:
         writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
         conds = [_value_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
         from shaderlint.model.idioms import uniform_idiom  # noqa: PLC0415 (idioms imports the model's helpers)
+        # Each write's own dependence too: a use that a later plain `v = …;` dominates sees only the
+        # writes that can reach it (model.flow), not the union over the variable's writes.
+        flow = m.flow = ReachingWrites(m, writes, conds, mem_refs)
+        wdeps = flow.deps
         for _ in range(12):
             changed = False
             m._deps_cache.clear()
             for (var, rhs, stmt), cs in zip(writes, conds):
-                d = set(deps.get(var, frozenset()))
+                d: set[str] = set()
                 for r in rhs:
                     d |= m.deps(r)
                 for c in cs:
@@ -1042,9 +1048,14 @@ class _Builder:
                     if B.LOCAL in cd and uniform_idiom(m, m.function_at(c.start_byte), c):
                         continue  # same in every thread (a vote through shared memory, a uniform trip count)
                     d |= cd
-                fd = frozenset(d)
-                if fd != deps.get(var, frozenset()):
-                    deps[var] = fd
+                key = (id(var), stmt.id)
+                old = wdeps.get(key, frozenset())
+                if not d <= old:
+                    wdeps[key] = old | d
+                    changed = True
+                vd = deps.get(var, frozenset())
+                if not d <= vd:
+                    deps[var] = vd | d
                     changed = True
             # Helper functions: what their result depends on besides their arguments.
             for f in m.functions:

@@ -652,6 +652,13 @@ class ExprAnalysis:
         if t in ("identifier", "qualified_identifier"):
             v = self.resolve(node)
             if v is not None:
+                flow = self.flow
+                keys = flow.reaching(v, node) if flow is not None else None
+                if keys is not None:  # a dominating plain assignment: only the writes that reach here
+                    out: set[str] = set()
+                    for k in keys:
+                        out |= flow.deps.get(k, frozenset())
+                    return frozenset(out)
                 return self.var_deps.get(v, frozenset())
             b = self._builtin(self.text(node))
             if b is not None:
@@ -667,7 +674,7 @@ class ExprAnalysis:
             if name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
                 return frozenset()  # the block-wide vote: every thread of the block gets the same result
             out: set[str] = set()
-            for a in self.call_args(node):
+            for a in self._result_args(node, name):
                 out |= self.deps(a)
             fn = node.child_by_field_name("function")
             if fn is not None and fn.type == "field_expression":
@@ -713,6 +720,26 @@ class ExprAnalysis:
         for c in node.named_children:
             out |= self.deps(c)
         return frozenset(out)
+
+    def _result_args(self: "FileModel", call: ts.Node, name: str) -> list[ts.Node]:
+        """The arguments a call's result can depend on: for a function of the file (one definition
+        of that name, called by name with one argument per parameter), those whose parameter's
+        value on entry can reach its result (``model.flow``); otherwise all of them."""
+        args = self.call_args(call)
+        flow = self.flow
+        fn = call.child_by_field_name("function")
+        if flow is None or fn is None or fn.type not in ("identifier", "qualified_identifier", "template_function"):
+            return args
+        f = self.function_by_name.get(name)
+        if f is None or flow.definitions(name) != 1:
+            return args
+        real = [a for a in args if a.type != "comment"]
+        if len(real) != len(f.params):
+            return args
+        used = flow.params_reaching_result(f)
+        if used is None:
+            return args
+        return [a for i, a in enumerate(real) if i in used]
 
     def base_var(self: "FileModel", node: ts.Node) -> Var | None:
         """The variable at the root of an lvalue/rvalue like ``a[i].x``, ``p->f``, ``buf.data[i]``."""

@@ -23,6 +23,18 @@ or call in them) are one emulated division -- the compiler derives the
 remainder from the quotient -- so they are reported once, at the first, with
 the other as a related location.
 
+A helper's parameter counts as a constant when every call of the helper in the
+file passes it the same constant (or, when the denominator is the parameter
+itself, powers of two only): after inlining, or by constant propagation, the
+helper divides by that constant. Only where the file's calls are all the calls:
+not in a header (`.cuh`, `.h`, `.glsl`, …; a GLSL file needs its `main`), for
+CUDA and Metal only for a `static`, `inline`/`__forceinline__`, template or
+anonymous-namespace helper that is not `__noinline__`, with one definition of
+its name, named nowhere but as the callee of calls, and a by-value parameter it
+never writes or takes the address of. A constant whose value is unknown (a
+specialization constant, a header macro) counts when every call spells it the
+same way with file-scope names only.
+
 ## Why is this bad?
 GPUs have no integer divider. Division or modulo by a value known at compile
 time becomes a shift (powers of two) or a multiply-high and shift; by a
@@ -73,12 +85,17 @@ negative `in[t] / kWidth` with `constexpr int kWidth = 24` compiles to
 On `unrolled_loop_counter.cu`, `up_sweep` (`128 / stride` with `stride *= 2`
 up to 256, `t % (2 * stride)`) has no `div`/`rem` left after unrolling, while
 `harmonic` keeps 9: the 1000-iteration loop is only partly unrolled and the
-`#pragma unroll 1` loop not at all.
+`#pragma unroll 1` loop not at all. On `caller_constants.cu`, the helpers every
+call passes `24` (`rows_of`) or powers of two (`tiles`: `16`, `64`) compile to
+`mul.hi.s32 …, 715827883` and shifts, while `columns_of(n, width)` and
+`written_rows` (`group += n & 1`) keep a `div.s32`.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
+from pathlib import PurePath
 
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.estimate import whatif
@@ -116,7 +133,8 @@ class VariableIntegerDivision(Rule):
             lt, rt = model.type_of(left), model.type_of(right)
             if not (lt.is_integer and rt.is_integer):
                 continue
-            if model.is_constant(right) or _constant_once_unrolled(model, f, right) or _constant_context(model, node):
+            if model.is_constant(right) or _constant_once_unrolled(model, f, right) or _constant_context(model, node) \
+                    or _constant_from_callers(model, f, right):
                 continue
             op = model.text(op_node)
             what = "modulo" if "%" in op else "division"
@@ -267,3 +285,146 @@ def _counters_unrolled(model, f, node, depth: int) -> bool:
             continue
         stack.extend(n.named_children)
     return True
+
+
+# ---- a helper's parameter that every call in the file passes the same constant -----------------------
+#: Files included by others (their helpers may be called there with anything): not a whole program.
+_HEADER_SUFFIXES = frozenset((".h", ".hh", ".hpp", ".hxx", ".cuh", ".inc", ".inl", ".glsl", ".ipp", ".tcc"))
+_INTERNAL = re.compile(rb"\b(?:static|inline|__inline__|__forceinline__|always_inline)\b")
+_NOINLINE = re.compile(rb"\b(?:__noinline__|noinline)\b")
+
+
+def _constant_from_callers(model, f, node) -> bool:
+    """True when the denominator is built from constants and parameters of ``f`` that every call of
+    ``f`` in the file passes a constant: the same value (or, for a bare parameter, powers of two
+    only); see :func:`_param_from_callers`."""
+    n = unparen(node)
+    if n.type == "identifier":
+        v = model.resolve(n)
+        return v is not None and _param_from_callers(model, f, v) is not None
+    if n.type in ("binary_expression", "unary_expression", "cast_expression", "parenthesized_expression"):
+        kids = [c for c in n.named_children if c.type not in ("type_descriptor", "comment")]
+        found = False
+        for c in kids:
+            if model.is_constant(c):
+                continue
+            c = unparen(c)
+            v = model.resolve(c) if c.type == "identifier" else None
+            if v is None or _param_from_callers(model, f, v) != "same":
+                return False
+            found = True
+        return found
+    return False
+
+
+def _param_from_callers(model, f, v) -> str | None:
+    """``"same"`` when every call of helper ``f`` in the file passes parameter ``v`` the same
+    constant, ``"cheap"`` when they pass powers of two (different ones), else None. Only for a
+    whole program (not a header; GLSL: a file with ``main``), a helper no other file can call
+    (CUDA/Metal: ``static``, ``inline``/``__forceinline__``, a template or in an anonymous
+    namespace; not ``__noinline__``), one definition of the name, named only as the callee of
+    calls (never as a value), with ``v`` a by-value parameter it never writes or takes the
+    address of. A constant of unknown value (a specialization constant, a header macro) counts
+    when every call spells it the same way with file-scope names only."""
+    cache = model.__dict__.setdefault("_sl201_callers", {})
+    if id(v) not in cache:
+        cache[id(v)] = _param_from_callers_uncached(model, f, v)
+    return cache[id(v)]
+
+
+def _param_from_callers_uncached(model, f, v) -> str | None:
+    from shaderlint.model.memory import is_reference  # noqa: PLC0415
+    if not v.is_param or v.function is not f or f.is_entry or f.body is None or v.dims or is_reference(v):
+        return None
+    if v.type.kind == "pointer" or v.address_space in ("out", "inout"):
+        return None
+    if PurePath(model.source.path).suffix.lower() in _HEADER_SUFFIXES:
+        return None
+    data = model.source.data
+    head = data[(f.outer or f.node).start_byte:f.name_node.start_byte]
+    if _NOINLINE.search(head):
+        return None
+    if model.language == "glsl":
+        if "main" not in model.function_by_name:
+            return None
+    elif f.outer is None and not _INTERNAL.search(head) and not _in_anonymous_namespace(f.node):
+        return None
+    if sum(1 for g in model.functions if g.name == f.name) != 1:
+        return None
+    if model.writes_into(v):
+        return None
+    body = data[f.body.start_byte:f.body.end_byte]
+    if model.language != "glsl" and re.search(rb"&\s*" + re.escape(v.name.encode()) + rb"\b", body):
+        return None  # `&v` (or a look-alike `x & v`): it may be written through a pointer
+    index = f.params.index(v)
+    calls = _calls_of(model, f)
+    if not calls:
+        return None
+    values, texts = [], set()
+    for call in calls:
+        args = [a for a in model.call_args(call) if a.type != "comment"]
+        if len(args) > len(f.params) or index >= len(args):
+            return None  # variadic, or the parameter's default value: not read here
+        a = args[index]
+        if not model.is_constant(a):
+            return None
+        value = model.const_value(a)
+        if value is None and not _file_scope_names(model, a):
+            return None  # a constant of the caller (a template parameter): not one value for all calls
+        values.append(value)
+        texts.add(" ".join(model.text(a).split()))
+    if all(x is not None for x in values):
+        if len(set(values)) == 1:
+            return "same"
+        if all(isinstance(x, int) and x > 0 and x & (x - 1) == 0 for x in values):
+            return "cheap"
+        return None
+    return "same" if len(texts) == 1 and all(x is None for x in values) else None
+
+
+def _calls_of(model, f) -> list | None:
+    """Every call of ``f`` in the file, or None when its name also appears other than as the
+    callee of a call or its own definition's name (a function pointer, a macro body)."""
+    data = model.source.data
+    name = f.name.encode()
+    calls = []
+    for mt in re.finditer(rb"\b" + re.escape(name) + rb"\b", data):
+        pos = mt.start()
+        if model.source.in_comment_or_string(pos):
+            continue
+        if pos == f.name_node.start_byte:
+            continue
+        n = model.root.descendant_for_byte_range(pos, mt.end())
+        if n is None or n.type != "identifier" or n.start_byte != pos:
+            return None
+        child, p = n, n.parent
+        if p is not None and p.type == "template_function" and child == p.child_by_field_name("name"):
+            child, p = p, p.parent
+        while p is not None and p.type == "qualified_identifier" and child == p.child_by_field_name("name"):
+            child, p = p, p.parent
+        if p is None or p.type != "call_expression" or child != p.child_by_field_name("function"):
+            return None
+        calls.append(p)
+    return calls
+
+
+def _file_scope_names(model, node) -> bool:
+    """True when every name in ``node`` is file-scope (a global, a macro, an enumerator, a built-in)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            v = model.resolve(n)
+            if v is not None and not v.is_global:
+                return False
+        stack.extend(n.named_children)
+    return True
+
+
+def _in_anonymous_namespace(node) -> bool:
+    p = node.parent
+    while p is not None:
+        if p.type == "namespace_definition" and p.child_by_field_name("name") is None:
+            return True
+        p = p.parent
+    return False

@@ -25,7 +25,18 @@ reference bound to memory (`int& count = smem_ints[0];`, `auto& s =
 st`, the caller's object: in practice the block's shared scratch), and a store
 through a pointer (`p[tid] = x`, `params.out[tid] = x`) or such a reference
 changes the memory, not the variable. Scalars passed by reference are
-out-parameters and keep the dependence of what is written to them. In GLSL,
+out-parameters and keep the dependence of what is written to them.
+
+Order counts where it is certain: a use sees the writes that can reach it when a
+plain `v = …;` (or `T v = …;`) earlier in an enclosing block runs on every path to
+it, namely that write, the writes between the two (in any branch) and those in a
+loop around the use. `lo = ~0u;` followed by a fold over shared values hides the
+thread's own `lo` from before; a later `lo = tid;` does not make earlier uses
+thread-dependent. Where a lambda writes the variable, its address is taken, a
+reference is bound to it, a call may take it by reference or the function has a
+`goto`, every write counts. A call's result depends on the arguments whose
+values can reach the callee's `return`s (a helper that overwrites a parameter
+before returning it ignores what was passed). In GLSL,
 `gl_GlobalInvocationID.y`/`.z` is the group's along an axis the group is one
 thread deep in: declared so (`layout(local_size_x = 64) in;` leaves y and z at
 1) or, when the file does not give that size (the host injects it, or a
