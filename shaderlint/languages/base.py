@@ -98,6 +98,7 @@ class FrontEnd:
         masks.extend(mask_statement_macros(source, buf))
         masks.extend(mask_bare_macro_lines(source, buf))
         if self.name != "glsl":
+            masks.extend(mask_pointer_qualifier_macros(source, buf))
             masks.extend(mask_header_function_macros(source, buf))
         masks.extend(mask_pragmas(source, buf))
         masks.extend(mask_macro_statement_arguments(source, buf))
@@ -277,6 +278,36 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
         if before not in (b";", b"{", b"}") or not (nxt == b"}" or (nxt and (nxt.isalpha() or nxt == b"_"))):
             continue
         out.append(Mask(s, e, "macro-invocation", m.group(1).decode()))
+        _blank(buf, s, e)
+    return out
+
+
+# `T * NAME name` / `T & NAME name`: an upper-case macro between a declarator's `*` or `&` and the
+# declared name -- llama.cpp's `const half2 * GGML_CUDA_RESTRICT mask = mask_ptr;`, a header macro
+# standing for `__restrict__` or nothing. Two identifiers after `*` are never an expression, so the
+# grammar reads the declaration (and every kernel declaring its pointers so) as an error.
+_POINTER_QUALIFIER_MACRO = re.compile(
+    rb"[*&][ \t]*([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+(?=[A-Za-z_]\w*[ \t]*(?:[=;,)\[]|/[/*]))")
+
+
+def mask_pointer_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank such a macro name. A name the file defines as a function-like macro is left alone
+    (its use would have parentheses); a name it defines as an object-like macro is blanked too
+    (`#define RESTRICT __restrict__`: the qualifier changes nothing shaderlint reads)."""
+    data = source.data
+    if b"*" not in data and b"&" not in data:
+        return []
+    out: list[Mask] = []
+    function_like = None
+    for m in scan_code(source, _POINTER_QUALIFIER_MACRO):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
+            continue
+        if function_like is None:
+            function_like = {d.group(1) for d in _FUNC_MACRO.finditer(data)}
+        if m.group(1) in function_like:
+            continue
+        out.append(Mask(s, e, "pointer-qualifier", m.group(1).decode()))
         _blank(buf, s, e)
     return out
 
