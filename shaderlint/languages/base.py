@@ -528,8 +528,26 @@ def _next_non_ws(data: bytes, pos: int) -> int:
     return pos
 
 
-def scan_code(source: Source, pattern: re.Pattern[bytes]):
-    """Matches of ``pattern`` that start outside comments and string literals."""
+def can_match(data: bytes, needs: bytes | tuple[bytes, ...] | re.Pattern[bytes] | None) -> bool:
+    """A cheap test that must pass for a pass's pattern to match anywhere in ``data``: ``needs`` is
+    bytes every match holds, a tuple of bytes one of which every match holds, or a pattern (with a
+    literal prefix, so the search is fast) that finds something wherever the pass's pattern does.
+    Most passes look for a keyword or shape that most files lack; a regular expression that opens with
+    a look-behind or ``\\b`` is tried at every byte, the ``in`` test is some 50 times faster."""
+    if needs is None:
+        return True
+    if isinstance(needs, bytes):
+        return needs in data
+    if isinstance(needs, tuple):
+        return any(n in data for n in needs)
+    return needs.search(data) is not None
+
+
+def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None):
+    """Matches of ``pattern`` that start outside comments and string literals; none at all, without
+    scanning, when the text fails the :func:`can_match` test ``needs``."""
+    if not can_match(source.data, needs):
+        return
     for m in pattern.finditer(source.data):
         if not source.in_comment_or_string(m.start()):
             yield m
@@ -706,6 +724,7 @@ def mask_dead_branches(source: Source, buf: bytearray) -> list[Mask]:
 # `if (c) a; else` closing a preprocessor branch, its statement after `#endif` (RetroArch's crt-pi:
 # `#if defined(CURVATURE) ... if (t.x < 0.0) out = vec4(0.0); else #else ... #endif { ... }`).
 _DANGLING_ELSE = re.compile(rb"(?<![\w#])else[ \t]*(?://[^\n]*)?\r?\n(?=[ \t]*#[ \t]*(?:else|elif|endif)\b)")
+_DANGLING_ELSE_NEEDS = re.compile(rb"else[ \t]*(?://[^\n]*)?\r?\n[ \t]*#")  # what every match holds, found fast
 
 
 def mask_dangling_else(source: Source, buf: bytearray) -> list[Mask]:
@@ -714,7 +733,7 @@ def mask_dangling_else(source: Source, buf: bytearray) -> list[Mask]:
     ``else`` the branch is a complete ``if`` and the statement after ``#endif`` reads as
     unconditional (what it is when the branch is not compiled)."""
     out = []
-    for m in scan_code(source, _DANGLING_ELSE):
+    for m in scan_code(source, _DANGLING_ELSE, _DANGLING_ELSE_NEEDS):
         s, e = m.start(), m.start() + 4
         if bytes(buf[s:e]) != b"else":
             continue

@@ -63,6 +63,7 @@ _CLUSTER_DIMS = re.compile(rb"\b__cluster_dims__\s*\((?:[^()]|\([^()]*\))*\)")
 # An empty braced default argument, `Vec w = {}` or `Args a = {}` before `,` or `)`, which the grammar
 # cannot read in a parameter list (the parameter keeps its type and name).
 _EMPTY_BRACE_DEFAULT = re.compile(rb"(?<=[\w\]])[ \t]*(=[ \t]*\{[ \t]*\})(?=\s*[,)])")
+_EMPTY_BRACES = re.compile(rb"=[ \t]*\{[ \t]*\}")  # what every match holds, found fast
 _LAMBDA_SPACE = re.compile(rb"\]\s*((?:(?:__device__|__host__)\s*)+)(?=\()")
 # `operator()<T>(`: template arguments (one level of nesting) between `operator()` and its parameters.
 _OPERATOR_CALL_ARGS = re.compile(rb"\boperator\s*\(\s*\)\s*(<(?:[^<>(){};]|<[^<>(){};]*>)*>)(?=\s*\()")
@@ -480,14 +481,14 @@ class CudaFrontEnd(FrontEnd):
 
     def mask(self, source: Source, buf: bytearray) -> list[Mask]:
         masks: list[Mask] = []
-        for m in scan_code(source, _ALIGN):
+        for m in scan_code(source, _ALIGN, b"__align__"):
             masks.append(Mask(m.start(), m.end(), "attribute", m.group(0).decode("utf-8", "replace"), "align"))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _CLUSTER_DIMS):
+        for m in scan_code(source, _CLUSTER_DIMS, b"__cluster_dims__"):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _EMPTY_BRACE_DEFAULT):
+        for m in scan_code(source, _EMPTY_BRACE_DEFAULT, _EMPTY_BRACES):
             masks.append(Mask(m.start(1), m.end(1), "default-argument", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _LAMBDA_SPACE):
@@ -506,24 +507,24 @@ class CudaFrontEnd(FrontEnd):
                 # args: the expansion's qualifiers when the file defines the name as qualifiers only
                 masks.append(Mask(s, e, "function-qualifier", w.group(0).decode(), "macro", defs.get(w.group(0)) or ()))
                 _blank(buf, s, e)
-        for m in scan_code(source, _TEMPLATE_OPERATOR_CALL):
+        for m in scan_code(source, _TEMPLATE_OPERATOR_CALL, b"operator"):
             # `launch.template operator()<true>()` reads as `launch()`
             masks.append(Mask(m.start(), m.end(), "template-args", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _LAMBDA_ATTRIBUTE):
+        for m in scan_code(source, _LAMBDA_ATTRIBUTE, b"__attribute__"):
             masks.append(Mask(m.start(1), m.end(1), "type-attribute", m.group(1).decode("utf-8", "replace"), "lambda"))
             _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _SPACE_BEFORE_STRUCT):
+        for m in scan_code(source, _SPACE_BEFORE_STRUCT, (b"struct", b"class", b"union")):
             masks.append(Mask(m.start(), m.end(), "ignored-specifier", m.group(0).decode().strip()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _CONVERSION_CALL):
+        for m in scan_code(source, _CONVERSION_CALL, b"operator"):
             masks.append(Mask(m.start(), m.end(), "conversion-call", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _TYPE_ATTRIBUTE):
+        for m in scan_code(source, _TYPE_ATTRIBUTE, b"__attribute__"):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "type-attribute", text, m.group(1).decode()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _TYPENAME_EXPRESSION):
+        for m in scan_code(source, _TYPENAME_EXPRESSION, b"typename"):
             s, e = m.start(), m.start() + len(b"typename")
             before, at = _prev_code_byte(source, buf, s)
             if before not in _EXPRESSION_BEFORE and not _ends_with_word(source.data, at + 1, b"return"):
@@ -537,7 +538,7 @@ class CudaFrontEnd(FrontEnd):
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(mask_type_arguments(source, buf))
         masks.extend(mask_statement_macro_calls(source, buf))
-        for m in scan_code(source, _OPERATOR_CALL_ARGS):
+        for m in scan_code(source, _OPERATOR_CALL_ARGS, b"operator"):
             masks.append(Mask(m.start(1), m.end(1), "template-args", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))
         return masks

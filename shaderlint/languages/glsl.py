@@ -35,6 +35,7 @@ _LAYOUT_INOUT = re.compile(rb"\blayout\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)\s*(in
 _PRECISION = re.compile(rb"\bprecision\s+(lowp|mediump|highp)\s+\w+\s*;")
 # Array constructors `float[](...)`, `vec2[3](...)`: the brackets are masked so the grammar sees a call.
 _ARRAY_CTOR = re.compile(rb"\b[A-Za-z_]\w*\s*(\[[^\]\[;{}]*\])\s*\(")
+_BRACKET_CALL = re.compile(rb"\]\s*\(")  # what every match holds, found fast
 # `\d+(?:\.\d*)?`, not `\d+\.?\d*`: the latter splits a digit run two ways and takes quadratic time on long ones.
 # `restrict` next to GLSL's memory qualifiers (`uniform restrict readonly image2D`,
 # `restrict buffer B {`) confuses the grammar; it is an aliasing hint with no bearing on the analysis.
@@ -62,6 +63,7 @@ _PAREN_CTOR = re.compile(rb"\((?=[ \t]*(bool|char|int|float|double|u?int(?:8|16|
 # `const in T x` parameters: the grammar reads `const in` as two type words. `in` is the default
 # direction, so `const in` means `const`; the `in` is blanked.
 _CONST_IN = re.compile(rb"(?<![\w#])const[ \t]+(in)(?!\w)")
+_CONST_IN_NEEDS = re.compile(rb"const[ \t]+in")  # what every match holds, found fast
 # GL_KHR_memory_scope_semantics qualifiers the grammar does not know (`workgroupcoherent buffer B`);
 # like `coherent`, they bear on no rule.
 _SCOPE_COHERENT = re.compile(rb"(?<![\w#])(?:workgroupcoherent|queuefamilycoherent|subgroupcoherent|devicecoherent|nonprivate)\b")
@@ -69,6 +71,7 @@ _SCOPE_COHERENT = re.compile(rb"(?<![\w#])(?:workgroupcoherent|queuefamilycohere
 # grammar reads only `T name[N]`. The size is blanked (the tokens cannot move: node text is read from
 # the source), so the variable reads as a scalar: rules about arrays stay silent on it.
 _ARRAY_TYPE_DECL = re.compile(rb"(?<![\w.])(?:const[ \t]+)?[A-Za-z_]\w*[ \t]*(\[[ \t]*\w*[ \t]*\])[ \t]+[A-Za-z_]\w*[ \t]*(?=[=;,\[])")
+_BRACKET_NAME = re.compile(rb"\][ \t]+[A-Za-z_]")  # what every match holds, found fast
 # `UNROLL for (...)`: an upper-case word the file does not define (llama.cpp passes
 # `-DUNROLL=[[unroll]]` or `-DUNROLL=` when compiling), or defines as nothing or an attribute,
 # right before a loop keyword at the start of a statement. Blanked; a name asking for unrolling
@@ -90,20 +93,20 @@ class GlslFrontEnd(FrontEnd):
 
     def mask(self, source: Source, buf: bytearray) -> list[Mask]:
         masks: list[Mask] = []
-        for m in scan_code(source, _LAYOUT_INOUT):
+        for m in scan_code(source, _LAYOUT_INOUT, b"layout"):
             args = tuple(a.strip() for a in _split_args(m.group(1).decode("utf-8", "replace")))
             masks.append(Mask(m.start(), m.end(), "layout", m.group(0).decode("utf-8", "replace"), m.group(2).decode(), args))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _PRECISION):
+        for m in scan_code(source, _PRECISION, b"precision"):
             masks.append(Mask(m.start(), m.end(), "precision", m.group(0).decode()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _ARRAY_CTOR):
+        for m in scan_code(source, _ARRAY_CTOR, _BRACKET_CALL):
             masks.append(Mask(m.start(1), m.end(1), "array-constructor", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _RESTRICT):
+        for m in scan_code(source, _RESTRICT, b"restrict"):
             masks.append(Mask(m.start(), m.end(), "qualifier", "restrict"))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _SECTION):
+        for m in scan_code(source, _SECTION, b"#["):
             masks.append(Mask(m.start(), m.end(), "section", m.group(0).decode("utf-8", "replace").strip()))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _PAREN_CTOR):
@@ -111,23 +114,23 @@ class GlslFrontEnd(FrontEnd):
             if bytes(buf[s:e]) == m.group(1):
                 masks.append(Mask(s, e, "constructor-name", m.group(1).decode()))
                 buf[s + 1:e] = b"_" * (e - s - 1)
-        for m in scan_code(source, _CONST_IN):
+        for m in scan_code(source, _CONST_IN, _CONST_IN_NEEDS):
             masks.append(Mask(m.start(1), m.end(1), "qualifier", "in"))
             _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _SCOPE_COHERENT):
+        for m in scan_code(source, _SCOPE_COHERENT, (b"coherent", b"nonprivate")):
             masks.append(Mask(m.start(), m.end(), "qualifier", m.group(0).decode()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _ARRAY_TYPE_DECL):
+        for m in scan_code(source, _ARRAY_TYPE_DECL, _BRACKET_NAME):
             if bytes(buf[m.start(1):m.end(1)]) == m.group(1):
                 masks.append(Mask(m.start(1), m.end(1), "array-type", m.group(1).decode("utf-8", "replace")))
                 _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _SUFFIX):
+        for m in scan_code(source, _SUFFIX, (b"hf", b"HF")):
             masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
         masks.extend(mask_loop_macros(source, buf))
         masks.extend(_mask_loop_prefix_macros(source, buf))
         masks.extend(_mask_argument_tail_macros(source, buf))
-        for m in scan_code(source, _ERROR_LINE):
+        for m in scan_code(source, _ERROR_LINE, b"error"):
             masks.append(Mask(m.start(), m.end(), "preproc-error", m.group(0).decode("utf-8", "replace").strip()))
             _blank(buf, m.start(), m.end())
         masks.extend(mask_dangling_else(source, buf))

@@ -65,7 +65,7 @@ class MetalFrontEnd(FrontEnd):
                 word = m.group(1).decode()
                 masks.append(Mask(m.start(1), m.end(1), kind, word, word))
                 _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _METAL_FUNC):
+        for m in scan_code(source, _METAL_FUNC, b"METAL_FUNC"):
             if on_directive_line(source.data, m.start()):
                 continue  # `#define METAL_FUNC ...`, `#ifdef METAL_FUNC`
             masks.append(Mask(m.start(), m.end(), "macro-qualifier", "METAL_FUNC"))
