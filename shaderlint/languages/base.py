@@ -353,7 +353,11 @@ def _prev_code_byte(source: Source, buf: bytearray, pos: int) -> tuple[bytes, in
         if data[line_start:pos + 1].lstrip().startswith(b"#"):
             pos = line_start
             continue
-        if source.in_comment_or_string(pos):
+        span = source.lexical_span(pos)
+        if span is not None:
+            # skip the rest of the comment or string on this line at once (the line is no directive:
+            # neither is any byte before ``pos`` on it); byte by byte, a long comment took a bisect per byte
+            pos = max(span[0], line_start)
             continue
         return bytes([c]), pos
     return b"", 0
@@ -395,6 +399,8 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
 
 _UPPER_CALL = re.compile(rb"(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(")
 _MAX_MACRO_ARGS = 1 << 16  # bytes scanned for one macro's argument list
+# The bytes the argument scan acts on; it steps over the others in one search instead of byte by byte.
+_ARGUMENT_SCAN_STOP = re.compile(rb"[()\[\]{};/\"'\n]")
 
 
 def _macro_argument_semicolons(data: bytes, open_paren: int, directives: bool = False) -> tuple[list[int], int] | None:
@@ -440,7 +446,10 @@ def _macro_argument_semicolons(data: bytes, open_paren: int, directives: bool = 
                 if not cont:
                     break
             continue
-        i += 1
+        stop = _ARGUMENT_SCAN_STOP.search(data, i + 1, n)
+        if stop is None:
+            return None
+        i = stop.start()
     return None
 
 

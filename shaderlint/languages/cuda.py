@@ -89,6 +89,8 @@ _TYPE_ARG_CALL = re.compile(rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|__builtin_\w+)[ \t
 _PRIMITIVE_ARG = re.compile(
     rb"\s*(bool|char|int|float|double|void|size_t|ssize_t|ptrdiff_t|intptr_t|uintptr_t|char8_t|char16_t|char32_t"
     rb"|u?int(?:8|16|32|64)_t)\s*")
+# What every argument list holding such an argument holds: the name between `(` or `,` and `,` or `)`.
+_PRIMITIVE_ARG_SHAPE = re.compile(rb"[(,]" + _PRIMITIVE_ARG.pattern + rb"[,)]")
 
 # An upper-case macro invoked as a statement: `NAME(...)`, the `(` opening its arguments.
 _STATEMENT_CALL = re.compile(rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*)[ \t]*\(")
@@ -125,14 +127,9 @@ def _ends_with_word(data: bytes, end: int, word: bytes) -> bool:
                                               or data[end - len(word) - 1:end - len(word)] == b"_")
 
 
-def _call_arguments(data: bytes, open_paren: int) -> tuple[list[tuple[int, int]], int] | None:
-    """The top-level arguments (start, end) of the parenthesized list opening at ``open_paren`` and
-    the offset of its ``)``; None when it does not close within 64 KB, holds a preprocessor line or a
-    top-level ``;``."""
-    found = _macro_argument_semicolons(data, open_paren)
-    if found is None or found[0]:
-        return None
-    close = found[1]
+def _call_arguments(data: bytes, open_paren: int, close: int) -> list[tuple[int, int]]:
+    """The top-level arguments (start, end) of the parenthesized list from ``open_paren`` to its
+    ``)`` at ``close``."""
     args, depth, start, i = [], 0, open_paren + 1, open_paren
     while i < close:
         c = data[i]
@@ -155,7 +152,7 @@ def _call_arguments(data: bytes, open_paren: int) -> tuple[list[tuple[int, int]]
             i = data.find(b"*/", i + 2) + 1
         i += 1
     args.append((start, close))
-    return args, close
+    return args
 
 
 def _next_code_past_directives(data: bytes, pos: int) -> int:
@@ -353,10 +350,13 @@ def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
         if before and (before.isalnum() or before in b"_*&") and not any(
                 _ends_with_word(data, at + 1, w) for w in (b"else", b"do", b"return")):
             continue  # a declaration `T NAME(float)`
-        found = _call_arguments(data, m.end() - 1)
-        if found is None:
-            continue
-        for a, b in found[0]:
+        found = _macro_argument_semicolons(data, m.end() - 1)
+        if found is None or found[0]:
+            continue  # the list does not close within 64 KB, holds a preprocessor line or a top-level `;`
+        close = found[1]
+        if _PRIMITIVE_ARG_SHAPE.search(data, m.end() - 1, close + 1) is None:
+            continue  # no argument can be a type name
+        for a, b in _call_arguments(data, m.end() - 1, close):
             t = _PRIMITIVE_ARG.fullmatch(data, a, b)
             if t is None or buf[t.start(1)] != data[t.start(1)]:
                 continue
@@ -390,6 +390,12 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
             continue
         if _in_directive(data, s):
             continue  # a #define line or a macro body
+        if m.group(1).strip(b"_") == b"":
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        nested = before == b")" or any(_ends_with_word(data, at + 1, w) for w in (b"else", b"do"))
+        if not nested and before not in (b";", b"{", b"}", b":"):
+            continue  # not at the start of a statement (tested before the argument scan, which costs more)
         found = _macro_argument_semicolons(data, m.end() - 1, directives=True)
         if found is None:
             continue
@@ -398,11 +404,7 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
             continue
         if semis:
             continue  # statements as arguments: base.mask_macro_statement_arguments reads them as a call
-        if m.group(1).strip(b"_") == b"":
-            continue
-        before, at = _prev_code_byte(source, buf, s)
         kind = defs.get(m.group(1), True)
-        nested = before == b")" or any(_ends_with_word(data, at + 1, w) for w in (b"else", b"do"))
         if nested:
             # `if (c) BLOCK(a) else BLOCK(b)`: a macro the file defines as one braced block stands for a
             # statement; it becomes an empty block `{}` (a blank would leave `if (c) else`)

@@ -70,6 +70,14 @@ class Source:
         s, e, _ = self.lexical[i]
         return s <= offset < e
 
+    def lexical_span(self, offset: int) -> tuple[int, int] | None:
+        """(start, end) of the comment or string literal holding ``offset``; None outside them."""
+        i = bisect.bisect_right(self._lexical_starts, offset) - 1
+        if i < 0:
+            return None
+        s, e, _ = self.lexical[i]
+        return (s, e) if s <= offset < e else None
+
     def line_of(self, offset: int) -> int:
         """0-based line index of a byte offset."""
         return bisect.bisect_right(self.line_starts, offset) - 1
