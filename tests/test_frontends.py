@@ -591,3 +591,18 @@ void main() {
     parsed = FRONT_ENDS["glsl"].parse(Source("k.comp", code))
     kinds = [(code[mk.start:mk.end], mk.kind) for mk in parsed.masks if mk.kind in ("unroll-macro", "qualifier")]
     assert kinds == [(b"DONT_UNROLL", "qualifier"), (b"UNROLL", "unroll-macro")]
+
+
+def test_scan_directives_finds_what_finditer_finds():
+    """The directive-line scan tries a ``^[ \\t]*#`` pattern at lines starting with ``#`` only; its
+    matches must be exactly ``finditer``'s (continuation lines, CR line ends, first line, comments)."""
+    import re
+
+    from shaderlint.languages.base import _CONDITIONAL, _FUNC_MACRO, _OBJ_MACRO, _PRAGMA, scan_directives
+
+    text = (b"#if 1\n  #  define A(x) x \\\n#define B 1\n\t#define C(y) \\\r\n  y\r\n# pragma unroll\n"
+            b"x = 1; # not a directive\n/* \n #define D 2 */\n#endif\n#define E")
+    src = Source("t.cu", text)
+    assert src.directive_starts[0] == 0
+    for pattern in (_CONDITIONAL, _FUNC_MACRO, _OBJ_MACRO, _PRAGMA, re.compile(rb"^[ \t]*#[^\n]*", re.M)):
+        assert [m.span() for m in scan_directives(src, pattern)] == [m.span() for m in pattern.finditer(text)]

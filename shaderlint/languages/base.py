@@ -196,12 +196,12 @@ def _strip_comments(body: bytes) -> bytes:
 _BALANCED = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
 
 
-def _declaring_macros(data: bytes) -> list[bytes]:
+def _declaring_macros(source: Source) -> list[bytes]:
     """Function-like macros whose expansion declares things: the body holds braces (whole
     functions) or ``template`` (explicit instantiations, ``template [[host_name("f")]] kernel void
     f<float>(...);``), or invokes such a macro (``#define INSTANTIATE(T) INST_A(T) INST_B(T)``)."""
     bodies: dict[bytes, bytes] = {}
-    for m in _FUNC_MACRO.finditer(data):
+    for m in scan_directives(source, _FUNC_MACRO):
         bodies.setdefault(m.group(1), m.group(2))
     # A body that opens with a statement keyword (`do { ... } while (0)`, `if (c) { ... } else { ... }`)
     # is a statement, braces or not: `if (bf) SQM(4, half); else ...` must keep its invocations.
@@ -223,7 +223,7 @@ def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
     line, a comment after them): the grammar cannot read them, and their bodies are not analysed
     anyway. A line is masked only when it holds nothing but such invocations."""
     data = source.data
-    names = _declaring_macros(data)
+    names = _declaring_macros(source)
     if not names:
         return []
     alt = b"|".join(re.escape(n) for n in names)
@@ -258,7 +258,7 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
         if defined is None:
-            defined = {d.group(1) for d in _OBJ_MACRO.finditer(data) if not re.search(rb"[;{}]", d.group(2))}
+            defined = {d.group(1) for d in scan_directives(source, _OBJ_MACRO) if not re.search(rb"[;{}]", d.group(2))}
         if m.group(1) in defined:
             continue  # a value macro of this file: an identifier the model evaluates
         before, at = _prev_code_byte(source, buf, s)
@@ -293,7 +293,8 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
                   if not source.in_comment_or_string(m.start(1)) and bytes(buf[m.start(1):m.end(2)]) == data[m.start(1):m.end(2)]]
     if not candidates:
         return []
-    defined = {d.group(1) for d in _FUNC_MACRO.finditer(data)} | {d.group(1) for d in _OBJ_MACRO.finditer(data)}
+    defined = {d.group(1) for d in scan_directives(source, _FUNC_MACRO)} | {
+        d.group(1) for d in scan_directives(source, _OBJ_MACRO)}
     candidates = [m for m in candidates if m.group(1) not in defined]
     if not candidates:
         return []
@@ -382,7 +383,7 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Mask uses of object-like macros whose body is statements (``#define BODY { ... }``,
     ``#define SYNC __syncthreads();``): ``{ BODY }`` cannot be parsed without expanding it."""
     data = source.data
-    names = [m.group(1) for m in _OBJ_MACRO.finditer(data) if _is_statement_body(m.group(2))]
+    names = [m.group(1) for m in scan_directives(source, _OBJ_MACRO) if _is_statement_body(m.group(2))]
     if not names:
         return []
     pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")\b[ \t]*;?")
@@ -499,7 +500,9 @@ def mask_pragmas(source: Source, buf: bytearray) -> list[Mask]:
     header and its body, where the grammar cannot read them. The kernel model finds
     ``#pragma unroll`` through these masks (:meth:`FileModel.pragma_before`)."""
     out = []
-    for m in _PRAGMA.finditer(source.data):
+    # without `_Pragma` in the text, only the `#pragma` line alternative can match
+    pragmas = _PRAGMA.finditer(source.data) if b"_Pragma" in source.data else scan_directives(source, _PRAGMA)
+    for m in pragmas:
         if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != source.data[m.start():m.end()]:
             continue
         text = m.group(0).decode("utf-8", "replace").strip()
@@ -550,6 +553,20 @@ def can_match(data: bytes, needs: bytes | tuple[bytes, ...] | re.Pattern[bytes] 
     if isinstance(needs, tuple):
         return any(n in data for n in needs)
     return needs.search(data) is not None
+
+
+def scan_directives(source: Source, pattern: re.Pattern[bytes]):
+    """``pattern.finditer(source.data)`` for a pattern that can match only at the start of a line whose
+    first byte other than spaces and tabs is ``#`` (it opens with ``^[ \t]*#``, MULTILINE): tried at
+    those lines only (:attr:`Source.directive_starts`), not at every byte of the file."""
+    data = source.data
+    end = 0
+    for start in source.directive_starts:
+        if start >= end:  # not inside the previous match (a directive's continuation lines)
+            m = pattern.match(data, start)
+            if m is not None:
+                end = m.end()
+                yield m
 
 
 def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None):
@@ -651,7 +668,7 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     if b";" not in data:
         return []
-    defs = {m.group(1): m.group(2) for m in _FUNC_MACRO.finditer(data)}
+    defs = {m.group(1): m.group(2) for m in scan_directives(source, _FUNC_MACRO)}
     out = []
     for m in _LOOP_MACRO.finditer(data):
         s, e = m.start(1), m.end(1)
@@ -692,7 +709,7 @@ def mask_dead_branches(source: Source, buf: bytearray) -> list[Mask]:
         return []
     stack: list[list] = []  # [if-match, constant or None, else-match or None, has elif]
     chains = []
-    for m in _CONDITIONAL.finditer(data):
+    for m in scan_directives(source, _CONDITIONAL):
         if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != data[m.start():m.end()]:
             continue
         kind = m.group(1)
@@ -806,7 +823,7 @@ def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:
     header (no nested directives) and that are followed by a ``{`` (or, for attribute-only
     branches, a statement) are touched."""
     data = source.data
-    lines = [m for m in _PP_LINE.finditer(data) if not source.in_comment_or_string(m.start(1))]
+    lines = [m for m in scan_directives(source, _PP_LINE) if not source.in_comment_or_string(m.start(1))]
     out: list[Mask] = []
     i = 0
     while i < len(lines):

@@ -53,7 +53,7 @@ import tree_sitter_cuda
 from shaderlint.languages.base import (
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else, on_directive_line,
-    scan_code)
+    scan_code, scan_directives)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
@@ -187,12 +187,12 @@ def _balanced_directives(text: bytes) -> bool:
     return depth == 0
 
 
-def _statement_function_macros(data: bytes) -> dict[bytes, bool | str]:
+def _statement_function_macros(source: Source) -> dict[bytes, bool | str]:
     """Function-like macros of the file -> whether every definition's body is statements (holds a
     ``;``, opens with a block, a statement keyword or a ``case`` label); "else" when every body opens
     with ``else`` (a link of an if-else chain, ``if (false) {} CASE(a) CASE(b) else {...}``)."""
     out: dict[bytes, bool | str] = {}
-    for m in _FUNC_MACRO_MULTILINE.finditer(data):
+    for m in scan_directives(source, _FUNC_MACRO_MULTILINE):
         body = _strip_comments(m.group(2))
         ok: bool | str = "else" if _ELSE_BODY.match(body) else (
             _is_statement_body(body) or _CASE_BODY.match(body) is not None)
@@ -211,7 +211,7 @@ def mask_define_comments(source: Source, buf: bytearray) -> list[Mask]:
     read as code. Comments are still read from the original text."""
     data = source.data
     out: list[Mask] = []
-    for d in _DEFINE_DIRECTIVE.finditer(data):
+    for d in scan_directives(source, _DEFINE_DIRECTIVE):
         if b"/*" not in d.group(0) or b"\\" not in d.group(0) or source.in_comment_or_string(d.start()):
             continue
         for c in _BLOCK_COMMENT.finditer(data, d.start(), d.end()):
@@ -255,7 +255,7 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
     if b"#" not in data:
         return []
     groups, stack = [], []
-    for m in _CONDITIONAL.finditer(data):
+    for m in scan_directives(source, _CONDITIONAL):
         if source.in_comment_or_string(m.start()):
             continue
         kind = m.group(1)
@@ -309,10 +309,10 @@ def _in_directive(data: bytes, pos: int) -> bool:
         line_start = data.rfind(b"\n", 0, prev_end) + 1
 
 
-def _block_function_macros(data: bytes) -> set[bytes]:
+def _block_function_macros(source: Source) -> set[bytes]:
     """Function-like macros of the file whose every definition is one braced block ``{ ... }``."""
     out: dict[bytes, bool] = {}
-    for m in _FUNC_MACRO_MULTILINE.finditer(data):
+    for m in scan_directives(source, _FUNC_MACRO_MULTILINE):
         body = _strip_comments(m.group(2))
         ok = body.startswith(b"{") and body.endswith(b"}") and _braces_close_at_end(body)
         out[m.group(1)] = out.get(m.group(1), True) and ok
@@ -377,8 +377,8 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
     other masked macro (the estimator sees a "macro-invocation" mask in the body)."""
     data = source.data
     out: list[Mask] = []
-    defs = _statement_function_macros(data)
-    blocks = _block_function_macros(data)
+    defs = _statement_function_macros(source)
+    blocks = _block_function_macros(source)
     # upper-case names, and in-file statement macros whatever their case (vLLM's `WVSPLITKrc(16, 1, 1)`)
     names = [re.escape(n) for n, k in defs.items() if k and not re.fullmatch(rb"[A-Z_][A-Z0-9_]*", n)]
     pattern = _STATEMENT_CALL if not names else re.compile(
@@ -463,7 +463,7 @@ def _qualifier_definitions(source: Source) -> dict[bytes, tuple[str, ...] | None
     """Object-like macros of the file: name -> the qualifier tokens it expands to, or None when some
     definition of it expands to anything else."""
     out: dict[bytes, tuple[str, ...] | None] = {}
-    for m in _OBJ_MACRO.finditer(source.data):
+    for m in scan_directives(source, _OBJ_MACRO):
         if source.in_comment_or_string(m.start(1)):
             continue
         body = _strip_comments(m.group(2)).split()

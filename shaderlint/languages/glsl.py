@@ -21,6 +21,7 @@ import tree_sitter_glsl
 from shaderlint.languages.base import (
     _OBJ_MACRO, FrontEnd, Mask, _blank, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
     _strip_comments, mask_loop_macros, mask_split_headers, name_asks_unroll, on_directive_line, scan_code,
+    scan_directives,
 )
 from shaderlint.model.source import Source
 
@@ -158,7 +159,7 @@ class GlslFrontEnd(FrontEnd):
 def _macro_bodies(source: Source) -> dict[bytes, list[bytes]]:
     """The bodies of the file's object-like macros, comments and line continuations removed."""
     bodies: dict[bytes, list[bytes]] = {}
-    for m in _OBJ_MACRO.finditer(source.data):
+    for m in scan_directives(source, _OBJ_MACRO):
         if not source.in_comment_or_string(m.start(1)):
             body = _strip_comments(m.group(2))
             bodies.setdefault(m.group(1), []).append(body)
@@ -222,7 +223,7 @@ def _mask_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
     grammar cannot read an unknown word in front of a declaration's type."""
     data = source.data
     bodies: dict[bytes, list[bytes]] = {}
-    for m in _OBJ_MACRO.finditer(data):
+    for m in scan_directives(source, _OBJ_MACRO):
         if not source.in_comment_or_string(m.start(1)):
             body = re.sub(rb"//[^\n]*|/\*.*?\*/", b" ", m.group(2), flags=re.S)
             bodies.setdefault(m.group(1), []).append(body)
@@ -253,7 +254,8 @@ def _mask_declaration_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
         s, e = m.start(1), m.end(0)
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
-        if re.search(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(m.group(1)) + rb"\b", data, re.M):
+        define = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(m.group(1)) + rb"\b", re.M)
+        if next(scan_directives(source, define), None) is not None:
             continue  # defined here: the other macro masks decide
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"}", b""):

@@ -19,6 +19,9 @@ _LEXICAL = re.compile(
     re.S,
 )
 
+# A line feed, then a line whose first byte other than spaces and tabs is '#'.
+_DIRECTIVE_START = re.compile(rb"\n[ \t]*#")
+
 
 @dataclass(frozen=True, slots=True)
 class Comment:
@@ -50,6 +53,15 @@ class Source:
         for m in _LEXICAL.finditer(self.data):
             out.append((m.start(), m.end(), m.group(0)[:1] == b"/"))
         return out
+
+    @cached_property
+    def directive_starts(self) -> list[int]:
+        """Offsets of the lines whose first byte other than spaces and tabs is ``#`` (where a pattern
+        opening with ``^[ \t]*#`` can match), in order."""
+        data = self.data
+        starts = [0] if re.match(rb"[ \t]*#", data) else []
+        starts.extend(m.start() + 1 for m in _DIRECTIVE_START.finditer(data))
+        return starts
 
     @cached_property
     def comments(self) -> list[Comment]:
