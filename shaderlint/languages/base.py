@@ -555,26 +555,48 @@ def can_match(data: bytes, needs: bytes | tuple[bytes, ...] | re.Pattern[bytes] 
     return needs.search(data) is not None
 
 
-def scan_directives(source: Source, pattern: re.Pattern[bytes]):
-    """``pattern.finditer(source.data)`` for a pattern that can match only at the start of a line whose
-    first byte other than spaces and tabs is ``#`` (it opens with ``^[ \t]*#``, MULTILINE): tried at
-    those lines only (:attr:`Source.directive_starts`), not at every byte of the file."""
-    data = source.data
+def match_at(data: bytes, pattern: re.Pattern[bytes], starts: list[int]):
+    """``pattern.finditer(data)`` for a pattern that can match only at the offsets ``starts``
+    (ascending, each once): tried there only, not at every byte."""
     end = 0
-    for start in source.directive_starts:
-        if start >= end:  # not inside the previous match (a directive's continuation lines)
+    for start in starts:
+        if start >= end:  # not inside the previous match
             m = pattern.match(data, start)
             if m is not None:
                 end = m.end()
                 yield m
 
 
-def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None):
+def word_starts(data: bytes, words: tuple[bytes, ...]) -> list[int]:
+    """The offsets where one of ``words`` begins, ascending, each once."""
+    found = set()
+    for word in words:
+        i = data.find(word)
+        while i >= 0:
+            found.add(i)
+            i = data.find(word, i + 1)
+    return sorted(found)
+
+
+def scan_directives(source: Source, pattern: re.Pattern[bytes]):
+    """``pattern.finditer(source.data)`` for a pattern that can match only at the start of a line whose
+    first byte other than spaces and tabs is ``#`` (it opens with ``^[ \\t]*#``, MULTILINE): tried at
+    those lines only (:attr:`Source.directive_starts`)."""
+    return match_at(source.data, pattern, source.directive_starts)
+
+
+def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None, starts: tuple[bytes, ...] | None = None):
     """Matches of ``pattern`` that start outside comments and string literals; none at all, without
-    scanning, when the text fails the :func:`can_match` test ``needs``."""
+    scanning, when the text fails the :func:`can_match` test ``needs``. With ``starts``, words one of
+    which every match begins with (``(?<!\\w)kernel``, ``\\blayout``), the pattern is tried only where
+    one of them begins."""
     if not can_match(source.data, needs):
         return
-    for m in pattern.finditer(source.data):
+    if starts is None:
+        matches = pattern.finditer(source.data)
+    else:
+        matches = match_at(source.data, pattern, word_starts(source.data, starts))
+    for m in matches:
         if not source.in_comment_or_string(m.start()):
             yield m
 

@@ -483,10 +483,10 @@ class CudaFrontEnd(FrontEnd):
 
     def mask(self, source: Source, buf: bytearray) -> list[Mask]:
         masks: list[Mask] = []
-        for m in scan_code(source, _ALIGN, b"__align__"):
+        for m in scan_code(source, _ALIGN, starts=(b"__align__",)):
             masks.append(Mask(m.start(), m.end(), "attribute", m.group(0).decode("utf-8", "replace"), "align"))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _CLUSTER_DIMS, b"__cluster_dims__"):
+        for m in scan_code(source, _CLUSTER_DIMS, starts=(b"__cluster_dims__",)):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
             _blank(buf, m.start(), m.end())
@@ -516,17 +516,18 @@ class CudaFrontEnd(FrontEnd):
         for m in scan_code(source, _LAMBDA_ATTRIBUTE, b"__attribute__"):
             masks.append(Mask(m.start(1), m.end(1), "type-attribute", m.group(1).decode("utf-8", "replace"), "lambda"))
             _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _SPACE_BEFORE_STRUCT, (b"struct", b"class", b"union")):
+        for m in scan_code(source, _SPACE_BEFORE_STRUCT, (b"struct", b"class", b"union"),
+                               (b"__device__", b"__host__")):
             masks.append(Mask(m.start(), m.end(), "ignored-specifier", m.group(0).decode().strip()))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _CONVERSION_CALL, b"operator"):
             masks.append(Mask(m.start(), m.end(), "conversion-call", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _TYPE_ATTRIBUTE, b"__attribute__"):
+        for m in scan_code(source, _TYPE_ATTRIBUTE, starts=(b"__attribute__",)):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "type-attribute", text, m.group(1).decode()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _TYPENAME_EXPRESSION, b"typename"):
+        for m in scan_code(source, _TYPENAME_EXPRESSION, starts=(b"typename",)):
             s, e = m.start(), m.start() + len(b"typename")
             before, at = _prev_code_byte(source, buf, s)
             if before not in _EXPRESSION_BEFORE and not _ends_with_word(source.data, at + 1, b"return"):
@@ -540,7 +541,7 @@ class CudaFrontEnd(FrontEnd):
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(mask_type_arguments(source, buf))
         masks.extend(mask_statement_macro_calls(source, buf))
-        for m in scan_code(source, _OPERATOR_CALL_ARGS, b"operator"):
+        for m in scan_code(source, _OPERATOR_CALL_ARGS, starts=(b"operator",)):
             masks.append(Mask(m.start(1), m.end(1), "template-args", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))
         return masks

@@ -94,17 +94,17 @@ class GlslFrontEnd(FrontEnd):
 
     def mask(self, source: Source, buf: bytearray) -> list[Mask]:
         masks: list[Mask] = []
-        for m in scan_code(source, _LAYOUT_INOUT, b"layout"):
+        for m in scan_code(source, _LAYOUT_INOUT, starts=(b"layout",)):
             args = tuple(a.strip() for a in _split_args(m.group(1).decode("utf-8", "replace")))
             masks.append(Mask(m.start(), m.end(), "layout", m.group(0).decode("utf-8", "replace"), m.group(2).decode(), args))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _PRECISION, b"precision"):
+        for m in scan_code(source, _PRECISION, starts=(b"precision",)):
             masks.append(Mask(m.start(), m.end(), "precision", m.group(0).decode()))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _ARRAY_CTOR, _BRACKET_CALL):
             masks.append(Mask(m.start(1), m.end(1), "array-constructor", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _RESTRICT, b"restrict"):
+        for m in scan_code(source, _RESTRICT, starts=(b"restrict",)):
             masks.append(Mask(m.start(), m.end(), "qualifier", "restrict"))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _SECTION, b"#["):
@@ -118,7 +118,8 @@ class GlslFrontEnd(FrontEnd):
         for m in scan_code(source, _CONST_IN, _CONST_IN_NEEDS):
             masks.append(Mask(m.start(1), m.end(1), "qualifier", "in"))
             _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _SCOPE_COHERENT, (b"coherent", b"nonprivate")):
+        for m in scan_code(source, _SCOPE_COHERENT, starts=(
+                b"workgroupcoherent", b"queuefamilycoherent", b"subgroupcoherent", b"devicecoherent", b"nonprivate")):
             masks.append(Mask(m.start(), m.end(), "qualifier", m.group(0).decode()))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _ARRAY_TYPE_DECL, _BRACKET_NAME):
