@@ -253,7 +253,7 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out = []
     defined = None
-    for m in _BARE_MACRO.finditer(data):
+    for m in match_at(data, _BARE_MACRO, line_starts_with(data, rb"[A-Z]")):
         s, e = m.start(1), m.end(1)
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
@@ -289,7 +289,7 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     if b"{" not in data:
         return []
-    candidates = [m for m in _HEADER_FUNCTION_MACRO.finditer(data)
+    candidates = [m for m in match_at(data, _HEADER_FUNCTION_MACRO, line_starts_with(data, rb"[A-Z]"))
                   if not source.in_comment_or_string(m.start(1)) and bytes(buf[m.start(1):m.end(2)]) == data[m.start(1):m.end(2)]]
     if not candidates:
         return []
@@ -576,6 +576,15 @@ def word_starts(data: bytes, words: tuple[bytes, ...]) -> list[int]:
             found.add(i)
             i = data.find(word, i + 1)
     return sorted(found)
+
+
+def line_starts_with(data: bytes, first: bytes) -> list[int]:
+    """Offsets of the lines (after a line feed, or the file's start) whose first byte other than spaces
+    and tabs is in the character class ``first`` (``rb"[A-Z]"``): where a pattern opening with
+    ``^[ \\t]*`` and that class (MULTILINE) can match."""
+    starts = [0] if re.match(rb"[ \t]*" + first, data) else []
+    starts.extend(m.start() + 1 for m in re.finditer(rb"\n[ \t]*" + first, data))
+    return starts
 
 
 def scan_directives(source: Source, pattern: re.Pattern[bytes]):

@@ -20,8 +20,8 @@ import tree_sitter_glsl
 
 from shaderlint.languages.base import (
     _OBJ_MACRO, FrontEnd, Mask, _blank, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
-    _strip_comments, mask_loop_macros, mask_split_headers, name_asks_unroll, on_directive_line, scan_code,
-    scan_directives,
+    _strip_comments, line_starts_with, mask_loop_macros, mask_split_headers, match_at, name_asks_unroll,
+    on_directive_line, scan_code, scan_directives,
 )
 from shaderlint.model.source import Source
 
@@ -251,7 +251,7 @@ def _mask_declaration_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     a ``;``, which would make it part of a declaration)."""
     data = source.data
     out = []
-    for m in _DECL_MACRO_LINE.finditer(data):
+    for m in match_at(data, _DECL_MACRO_LINE, line_starts_with(data, rb"[A-Z]")):
         s, e = m.start(1), m.end(0)
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
