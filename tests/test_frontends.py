@@ -606,3 +606,19 @@ def test_scan_directives_finds_what_finditer_finds():
     assert src.directive_starts[0] == 0
     for pattern in (_CONDITIONAL, _FUNC_MACRO, _OBJ_MACRO, _PRAGMA, re.compile(rb"^[ \t]*#[^\n]*", re.M)):
         assert [m.span() for m in scan_directives(src, pattern)] == [m.span() for m in pattern.finditer(text)]
+
+
+def test_macro_call_patterns_match_only_at_upper_call_starts():
+    """The macro-call passes try their patterns at Source.upper_call_starts only; their matches must be
+    exactly ``finditer``'s."""
+    from shaderlint.languages.base import _LOOP_MACRO, _UPPER_CALL, match_at, word_starts
+    from shaderlint.languages.cuda import _STATEMENT_CALL, _TYPE_ARG_CALL
+
+    text = (b"FOO(a) x.BAR(b) p->BAZ (c) N::QUX(d) #DEF(e) _U(f) aBC(g) A_B (h)\n__builtin_bit_cast(int, x)"
+            b" X_builtin_y(z) UNROLL_FOR (i = 0; i < n; ++i) _(k) 9X(l) G\t(\nM(")
+    src = Source("t.cu", text)
+    assert src.upper_call_starts[0] == 0
+    builtins = sorted({*src.upper_call_starts, *word_starts(text, (b"__builtin_",))})
+    for pattern, starts in ((_UPPER_CALL, src.upper_call_starts), (_LOOP_MACRO, src.upper_call_starts),
+                            (_STATEMENT_CALL, src.upper_call_starts), (_TYPE_ARG_CALL, builtins)):
+        assert [m.span(1) for m in match_at(text, pattern, starts)] == [m.span(1) for m in pattern.finditer(text)]

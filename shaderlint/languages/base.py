@@ -398,7 +398,7 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
-_UPPER_CALL = re.compile(rb"(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(")
+_UPPER_CALL = re.compile(rb"(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(")  # matches at Source.upper_call_starts
 _MAX_MACRO_ARGS = 1 << 16  # bytes scanned for one macro's argument list
 # The bytes the argument scan acts on; it steps over the others in one search instead of byte by byte.
 _ARGUMENT_SCAN_STOP = re.compile(rb"[()\[\]{};/\"'\n]")
@@ -470,7 +470,7 @@ def mask_macro_statement_arguments(source: Source, buf: bytearray) -> list[Mask]
         return []
     out: list[Mask] = []
     covered = -1
-    for m in _UPPER_CALL.finditer(data):
+    for m in match_at(data, _UPPER_CALL, source.upper_call_starts):
         s, paren = m.start(1), m.end() - 1
         if s < covered or source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
@@ -701,7 +701,7 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
         return []
     defs = {m.group(1): m.group(2) for m in scan_directives(source, _FUNC_MACRO)}
     out = []
-    for m in _LOOP_MACRO.finditer(data):
+    for m in match_at(data, _LOOP_MACRO, source.upper_call_starts):  # a subset of them
         s, e = m.start(1), m.end(1)
         name = m.group(1)
         if e - s < 3 or source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:

@@ -53,7 +53,7 @@ import tree_sitter_cuda
 from shaderlint.languages.base import (
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else, on_directive_line,
-    scan_code, scan_directives)
+    match_at, scan_code, scan_directives, word_starts)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
@@ -340,7 +340,10 @@ def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
     original). Not applied to declarations (``int MAX(int, int);``: a name, ``*`` or ``&`` before it)."""
     data = source.data
     out: list[Mask] = []
-    for m in _TYPE_ARG_CALL.finditer(data):
+    # the upper-case names are among Source.upper_call_starts; the builtins begin with `__builtin_`
+    starts = source.upper_call_starts if b"__builtin_" not in data else sorted(
+        {*source.upper_call_starts, *word_starts(data, (b"__builtin_",))})
+    for m in match_at(data, _TYPE_ARG_CALL, starts):
         s = m.start(1)
         if source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
@@ -383,8 +386,10 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
     names = [re.escape(n) for n, k in defs.items() if k and not re.fullmatch(rb"[A-Z_][A-Z0-9_]*", n)]
     pattern = _STATEMENT_CALL if not names else re.compile(
         rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|" + b"|".join(names) + rb")[ \t]*\(")
+    # the upper-case names are among Source.upper_call_starts
+    matches = match_at(data, pattern, source.upper_call_starts) if not names else pattern.finditer(data)
     covered = -1
-    for m in pattern.finditer(data):
+    for m in matches:
         s = m.start(1)
         if s < covered or source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue

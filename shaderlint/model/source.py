@@ -21,6 +21,10 @@ _LEXICAL = re.compile(
 
 # A line feed, then a line whose first byte other than spaces and tabs is '#'.
 _DIRECTIVE_START = re.compile(rb"\n[ \t]*#")
+# An upper-case name followed by `(`, not right after a word byte, `.`, `->` or `::`; the same matches as
+# `(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(`, with the look-behind after the first byte, so the regex engine
+# skips to the bytes of the class instead of trying the look-behind at every byte.
+_UPPER_CALL = re.compile(rb"([A-Z_](?<![\w.>:][A-Z_])[A-Z0-9_]*)[ \t]*\(")
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +66,13 @@ class Source:
         starts = [0] if re.match(rb"[ \t]*#", data) else []
         starts.extend(m.start() + 1 for m in _DIRECTIVE_START.finditer(data))
         return starts
+
+    @cached_property
+    def upper_call_starts(self) -> list[int]:
+        """Offsets of the upper-case names followed by ``(`` (macro invocations, by convention), not right
+        after a word byte, ``.``, ``->`` or ``::``, in order: where the front ends' macro-call patterns
+        can match."""
+        return [m.start() for m in _UPPER_CALL.finditer(self.data)]
 
     @cached_property
     def comments(self) -> list[Comment]:
