@@ -594,17 +594,21 @@ def scan_directives(source: Source, pattern: re.Pattern[bytes]):
     return match_at(source.data, pattern, source.directive_starts)
 
 
-def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None, starts: tuple[bytes, ...] | None = None):
+def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None,
+              starts: tuple[bytes, ...] | re.Pattern[bytes] | None = None):
     """Matches of ``pattern`` that start outside comments and string literals; none at all, without
-    scanning, when the text fails the :func:`can_match` test ``needs``. With ``starts``, words one of
-    which every match begins with (``(?<!\\w)kernel``, ``\\blayout``), the pattern is tried only where
-    one of them begins."""
+    scanning, when the text fails the :func:`can_match` test ``needs``. With ``starts``, the pattern is
+    tried only where one of these words begins (every match begins with one of them: ``(?<!\\w)kernel``,
+    ``\\blayout``), or where a match of this cheaper pattern begins (each offset where ``pattern`` can
+    match is the start of one of its matches)."""
     if not can_match(source.data, needs):
         return
     if starts is None:
         matches = pattern.finditer(source.data)
-    else:
+    elif isinstance(starts, tuple):
         matches = match_at(source.data, pattern, word_starts(source.data, starts))
+    else:
+        matches = match_at(source.data, pattern, [m.start() for m in starts.finditer(source.data)])
     for m in matches:
         if not source.in_comment_or_string(m.start()):
             yield m
@@ -790,7 +794,7 @@ def mask_dangling_else(source: Source, buf: bytearray) -> list[Mask]:
     ``else`` the branch is a complete ``if`` and the statement after ``#endif`` reads as
     unconditional (what it is when the branch is not compiled)."""
     out = []
-    for m in scan_code(source, _DANGLING_ELSE, _DANGLING_ELSE_NEEDS):
+    for m in scan_code(source, _DANGLING_ELSE, _DANGLING_ELSE_NEEDS, (b"else",)):
         s, e = m.start(), m.start() + 4
         if bytes(buf[s:e]) != b"else":
             continue

@@ -459,6 +459,10 @@ _QUALIFIER_MACROS = re.compile(
     rb"(?!(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__)\b)"
     rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?"
     rb"(?:operator\s*(?:\[\]|\(\)|[^\s\w(]{1,3})|[A-Za-z_~][\w:]*)\s*\()")
+# Where _QUALIFIER_MACROS can match: an upper-case word of two bytes or more, not after a word byte, `:`,
+# `.`, `>` or `#`, then a blank or a line break. The look-behind stands after the first byte, so the regex
+# engine skips to upper-case bytes instead of trying the look-behind at every byte.
+_QUALIFIER_MACRO_START = re.compile(rb"[A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]+[ \t\r\n]")
 # What an in-file definition may expand to for the function to take its qualifiers.
 _QUALIFIER_TOKENS = frozenset((b"__global__", b"__device__", b"__host__", b"__forceinline__", b"__noinline__",
                                b"__inline__", b"static", b"inline", b"extern", b"constexpr"))
@@ -502,7 +506,7 @@ class CudaFrontEnd(FrontEnd):
             masks.append(Mask(m.start(1), m.end(1), "function-qualifier", m.group(1).decode().strip(), "lambda"))
             _blank(buf, m.start(1), m.end(1))
         defs = None
-        for m in scan_code(source, _QUALIFIER_MACROS):
+        for m in scan_code(source, _QUALIFIER_MACROS, starts=_QUALIFIER_MACRO_START):
             if on_directive_line(source.data, m.start()):
                 continue  # a directive (`#define NAME void f(`)
             if defs is None:

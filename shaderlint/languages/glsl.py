@@ -77,7 +77,9 @@ _BRACKET_NAME = re.compile(rb"\][ \t]+[A-Za-z_]")  # what every match holds, fou
 # `-DUNROLL=[[unroll]]` or `-DUNROLL=` when compiling), or defines as nothing or an attribute,
 # right before a loop keyword at the start of a statement. Blanked; a name asking for unrolling
 # reads like `#pragma unroll` (the model's "unroll-macro" mask).
-_LOOP_PREFIX_MACRO = re.compile(rb"(?<![\w#.])([A-Z][A-Z0-9_]*)[ \t]+(?=(?:for|while|do)\b)")
+# (The look-behind `(?<![\w#.])` stands after the name's first byte: the same matches, and the regex engine
+# skips to upper-case bytes instead of trying the look-behind at every byte.)
+_LOOP_PREFIX_MACRO = re.compile(rb"([A-Z](?<![\w#.][A-Z])[A-Z0-9_]*)[ \t]+(?=(?:for|while|do)\b)")
 # `#error` lines: the grammar rejects them in an `#else` branch (`#else` / `#error unsupported` /
 # `#endif`); they hold no code.
 _ERROR_LINE = re.compile(rb"^[ \t]*#[ \t]*error\b[^\n]*", re.M)
