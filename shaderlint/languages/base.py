@@ -48,10 +48,16 @@ class Parsed:
         return self.tree.root_node
 
 
+# Every byte to a space, except line breaks.
+_BLANK_TABLE = bytes(c if c in (0x0A, 0x0D) else 0x20 for c in range(256))
+
+
 def _blank(buf: bytearray, start: int, end: int) -> None:
-    for i in range(start, end):
-        if buf[i] not in (0x0A, 0x0D):
-            buf[i] = 0x20
+    buf[start:end] = buf[start:end].translate(_BLANK_TABLE)
+
+
+def _has_line_break(seg: bytes) -> bool:
+    return b"\n" in seg or b"\r" in seg
 
 
 _WS = b" \t\r\n\f\v"
@@ -325,14 +331,14 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
 def _lay_out(seg: bytes, tokens: tuple[bytes, ...], tail: bytes) -> bytearray | None:
     """``seg`` rewritten as ``tokens`` (separated by a blank) then ``tail`` at its very end, every line
     break kept where it is (a token never straddles one); None when they do not fit."""
-    text = bytearray(c if c in (0x0A, 0x0D) else 0x20 for c in seg)
+    text = bytearray(seg.translate(_BLANK_TABLE))
     limit = len(seg) - len(tail)
-    if limit < 0 or any(c in (0x0A, 0x0D) for c in seg[limit:]):
+    if limit < 0 or _has_line_break(seg[limit:]):
         return None
     text[limit:] = tail
     pos = 0
     for tok in tokens:
-        while pos + len(tok) <= limit and any(c in (0x0A, 0x0D) for c in seg[pos:pos + len(tok)]):
+        while pos + len(tok) <= limit and _has_line_break(seg[pos:pos + len(tok)]):
             pos += 1
         if pos + len(tok) > limit:
             return None
@@ -811,9 +817,8 @@ _HEADER_START = re.compile(rb"\s*" + _ATTRS + rb"(?:(for|while|if)\s*\(|$)")
 def _code_only(source: Source, start: int, end: int) -> bytes:
     """``source.data[start:end]`` with comments blanked (their bytes become spaces)."""
     out = bytearray(source.data[start:end])
-    for i in range(len(out)):
-        if out[i] not in (0x0A, 0x0D) and source.in_comment_or_string(start + i):
-            out[i] = 0x20
+    for s, e in source.lexical_spans(start, end):
+        _blank(out, max(s, start) - start, min(e, end) - start)
     return bytes(out)
 
 

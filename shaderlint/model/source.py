@@ -101,6 +101,17 @@ class Source:
         s, e, _ = self.lexical[i]
         return (s, e) if s <= offset < e else None
 
+    def lexical_spans(self, start: int, end: int) -> list[tuple[int, int]]:
+        """(start, end) of the comments and string literals that overlap ``[start, end)``, in order."""
+        lexical = self.lexical
+        i = max(0, bisect.bisect_right(self._lexical_starts, start) - 1)
+        out = []
+        while i < len(lexical) and lexical[i][0] < end:
+            if lexical[i][1] > start:
+                out.append(lexical[i][:2])
+            i += 1
+        return out
+
     def line_of(self, offset: int) -> int:
         """0-based line index of a byte offset."""
         return bisect.bisect_right(self.line_starts, offset) - 1
