@@ -781,7 +781,7 @@ def mask_dead_branches(source: Source, buf: bytearray) -> list[Mask]:
             dead = [(if_m.start(), line_end(if_m))]
             dead.append(((else_m or endif_m).start(), line_end(endif_m)))
         for s, e in dead:
-            if any(buf[i] != data[i] for i in range(s, e)):
+            if buf[s:e] != data[s:e]:
                 continue  # a dead branch inside another one, already blanked
             out.append(Mask(s, e, "dead-branch", data[s:e].decode("utf-8", "replace")))
             _blank(buf, s, e)

@@ -441,7 +441,7 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
             word = re.match(rb"\w+", data[nxt:nxt + 64])
             if word is not None and word.group(0) in _DECLARATION_WORDS:
                 continue
-        if any(buf[i] != data[i] for i in range(s, close + 1)):
+        if buf[s:close + 1] != data[s:close + 1]:
             continue
         out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace")))
         _blank(buf, s, close + 1)
