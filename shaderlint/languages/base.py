@@ -600,21 +600,17 @@ def scan_directives(source: Source, pattern: re.Pattern[bytes]):
     return match_at(source.data, pattern, source.directive_starts)
 
 
-def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None,
-              starts: tuple[bytes, ...] | re.Pattern[bytes] | None = None):
+def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None, starts: tuple[bytes, ...] | None = None):
     """Matches of ``pattern`` that start outside comments and string literals; none at all, without
-    scanning, when the text fails the :func:`can_match` test ``needs``. With ``starts``, the pattern is
-    tried only where one of these words begins (every match begins with one of them: ``(?<!\\w)kernel``,
-    ``\\blayout``), or where a match of this cheaper pattern begins (each offset where ``pattern`` can
-    match is the start of one of its matches)."""
+    scanning, when the text fails the :func:`can_match` test ``needs``. With ``starts``, words one of
+    which every match begins with (``(?<!\\w)kernel``, ``\\blayout``), the pattern is tried only where
+    one of them begins."""
     if not can_match(source.data, needs):
         return
     if starts is None:
         matches = pattern.finditer(source.data)
-    elif isinstance(starts, tuple):
-        matches = match_at(source.data, pattern, word_starts(source.data, starts))
     else:
-        matches = match_at(source.data, pattern, [m.start() for m in starts.finditer(source.data)])
+        matches = match_at(source.data, pattern, word_starts(source.data, starts))
     for m in matches:
         if not source.in_comment_or_string(m.start()):
             yield m
@@ -626,6 +622,20 @@ _ATTR_ITEM = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:\((.*)\))?\s*$", re.S)
 def split_attribute(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """``[[buffer(0), raster_order_group(1)]]`` -> [("buffer", ("0",)), ...]."""
     inner = text[2:-2]
+    items = [inner] if "," not in inner else _split_items(inner)
+    out = []
+    for item in items:
+        m = _ATTR_ITEM.match(item)
+        if not m:
+            continue
+        name = m.group(1).split("::")[-1]
+        args = tuple(a.strip() for a in _split_args(m.group(2))) if m.group(2) is not None else ()
+        out.append((name, args))
+    return out
+
+
+def _split_items(inner: str) -> list[str]:
+    """``inner`` split at the commas outside parentheses."""
     items, depth, cur = [], 0, ""
     for ch in inner:
         if ch == "(":
@@ -638,18 +648,12 @@ def split_attribute(text: str) -> list[tuple[str, tuple[str, ...]]]:
         else:
             cur += ch
     items.append(cur)
-    out = []
-    for item in items:
-        m = _ATTR_ITEM.match(item)
-        if not m:
-            continue
-        name = m.group(1).split("::")[-1]
-        args = tuple(a.strip() for a in _split_args(m.group(2))) if m.group(2) is not None else ()
-        out.append((name, args))
-    return out
+    return items
 
 
 def _split_args(text: str) -> list[str]:
+    if "," not in text:
+        return [text] if text.strip() else []
     out, depth, cur = [], 0, ""
     for ch in text:
         if ch in "(<[":

@@ -468,6 +468,18 @@ _QUALIFIER_TOKENS = frozenset((b"__global__", b"__device__", b"__host__", b"__fo
                                b"__inline__", b"static", b"inline", b"extern", b"constexpr"))
 
 
+def _qualifier_macro_starts(source: Source) -> list[int]:
+    """Where _QUALIFIER_MACROS can match, except in block comments (license headers in capitals, where
+    trying it cost most of its time): a match starting in one holds only upper-case words and blanks, so
+    it ends before the ``*/``, and it is dropped as in a comment anyway."""
+    out = []
+    for m in _QUALIFIER_MACRO_START.finditer(source.data):
+        span = source.lexical_span(m.start())
+        if span is None or not source.data.startswith(b"/*", span[0]):
+            out.append(m.start())
+    return out
+
+
 def _qualifier_definitions(source: Source) -> dict[bytes, tuple[str, ...] | None]:
     """Object-like macros of the file: name -> the qualifier tokens it expands to, or None when some
     definition of it expands to anything else."""
@@ -506,7 +518,9 @@ class CudaFrontEnd(FrontEnd):
             masks.append(Mask(m.start(1), m.end(1), "function-qualifier", m.group(1).decode().strip(), "lambda"))
             _blank(buf, m.start(1), m.end(1))
         defs = None
-        for m in scan_code(source, _QUALIFIER_MACROS, starts=_QUALIFIER_MACRO_START):
+        for m in match_at(source.data, _QUALIFIER_MACROS, _qualifier_macro_starts(source)):
+            if source.in_comment_or_string(m.start()):
+                continue
             if on_directive_line(source.data, m.start()):
                 continue  # a directive (`#define NAME void f(`)
             if defs is None:
