@@ -472,11 +472,13 @@ def _qualifier_macro_starts(source: Source) -> list[int]:
     """Where _QUALIFIER_MACROS can match, except in block comments (license headers in capitals, where
     trying it cost most of its time): a match starting in one holds only upper-case words and blanks, so
     it ends before the ``*/``, and it is dropped as in a comment anyway."""
-    out = []
-    for m in _QUALIFIER_MACRO_START.finditer(source.data):
-        span = source.lexical_span(m.start())
-        if span is None or not source.data.startswith(b"/*", span[0]):
-            out.append(m.start())
+    data = source.data
+    blocks = [(s, e) for s, e, is_comment in source.lexical if is_comment and data.startswith(b"/*", s)]
+    out, pos = [], 0
+    for s, e in blocks + [(len(data), len(data))]:
+        # the code up to the next block comment (a candidate's blank cannot be the comment's `/`)
+        out.extend(m.start() for m in _QUALIFIER_MACRO_START.finditer(data, pos, s))
+        pos = e
     return out
 
 
