@@ -591,3 +591,34 @@ void main() {
     parsed = FRONT_ENDS["glsl"].parse(Source("k.comp", code))
     kinds = [(code[mk.start:mk.end], mk.kind) for mk in parsed.masks if mk.kind in ("unroll-macro", "qualifier")]
     assert kinds == [(b"DONT_UNROLL", "qualifier"), (b"UNROLL", "unroll-macro")]
+
+
+def test_scan_directives_finds_what_finditer_finds():
+    """The directive-line scan tries a ``^[ \\t]*#`` pattern at lines starting with ``#`` only; its
+    matches must be exactly ``finditer``'s (continuation lines, CR line ends, first line, comments)."""
+    import re
+
+    from shaderlint.languages.base import _CONDITIONAL, _FUNC_MACRO, _OBJ_MACRO, _PRAGMA, scan_directives
+
+    text = (b"#if 1\n  #  define A(x) x \\\n#define B 1\n\t#define C(y) \\\r\n  y\r\n# pragma unroll\n"
+            b"x = 1; # not a directive\n/* \n #define D 2 */\n#endif\n#define E")
+    src = Source("t.cu", text)
+    assert src.directive_starts[0] == 0
+    for pattern in (_CONDITIONAL, _FUNC_MACRO, _OBJ_MACRO, _PRAGMA, re.compile(rb"^[ \t]*#[^\n]*", re.M)):
+        assert [m.span() for m in scan_directives(src, pattern)] == [m.span() for m in pattern.finditer(text)]
+
+
+def test_macro_call_patterns_match_only_at_upper_call_starts():
+    """The macro-call passes try their patterns at Source.upper_call_starts only; their matches must be
+    exactly ``finditer``'s."""
+    from shaderlint.languages.base import _LOOP_MACRO, _UPPER_CALL, match_at, word_starts
+    from shaderlint.languages.cuda import _STATEMENT_CALL, _TYPE_ARG_CALL
+
+    text = (b"FOO(a) x.BAR(b) p->BAZ (c) N::QUX(d) #DEF(e) _U(f) aBC(g) A_B (h)\n__builtin_bit_cast(int, x)"
+            b" X_builtin_y(z) UNROLL_FOR (i = 0; i < n; ++i) _(k) 9X(l) G\t(\nM(")
+    src = Source("t.cu", text)
+    assert src.upper_call_starts[0] == 0
+    builtins = sorted({*src.upper_call_starts, *word_starts(text, (b"__builtin_",))})
+    for pattern, starts in ((_UPPER_CALL, src.upper_call_starts), (_LOOP_MACRO, src.upper_call_starts),
+                            (_STATEMENT_CALL, src.upper_call_starts), (_TYPE_ARG_CALL, builtins)):
+        assert [m.span(1) for m in match_at(text, pattern, starts)] == [m.span(1) for m in pattern.finditer(text)]

@@ -48,10 +48,16 @@ class Parsed:
         return self.tree.root_node
 
 
+# Every byte to a space, except line breaks.
+_BLANK_TABLE = bytes(c if c in (0x0A, 0x0D) else 0x20 for c in range(256))
+
+
 def _blank(buf: bytearray, start: int, end: int) -> None:
-    for i in range(start, end):
-        if buf[i] not in (0x0A, 0x0D):
-            buf[i] = 0x20
+    buf[start:end] = buf[start:end].translate(_BLANK_TABLE)
+
+
+def _has_line_break(seg: bytes) -> bool:
+    return b"\n" in seg or b"\r" in seg
 
 
 _WS = b" \t\r\n\f\v"
@@ -205,12 +211,12 @@ def _strip_comments(body: bytes) -> bytes:
 _BALANCED = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
 
 
-def _declaring_macros(data: bytes) -> list[bytes]:
+def _declaring_macros(source: Source) -> list[bytes]:
     """Function-like macros whose expansion declares things: the body holds braces (whole
     functions) or ``template`` (explicit instantiations, ``template [[host_name("f")]] kernel void
     f<float>(...);``), or invokes such a macro (``#define INSTANTIATE(T) INST_A(T) INST_B(T)``)."""
     bodies: dict[bytes, bytes] = {}
-    for m in _FUNC_MACRO.finditer(data):
+    for m in scan_directives(source, _FUNC_MACRO):
         bodies.setdefault(m.group(1), m.group(2))
     # A body that opens with a statement keyword (`do { ... } while (0)`, `if (c) { ... } else { ... }`)
     # is a statement, braces or not: `if (bf) SQM(4, half); else ...` must keep its invocations.
@@ -232,7 +238,7 @@ def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
     line, a comment after them): the grammar cannot read them, and their bodies are not analysed
     anyway. A line is masked only when it holds nothing but such invocations."""
     data = source.data
-    names = _declaring_macros(data)
+    names = _declaring_macros(source)
     if not names:
         return []
     alt = b"|".join(re.escape(n) for n in names)
@@ -262,12 +268,12 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out = []
     defined = None
-    for m in _BARE_MACRO.finditer(data):
+    for m in match_at(data, _BARE_MACRO, line_starts_with(data, rb"[A-Z]")):
         s, e = m.start(1), m.end(1)
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
         if defined is None:
-            defined = {d.group(1) for d in _OBJ_MACRO.finditer(data) if not re.search(rb"[;{}]", d.group(2))}
+            defined = {d.group(1) for d in scan_directives(source, _OBJ_MACRO) if not re.search(rb"[;{}]", d.group(2))}
         if m.group(1) in defined:
             continue  # a value macro of this file: an identifier the model evaluates
         before, at = _prev_code_byte(source, buf, s)
@@ -328,11 +334,12 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     if b"{" not in data:
         return []
-    candidates = [m for m in _HEADER_FUNCTION_MACRO.finditer(data)
+    candidates = [m for m in match_at(data, _HEADER_FUNCTION_MACRO, line_starts_with(data, rb"[A-Z]"))
                   if not source.in_comment_or_string(m.start(1)) and bytes(buf[m.start(1):m.end(2)]) == data[m.start(1):m.end(2)]]
     if not candidates:
         return []
-    defined = {d.group(1) for d in _FUNC_MACRO.finditer(data)} | {d.group(1) for d in _OBJ_MACRO.finditer(data)}
+    defined = {d.group(1) for d in scan_directives(source, _FUNC_MACRO)} | {
+        d.group(1) for d in scan_directives(source, _OBJ_MACRO)}
     candidates = [m for m in candidates if m.group(1) not in defined]
     if not candidates:
         return []
@@ -363,14 +370,14 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
 def _lay_out(seg: bytes, tokens: tuple[bytes, ...], tail: bytes) -> bytearray | None:
     """``seg`` rewritten as ``tokens`` (separated by a blank) then ``tail`` at its very end, every line
     break kept where it is (a token never straddles one); None when they do not fit."""
-    text = bytearray(c if c in (0x0A, 0x0D) else 0x20 for c in seg)
+    text = bytearray(seg.translate(_BLANK_TABLE))
     limit = len(seg) - len(tail)
-    if limit < 0 or any(c in (0x0A, 0x0D) for c in seg[limit:]):
+    if limit < 0 or _has_line_break(seg[limit:]):
         return None
     text[limit:] = tail
     pos = 0
     for tok in tokens:
-        while pos + len(tok) <= limit and any(c in (0x0A, 0x0D) for c in seg[pos:pos + len(tok)]):
+        while pos + len(tok) <= limit and _has_line_break(seg[pos:pos + len(tok)]):
             pos += 1
         if pos + len(tok) > limit:
             return None
@@ -392,7 +399,11 @@ def _prev_code_byte(source: Source, buf: bytearray, pos: int) -> tuple[bytes, in
         if data[line_start:pos + 1].lstrip().startswith(b"#"):
             pos = line_start
             continue
-        if source.in_comment_or_string(pos):
+        span = source.lexical_span(pos)
+        if span is not None:
+            # skip the rest of the comment or string on this line at once (the line is no directive:
+            # neither is any byte before ``pos`` on it); byte by byte, a long comment took a bisect per byte
+            pos = max(span[0], line_start)
             continue
         return bytes([c]), pos
     return b"", 0
@@ -417,7 +428,7 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Mask uses of object-like macros whose body is statements (``#define BODY { ... }``,
     ``#define SYNC __syncthreads();``): ``{ BODY }`` cannot be parsed without expanding it."""
     data = source.data
-    names = [m.group(1) for m in _OBJ_MACRO.finditer(data) if _is_statement_body(m.group(2))]
+    names = [m.group(1) for m in scan_directives(source, _OBJ_MACRO) if _is_statement_body(m.group(2))]
     if not names:
         return []
     pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")\b[ \t]*;?")
@@ -432,8 +443,10 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
-_UPPER_CALL = re.compile(rb"(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(")
+_UPPER_CALL = re.compile(rb"(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(")  # matches at Source.upper_call_starts
 _MAX_MACRO_ARGS = 1 << 16  # bytes scanned for one macro's argument list
+# The bytes the argument scan acts on; it steps over the others in one search instead of byte by byte.
+_ARGUMENT_SCAN_STOP = re.compile(rb"[()\[\]{};/\"'\n]")
 
 
 def _macro_argument_semicolons(data: bytes, open_paren: int, directives: bool = False) -> tuple[list[int], int] | None:
@@ -479,7 +492,10 @@ def _macro_argument_semicolons(data: bytes, open_paren: int, directives: bool = 
                 if not cont:
                     break
             continue
-        i += 1
+        stop = _ARGUMENT_SCAN_STOP.search(data, i + 1, n)
+        if stop is None:
+            return None
+        i = stop.start()
     return None
 
 
@@ -499,7 +515,7 @@ def mask_macro_statement_arguments(source: Source, buf: bytearray) -> list[Mask]
         return []
     out: list[Mask] = []
     covered = -1
-    for m in _UPPER_CALL.finditer(data):
+    for m in match_at(data, _UPPER_CALL, source.upper_call_starts):
         s, paren = m.start(1), m.end() - 1
         if s < covered or source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
@@ -529,7 +545,9 @@ def mask_pragmas(source: Source, buf: bytearray) -> list[Mask]:
     header and its body, where the grammar cannot read them. The kernel model finds
     ``#pragma unroll`` through these masks (:meth:`FileModel.pragma_before`)."""
     out = []
-    for m in _PRAGMA.finditer(source.data):
+    # without `_Pragma` in the text, only the `#pragma` line alternative can match
+    pragmas = _PRAGMA.finditer(source.data) if b"_Pragma" in source.data else scan_directives(source, _PRAGMA)
+    for m in pragmas:
         if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != source.data[m.start():m.end()]:
             continue
         text = m.group(0).decode("utf-8", "replace").strip()
@@ -567,9 +585,72 @@ def _next_non_ws(data: bytes, pos: int) -> int:
     return pos
 
 
-def scan_code(source: Source, pattern: re.Pattern[bytes]):
-    """Matches of ``pattern`` that start outside comments and string literals."""
-    for m in pattern.finditer(source.data):
+def can_match(data: bytes, needs: bytes | tuple[bytes, ...] | re.Pattern[bytes] | None) -> bool:
+    """A cheap test that must pass for a pass's pattern to match anywhere in ``data``: ``needs`` is
+    bytes every match holds, a tuple of bytes one of which every match holds, or a pattern (with a
+    literal prefix, so the search is fast) that finds something wherever the pass's pattern does.
+    Most passes look for a keyword or shape that most files lack; a regular expression that opens with
+    a look-behind or ``\\b`` is tried at every byte, the ``in`` test is some 50 times faster."""
+    if needs is None:
+        return True
+    if isinstance(needs, bytes):
+        return needs in data
+    if isinstance(needs, tuple):
+        return any(n in data for n in needs)
+    return needs.search(data) is not None
+
+
+def match_at(data: bytes, pattern: re.Pattern[bytes], starts: list[int]):
+    """``pattern.finditer(data)`` for a pattern that can match only at the offsets ``starts``
+    (ascending, each once): tried there only, not at every byte."""
+    end = 0
+    for start in starts:
+        if start >= end:  # not inside the previous match
+            m = pattern.match(data, start)
+            if m is not None:
+                end = m.end()
+                yield m
+
+
+def word_starts(data: bytes, words: tuple[bytes, ...]) -> list[int]:
+    """The offsets where one of ``words`` begins, ascending, each once."""
+    found = set()
+    for word in words:
+        i = data.find(word)
+        while i >= 0:
+            found.add(i)
+            i = data.find(word, i + 1)
+    return sorted(found)
+
+
+def line_starts_with(data: bytes, first: bytes) -> list[int]:
+    """Offsets of the lines (after a line feed, or the file's start) whose first byte other than spaces
+    and tabs is in the character class ``first`` (``rb"[A-Z]"``): where a pattern opening with
+    ``^[ \\t]*`` and that class (MULTILINE) can match."""
+    starts = [0] if re.match(rb"[ \t]*" + first, data) else []
+    starts.extend(m.start() + 1 for m in re.finditer(rb"\n[ \t]*" + first, data))
+    return starts
+
+
+def scan_directives(source: Source, pattern: re.Pattern[bytes]):
+    """``pattern.finditer(source.data)`` for a pattern that can match only at the start of a line whose
+    first byte other than spaces and tabs is ``#`` (it opens with ``^[ \\t]*#``, MULTILINE): tried at
+    those lines only (:attr:`Source.directive_starts`)."""
+    return match_at(source.data, pattern, source.directive_starts)
+
+
+def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None, starts: tuple[bytes, ...] | None = None):
+    """Matches of ``pattern`` that start outside comments and string literals; none at all, without
+    scanning, when the text fails the :func:`can_match` test ``needs``. With ``starts``, words one of
+    which every match begins with (``(?<!\\w)kernel``, ``\\blayout``), the pattern is tried only where
+    one of them begins."""
+    if not can_match(source.data, needs):
+        return
+    if starts is None:
+        matches = pattern.finditer(source.data)
+    else:
+        matches = match_at(source.data, pattern, word_starts(source.data, starts))
+    for m in matches:
         if not source.in_comment_or_string(m.start()):
             yield m
 
@@ -580,6 +661,20 @@ _ATTR_ITEM = re.compile(r"\s*([A-Za-z_][\w:]*)\s*(?:\((.*)\))?\s*$", re.S)
 def split_attribute(text: str) -> list[tuple[str, tuple[str, ...]]]:
     """``[[buffer(0), raster_order_group(1)]]`` -> [("buffer", ("0",)), ...]."""
     inner = text[2:-2]
+    items = [inner] if "," not in inner else _split_items(inner)
+    out = []
+    for item in items:
+        m = _ATTR_ITEM.match(item)
+        if not m:
+            continue
+        name = m.group(1).split("::")[-1]
+        args = tuple(a.strip() for a in _split_args(m.group(2))) if m.group(2) is not None else ()
+        out.append((name, args))
+    return out
+
+
+def _split_items(inner: str) -> list[str]:
+    """``inner`` split at the commas outside parentheses."""
     items, depth, cur = [], 0, ""
     for ch in inner:
         if ch == "(":
@@ -592,18 +687,12 @@ def split_attribute(text: str) -> list[tuple[str, tuple[str, ...]]]:
         else:
             cur += ch
     items.append(cur)
-    out = []
-    for item in items:
-        m = _ATTR_ITEM.match(item)
-        if not m:
-            continue
-        name = m.group(1).split("::")[-1]
-        args = tuple(a.strip() for a in _split_args(m.group(2))) if m.group(2) is not None else ()
-        out.append((name, args))
-    return out
+    return items
 
 
 def _split_args(text: str) -> list[str]:
+    if "," not in text:
+        return [text] if text.strip() else []
     out, depth, cur = [], 0, ""
     for ch in text:
         if ch in "(<[":
@@ -663,9 +752,9 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     if b";" not in data:
         return []
-    defs = {m.group(1): m.group(2) for m in _FUNC_MACRO.finditer(data)}
+    defs = {m.group(1): m.group(2) for m in scan_directives(source, _FUNC_MACRO)}
     out = []
-    for m in _LOOP_MACRO.finditer(data):
+    for m in match_at(data, _LOOP_MACRO, source.upper_call_starts):  # a subset of them
         s, e = m.start(1), m.end(1)
         name = m.group(1)
         if e - s < 3 or source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
@@ -704,7 +793,7 @@ def mask_dead_branches(source: Source, buf: bytearray) -> list[Mask]:
         return []
     stack: list[list] = []  # [if-match, constant or None, else-match or None, has elif]
     chains = []
-    for m in _CONDITIONAL.finditer(data):
+    for m in scan_directives(source, _CONDITIONAL):
         if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != data[m.start():m.end()]:
             continue
         kind = m.group(1)
@@ -735,7 +824,7 @@ def mask_dead_branches(source: Source, buf: bytearray) -> list[Mask]:
             dead = [(if_m.start(), line_end(if_m))]
             dead.append(((else_m or endif_m).start(), line_end(endif_m)))
         for s, e in dead:
-            if any(buf[i] != data[i] for i in range(s, e)):
+            if buf[s:e] != data[s:e]:
                 continue  # a dead branch inside another one, already blanked
             out.append(Mask(s, e, "dead-branch", data[s:e].decode("utf-8", "replace")))
             _blank(buf, s, e)
@@ -745,6 +834,7 @@ def mask_dead_branches(source: Source, buf: bytearray) -> list[Mask]:
 # `if (c) a; else` closing a preprocessor branch, its statement after `#endif` (RetroArch's crt-pi:
 # `#if defined(CURVATURE) ... if (t.x < 0.0) out = vec4(0.0); else #else ... #endif { ... }`).
 _DANGLING_ELSE = re.compile(rb"(?<![\w#])else[ \t]*(?://[^\n]*)?\r?\n(?=[ \t]*#[ \t]*(?:else|elif|endif)\b)")
+_DANGLING_ELSE_NEEDS = re.compile(rb"else[ \t]*(?://[^\n]*)?\r?\n[ \t]*#")  # what every match holds, found fast
 
 
 def mask_dangling_else(source: Source, buf: bytearray) -> list[Mask]:
@@ -753,7 +843,7 @@ def mask_dangling_else(source: Source, buf: bytearray) -> list[Mask]:
     ``else`` the branch is a complete ``if`` and the statement after ``#endif`` reads as
     unconditional (what it is when the branch is not compiled)."""
     out = []
-    for m in scan_code(source, _DANGLING_ELSE):
+    for m in scan_code(source, _DANGLING_ELSE, _DANGLING_ELSE_NEEDS, (b"else",)):
         s, e = m.start(), m.start() + 4
         if bytes(buf[s:e]) != b"else":
             continue
@@ -770,9 +860,8 @@ _HEADER_START = re.compile(rb"\s*" + _ATTRS + rb"(?:(for|while|if)\s*\(|$)")
 def _code_only(source: Source, start: int, end: int) -> bytes:
     """``source.data[start:end]`` with comments blanked (their bytes become spaces)."""
     out = bytearray(source.data[start:end])
-    for i in range(len(out)):
-        if out[i] not in (0x0A, 0x0D) and source.in_comment_or_string(start + i):
-            out[i] = 0x20
+    for s, e in source.lexical_spans(start, end):
+        _blank(out, max(s, start) - start, min(e, end) - start)
     return bytes(out)
 
 
@@ -817,7 +906,7 @@ def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:
     header (no nested directives) and that are followed by a ``{`` (or, for attribute-only
     branches, a statement) are touched."""
     data = source.data
-    lines = [m for m in _PP_LINE.finditer(data) if not source.in_comment_or_string(m.start(1))]
+    lines = [m for m in scan_directives(source, _PP_LINE) if not source.in_comment_or_string(m.start(1))]
     out: list[Mask] = []
     i = 0
     while i < len(lines):

@@ -53,7 +53,7 @@ import tree_sitter_cuda
 from shaderlint.languages.base import (
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else, on_directive_line,
-    scan_code)
+    match_at, scan_code, scan_directives, word_starts)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
@@ -63,6 +63,7 @@ _CLUSTER_DIMS = re.compile(rb"\b__cluster_dims__\s*\((?:[^()]|\([^()]*\))*\)")
 # An empty braced default argument, `Vec w = {}` or `Args a = {}` before `,` or `)`, which the grammar
 # cannot read in a parameter list (the parameter keeps its type and name).
 _EMPTY_BRACE_DEFAULT = re.compile(rb"(?<=[\w\]])[ \t]*(=[ \t]*\{[ \t]*\})(?=\s*[,)])")
+_EMPTY_BRACES = re.compile(rb"=[ \t]*\{[ \t]*\}")  # what every match holds, found fast
 _LAMBDA_SPACE = re.compile(rb"\]\s*((?:(?:__device__|__host__)\s*)+)(?=\()")
 # `operator()<T>(`: template arguments (one level of nesting) between `operator()` and its parameters.
 _OPERATOR_CALL_ARGS = re.compile(rb"\boperator\s*\(\s*\)\s*(<(?:[^<>(){};]|<[^<>(){};]*>)*>)(?=\s*\()")
@@ -88,6 +89,8 @@ _TYPE_ARG_CALL = re.compile(rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|__builtin_\w+)[ \t
 _PRIMITIVE_ARG = re.compile(
     rb"\s*(bool|char|int|float|double|void|size_t|ssize_t|ptrdiff_t|intptr_t|uintptr_t|char8_t|char16_t|char32_t"
     rb"|u?int(?:8|16|32|64)_t)\s*")
+# What every argument list holding such an argument holds: the name between `(` or `,` and `,` or `)`.
+_PRIMITIVE_ARG_SHAPE = re.compile(rb"[(,]" + _PRIMITIVE_ARG.pattern + rb"[,)]")
 
 # An upper-case macro invoked as a statement: `NAME(...)`, the `(` opening its arguments.
 _STATEMENT_CALL = re.compile(rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*)[ \t]*\(")
@@ -124,14 +127,9 @@ def _ends_with_word(data: bytes, end: int, word: bytes) -> bool:
                                               or data[end - len(word) - 1:end - len(word)] == b"_")
 
 
-def _call_arguments(data: bytes, open_paren: int) -> tuple[list[tuple[int, int]], int] | None:
-    """The top-level arguments (start, end) of the parenthesized list opening at ``open_paren`` and
-    the offset of its ``)``; None when it does not close within 64 KB, holds a preprocessor line or a
-    top-level ``;``."""
-    found = _macro_argument_semicolons(data, open_paren)
-    if found is None or found[0]:
-        return None
-    close = found[1]
+def _call_arguments(data: bytes, open_paren: int, close: int) -> list[tuple[int, int]]:
+    """The top-level arguments (start, end) of the parenthesized list from ``open_paren`` to its
+    ``)`` at ``close``."""
     args, depth, start, i = [], 0, open_paren + 1, open_paren
     while i < close:
         c = data[i]
@@ -154,7 +152,7 @@ def _call_arguments(data: bytes, open_paren: int) -> tuple[list[tuple[int, int]]
             i = data.find(b"*/", i + 2) + 1
         i += 1
     args.append((start, close))
-    return args, close
+    return args
 
 
 def _next_code_past_directives(data: bytes, pos: int) -> int:
@@ -189,12 +187,12 @@ def _balanced_directives(text: bytes) -> bool:
     return depth == 0
 
 
-def _statement_function_macros(data: bytes) -> dict[bytes, bool | str]:
+def _statement_function_macros(source: Source) -> dict[bytes, bool | str]:
     """Function-like macros of the file -> whether every definition's body is statements (holds a
     ``;``, opens with a block, a statement keyword or a ``case`` label); "else" when every body opens
     with ``else`` (a link of an if-else chain, ``if (false) {} CASE(a) CASE(b) else {...}``)."""
     out: dict[bytes, bool | str] = {}
-    for m in _FUNC_MACRO_MULTILINE.finditer(data):
+    for m in scan_directives(source, _FUNC_MACRO_MULTILINE):
         body = _strip_comments(m.group(2))
         ok: bool | str = "else" if _ELSE_BODY.match(body) else (
             _is_statement_body(body) or _CASE_BODY.match(body) is not None)
@@ -213,7 +211,7 @@ def mask_define_comments(source: Source, buf: bytearray) -> list[Mask]:
     read as code. Comments are still read from the original text."""
     data = source.data
     out: list[Mask] = []
-    for d in _DEFINE_DIRECTIVE.finditer(data):
+    for d in scan_directives(source, _DEFINE_DIRECTIVE):
         if b"/*" not in d.group(0) or b"\\" not in d.group(0) or source.in_comment_or_string(d.start()):
             continue
         for c in _BLOCK_COMMENT.finditer(data, d.start(), d.end()):
@@ -257,7 +255,7 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
     if b"#" not in data:
         return []
     groups, stack = [], []
-    for m in _CONDITIONAL.finditer(data):
+    for m in scan_directives(source, _CONDITIONAL):
         if source.in_comment_or_string(m.start()):
             continue
         kind = m.group(1)
@@ -311,10 +309,10 @@ def _in_directive(data: bytes, pos: int) -> bool:
         line_start = data.rfind(b"\n", 0, prev_end) + 1
 
 
-def _block_function_macros(data: bytes) -> set[bytes]:
+def _block_function_macros(source: Source) -> set[bytes]:
     """Function-like macros of the file whose every definition is one braced block ``{ ... }``."""
     out: dict[bytes, bool] = {}
-    for m in _FUNC_MACRO_MULTILINE.finditer(data):
+    for m in scan_directives(source, _FUNC_MACRO_MULTILINE):
         body = _strip_comments(m.group(2))
         ok = body.startswith(b"{") and body.endswith(b"}") and _braces_close_at_end(body)
         out[m.group(1)] = out.get(m.group(1), True) and ok
@@ -342,7 +340,10 @@ def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
     original). Not applied to declarations (``int MAX(int, int);``: a name, ``*`` or ``&`` before it)."""
     data = source.data
     out: list[Mask] = []
-    for m in _TYPE_ARG_CALL.finditer(data):
+    # the upper-case names are among Source.upper_call_starts; the builtins begin with `__builtin_`
+    starts = source.upper_call_starts if b"__builtin_" not in data else sorted(
+        {*source.upper_call_starts, *word_starts(data, (b"__builtin_",))})
+    for m in match_at(data, _TYPE_ARG_CALL, starts):
         s = m.start(1)
         if source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
@@ -352,10 +353,13 @@ def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
         if before and (before.isalnum() or before in b"_*&") and not any(
                 _ends_with_word(data, at + 1, w) for w in (b"else", b"do", b"return")):
             continue  # a declaration `T NAME(float)`
-        found = _call_arguments(data, m.end() - 1)
-        if found is None:
-            continue
-        for a, b in found[0]:
+        found = _macro_argument_semicolons(data, m.end() - 1)
+        if found is None or found[0]:
+            continue  # the list does not close within 64 KB, holds a preprocessor line or a top-level `;`
+        close = found[1]
+        if _PRIMITIVE_ARG_SHAPE.search(data, m.end() - 1, close + 1) is None:
+            continue  # no argument can be a type name
+        for a, b in _call_arguments(data, m.end() - 1, close):
             t = _PRIMITIVE_ARG.fullmatch(data, a, b)
             if t is None or buf[t.start(1)] != data[t.start(1)]:
                 continue
@@ -376,19 +380,27 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
     other masked macro (the estimator sees a "macro-invocation" mask in the body)."""
     data = source.data
     out: list[Mask] = []
-    defs = _statement_function_macros(data)
-    blocks = _block_function_macros(data)
+    defs = _statement_function_macros(source)
+    blocks = _block_function_macros(source)
     # upper-case names, and in-file statement macros whatever their case (vLLM's `WVSPLITKrc(16, 1, 1)`)
     names = [re.escape(n) for n, k in defs.items() if k and not re.fullmatch(rb"[A-Z_][A-Z0-9_]*", n)]
     pattern = _STATEMENT_CALL if not names else re.compile(
         rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|" + b"|".join(names) + rb")[ \t]*\(")
+    # the upper-case names are among Source.upper_call_starts
+    matches = match_at(data, pattern, source.upper_call_starts) if not names else pattern.finditer(data)
     covered = -1
-    for m in pattern.finditer(data):
+    for m in matches:
         s = m.start(1)
         if s < covered or source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
         if _in_directive(data, s):
             continue  # a #define line or a macro body
+        if m.group(1).strip(b"_") == b"":
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        nested = before == b")" or any(_ends_with_word(data, at + 1, w) for w in (b"else", b"do"))
+        if not nested and before not in (b";", b"{", b"}", b":"):
+            continue  # not at the start of a statement (tested before the argument scan, which costs more)
         found = _macro_argument_semicolons(data, m.end() - 1, directives=True)
         if found is None:
             continue
@@ -397,11 +409,7 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
             continue
         if semis:
             continue  # statements as arguments: base.mask_macro_statement_arguments reads them as a call
-        if m.group(1).strip(b"_") == b"":
-            continue
-        before, at = _prev_code_byte(source, buf, s)
         kind = defs.get(m.group(1), True)
-        nested = before == b")" or any(_ends_with_word(data, at + 1, w) for w in (b"else", b"do"))
         if nested:
             # `if (c) BLOCK(a) else BLOCK(b)`: a macro the file defines as one braced block stands for a
             # statement; it becomes an empty block `{}` (a blank would leave `if (c) else`)
@@ -433,7 +441,7 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
             word = re.match(rb"\w+", data[nxt:nxt + 64])
             if word is not None and word.group(0) in _DECLARATION_WORDS:
                 continue
-        if any(buf[i] != data[i] for i in range(s, close + 1)):
+        if buf[s:close + 1] != data[s:close + 1]:
             continue
         out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace")))
         _blank(buf, s, close + 1)
@@ -451,16 +459,34 @@ _QUALIFIER_MACROS = re.compile(
     rb"(?!(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__)\b)"
     rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?"
     rb"(?:operator\s*(?:\[\]|\(\)|[^\s\w(]{1,3})|[A-Za-z_~][\w:]*)\s*\()")
+# Where _QUALIFIER_MACROS can match: an upper-case word of two bytes or more, not after a word byte, `:`,
+# `.`, `>` or `#`, then a blank or a line break. The look-behind stands after the first byte, so the regex
+# engine skips to upper-case bytes instead of trying the look-behind at every byte.
+_QUALIFIER_MACRO_START = re.compile(rb"[A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]+[ \t\r\n]")
 # What an in-file definition may expand to for the function to take its qualifiers.
 _QUALIFIER_TOKENS = frozenset((b"__global__", b"__device__", b"__host__", b"__forceinline__", b"__noinline__",
                                b"__inline__", b"static", b"inline", b"extern", b"constexpr"))
+
+
+def _qualifier_macro_starts(source: Source) -> list[int]:
+    """Where _QUALIFIER_MACROS can match, except in block comments (license headers in capitals, where
+    trying it cost most of its time): a match starting in one holds only upper-case words and blanks, so
+    it ends before the ``*/``, and it is dropped as in a comment anyway."""
+    data = source.data
+    blocks = [(s, e) for s, e, is_comment in source.lexical if is_comment and data.startswith(b"/*", s)]
+    out, pos = [], 0
+    for s, e in blocks + [(len(data), len(data))]:
+        # the code up to the next block comment (a candidate's blank cannot be the comment's `/`)
+        out.extend(m.start() for m in _QUALIFIER_MACRO_START.finditer(data, pos, s))
+        pos = e
+    return out
 
 
 def _qualifier_definitions(source: Source) -> dict[bytes, tuple[str, ...] | None]:
     """Object-like macros of the file: name -> the qualifier tokens it expands to, or None when some
     definition of it expands to anything else."""
     out: dict[bytes, tuple[str, ...] | None] = {}
-    for m in _OBJ_MACRO.finditer(source.data):
+    for m in scan_directives(source, _OBJ_MACRO):
         if source.in_comment_or_string(m.start(1)):
             continue
         body = _strip_comments(m.group(2)).split()
@@ -480,21 +506,23 @@ class CudaFrontEnd(FrontEnd):
 
     def mask(self, source: Source, buf: bytearray) -> list[Mask]:
         masks: list[Mask] = []
-        for m in scan_code(source, _ALIGN):
+        for m in scan_code(source, _ALIGN, starts=(b"__align__",)):
             masks.append(Mask(m.start(), m.end(), "attribute", m.group(0).decode("utf-8", "replace"), "align"))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _CLUSTER_DIMS):
+        for m in scan_code(source, _CLUSTER_DIMS, starts=(b"__cluster_dims__",)):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _EMPTY_BRACE_DEFAULT):
+        for m in scan_code(source, _EMPTY_BRACE_DEFAULT, _EMPTY_BRACES):
             masks.append(Mask(m.start(1), m.end(1), "default-argument", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _LAMBDA_SPACE):
             masks.append(Mask(m.start(1), m.end(1), "function-qualifier", m.group(1).decode().strip(), "lambda"))
             _blank(buf, m.start(1), m.end(1))
         defs = None
-        for m in scan_code(source, _QUALIFIER_MACROS):
+        for m in match_at(source.data, _QUALIFIER_MACROS, _qualifier_macro_starts(source)):
+            if source.in_comment_or_string(m.start()):
+                continue
             if on_directive_line(source.data, m.start()):
                 continue  # a directive (`#define NAME void f(`)
             if defs is None:
@@ -506,24 +534,25 @@ class CudaFrontEnd(FrontEnd):
                 # args: the expansion's qualifiers when the file defines the name as qualifiers only
                 masks.append(Mask(s, e, "function-qualifier", w.group(0).decode(), "macro", defs.get(w.group(0)) or ()))
                 _blank(buf, s, e)
-        for m in scan_code(source, _TEMPLATE_OPERATOR_CALL):
+        for m in scan_code(source, _TEMPLATE_OPERATOR_CALL, b"operator"):
             # `launch.template operator()<true>()` reads as `launch()`
             masks.append(Mask(m.start(), m.end(), "template-args", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _LAMBDA_ATTRIBUTE):
+        for m in scan_code(source, _LAMBDA_ATTRIBUTE, b"__attribute__"):
             masks.append(Mask(m.start(1), m.end(1), "type-attribute", m.group(1).decode("utf-8", "replace"), "lambda"))
             _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _SPACE_BEFORE_STRUCT):
+        for m in scan_code(source, _SPACE_BEFORE_STRUCT, (b"struct", b"class", b"union"),
+                               (b"__device__", b"__host__")):
             masks.append(Mask(m.start(), m.end(), "ignored-specifier", m.group(0).decode().strip()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _CONVERSION_CALL):
+        for m in scan_code(source, _CONVERSION_CALL, b"operator"):
             masks.append(Mask(m.start(), m.end(), "conversion-call", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _TYPE_ATTRIBUTE):
+        for m in scan_code(source, _TYPE_ATTRIBUTE, starts=(b"__attribute__",)):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "type-attribute", text, m.group(1).decode()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _TYPENAME_EXPRESSION):
+        for m in scan_code(source, _TYPENAME_EXPRESSION, starts=(b"typename",)):
             s, e = m.start(), m.start() + len(b"typename")
             before, at = _prev_code_byte(source, buf, s)
             if before not in _EXPRESSION_BEFORE and not _ends_with_word(source.data, at + 1, b"return"):
@@ -537,7 +566,7 @@ class CudaFrontEnd(FrontEnd):
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(mask_type_arguments(source, buf))
         masks.extend(mask_statement_macro_calls(source, buf))
-        for m in scan_code(source, _OPERATOR_CALL_ARGS):
+        for m in scan_code(source, _OPERATOR_CALL_ARGS, starts=(b"operator",)):
             masks.append(Mask(m.start(1), m.end(1), "template-args", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))
         return masks

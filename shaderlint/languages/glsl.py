@@ -20,7 +20,8 @@ import tree_sitter_glsl
 
 from shaderlint.languages.base import (
     _OBJ_MACRO, FrontEnd, Mask, _blank, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
-    _strip_comments, mask_loop_macros, mask_split_headers, name_asks_unroll, on_directive_line, scan_code,
+    _strip_comments, line_starts_with, mask_loop_macros, mask_split_headers, match_at, name_asks_unroll,
+    on_directive_line, scan_code, scan_directives,
 )
 from shaderlint.model.source import Source
 
@@ -35,6 +36,7 @@ _LAYOUT_INOUT = re.compile(rb"\blayout\s*\(([^()]*(?:\([^()]*\)[^()]*)*)\)\s*(in
 _PRECISION = re.compile(rb"\bprecision\s+(lowp|mediump|highp)\s+\w+\s*;")
 # Array constructors `float[](...)`, `vec2[3](...)`: the brackets are masked so the grammar sees a call.
 _ARRAY_CTOR = re.compile(rb"\b[A-Za-z_]\w*\s*(\[[^\]\[;{}]*\])\s*\(")
+_BRACKET_CALL = re.compile(rb"\]\s*\(")  # what every match holds, found fast
 # `\d+(?:\.\d*)?`, not `\d+\.?\d*`: the latter splits a digit run two ways and takes quadratic time on long ones.
 # `restrict` next to GLSL's memory qualifiers (`uniform restrict readonly image2D`,
 # `restrict buffer B {`) confuses the grammar; it is an aliasing hint with no bearing on the analysis.
@@ -62,6 +64,7 @@ _PAREN_CTOR = re.compile(rb"\((?=[ \t]*(bool|char|int|float|double|u?int(?:8|16|
 # `const in T x` parameters: the grammar reads `const in` as two type words. `in` is the default
 # direction, so `const in` means `const`; the `in` is blanked.
 _CONST_IN = re.compile(rb"(?<![\w#])const[ \t]+(in)(?!\w)")
+_CONST_IN_NEEDS = re.compile(rb"const[ \t]+in")  # what every match holds, found fast
 # GL_KHR_memory_scope_semantics qualifiers the grammar does not know (`workgroupcoherent buffer B`);
 # like `coherent`, they bear on no rule.
 _SCOPE_COHERENT = re.compile(rb"(?<![\w#])(?:workgroupcoherent|queuefamilycoherent|subgroupcoherent|devicecoherent|nonprivate)\b")
@@ -69,11 +72,14 @@ _SCOPE_COHERENT = re.compile(rb"(?<![\w#])(?:workgroupcoherent|queuefamilycohere
 # grammar reads only `T name[N]`. The size is blanked (the tokens cannot move: node text is read from
 # the source), so the variable reads as a scalar: rules about arrays stay silent on it.
 _ARRAY_TYPE_DECL = re.compile(rb"(?<![\w.])(?:const[ \t]+)?[A-Za-z_]\w*[ \t]*(\[[ \t]*\w*[ \t]*\])[ \t]+[A-Za-z_]\w*[ \t]*(?=[=;,\[])")
+_BRACKET_NAME = re.compile(rb"\][ \t]+[A-Za-z_]")  # what every match holds, found fast
 # `UNROLL for (...)`: an upper-case word the file does not define (llama.cpp passes
 # `-DUNROLL=[[unroll]]` or `-DUNROLL=` when compiling), or defines as nothing or an attribute,
 # right before a loop keyword at the start of a statement. Blanked; a name asking for unrolling
 # reads like `#pragma unroll` (the model's "unroll-macro" mask).
-_LOOP_PREFIX_MACRO = re.compile(rb"(?<![\w#.])([A-Z][A-Z0-9_]*)[ \t]+(?=(?:for|while|do)\b)")
+# (The look-behind `(?<![\w#.])` stands after the name's first byte: the same matches, and the regex engine
+# skips to upper-case bytes instead of trying the look-behind at every byte.)
+_LOOP_PREFIX_MACRO = re.compile(rb"([A-Z](?<![\w#.][A-Z])[A-Z0-9_]*)[ \t]+(?=(?:for|while|do)\b)")
 # `#error` lines: the grammar rejects them in an `#else` branch (`#else` / `#error unsupported` /
 # `#endif`); they hold no code.
 _ERROR_LINE = re.compile(rb"^[ \t]*#[ \t]*error\b[^\n]*", re.M)
@@ -90,20 +96,20 @@ class GlslFrontEnd(FrontEnd):
 
     def mask(self, source: Source, buf: bytearray) -> list[Mask]:
         masks: list[Mask] = []
-        for m in scan_code(source, _LAYOUT_INOUT):
+        for m in scan_code(source, _LAYOUT_INOUT, starts=(b"layout",)):
             args = tuple(a.strip() for a in _split_args(m.group(1).decode("utf-8", "replace")))
             masks.append(Mask(m.start(), m.end(), "layout", m.group(0).decode("utf-8", "replace"), m.group(2).decode(), args))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _PRECISION):
+        for m in scan_code(source, _PRECISION, starts=(b"precision",)):
             masks.append(Mask(m.start(), m.end(), "precision", m.group(0).decode()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _ARRAY_CTOR):
+        for m in scan_code(source, _ARRAY_CTOR, _BRACKET_CALL):
             masks.append(Mask(m.start(1), m.end(1), "array-constructor", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _RESTRICT):
+        for m in scan_code(source, _RESTRICT, starts=(b"restrict",)):
             masks.append(Mask(m.start(), m.end(), "qualifier", "restrict"))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _SECTION):
+        for m in scan_code(source, _SECTION, b"#["):
             masks.append(Mask(m.start(), m.end(), "section", m.group(0).decode("utf-8", "replace").strip()))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _PAREN_CTOR):
@@ -111,23 +117,24 @@ class GlslFrontEnd(FrontEnd):
             if bytes(buf[s:e]) == m.group(1):
                 masks.append(Mask(s, e, "constructor-name", m.group(1).decode()))
                 buf[s + 1:e] = b"_" * (e - s - 1)
-        for m in scan_code(source, _CONST_IN):
+        for m in scan_code(source, _CONST_IN, _CONST_IN_NEEDS):
             masks.append(Mask(m.start(1), m.end(1), "qualifier", "in"))
             _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _SCOPE_COHERENT):
+        for m in scan_code(source, _SCOPE_COHERENT, starts=(
+                b"workgroupcoherent", b"queuefamilycoherent", b"subgroupcoherent", b"devicecoherent", b"nonprivate")):
             masks.append(Mask(m.start(), m.end(), "qualifier", m.group(0).decode()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _ARRAY_TYPE_DECL):
+        for m in scan_code(source, _ARRAY_TYPE_DECL, _BRACKET_NAME):
             if bytes(buf[m.start(1):m.end(1)]) == m.group(1):
                 masks.append(Mask(m.start(1), m.end(1), "array-type", m.group(1).decode("utf-8", "replace")))
                 _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _SUFFIX):
+        for m in scan_code(source, _SUFFIX, (b"hf", b"HF")):
             masks.append(Mask(m.start(1), m.end(1), "suffix", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
         masks.extend(mask_loop_macros(source, buf))
         masks.extend(_mask_loop_prefix_macros(source, buf))
         masks.extend(_mask_argument_tail_macros(source, buf))
-        for m in scan_code(source, _ERROR_LINE):
+        for m in scan_code(source, _ERROR_LINE, b"error"):
             masks.append(Mask(m.start(), m.end(), "preproc-error", m.group(0).decode("utf-8", "replace").strip()))
             _blank(buf, m.start(), m.end())
         masks.extend(mask_dangling_else(source, buf))
@@ -155,7 +162,7 @@ class GlslFrontEnd(FrontEnd):
 def _macro_bodies(source: Source) -> dict[bytes, list[bytes]]:
     """The bodies of the file's object-like macros, comments and line continuations removed."""
     bodies: dict[bytes, list[bytes]] = {}
-    for m in _OBJ_MACRO.finditer(source.data):
+    for m in scan_directives(source, _OBJ_MACRO):
         if not source.in_comment_or_string(m.start(1)):
             body = _strip_comments(m.group(2))
             bodies.setdefault(m.group(1), []).append(body)
@@ -219,7 +226,7 @@ def _mask_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
     grammar cannot read an unknown word in front of a declaration's type."""
     data = source.data
     bodies: dict[bytes, list[bytes]] = {}
-    for m in _OBJ_MACRO.finditer(data):
+    for m in scan_directives(source, _OBJ_MACRO):
         if not source.in_comment_or_string(m.start(1)):
             body = re.sub(rb"//[^\n]*|/\*.*?\*/", b" ", m.group(2), flags=re.S)
             bodies.setdefault(m.group(1), []).append(body)
@@ -246,11 +253,12 @@ def _mask_declaration_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     a ``;``, which would make it part of a declaration)."""
     data = source.data
     out = []
-    for m in _DECL_MACRO_LINE.finditer(data):
+    for m in match_at(data, _DECL_MACRO_LINE, line_starts_with(data, rb"[A-Z]")):
         s, e = m.start(1), m.end(0)
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
-        if re.search(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(m.group(1)) + rb"\b", data, re.M):
+        define = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(m.group(1)) + rb"\b", re.M)
+        if next(scan_directives(source, define), None) is not None:
             continue  # defined here: the other macro masks decide
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"}", b""):

@@ -60,12 +60,13 @@ class MetalFrontEnd(FrontEnd):
             for name, args in split_attribute(text):
                 masks.append(Mask(m.start(), m.end(), "attribute", text, name, args))
             _blank(buf, m.start(), m.end())
-        for kind, pattern in (("address-space", _ADDRESS), ("function-qualifier", _QUALIFIER)):
-            for m in scan_code(source, pattern):
+        for kind, pattern, words in (("address-space", _ADDRESS, ADDRESS_SPACES),
+                                     ("function-qualifier", _QUALIFIER, FUNCTION_QUALIFIERS)):
+            for m in scan_code(source, pattern, starts=tuple(w.encode() for w in words)):
                 word = m.group(1).decode()
                 masks.append(Mask(m.start(1), m.end(1), kind, word, word))
                 _blank(buf, m.start(1), m.end(1))
-        for m in scan_code(source, _METAL_FUNC):
+        for m in scan_code(source, _METAL_FUNC, starts=(b"METAL_FUNC",)):
             if on_directive_line(source.data, m.start()):
                 continue  # `#define METAL_FUNC ...`, `#ifdef METAL_FUNC`
             masks.append(Mask(m.start(), m.end(), "macro-qualifier", "METAL_FUNC"))

@@ -13,11 +13,19 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-# Comments and string/char literals, so that scanners never look inside them.
+# Comments and string/char literals, so that scanners never look inside them. (A line comment's text is
+# taken a run at a time, `[^\n\\]+`: the same matches as byte by byte, in two thirds of the time.)
 _LEXICAL = re.compile(
-    rb"//(?:[^\n\\]|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?",
+    rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?",
     re.S,
 )
+
+# A line feed, then a line whose first byte other than spaces and tabs is '#'.
+_DIRECTIVE_START = re.compile(rb"\n[ \t]*#")
+# An upper-case name followed by `(`, not right after a word byte, `.`, `->` or `::`; the same matches as
+# `(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(`, with the look-behind after the first byte, so the regex engine
+# skips to the bytes of the class instead of trying the look-behind at every byte.
+_UPPER_CALL = re.compile(rb"([A-Z_](?<![\w.>:][A-Z_])[A-Z0-9_]*)[ \t]*\(")
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +60,22 @@ class Source:
         return out
 
     @cached_property
+    def directive_starts(self) -> list[int]:
+        """Offsets of the lines whose first byte other than spaces and tabs is ``#`` (where a pattern
+        opening with ``^[ \t]*#`` can match), in order."""
+        data = self.data
+        starts = [0] if re.match(rb"[ \t]*#", data) else []
+        starts.extend(m.start() + 1 for m in _DIRECTIVE_START.finditer(data))
+        return starts
+
+    @cached_property
+    def upper_call_starts(self) -> list[int]:
+        """Offsets of the upper-case names followed by ``(`` (macro invocations, by convention), not right
+        after a word byte, ``.``, ``->`` or ``::``, in order: where the front ends' macro-call patterns
+        can match."""
+        return [m.start() for m in _UPPER_CALL.finditer(self.data)]
+
+    @cached_property
     def comments(self) -> list[Comment]:
         return [
             Comment(s, e, self.data[s:e].decode("utf-8", "replace"))
@@ -69,6 +93,25 @@ class Source:
             return False
         s, e, _ = self.lexical[i]
         return s <= offset < e
+
+    def lexical_span(self, offset: int) -> tuple[int, int] | None:
+        """(start, end) of the comment or string literal holding ``offset``; None outside them."""
+        i = bisect.bisect_right(self._lexical_starts, offset) - 1
+        if i < 0:
+            return None
+        s, e, _ = self.lexical[i]
+        return (s, e) if s <= offset < e else None
+
+    def lexical_spans(self, start: int, end: int) -> list[tuple[int, int]]:
+        """(start, end) of the comments and string literals that overlap ``[start, end)``, in order."""
+        lexical = self.lexical
+        i = max(0, bisect.bisect_right(self._lexical_starts, start) - 1)
+        out = []
+        while i < len(lexical) and lexical[i][0] < end:
+            if lexical[i][1] > start:
+                out.append(lexical[i][:2])
+            i += 1
+        return out
 
     def line_of(self, offset: int) -> int:
         """0-based line index of a byte offset."""
