@@ -4,6 +4,7 @@ dependence analysis (control dependence of writes) and by SL403 (model.sync.dive
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import tree_sitter as ts
@@ -116,11 +117,13 @@ def _group_vote(model: "FileModel", f: Function | None, cond: ts.Node) -> bool:
     if not idents:
         return False
     for v in set(idents):
-        before = [w for w in model.direct_writes(v)
-                  if f.body.start_byte <= w.start_byte < cond.start_byte]
+        before = sorted((w for w in model.direct_writes(v)
+                         if f.body.start_byte <= w.start_byte < cond.start_byte), key=lambda w: w.start_byte)
         if not before:
             return False
-        last = max(before, key=lambda w: w.start_byte)
+        last = before[-1]
+        if len(before) >= 2 and _lane_vote(model, v, before[-2], last):
+            continue
         rhs = last.child_by_field_name("right")
         if rhs is None or model.text(last.child_by_field_name("operator")) != "=":
             return False
@@ -145,3 +148,87 @@ def _group_vote(model: "FileModel", f: Function | None, cond: ts.Node) -> bool:
         if not shared_read:
             return False
     return True
+
+
+#: Warp-wide reductions whose result every lane of the warp holds: CUDA's vote and reduce
+#: intrinsics, and helpers named as all-lane votes (llama.cpp's ``warp_reduce_all`` / ``_any``,
+#: butterfly reductions over ``__shfl_xor_sync`` in a header). A ``warpReduceSum`` over
+#: ``__shfl_down_sync`` leaves its result in lane 0 only, so helpers of the file count only when
+#: their body reduces with ``__shfl_xor_sync`` or the intrinsics.
+_WARP_ALL_REDUCE = frozenset((
+    "__all_sync", "__any_sync", "__reduce_add_sync", "__reduce_min_sync", "__reduce_max_sync",
+    "__reduce_and_sync", "__reduce_or_sync", "__reduce_xor_sync", "__all", "__any",
+))
+_WARP_VOTE_NAME = re.compile(r"^warp_?(reduce_?)?(all|any)$", re.I)
+_LANE_MASK = re.compile(r"^\s*(threadIdx\.x|\w+)\s*(%\s*(32|WARP_SIZE|warpSize|warp_size)|&\s*(31|0x1[fF]|"
+                        r"\(\s*(WARP_SIZE|warpSize|warp_size)\s*-\s*1\s*\)))\s*$")
+_X_INDEX = re.compile(r"^\s*(\(\s*(int|unsigned|uint|uint32_t|int32_t)\s*\)\s*)?threadIdx\.x\s*$")
+
+
+def _warp_all_reduce(model: "FileModel", call: ts.Node, v) -> bool:
+    """``call`` reduces ``v`` over the warp and gives every lane the result."""
+    if call.type != "call_expression":
+        return False
+    name = model.callee_name(call)
+    args = [a for a in model.call_args(call) if a.type != "comment"]
+    if not any(unparen(a).type == "identifier" and model.resolve(unparen(a)) is v for a in args):
+        return False
+    if any(B.LOCAL in model.deps(a) for a in args if not (unparen(a).type == "identifier" and model.resolve(unparen(a)) is v)):
+        return False  # a lane mask or offset that differs between threads
+    if name in _WARP_ALL_REDUCE:
+        return True
+    g = model.function_by_name.get(name)
+    if g is not None and g.body is not None:  # a helper of the file: by what it calls
+        text = model.text(g.body)
+        return "__shfl_xor_sync" in text or any(n in text for n in _WARP_ALL_REDUCE)
+    return _WARP_VOTE_NAME.match(name.rsplit("::", 1)[-1]) is not None
+
+
+def _lane_vote(model: "FileModel", v, read: ts.Node, fold: ts.Node) -> bool:
+    """A group-wide vote through shared memory, finished per warp: ``v = sh[lane];`` then
+    ``v = warp_reduce_all(v);`` (llama.cpp's flash-attention KV_max search: each warp stores its
+    vote at ``buf[tid / WARP_SIZE]``, every warp reads the whole buffer lane by lane and reduces it
+    over the warp). Every warp folds the same entries, so every thread of the group gets the same
+    result, whatever the group stored; the analysis cannot follow that, so it stays silent."""
+    for w in (read, fold):
+        op = w.child_by_field_name("operator")
+        if w.type != "assignment_expression" or op is None or model.text(op) != "=":
+            return False
+    if not _warp_all_reduce(model, unparen(fold.child_by_field_name("right")), v):
+        return False
+    sub = unparen(read.child_by_field_name("right"))
+    if sub.type != "subscript_expression":
+        return False
+    base = model.base_var(sub)
+    if base is None or base.address_space not in ("threadgroup", "shared"):
+        return False
+    idx = sub.child_by_field_name("index")
+    if idx is None:
+        idx = next((c for c in sub.named_children if c != sub.child_by_field_name("argument")), None)
+    if idx is not None and idx.type == "subscript_argument_list":
+        kids = [c for c in idx.named_children if c.type != "comment"]
+        idx = kids[0] if len(kids) == 1 else None
+    if idx is None:
+        return False
+    if B.LOCAL not in model.deps(idx):
+        return True  # every thread reads the same entry
+    return _is_lane(model, idx)  # the lane's entry: each warp reads the whole buffer
+
+
+def _is_lane(model: "FileModel", idx: ts.Node, depth: int = 0) -> bool:
+    """``idx`` is the thread's lane in its warp along x: ``threadIdx.x % 32`` (or ``& 31``, with
+    ``WARP_SIZE``/``warpSize``), ``tid % WARP_SIZE`` with ``tid = threadIdx.x``, or a variable set
+    once to one of those. Not ``threadIdx.y % 32`` and the like, which is the same in a warp."""
+    idx = unparen(idx)
+    if idx.type == "identifier" and depth < 3:
+        v = model.resolve(idx)
+        return v is not None and v.init is not None and not v.is_param and not model.direct_writes(v) \
+            and _is_lane(model, v.init, depth + 1)
+    m = _LANE_MASK.match(model.text(idx))
+    if m is None:
+        return False
+    if m.group(1) == "threadIdx.x":
+        return True
+    v = model.resolve(unparen(idx.child_by_field_name("left"))) if idx.type == "binary_expression" else None
+    return v is not None and v.init is not None and not v.is_param and not model.direct_writes(v) \
+        and _X_INDEX.match(model.text(v.init)) is not None
