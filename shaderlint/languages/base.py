@@ -11,6 +11,7 @@ offset into the user's file, and node text is always read from the original.
 
 from __future__ import annotations
 
+import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -99,6 +100,8 @@ class FrontEnd:
             masks.append(Mask(0, 3, "bom", ""))
             buf[0:3] = b"   "
         masks.extend(mask_dead_branches(source, buf))
+        if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
+            masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
         masks.extend(mask_macro_definitions(source, buf))
         masks.extend(mask_statement_macros(source, buf))
@@ -323,6 +326,9 @@ def mask_pointer_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
 # Catch2's TEST_CASE("name") -- which the grammar cannot read (thousands of SL001 on CUTLASS's tests).
 _HEADER_FUNCTION_MACRO = re.compile(
     rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*(" + _BALANCED + rb")[ \t]*(?://[^\n]*)?(?:\r?\n[ \t]*)*\{", re.M)
+_COMMA_BRACE = re.compile(rb",[ \t\r\n]*\{")
+_BODY_ARGUMENT_MACRO = re.compile(
+    rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*\((?:[^(){};\"'/]|/(?![/*])|" + _BALANCED + rb")*,[ \t\r\n]*\{", re.M)
 _NAMESPACE_OPEN = re.compile(rb"(?:\bnamespace(?:\s+[\w:]+)?|\bextern\s*\"C(?:\+\+)?\")\s*$")
 
 
@@ -343,20 +349,10 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
     candidates = [m for m in candidates if m.group(1) not in defined]
     if not candidates:
         return []
-    # Which candidates stand where only namespaces enclose them (braces of code, in order).
-    stack: list[bool] = []  # True: a namespace / extern "C" block
-    braces = [b.start() for b in re.finditer(rb"[{}]", data) if not source.in_comment_or_string(b.start())]
+    braces = _code_braces(source)
     out: list[Mask] = []
-    bi = 0
-    for k, m in enumerate(candidates):
-        while bi < len(braces) and braces[bi] < m.start(1):
-            pos = braces[bi]
-            if data[pos:pos + 1] == b"{":
-                stack.append(_NAMESPACE_OPEN.search(bytes(buf[max(0, pos - 200):pos])) is not None)
-            elif stack:
-                stack.pop()
-            bi += 1
-        if not all(stack):
+    for k, (m, free) in enumerate(zip(candidates, _at_namespace_scope(data, buf, braces, candidates))):
+        if not free:
             continue
         s, e = m.start(1), m.end(2)
         text = _lay_out(data[s:e], (b"void", b"_%d" % k), b"()")
@@ -365,6 +361,82 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
         out.append(Mask(s, e, "header-function-macro", data[s:e].decode("utf-8", "replace")))
         buf[s:e] = text
     return out
+
+
+def mask_body_argument_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """CUTLASS's ``CUTLASS_TEST_L1(Suite, Name, { body } )``: a test macro whose last argument is
+    the test's body. ``NAME(args, `` becomes ``void _bN()`` of the same length (line breaks kept)
+    and the closing ``)`` a blank, so the body is read as a host function, as for ``TEST(...) {``.
+    Only at namespace scope, for a name the file does not define, when the body's ``}`` is
+    followed by the ``)``."""
+    data = source.data
+    if _COMMA_BRACE.search(data) is None:
+        return []
+    candidates = [m for m in match_at(data, _BODY_ARGUMENT_MACRO, line_starts_with(data, rb"[A-Z]"))
+                  if not source.in_comment_or_string(m.start(1)) and bytes(buf[m.start(1):m.end()]) == data[m.start(1):m.end()]]
+    if not candidates:
+        return []
+    defined = {d.group(1) for d in scan_directives(source, _FUNC_MACRO)} | {
+        d.group(1) for d in scan_directives(source, _OBJ_MACRO)}
+    candidates = [m for m in candidates if m.group(1) not in defined]
+    if not candidates:
+        return []
+    braces = _code_braces(source)
+    out: list[Mask] = []
+    for k, (m, free) in enumerate(zip(candidates, _at_namespace_scope(data, buf, braces, candidates))):
+        if not free:
+            continue
+        close = _body_argument_close(data, braces, m.end() - 1)
+        if close is None:
+            continue
+        s, e = m.start(1), data.rfind(b",", m.start(1), m.end()) + 1  # `NAME(args,` (blanks after it stay)
+        text = _lay_out(data[s:e], (b"void", b"_b%d" % k), b"()")
+        if text is None:
+            continue
+        out.append(Mask(s, e, "header-function-macro", data[s:e].decode("utf-8", "replace")))
+        buf[s:e] = text
+        out.append(Mask(close, close + 1, "header-function-macro", ")"))
+        buf[close] = 0x20
+    return out
+
+
+def _code_braces(source: Source) -> list[int]:
+    """Offsets of the file's `{` and `}` outside comments and strings, in order."""
+    return [b.start() for b in re.finditer(rb"[{}]", source.data) if not source.in_comment_or_string(b.start())]
+
+
+def _at_namespace_scope(data: bytes, buf: bytearray, braces: list[int], matches: list) -> list[bool]:
+    """For each match (in order), whether only namespace / ``extern "C"`` blocks enclose its
+    group 1 (from the code braces before it; ``buf``: the text masked so far)."""
+    stack: list[bool] = []  # True: a namespace / extern "C" block
+    out: list[bool] = []
+    bi = 0
+    for m in matches:
+        while bi < len(braces) and braces[bi] < m.start(1):
+            pos = braces[bi]
+            if data[pos:pos + 1] == b"{":
+                stack.append(_NAMESPACE_OPEN.search(bytes(buf[max(0, pos - 200):pos])) is not None)
+            elif stack:
+                stack.pop()
+            bi += 1
+        out.append(all(stack))
+    return out
+
+
+def _body_argument_close(data: bytes, braces: list[int], open_brace: int) -> int | None:
+    """The offset of the `)` that closes a body-argument macro whose body opens at ``open_brace``:
+    the body's matching `}` (``braces``: the code braces of the file, in order), then only blanks
+    and comments before `)`. None when the shape is not that."""
+    i = bisect.bisect_left(braces, open_brace)
+    if i >= len(braces) or braces[i] != open_brace:
+        return None
+    depth = 0
+    for pos in braces[i:]:
+        depth += 1 if data[pos] == 0x7B else -1
+        if depth == 0:
+            j = _next_code(data, pos + 1)
+            return j if j < len(data) and data[j] == 0x29 else None
+    return None
 
 
 def _lay_out(seg: bytes, tokens: tuple[bytes, ...], tail: bytes) -> bytearray | None:
