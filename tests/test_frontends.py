@@ -223,6 +223,23 @@ MAKE_BOTH(short);
     assert "wrap" in m.function_by_name and "fill" in m.function_by_name
 
 
+def test_extern_instantiation_macro_lines_are_masked():
+    """llama.cpp declares instantiations made in other files with `extern DECL_CASE(...);`."""
+    code = """#define DECL_CASE(D, ncols) \\
+    template void launch_case<D, ncols>(int n)
+template <int D, int ncols>
+__global__ void attn(float* out, int n) { out[threadIdx.x] = D * ncols / n; }
+template <int D, int ncols>
+void launch_case(int n) { attn<D, ncols><<<1, 32>>>(nullptr, n); }
+extern DECL_CASE(64, 8);
+extern DECL_CASE(128, 16);
+DECL_CASE(256, 16);
+"""
+    m = model("k.cu", code)
+    assert not m.errors, m.errors
+    assert "attn" in m.function_by_name and "launch_case" in m.function_by_name
+
+
 def test_bare_header_macro_lines_are_masked_between_statements():
     code = """void host(const float* p, int* out) {
     const int n = out[0];

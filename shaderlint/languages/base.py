@@ -108,6 +108,7 @@ class FrontEnd:
         masks.extend(mask_bare_macro_lines(source, buf))
         if self.name != "glsl":
             masks.extend(mask_pointer_qualifier_macros(source, buf))
+            masks.extend(mask_parameter_qualifier_macros(source, buf))
             masks.extend(mask_header_function_macros(source, buf))
         masks.extend(mask_pragmas(source, buf))
         masks.extend(mask_macro_statement_arguments(source, buf))
@@ -238,14 +239,15 @@ def _declaring_macros(source: Source) -> list[bytes]:
 def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
     """Mask invocations of function-like macros that declare whole functions or template
     instantiations (``DEFINE_KERNEL(float, f32)`` lines, often without a semicolon, several on a
-    line, a comment after them): the grammar cannot read them, and their bodies are not analysed
+    line, a comment after them, or ``extern DECL_CASE(...);`` declaring an instantiation made in
+    another file): the grammar cannot read them, and their bodies are not analysed
     anyway. A line is masked only when it holds nothing but such invocations."""
     data = source.data
     names = _declaring_macros(source)
     if not names:
         return []
     alt = b"|".join(re.escape(n) for n in names)
-    call = rb"(?:" + alt + rb")[ \t]*" + _BALANCED + rb"[ \t]*;?"
+    call = rb"(?:extern[ \t]+)?(?:" + alt + rb")[ \t]*" + _BALANCED + rb"[ \t]*;?"  # `extern`: llama.cpp's declarations
     line = re.compile(rb"^[ \t]*(?:" + call + rb"[ \t]*)+(?=//[^\n]*$|/\*[^\n]*\*/[ \t]*$|\r?$)", re.M)
     one = re.compile(call)
     out = []
@@ -297,6 +299,37 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
 # grammar reads the declaration (and every kernel declaring its pointers so) as an error.
 _POINTER_QUALIFIER_MACRO = re.compile(
     rb"[*&][ \t]*([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+(?=[A-Za-z_]\w*[ \t]*(?:[=;,)\[]|/[/*]))")
+
+
+# `(..., NAME Type const name, ...)`: an upper-case macro before a parameter's type -- CuTe's
+# `CUTE_GRID_CONSTANT TmaAtomA const tma_atom_A` (for `__grid_constant__`). A parameter never
+# starts with two identifiers before its name unless the first qualifies it.
+_PARAMETER_QUALIFIER_MACRO = re.compile(
+    rb"([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+(?!(?:const|volatile|unsigned|signed|struct|enum|class|union|typename)\b)"
+    rb"(?=[A-Za-z_][\w:]*(?:<[^<>()\n]*>)?[ \t]*(?:(?:const|volatile)[ \t]+)?[*&]*[ \t]*[A-Za-z_]\w*[ \t]*[,)=])")
+
+
+def mask_parameter_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank such a macro name where it opens a parameter (after `(` or `,`). A name the file
+    defines as a function-like macro is left alone."""
+    data = source.data
+    out: list[Mask] = []
+    function_like = None
+    for m in scan_code(source, _PARAMETER_QUALIFIER_MACRO):
+        s, e = m.start(1), m.end(1)
+        if s > 0 and (data[s - 1:s].isalnum() or data[s - 1:s] == b"_"):
+            continue  # inside a longer word
+        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
+            continue
+        if _prev_code_byte(source, buf, s)[0] not in (b"(", b","):
+            continue
+        if function_like is None:
+            function_like = {d.group(1) for d in _FUNC_MACRO.finditer(data)}
+        if m.group(1) in function_like:
+            continue
+        out.append(Mask(s, e, "pointer-qualifier", m.group(1).decode()))
+        _blank(buf, s, e)
+    return out
 
 
 def mask_pointer_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
