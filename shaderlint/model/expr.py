@@ -612,6 +612,31 @@ class ExprAnalysis:
                 return self._glsl_local_length(fn.child_by_field_name("argument"))
         return False
 
+    def _misread_shape_comparison(self: "FileModel", call: ts.Node) -> ts.Node | None:
+        """``k < size<3>(t)`` is read by the grammar as a call of the template ``k<size < 3>`` with
+        ``(t)``: a "template function" named by a local variable, whose argument list is ``size < N``
+        with a shape query. Its value depends on ``k`` alone (the shape is the same in every thread):
+        the identifier node for ``k``, or None when the call is not that misreading."""
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "template_function":
+            return None
+        name = fn.child_by_field_name("name")
+        args = fn.child_by_field_name("arguments")
+        if name is None or name.type != "identifier" or args is None:
+            return None
+        v = self.resolve(name)
+        if v is None or v.is_global or v.function is None:
+            return None  # a real template of the file or a header
+        kids = [c for c in args.named_children if c.type != "comment"]
+        if len(kids) != 1 or kids[0].type != "binary_expression":
+            return None
+        q = kids[0].child_by_field_name("left")
+        op = kids[0].child_by_field_name("operator")
+        if q is None or op is None or self.text(op) != "<" or q.type != "identifier" \
+                or self.text(q) not in _SHAPE_QUERIES or self.text(q) in self.function_by_name:
+            return None
+        return name
+
     def _glsl_local_length(self: "FileModel", obj: ts.Node | None) -> bool:
         """``x.length()`` on a function's own array, vector, matrix or cooperative matrix (or an
         element of one): its size is fixed when the pipeline is compiled (a constant expression for
@@ -671,6 +696,9 @@ class ExprAnalysis:
             name = self.callee_name(node)
             if name in _SHAPE_QUERIES and name not in self.function_by_name:
                 return frozenset()  # the shape of a thread's partition of a tensor is the same in every thread
+            misread = self._misread_shape_comparison(node)
+            if misread is not None:
+                return self.deps(misread)
             if name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
                 return frozenset()  # the block-wide vote: every thread of the block gets the same result
             out: set[str] = set()

@@ -331,6 +331,23 @@ def _included_array(model: "FileModel", ident: ts.Node) -> bool:
     return has
 
 
+def _structured_bindings(model: "FileModel", f: Function) -> frozenset[str]:
+    """Names ``f`` declares with structured bindings (``auto [tSG_gD, tSG_sD] = tma_partition(...)``,
+    CuTe's shared-memory views): the model has no variables for them, so what they refer to is
+    unknown and a use counts as touching every memory space."""
+    if f.body is None or b"[" not in model.source.data:
+        return frozenset()
+    out: set[str] = set()
+    for d in model.nodes("declaration"):
+        if not (f.body.start_byte <= d.start_byte < f.body.end_byte):
+            continue
+        for decl in d.children_by_field_name("declarator"):
+            inner = decl.child_by_field_name("declarator") if decl.type == "init_declarator" else decl
+            if inner is not None and inner.type == "structured_binding_declarator":
+                out.update(model.text(c) for c in inner.named_children if c.type == "identifier")
+    return frozenset(out)
+
+
 # ---- redundant barriers: structured data-flow -----------------------------------------------------
 
 
@@ -414,6 +431,7 @@ class _Flow:
         self.sync = synchronising_functions(model)
         self.ctx: list[dict] = []
         self._events: dict[int, list[tuple[str, int]]] = {}
+        self.bindings = _structured_bindings(model, f)
 
     # -- events of an expression, in evaluation (source) order
     def events(self, node: ts.Node) -> list[tuple[str, int]]:
@@ -436,8 +454,8 @@ class _Flow:
                     out.append(("touch", bits))
             elif v is None and _is_macro(m, n) and not (n.parent is not None and n.parent.type == "call_expression"):
                 out.append(("touch", ALL))
-            elif v is None and _included_array(m, n):
-                out.append(("touch", ALL))
+            elif v is None and (_included_array(m, n) or m.text(n) in self.bindings):
+                out.append(("touch", ALL))  # (a structured binding is not a variable of the model)
             return
         if t in ("lambda_expression", "gnu_asm_expression", "asm_statement"):
             out.append(("touch", ALL))
