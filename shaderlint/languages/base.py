@@ -310,40 +310,34 @@ _PARAMETER_QUALIFIER_MACRO = re.compile(
 
 
 def mask_parameter_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
-    """Blank such a macro name where it opens a parameter (after `(` or `,`). A name the file
-    defines as a function-like macro is left alone."""
+    """Blank such a macro name where it opens a parameter (after `(` or `,`)."""
     data = source.data
-    out: list[Mask] = []
-    function_like = None
-    for m in scan_code(source, _PARAMETER_QUALIFIER_MACRO):
-        s, e = m.start(1), m.end(1)
+
+    def opens_parameter(s: int) -> bool:
         if s > 0 and (data[s - 1:s].isalnum() or data[s - 1:s] == b"_"):
-            continue  # inside a longer word
-        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
-            continue
-        if _prev_code_byte(source, buf, s)[0] not in (b"(", b","):
-            continue
-        if function_like is None:
-            function_like = {d.group(1) for d in _FUNC_MACRO.finditer(data)}
-        if m.group(1) in function_like:
-            continue
-        out.append(Mask(s, e, "pointer-qualifier", m.group(1).decode()))
-        _blank(buf, s, e)
-    return out
+            return False  # inside a longer word
+        return _prev_code_byte(source, buf, s)[0] in (b"(", b",")
+
+    return _blank_qualifier_macros(source, buf, _PARAMETER_QUALIFIER_MACRO, opens_parameter)
 
 
 def mask_pointer_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
-    """Blank such a macro name. A name the file defines as a function-like macro is left alone
-    (its use would have parentheses); a name it defines as an object-like macro is blanked too
+    """Blank such a macro name. A name the file defines as an object-like macro is blanked too
     (`#define RESTRICT __restrict__`: the qualifier changes nothing shaderlint reads)."""
-    data = source.data
-    if b"*" not in data and b"&" not in data:
+    if b"*" not in source.data and b"&" not in source.data:
         return []
+    return _blank_qualifier_macros(source, buf, _POINTER_QUALIFIER_MACRO, lambda s: True)
+
+
+def _blank_qualifier_macros(source: Source, buf: bytearray, pattern: re.Pattern[bytes], accept) -> list[Mask]:
+    """Blank group 1 of ``pattern``'s matches in code where ``accept(start)``, not yet masked, not on a
+    directive line, and not a function-like macro of the file (its use would have parentheses)."""
+    data = source.data
     out: list[Mask] = []
     function_like = None
-    for m in scan_code(source, _POINTER_QUALIFIER_MACRO):
+    for m in scan_code(source, pattern):
         s, e = m.start(1), m.end(1)
-        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
+        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s) or not accept(s):
             continue
         if function_like is None:
             function_like = {d.group(1) for d in _FUNC_MACRO.finditer(data)}
@@ -373,20 +367,8 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     if b"{" not in data:
         return []
-    candidates = [m for m in match_at(data, _HEADER_FUNCTION_MACRO, line_starts_with(data, rb"[A-Z]"))
-                  if not source.in_comment_or_string(m.start(1)) and bytes(buf[m.start(1):m.end(2)]) == data[m.start(1):m.end(2)]]
-    if not candidates:
-        return []
-    defined = {d.group(1) for d in scan_directives(source, _FUNC_MACRO)} | {
-        d.group(1) for d in scan_directives(source, _OBJ_MACRO)}
-    candidates = [m for m in candidates if m.group(1) not in defined]
-    if not candidates:
-        return []
-    braces = _code_braces(source)
     out: list[Mask] = []
-    for k, (m, free) in enumerate(zip(candidates, _at_namespace_scope(data, buf, braces, candidates))):
-        if not free:
-            continue
+    for k, m in _namespace_scope_macros(source, buf, _HEADER_FUNCTION_MACRO, lambda m: m.end(2))[0]:
         s, e = m.start(1), m.end(2)
         text = _lay_out(data[s:e], (b"void", b"_%d" % k), b"()")
         if text is None:
@@ -405,20 +387,9 @@ def mask_body_argument_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     if _COMMA_BRACE.search(data) is None:
         return []
-    candidates = [m for m in match_at(data, _BODY_ARGUMENT_MACRO, line_starts_with(data, rb"[A-Z]"))
-                  if not source.in_comment_or_string(m.start(1)) and bytes(buf[m.start(1):m.end()]) == data[m.start(1):m.end()]]
-    if not candidates:
-        return []
-    defined = {d.group(1) for d in scan_directives(source, _FUNC_MACRO)} | {
-        d.group(1) for d in scan_directives(source, _OBJ_MACRO)}
-    candidates = [m for m in candidates if m.group(1) not in defined]
-    if not candidates:
-        return []
-    braces = _code_braces(source)
     out: list[Mask] = []
-    for k, (m, free) in enumerate(zip(candidates, _at_namespace_scope(data, buf, braces, candidates))):
-        if not free:
-            continue
+    found, braces = _namespace_scope_macros(source, buf, _BODY_ARGUMENT_MACRO, lambda m: m.end())
+    for k, m in found:
         close = _body_argument_close(data, braces, m.end() - 1)
         if close is None:
             continue
@@ -431,6 +402,25 @@ def mask_body_argument_macros(source: Source, buf: bytearray) -> list[Mask]:
         out.append(Mask(close, close + 1, "header-function-macro", ")"))
         buf[close] = 0x20
     return out
+
+
+def _namespace_scope_macros(source: Source, buf: bytearray, pattern: re.Pattern[bytes], end) -> tuple[list, list[int]]:
+    """((index, match), ...) of ``pattern``'s matches at upper-case line starts, from group 1 to
+    ``end(match)`` not yet masked, outside comments, naming a macro the file does not define, where
+    only namespace blocks enclose them; and the file's code braces (empty when nothing matched)."""
+    data = source.data
+    candidates = [m for m in match_at(data, pattern, line_starts_with(data, rb"[A-Z]"))
+                  if not source.in_comment_or_string(m.start(1)) and bytes(buf[m.start(1):end(m)]) == data[m.start(1):end(m)]]
+    if not candidates:
+        return [], []
+    defined = {d.group(1) for d in scan_directives(source, _FUNC_MACRO)} | {
+        d.group(1) for d in scan_directives(source, _OBJ_MACRO)}
+    candidates = [m for m in candidates if m.group(1) not in defined]
+    if not candidates:
+        return [], []
+    braces = _code_braces(source)
+    free = _at_namespace_scope(data, buf, braces, candidates)
+    return [(k, m) for k, (m, ok) in enumerate(zip(candidates, free)) if ok], braces
 
 
 def _code_braces(source: Source) -> list[int]:
