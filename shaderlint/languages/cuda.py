@@ -192,13 +192,38 @@ def _statement_function_macros(source: Source) -> dict[bytes, bool | str]:
     ``;``, opens with a block, a statement keyword or a ``case`` label); "else" when every body opens
     with ``else`` (a link of an if-else chain, ``if (false) {} CASE(a) CASE(b) else {...}``)."""
     out: dict[bytes, bool | str] = {}
+    calls: dict[bytes, list[bytes]] = {}  # bodies that are not statements by themselves
     for m in scan_directives(source, _FUNC_MACRO_MULTILINE):
         body = _strip_comments(m.group(2))
         ok: bool | str = "else" if _ELSE_BODY.match(body) else (
             _is_statement_body(body) or _CASE_BODY.match(body) is not None)
         prev = out.get(m.group(1), ok)
         out[m.group(1)] = ok if prev == ok else (bool(prev) and bool(ok))
+        if not ok:
+            calls.setdefault(m.group(1), []).append(body)
+    # A body made only of invocations of statement macros is statements too (llama.cpp's
+    # `#define FATTN_VEC_CASES_ALL_D(K, V) FATTN_VEC_CASE(64, K, V) FATTN_VEC_CASE(128, K, V) ...`).
+    for _ in range(4):
+        changed = False
+        for name, bodies in calls.items():
+            if out.get(name) is True or not all(_only_statement_calls(b, out) for b in bodies):
+                continue
+            out[name] = True
+            changed = True
+        if not changed:
+            break
     return out
+
+
+_CALL_SEQUENCE = re.compile(rb"(?:\s*([A-Za-z_]\w*)[ \t]*" + _BALANCED + rb")+\s*")
+_ONE_CALL = re.compile(rb"([A-Za-z_]\w*)[ \t]*" + _BALANCED)
+
+
+def _only_statement_calls(body: bytes, kinds: dict) -> bool:
+    body = re.sub(rb"\\\r?\n", b" ", body)
+    if not body.strip() or _CALL_SEQUENCE.fullmatch(body) is None:
+        return False
+    return all(kinds.get(c.group(1)) is True for c in _ONE_CALL.finditer(body))
 
 
 _DEFINE_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:[^\n\\]|\\\r?\n|\\)*", re.M)
@@ -368,6 +393,14 @@ def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+def _only_type_arguments_marked(buf: bytearray, data: bytes, start: int, end: int) -> bool:
+    """Every difference between the masked text and the file in [start, end) is the type-argument
+    pass's `_` over a name's first letter (`GGML_TENSOR_LOCALS(int64_t, ne, dst, ne)` has
+    `_nt64_t`): the invocation is still whole, and may be blanked as a statement."""
+    return all(b == d or (b == 0x5F and (0x41 <= d <= 0x5A or 0x61 <= d <= 0x7A))
+               for b, d in zip(buf[start:end], data[start:end]))
+
+
 def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
     """Blank invocations of macros that expand to whole statements written without a ``;`` after them
     (``AG_CASE(2)`` lines in a switch, ``#define AG_CASE(n) case n: launch<n><<<...>>>(...); break;``;
@@ -441,7 +474,7 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
             word = re.match(rb"\w+", data[nxt:nxt + 64])
             if word is not None and word.group(0) in _DECLARATION_WORDS:
                 continue
-        if buf[s:close + 1] != data[s:close + 1]:
+        if buf[s:close + 1] != data[s:close + 1] and not _only_type_arguments_marked(buf, data, s, close + 1):
             continue
         out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace")))
         _blank(buf, s, close + 1)
