@@ -111,6 +111,7 @@ class FrontEnd:
             masks.extend(mask_parameter_qualifier_macros(source, buf))
             masks.extend(mask_header_function_macros(source, buf))
         masks.extend(mask_pragmas(source, buf))
+        masks.extend(mask_jump_arguments(source, buf))
         masks.extend(mask_macro_statement_arguments(source, buf))
         masks.sort(key=lambda mk: mk.start)
         return bytes(buf), masks
@@ -632,6 +633,62 @@ def mask_macro_statement_arguments(source: Source, buf: bytearray) -> list[Mask]
         out.append(Mask(last, close + 1, "macro-argument", data[last:close + 1].decode("utf-8", "replace"), "statement-end"))
         buf[last] = 0x29  # ')'
         buf[close] = 0x3B  # ';'
+    return out
+
+
+_JUMP_ARGUMENT = re.compile(rb"[(,][ \t\r\n]*(return|break|continue)\b")
+
+
+def mask_jump_arguments(source: Source, buf: bytearray) -> list[Mask]:
+    """A jump statement passed to an upper-case macro as an argument, CUTLASS's
+    ``CHECK_CUDA_CALL(cudaDeviceSynchronize(), return false);`` (the macro runs it on failure): the
+    keyword is blanked (``return false`` reads as ``false``; a bare ``break`` as ``0``), so the
+    invocation reads as a call. Only at the top level of the argument list, only bytes no other
+    mask touched."""
+    data = source.data
+    if b"return" not in data and b"break" not in data and b"continue" not in data:
+        return []
+    out: list[Mask] = []
+    for m in match_at(data, _UPPER_CALL, source.upper_call_starts):
+        s, paren = m.start(1), m.end() - 1
+        if source.in_comment_or_string(s) or on_directive_line(data, s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
+            continue
+        found = _macro_argument_semicolons(data, paren)
+        if found is None:
+            continue
+        close = found[1]
+        args = data[paren:close]
+        if _JUMP_ARGUMENT.search(args) is None:
+            continue
+        depth = 0
+        tops = set()  # offsets (in args) of the top-level `(` and `,`
+        i = 0
+        while i < len(args):
+            c = args[i]
+            if c in b"\"'":
+                j = args.find(args[i:i + 1], i + 1)
+                i = len(args) if j < 0 else j + 1
+                continue
+            if c in b"([{":
+                depth += 1
+                if depth == 1:
+                    tops.add(i)
+            elif c in b")]}":
+                depth -= 1
+            elif c == 0x2C and depth == 1:
+                tops.add(i)
+            i += 1
+        for j in _JUMP_ARGUMENT.finditer(args):
+            if j.start() not in tops:
+                continue
+            ks, ke = paren + j.start(1), paren + j.end(1)
+            if bytes(buf[ks:ke]) != data[ks:ke] or source.in_comment_or_string(ks):
+                continue
+            rest = data[ke:close + 1].lstrip(_WS)
+            out.append(Mask(ks, ke, "macro-argument", j.group(1).decode(), "jump"))
+            _blank(buf, ks, ke)
+            if rest[:1] in (b",", b")", b";"):
+                buf[ks] = 0x30  # a bare `break`: an argument must remain
     return out
 
 
