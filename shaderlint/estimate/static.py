@@ -19,7 +19,7 @@ from collections.abc import Mapping
 import tree_sitter as ts
 
 from shaderlint.model.consteval import c_binary, parse_number
-from shaderlint.model.expr import compared_with, descendants, unparen
+from shaderlint.model.expr import compared_with, descendants, subscript_index, unparen
 from shaderlint.model.preproc import macro_names
 from shaderlint.model.types import parse_type_name
 
@@ -58,15 +58,6 @@ def is_constant_array(model, v) -> bool:
             continue
         stack.extend(n.named_children)
     return True
-
-
-def subscript_index(sub: ts.Node) -> ts.Node | None:
-    """The single index expression of ``a[i]`` (None for ``a[i, j]`` or an empty subscript)."""
-    idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
-    if idx is not None and idx.type == "subscript_argument_list":
-        kids = [c for c in idx.named_children if c.type != "comment"]
-        return kids[0] if len(kids) == 1 else None
-    return idx
 
 
 def reassigned(model, v) -> bool:

@@ -38,6 +38,15 @@ _SWIZZLE = re.compile(r"^(?:[xyzw]{1,4}|[rgba]{1,4}|[stpq]{1,4})$")
 _NOT_CONST = object()
 
 
+def subscript_index(sub: ts.Node) -> ts.Node | None:
+    """The single index expression of ``a[i]`` (None for ``a[i, j]`` or an empty subscript)."""
+    idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
+    if idx is not None and idx.type == "subscript_argument_list":
+        kids = [c for c in idx.named_children if c.type != "comment"]
+        return kids[0] if len(kids) == 1 else None
+    return idx
+
+
 def descendants(node: ts.Node, node_type: str) -> list[ts.Node]:
     """Every named node of ``node_type`` in the subtree of ``node`` (itself included), iteratively."""
     out, stack = [], [node]

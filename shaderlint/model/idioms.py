@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import tree_sitter as ts
 
 from shaderlint.model import builtins as B
-from shaderlint.model.expr import descendants, unparen
+from shaderlint.model.expr import descendants, subscript_index, unparen
 from shaderlint.model.kernel import Function
 
 if TYPE_CHECKING:
@@ -137,9 +137,7 @@ def _group_vote(model: "FileModel", f: Function | None, cond: ts.Node) -> bool:
                 continue
             if a.type == "subscript_expression":
                 base = model.base_var(a)
-                idx = a.child_by_field_name("index")
-                if idx is None:
-                    idx = next((c for c in a.named_children if c != a.child_by_field_name("argument")), None)
+                idx = subscript_index(a)
                 if (base is not None and base.address_space in ("threadgroup", "shared") and idx is not None
                         and B.LOCAL not in model.deps(idx)):
                     shared_read = True
@@ -202,12 +200,7 @@ def _lane_vote(model: "FileModel", v, read: ts.Node, fold: ts.Node) -> bool:
     base = model.base_var(sub)
     if base is None or base.address_space not in ("threadgroup", "shared"):
         return False
-    idx = sub.child_by_field_name("index")
-    if idx is None:
-        idx = next((c for c in sub.named_children if c != sub.child_by_field_name("argument")), None)
-    if idx is not None and idx.type == "subscript_argument_list":
-        kids = [c for c in idx.named_children if c.type != "comment"]
-        idx = kids[0] if len(kids) == 1 else None
+    idx = subscript_index(sub)
     if idx is None:
         return False
     if B.LOCAL not in model.deps(idx):

@@ -61,6 +61,7 @@ from collections.abc import Iterable
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model import builtins as B
 from shaderlint.model.memory import is_store, is_reference, uses
+from shaderlint.model.expr import subscript_index
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -124,7 +125,7 @@ def _uniform_reads(model, f, p, ref: bool):
         if parent is None:
             return None
         if parent.type == "subscript_expression" and parent.child_by_field_name("argument") == n and not ref:
-            idx = _index(parent)
+            idx = subscript_index(parent)
             if idx is None or model.deps(idx) & {B.LOCAL, B.UNKNOWN_DEP}:
                 return None
             if model.const_value(idx) != 0:
@@ -153,14 +154,6 @@ def _uniform_reads(model, f, p, ref: bool):
 def _user_call(model, args) -> bool:
     call = args.parent
     return call is not None and call.type == "call_expression" and model.callee_name(call) in model.function_by_name
-
-
-def _index(sub):
-    idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
-    if idx is not None and idx.type == "subscript_argument_list":
-        kids = [c for c in idx.named_children if c.type != "comment"]
-        return kids[0] if len(kids) == 1 else None
-    return idx
 
 
 def _type_text(model, p) -> str:
