@@ -545,6 +545,34 @@ _MAX_MACRO_ARGS = 1 << 16  # bytes scanned for one macro's argument list
 _ARGUMENT_SCAN_STOP = re.compile(rb"[()\[\]{};/\"'\n]")
 
 
+def _call_arguments(data: bytes, open_paren: int, close: int) -> list[tuple[int, int]]:
+    """The top-level arguments (start, end) of the parenthesized list from ``open_paren`` to its
+    ``)`` at ``close``."""
+    args, depth, start, i = [], 0, open_paren + 1, open_paren
+    while i < close:
+        c = data[i]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+        elif c == 0x2C and depth == 1:
+            args.append((start, i))
+            start = i + 1
+        elif c in b"\"'":
+            j = i + 1
+            while j < close and data[j] != c and data[j] != 0x0A:
+                j += 2 if data[j] == 0x5C else 1
+            i = j
+        elif c == 0x2F and data.startswith(b"//", i):
+            i = data.find(b"\n", i)
+            continue
+        elif c == 0x2F and data.startswith(b"/*", i):
+            i = data.find(b"*/", i + 2) + 1
+        i += 1
+    args.append((start, close))
+    return args
+
+
 def _macro_argument_semicolons(data: bytes, open_paren: int, directives: bool = False) -> tuple[list[int], int] | None:
     """The ``;`` at the top level of the argument list opening at ``open_paren`` (not inside nested
     parentheses, brackets, braces, comments, strings or character literals) and the offset of the
@@ -636,14 +664,14 @@ def mask_macro_statement_arguments(source: Source, buf: bytearray) -> list[Mask]
     return out
 
 
-_JUMP_ARGUMENT = re.compile(rb"[(,][ \t\r\n]*(return|break|continue)\b")
+_JUMP_WORD = re.compile(rb"(?:return|break|continue)\b")
 
 
 def mask_jump_arguments(source: Source, buf: bytearray) -> list[Mask]:
     """A jump statement passed to an upper-case macro as an argument, CUTLASS's
     ``CHECK_CUDA_CALL(cudaDeviceSynchronize(), return false);`` (the macro runs it on failure): the
     keyword is blanked (``return false`` reads as ``false``; a bare ``break`` as ``0``), so the
-    invocation reads as a call. Only at the top level of the argument list, only bytes no other
+    invocation reads as a call. Only at the start of a top-level argument, only bytes no other
     mask touched."""
     data = source.data
     if b"return" not in data and b"break" not in data and b"continue" not in data:
@@ -654,40 +682,16 @@ def mask_jump_arguments(source: Source, buf: bytearray) -> list[Mask]:
         if source.in_comment_or_string(s) or on_directive_line(data, s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
         found = _macro_argument_semicolons(data, paren)
-        if found is None:
+        if found is None or _JUMP_WORD.search(data, paren, found[1]) is None:
             continue
-        close = found[1]
-        args = data[paren:close]
-        if _JUMP_ARGUMENT.search(args) is None:
-            continue
-        depth = 0
-        tops = set()  # offsets (in args) of the top-level `(` and `,`
-        i = 0
-        while i < len(args):
-            c = args[i]
-            if c in b"\"'":
-                j = args.find(args[i:i + 1], i + 1)
-                i = len(args) if j < 0 else j + 1
+        for a, b in _call_arguments(data, paren, found[1]):
+            ks = _next_code(data, a)
+            j = _JUMP_WORD.match(data, ks, b)
+            if j is None or bytes(buf[ks:j.end()]) != data[ks:j.end()]:
                 continue
-            if c in b"([{":
-                depth += 1
-                if depth == 1:
-                    tops.add(i)
-            elif c in b")]}":
-                depth -= 1
-            elif c == 0x2C and depth == 1:
-                tops.add(i)
-            i += 1
-        for j in _JUMP_ARGUMENT.finditer(args):
-            if j.start() not in tops:
-                continue
-            ks, ke = paren + j.start(1), paren + j.end(1)
-            if bytes(buf[ks:ke]) != data[ks:ke] or source.in_comment_or_string(ks):
-                continue
-            rest = data[ke:close + 1].lstrip(_WS)
-            out.append(Mask(ks, ke, "macro-argument", j.group(1).decode(), "jump"))
-            _blank(buf, ks, ke)
-            if rest[:1] in (b",", b")", b";"):
+            out.append(Mask(ks, j.end(), "macro-argument", j.group(0).decode(), "jump"))
+            _blank(buf, ks, j.end())
+            if _next_code(data, j.end()) >= b or data[_next_code(data, j.end())] == 0x3B:
                 buf[ks] = 0x30  # a bare `break`: an argument must remain
     return out
 

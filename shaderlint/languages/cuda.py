@@ -51,7 +51,8 @@ import tree_sitter as ts
 import tree_sitter_cuda
 
 from shaderlint.languages.base import (
-    _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _is_statement_body, _macro_argument_semicolons,
+    _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _call_arguments, _is_statement_body,
+    _macro_argument_semicolons,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else, on_directive_line,
     match_at, scan_code, scan_directives, word_starts)
 from shaderlint.model.source import Source
@@ -125,34 +126,6 @@ def _ends_with_word(data: bytes, end: int, word: bytes) -> bool:
     """``data[:end]`` ends with the whole word ``word``."""
     return data.endswith(word, 0, end) and not (data[end - len(word) - 1:end - len(word)].isalnum()
                                               or data[end - len(word) - 1:end - len(word)] == b"_")
-
-
-def _call_arguments(data: bytes, open_paren: int, close: int) -> list[tuple[int, int]]:
-    """The top-level arguments (start, end) of the parenthesized list from ``open_paren`` to its
-    ``)`` at ``close``."""
-    args, depth, start, i = [], 0, open_paren + 1, open_paren
-    while i < close:
-        c = data[i]
-        if c in b"([{":
-            depth += 1
-        elif c in b")]}":
-            depth -= 1
-        elif c == 0x2C and depth == 1:
-            args.append((start, i))
-            start = i + 1
-        elif c in b"\"'":
-            j = i + 1
-            while j < close and data[j] != c and data[j] != 0x0A:
-                j += 2 if data[j] == 0x5C else 1
-            i = j
-        elif c == 0x2F and data.startswith(b"//", i):
-            i = data.find(b"\n", i)
-            continue
-        elif c == 0x2F and data.startswith(b"/*", i):
-            i = data.find(b"*/", i + 2) + 1
-        i += 1
-    args.append((start, close))
-    return args
 
 
 def _next_code_past_directives(data: bytes, pos: int) -> int:
