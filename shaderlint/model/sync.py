@@ -334,18 +334,20 @@ def _included_array(model: "FileModel", ident: ts.Node) -> bool:
 def _structured_bindings(model: "FileModel", f: Function) -> frozenset[str]:
     """Names ``f`` declares with structured bindings (``auto [tSG_gD, tSG_sD] = tma_partition(...)``,
     CuTe's shared-memory views): the model has no variables for them, so what they refer to is
-    unknown and a use counts as touching every memory space."""
-    if f.body is None or b"[" not in model.source.data:
-        return frozenset()
-    out: set[str] = set()
-    for d in model.nodes("declaration"):
-        if not (f.body.start_byte <= d.start_byte < f.body.end_byte):
-            continue
-        for decl in d.children_by_field_name("declarator"):
-            inner = decl.child_by_field_name("declarator") if decl.type == "init_declarator" else decl
-            if inner is not None and inner.type == "structured_binding_declarator":
-                out.update(model.text(c) for c in inner.named_children if c.type == "identifier")
-    return frozenset(out)
+    unknown and a use counts as touching every memory space. Found once per file."""
+    by_function = model.__dict__.get("_sync_bindings")
+    if by_function is None:
+        by_function = model._sync_bindings = {}
+        if b"[" in model.source.data:
+            for d in model.nodes("declaration"):
+                for decl in d.children_by_field_name("declarator"):
+                    inner = decl.child_by_field_name("declarator") if decl.type == "init_declarator" else decl
+                    if inner is not None and inner.type == "structured_binding_declarator":
+                        g = model.function_at(d.start_byte)
+                        if g is not None:
+                            by_function.setdefault(id(g), set()).update(
+                                model.text(c) for c in inner.named_children if c.type == "identifier")
+    return frozenset(by_function.get(id(f), ()))
 
 
 # ---- redundant barriers: structured data-flow -----------------------------------------------------

@@ -100,7 +100,7 @@ from pathlib import PurePath
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.estimate import whatif
 from shaderlint.estimate.static import static_index
-from shaderlint.model.expr import unparen
+from shaderlint.model.expr import descendants, unparen
 from shaderlint.rules.base import Rule, RuleContext
 
 # Trip counts up to which nvcc was seen to unroll a constant-trip loop completely (a 64-iteration
@@ -219,19 +219,14 @@ def _quotient_pairs(model, sites) -> dict[int, int]:
 
 def _written_between(model, node, start: int, end: int) -> bool:
     """Whether a variable named in ``node``'s operands may be written between ``start`` and ``end``."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier":
-            v = model.resolve(n)
-            if v is None:
-                if n.parent is None or n.parent.type != "field_expression":
-                    return True  # a name the analysis cannot follow: assume it may change
-                continue
-            if any(start <= w.start_byte < end for w in model.direct_writes(v)):
-                return True
-        else:
-            stack.extend(n.named_children)
+    for n in descendants(node, "identifier"):
+        v = model.resolve(n)
+        if v is None:
+            if n.parent is None or n.parent.type != "field_expression":
+                return True  # a name the analysis cannot follow: assume it may change
+            continue
+        if any(start <= w.start_byte < end for w in model.direct_writes(v)):
+            return True
     return False
 
 
@@ -268,22 +263,17 @@ def _constant_once_unrolled(model, f, node) -> bool:
 def _counters_unrolled(model, f, node, depth: int) -> bool:
     if depth > 8:
         return False
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier":
-            v = model.resolve(n)
-            if v is None:
-                continue
-            loops = [lp for lp in f.loops if lp.var is v and lp.node.start_byte <= n.start_byte < lp.node.end_byte]
-            for lp in loops:
-                if lp.unroll == 1 or (lp.unroll != 0 and lp.trip_count is not None and lp.trip_count > _FULL_UNROLL_TRIPS):
-                    return False
-            if not loops and v.function is f and not v.is_param and v.init is not None \
-                    and not _counters_unrolled(model, f, v.init, depth + 1):
-                return False
+    for n in descendants(node, "identifier"):
+        v = model.resolve(n)
+        if v is None:
             continue
-        stack.extend(n.named_children)
+        loops = [lp for lp in f.loops if lp.var is v and lp.node.start_byte <= n.start_byte < lp.node.end_byte]
+        for lp in loops:
+            if lp.unroll == 1 or (lp.unroll != 0 and lp.trip_count is not None and lp.trip_count > _FULL_UNROLL_TRIPS):
+                return False
+        if not loops and v.function is f and not v.is_param and v.init is not None \
+                and not _counters_unrolled(model, f, v.init, depth + 1):
+            return False
     return True
 
 
