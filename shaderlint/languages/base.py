@@ -545,32 +545,7 @@ _MAX_MACRO_ARGS = 1 << 16  # bytes scanned for one macro's argument list
 _ARGUMENT_SCAN_STOP = re.compile(rb"[()\[\]{};/\"'\n]")
 
 
-def _call_arguments(data: bytes, open_paren: int, close: int) -> list[tuple[int, int]]:
-    """The top-level arguments (start, end) of the parenthesized list from ``open_paren`` to its
-    ``)`` at ``close``."""
-    args, depth, start, i = [], 0, open_paren + 1, open_paren
-    while i < close:
-        c = data[i]
-        if c in b"([{":
-            depth += 1
-        elif c in b")]}":
-            depth -= 1
-        elif c == 0x2C and depth == 1:
-            args.append((start, i))
-            start = i + 1
-        elif c in b"\"'":
-            j = i + 1
-            while j < close and data[j] != c and data[j] != 0x0A:
-                j += 2 if data[j] == 0x5C else 1
-            i = j
-        elif c == 0x2F and data.startswith(b"//", i):
-            i = data.find(b"\n", i)
-            continue
-        elif c == 0x2F and data.startswith(b"/*", i):
-            i = data.find(b"*/", i + 2) + 1
-        i += 1
-    args.append((start, close))
-    return args
+_ARGUMENT_SCAN_STOP_COMMAS = re.compile(rb"[()\[\]{};,/\"'\n]")
 
 
 def _macro_argument_semicolons(data: bytes, open_paren: int, directives: bool = False) -> tuple[list[int], int] | None:
@@ -578,8 +553,27 @@ def _macro_argument_semicolons(data: bytes, open_paren: int, directives: bool = 
     parentheses, brackets, braces, comments, strings or character literals) and the offset of the
     closing ``)``; None when the list does not close within the scan limit or holds a preprocessor line
     (with ``directives``, preprocessor lines are stepped over instead)."""
+    found = _argument_list(data, open_paren, directives)
+    return None if found is None else (found[0], found[2])
+
+
+def _call_arguments(data: bytes, open_paren: int) -> tuple[list[int], list[tuple[int, int]], int] | None:
+    """(top-level ``;``, top-level arguments as (start, end), offset of the ``)``) of the argument list
+    opening at ``open_paren``; None as for :func:`_macro_argument_semicolons`."""
+    found = _argument_list(data, open_paren, commas=True)
+    if found is None:
+        return None
+    semis, commas, close = found
+    starts = [open_paren + 1] + [c + 1 for c in commas]
+    return semis, list(zip(starts, commas + [close])), close
+
+
+def _argument_list(data: bytes, open_paren: int, directives: bool = False,
+                   commas: bool = False) -> tuple[list[int], list[int], int] | None:
+    """(top-level ``;``, top-level ``,`` when ``commas``, the closing ``)``): one scan for both."""
     n = min(len(data), open_paren + _MAX_MACRO_ARGS)
-    depth, semis, i = 0, [], open_paren
+    depth, semis, seps, i = 0, [], [], open_paren
+    stop_at = _ARGUMENT_SCAN_STOP_COMMAS if commas else _ARGUMENT_SCAN_STOP
     while i < n:
         c = data[i]
         if c in b"([{":
@@ -587,9 +581,11 @@ def _macro_argument_semicolons(data: bytes, open_paren: int, directives: bool = 
         elif c in b")]}":
             depth -= 1
             if depth == 0:
-                return (semis, i) if c == 0x29 else None
+                return (semis, seps, i) if c == 0x29 else None
         elif c == 0x3B and depth == 1:
             semis.append(i)
+        elif c == 0x2C and depth == 1:
+            seps.append(i)
         elif c == 0x2F and data.startswith(b"//", i):
             nl = data.find(b"\n", i)
             i = n if nl < 0 else nl
@@ -616,7 +612,7 @@ def _macro_argument_semicolons(data: bytes, open_paren: int, directives: bool = 
                 if not cont:
                     break
             continue
-        stop = _ARGUMENT_SCAN_STOP.search(data, i + 1, n)
+        stop = stop_at.search(data, i + 1, n)
         if stop is None:
             return None
         i = stop.start()
@@ -681,10 +677,10 @@ def mask_jump_arguments(source: Source, buf: bytearray) -> list[Mask]:
         s, paren = m.start(1), m.end() - 1
         if source.in_comment_or_string(s) or on_directive_line(data, s) or bytes(buf[s:m.end()]) != data[s:m.end()]:
             continue
-        found = _macro_argument_semicolons(data, paren)
-        if found is None or _JUMP_WORD.search(data, paren, found[1]) is None:
+        found = _call_arguments(data, paren)
+        if found is None or _JUMP_WORD.search(data, paren, found[2]) is None:
             continue
-        for a, b in _call_arguments(data, paren, found[1]):
+        for a, b in found[1]:
             ks = _next_code(data, a)
             j = _JUMP_WORD.match(data, ks, b)
             if j is None or bytes(buf[ks:j.end()]) != data[ks:j.end()]:

@@ -351,13 +351,13 @@ def mask_type_arguments(source: Source, buf: bytearray) -> list[Mask]:
         if before and (before.isalnum() or before in b"_*&") and not any(
                 _ends_with_word(data, at + 1, w) for w in (b"else", b"do", b"return")):
             continue  # a declaration `T NAME(float)`
-        found = _macro_argument_semicolons(data, m.end() - 1)
+        found = _call_arguments(data, m.end() - 1)
         if found is None or found[0]:
             continue  # the list does not close within 64 KB, holds a preprocessor line or a top-level `;`
-        close = found[1]
+        _, args, close = found
         if _PRIMITIVE_ARG_SHAPE.search(data, m.end() - 1, close + 1) is None:
             continue  # no argument can be a type name
-        for a, b in _call_arguments(data, m.end() - 1, close):
+        for a, b in args:
             t = _PRIMITIVE_ARG.fullmatch(data, a, b)
             if t is None or buf[t.start(1)] != data[t.start(1)]:
                 continue
