@@ -444,33 +444,40 @@ def register_cap(target: Target, f) -> int:
 def expand_statement_macros(model, f):
     """``(model, function)`` re-parsed with the statement macros in ``f``'s body expanded
     (``{ BODY }`` with ``#define BODY float acc[8][8]; ...``), or None when there are none.
-    The front end masks such uses to parse the file; the estimate needs the statements."""
+    The front end masks such uses to parse the file; the estimate needs the statements.
+    The uses in every entry point's body are expanded together, so a file is re-parsed once,
+    not once per kernel; a helper estimated on its own gets an expansion of its own."""
     cache = model.__dict__.setdefault("_expanded_cache", {})
     if id(f) in cache:
         return cache[id(f)]
     cache[id(f)] = None
     if f.body is None:
         return None
-    uses = [mk for mk in model.parsed.masks
-            if mk.kind == "macro-invocation" and f.body.start_byte <= mk.start < f.body.end_byte]
-    if not uses:
+    uses = _macro_uses(model)
+    if not any(f.body.start_byte <= mk.start < f.body.end_byte for mk in uses):
         return None
+    group = [k for k in model.kernels if k.body is not None] if f.is_entry else [f]
+    if f not in group:
+        group.append(f)
+    bodies = [(k.body.start_byte, k.body.end_byte) for k in group]
+    picked = [mk for mk in uses if any(s <= mk.start < e for s, e in bodies)]
     defs = {}
     for d in model.nodes("define"):
         name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
         if name is not None and value is not None:
             defs[model.text(name)] = model.text(value)
     data = model.source.data
-    changed = False
-    for mk in sorted(uses, key=lambda m: -m.start):
+    edits: list[tuple[int, int]] = []  # (start, length change) of each expansion
+    for mk in sorted(picked, key=lambda m: -m.start):
         body = defs.get(mk.text.rstrip(";").strip())
         if body is None:
             continue
         body = re.sub(r"\\\r?\n", "\n", body)
         body = re.sub(r'_Pragma\s*\(\s*"([^"]*)"\s*\)', lambda m: "\n#pragma " + m.group(1) + "\n", body)
-        data = data[:mk.start] + body.encode() + b"\n" + data[mk.end:]
-        changed = True
-    if not changed:
+        text = body.encode() + b"\n"
+        data = data[:mk.start] + text + data[mk.end:]
+        edits.append((mk.start, len(text) - (mk.end - mk.start)))
+    if not edits:
         return None
     try:
         from shaderlint.languages import FRONT_ENDS
@@ -483,9 +490,20 @@ def expand_statement_macros(model, f):
             m2 = build_model(FRONT_ENDS[model.language].parse(Source(model.source.path, data), deadline=dl))
     except Exception:
         return None
-    g = next((k for k in m2.functions if k.name == f.name and k.name_node.start_byte == f.name_node.start_byte), None)
-    cache[id(f)] = (m2, g) if g is not None else None
+    by_start = {(g.name, g.name_node.start_byte): g for g in m2.functions}
+    for k in group:
+        at = k.name_node.start_byte
+        g = by_start.get((k.name, at + sum(d for s, d in edits if s < at)))
+        expanded = any(k.body.start_byte <= s < k.body.end_byte for s, _ in edits)
+        cache[id(k)] = (m2, g) if g is not None and expanded else None
     return cache[id(f)]
+
+
+def _macro_uses(model) -> list:
+    got = model.__dict__.get("_macro_uses")
+    if got is None:
+        got = model.__dict__["_macro_uses"] = [mk for mk in model.parsed.masks if mk.kind == "macro-invocation"]
+    return got
 
 
 def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, str] | None = None,
