@@ -107,6 +107,8 @@ class _Loop:
     nested: bool = False
     counted: bool = False  # a counted loop (additive step, no barrier) the compiler may unroll at run time
     variant: set = field(default_factory=set)  # ids of variables assigned in the loop
+    touched_from: int = 0  # Walker.touched index at the loop's start
+    live_at_start: tuple = ()  # keys whose last use was already at or after ``start`` when it opened
 
 
 @dataclass
@@ -146,6 +148,9 @@ class Walker:
         self.last: dict = {}
         self.cost: dict = {}
         self.invariant: set = set()
+        # keys in the order their ``last`` moved (a key again each time): the keys a runtime loop
+        # must extend at its end are those touched since it opened, not every key of the kernel
+        self.touched: list = []
         self.extra: dict[int, float] = defaultdict(float)
         self.regions: list[tuple[int, int, float]] = []
         self.loops: list[_Loop] = []
@@ -382,10 +387,12 @@ class Walker:
             self.first[key] = p
             self.cost[key] = cost
             self.last[key] = p
+            self.touched.append(key)
             if invariant:
                 self.invariant.add(key)
         elif p > self.last[key]:
             self.last[key] = p
+            self.touched.append(key)
 
     def define(self, key, cost: float) -> None:
         p = self.pos + 1
@@ -393,8 +400,10 @@ class Walker:
             self.first[key] = p
             self.cost[key] = cost
             self.last[key] = p
+            self.touched.append(key)
         elif p > self.last[key]:
             self.last[key] = p
+            self.touched.append(key)
         for lp in self.loops:
             if not lp.unrolled:
                 lp.variant.add(key)
@@ -642,7 +651,8 @@ class Walker:
             self.forget(body)
         for lp in self.loops:
             lp.nested = True
-        lp = _Loop(self.pos + 1, False, factor=factor, counted=counted)
+        lp = _Loop(self.pos + 1, False, factor=factor, counted=counted, touched_from=len(self.touched))
+        lp.live_at_start = self._last_at_least(lp.start)
         self.loops.append(lp)
         if cond is not None:
             self.step()
@@ -658,14 +668,20 @@ class Walker:
     def close_runtime(self, lp: _Loop) -> None:
         end = self.pos + 1
         start = lp.start
-        for k, s in self.first.items():
-            last = self.last[k]
+        first, lasts, touched = self.first, self.last, self.touched
+        # only keys whose last use is at or after ``start`` can change: those touched since the loop
+        # opened and those already live at its start (every other key ended before the loop)
+        for k in dict.fromkeys(lp.live_at_start + tuple(touched[lp.touched_from:])):
+            s = first[k]
+            last = lasts[k]
             if s < start <= last:
                 if last < end:
-                    self.last[k] = end
+                    lasts[k] = end
+                    touched.append(k)
             elif k in self.invariant and start <= s <= end:
-                self.first[k] = start
-                self.last[k] = max(last, end)
+                first[k] = start
+                lasts[k] = max(last, end)
+                touched.append(k)
         if lp.streams:
             self.regions.append((start, end, self.c.stream * len(lp.streams)))
         copies = lp.factor
@@ -1397,6 +1413,19 @@ class Walker:
             self.dynamic[id(v)] = v
 
     # ---- the peak ---------------------------------------------------------------------------------------
+    def _last_at_least(self, at: int) -> tuple:
+        """Keys whose last use is at or after ``at`` (at most ``pos + 1``): they were all touched at
+        the current position, so they are found at the end of ``touched``."""
+        out = []
+        lasts, pos = self.last, self.pos
+        for k in reversed(self.touched):
+            last = lasts[k]
+            if last < pos:
+                break
+            if last >= at:
+                out.append(k)
+        return tuple(out)
+
     def peak(self) -> float:
         end = max([self.pos + 2] + list(self.last.values())) + 2
         diff = [0.0] * (end + 2)
