@@ -142,6 +142,11 @@ class Walker:
         self.demote = demote
         self.cheap = cheap_divisions  # operator offsets of divisions assumed constant (what-if)
         self.cheap_checked: set[int] = set()  # operator offsets of the divisions the walk costed
+        # where each costed division can weigh on the peak: [position it was evaluated at, end of the
+        # innermost statement around it] per evaluation (see ``peak_without``)
+        self.division_spans: dict[int, list[list]] = {}
+        self._open_spans: list[list] = []
+        self._here: list[float] = []  # live registers plus temporaries at each position (``peak``)
         self.dynamic: dict[int, object] = {}  # id(array) -> Var, found indexed dynamically in this pass
         self.pos = 0
         self.first: dict = {}
@@ -436,6 +441,16 @@ class Walker:
         return WalkResult(self.peak(), {}, {}, self.notes, self.inlined, complete)
 
     def stmt(self, n: ts.Node) -> None:
+        spans = self._open_spans
+        mark = len(spans)
+        self._stmt(n)
+        if len(spans) > mark:  # divisions evaluated in this statement weigh on it up to its end
+            end = self.pos + 1
+            for span in spans[mark:]:
+                span[1] = end
+            del spans[mark:]
+
+    def _stmt(self, n: ts.Node) -> None:
         self.visits += 1  # tick(), inlined
         if self.visits > _MAX_VISITS:
             raise _Budget
@@ -1222,7 +1237,30 @@ class Walker:
     def costly_division(self, opn: ts.Node) -> bool:
         """False when a what-if makes the divisor of the operator ``opn`` a constant."""
         self.cheap_checked.add(opn.start_byte)
+        span = [self.pos, None]
+        self.division_spans.setdefault(opn.start_byte, []).append(span)
+        self._open_spans.append(span)
         return opn.start_byte not in self.cheap
+
+    def peak_without(self, cheap) -> bool:
+        """True when making the divisions at operator offsets ``cheap`` constant provably leaves the
+        peak as it is: the positions where they were costed can only go down, and the peak is
+        reached at a position none of them weighs on. (False: walk again to know.)"""
+        here = self._here
+        if not here:
+            return False
+        end = len(here) - 1
+        spans = sorted((max(0, a), min(end, b if b is not None else end))
+                       for d in cheap for a, b in self.division_spans.get(d, ()))
+        best = 0.0
+        at = 0
+        for a, b in spans:
+            if a > at:
+                best = max(best, max(here[at:a]))
+            at = max(at, b + 1)
+        if at <= end:
+            best = max(best, max(here[at:]))
+        return best >= max(here)
 
     def assigned_value(self, v, right: ts.Node | None, op: str):
         """The constant ``v`` holds after ``v op right``, or None."""
@@ -1438,14 +1476,13 @@ class Walker:
         for s, e, amount in self.regions:
             diff[max(0, s)] += amount
             diff[min(end, e) + 1] -= amount
-        best = 0.0
         cur = 0.0
+        extra = self.extra
+        out = self._here = [0.0] * (end + 1)
         for p in range(end + 1):
             cur += diff[p]
-            here = cur + self.extra.get(p, 0.0)
-            if here > best:
-                best = here
-        return best
+            out[p] = cur + extra.get(p, 0.0)
+        return max(0.0, max(out))
 
 
 def _size(node: ts.Node) -> int:

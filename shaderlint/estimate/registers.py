@@ -587,7 +587,9 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
     kernel, the bindings, the register unit, the coefficients and the array/division parts of an
     :class:`Adjustment` (registers, stack, threads and shared-memory deltas are applied after it),
     so a what-if that changes none of those reuses the walk of the kernel as written. A what-if
-    naming only divisions the walk never costed (``Walker.cheap_checked``) reuses it too."""
+    naming only divisions the walk never costed (``Walker.cheap_checked``) reuses it too, and so
+    does one whose divisions weigh only on positions below the peak (``Walker.peak_without``):
+    constant divisors lower those positions and nothing else."""
     cache = model.__dict__.setdefault("_walk_cache", {})
     base_key = (id(f), target.register_unit_bits, tuple(sorted((bindings or {}).items())), c)
     key = base_key + (frozenset(promote), frozenset(demote), cheap)
@@ -596,7 +598,8 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
         return got
     if cheap and not promote and not demote:
         base = cache.get(base_key + (frozenset(), frozenset(), frozenset()))
-        if base is not None and not (cheap & base[0].cheap_checked):
+        if base is not None and (not (cheap & base[0].cheap_checked)
+                                 or (base[1].complete and base[0].peak_without(cheap))):
             cache[key] = base
             return base
     stack_vars: set[int] = set()
