@@ -137,3 +137,48 @@ void run(float* p, int n) { k<<<grid(n, 256), 256>>>(p); }
     m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", src.encode())))
     host = next(f for f in m.functions if f.name == "grid")
     assert whatif.kernels_for(m, host.body.start_byte) == []
+
+
+DIVISIONS_CUDA = """
+__global__ void early(const float* in, float* out, int width, int n) {
+    int row = blockIdx.x / width;
+    int col = blockIdx.x % width;
+    float acc[16];
+    #pragma unroll
+    for (int k = 0; k < 16; ++k) acc[k] = in[(row * n + k) * width + col];
+    float s = 0.0f;
+    #pragma unroll
+    for (int k = 0; k < 16; ++k) s += acc[k] * acc[15 - k];
+    out[row * width + col] = s;
+}
+__global__ void at_peak(const long long* in, long long* out, long long a, long long b) {
+    long long x0 = in[threadIdx.x], x1 = in[threadIdx.x + 32], x2 = in[threadIdx.x + 64], x3 = in[threadIdx.x + 96];
+    long long x4 = in[threadIdx.x + 128], x5 = in[threadIdx.x + 160], x6 = in[threadIdx.x + 192], x7 = in[threadIdx.x + 224];
+    out[threadIdx.x] = x0 * x1 * x2 * x3 * x4 * x5 * x6 * (x7 / a) + x0 / b;
+}
+"""
+
+
+def test_division_what_ifs_that_skip_the_walk_match_a_full_walk(monkeypatch):
+    """A constant-divisor what-if whose division is costed below the kernel's peak reuses the
+    walk as written (``Walker.peak_without``); its impact must be the one a fresh walk gives."""
+    from shaderlint.estimate import registers
+    from shaderlint.estimate.liveness import Walker
+
+    taken = []
+    original = Walker.peak_without
+
+    def spy(self, cheap):
+        taken.append(original(self, cheap))
+        return taken[-1]
+
+    monkeypatch.setattr(Walker, "peak_without", spy)
+    registers._SHARED.clear()
+    fast = {(d.line, d.column): d.impact for d in lint(DIVISIONS_CUDA, "k.cu", ("SL201",))}
+    assert True in taken and False in taken  # `early` skips its re-walks, `at_peak` cannot
+    monkeypatch.setattr(Walker, "peak_without", lambda self, cheap: False)
+    registers._SHARED.clear()
+    slow = {(d.line, d.column): d.impact for d in lint(DIVISIONS_CUDA, "k.cu", ("SL201",))}
+    assert fast == slow and len(fast) == 3
+    assert fast[3, 26].registers == 0  # `early`: the division is done long before the unrolled loops
+    assert fast[16, 63].registers < 0 and fast[16, 73].registers < 0  # at the peak: their temporaries are part of it
