@@ -182,3 +182,18 @@ def test_division_what_ifs_that_skip_the_walk_match_a_full_walk(monkeypatch):
     assert fast == slow and len(fast) == 3
     assert fast[3, 26].registers == 0  # `early`: the division is done long before the unrolled loops
     assert fast[16, 63].registers < 0 and fast[16, 73].registers < 0  # at the peak: their temporaries are part of it
+
+
+def test_a_kernel_too_large_to_walk_gets_no_what_if(monkeypatch):
+    """Past the walk's visit budget the estimate covers the kernel's first part: a what-if delta over
+    that part would be a guess, so the impact keeps ``occupancy_before`` and leaves the rest null."""
+    from shaderlint.estimate import liveness, registers
+
+    registers._SHARED.clear()
+    (whole,) = lint(SL101_CUDA, "k.cu", ("SL101",))
+    assert whole.impact.stack_bytes == -64 and whole.impact.occupancy_after is not None
+    monkeypatch.setattr(liveness, "_MAX_VISITS", 5)
+    registers._SHARED.clear()
+    (cut,) = lint(SL101_CUDA, "k.cu", ("SL101",))
+    assert cut.impact is not None and cut.impact.occupancy_before is not None
+    assert (cut.impact.registers, cut.impact.stack_bytes, cut.impact.occupancy_after) == (None, None, None)

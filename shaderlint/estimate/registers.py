@@ -142,6 +142,8 @@ class KernelEstimate:
     register_arrays: list[str] = field(default_factory=list)
     register_cap: int = 0
     source: str = "estimate"
+    #: False when the kernel was too large to walk completely (the figures cover its first part).
+    complete: bool = True
 
     @property
     def name(self) -> str:
@@ -577,6 +579,7 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
         shared_unknown=shared_unknown, threads_per_group=threads, occupancy=occ, occupancy_is_bound=bound,
         notes=notes, bindings=dict(bindings or {}), stack_arrays=stack_arrays,
         register_arrays=sorted({v.name for v in walker.arrays.values()} - set(stack_arrays)), register_cap=cap,
+        complete=result.complete,
     )
 
 

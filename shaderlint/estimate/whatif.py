@@ -17,7 +17,8 @@ estimating::
             return whatif.promote_array(var) if var is not None else None
 
 A rule without the hook (or returning None) gets an impact whose
-``occupancy_before`` is filled in and whose other fields are null (unknown);
+``occupancy_before`` is filled in and whose other fields are null (unknown), and so does
+every finding in a kernel too large for the estimator to walk completely;
 :func:`no_change` says "following the advice leaves registers, stack and
 occupancy as they are" (deltas 0). Findings outside device code (host code,
 file-level SL001/SL002) get no impact.
@@ -144,7 +145,8 @@ def impact_of(model, function, adjustment: Adjustment | None, target, facts: Map
         bindings = _bindings(model, function)
     before = cached_estimate(model, function, target, bindings=bindings, facts=merged)
     occ_before = _round(before.occupancy_value)
-    if adjustment is None:
+    if adjustment is None or not before.complete:
+        # a kernel too large to walk completely: a what-if over its first part would be a guess
         return Impact(target=target.name, occupancy_before=occ_before)
     after = cached_estimate(model, function, target, bindings=bindings, facts=merged, adjust=adjustment)
     return _delta(target.name, before, after)
