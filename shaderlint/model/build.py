@@ -90,6 +90,8 @@ class FileModel(ExprAnalysis):
         self.captures: dict[str, list[ts.Node]] = {}
         self.var_deps: dict[Var, frozenset[str]] = {}
         self.intrinsic_deps: dict[Function, frozenset[str]] = {}
+        #: While compute_dependence runs: the variables and write keys whose dependence was read.
+        self._dep_reads: dict | None = None
         self.flow: ReachingWrites | None = None  # set by the dependence fixpoint
         self._vars_by_name: dict[str, list[Var]] = defaultdict(list)
         self._function_starts: list[int] = []
@@ -1036,8 +1038,12 @@ class _Builder:
         # writes that can reach it (model.flow), not the union over the variable's writes.
         flow = m.flow = ReachingWrites(m, writes, conds, mem_refs)
         wdeps = flow.deps
+        # Rounds in source order until nothing changes. A round that changes only values nothing
+        # read before they changed ends it too: the next round would read what this one did and
+        # change nothing (most files: one round instead of two).
         for _ in range(12):
-            changed = False
+            changed = stale = False
+            reads = m._dep_reads = {}
             m._deps_cache.clear()
             for (var, rhs, stmt), cs in zip(writes, conds):
                 d: set[str] = set()
@@ -1053,10 +1059,12 @@ class _Builder:
                 if not d <= old:
                     wdeps[key] = old | d
                     changed = True
+                    stale = stale or key in reads
                 vd = deps.get(var, frozenset())
                 if not d <= vd:
                     deps[var] = vd | d
                     changed = True
+                    stale = stale or var in reads
             # Helper functions: what their result depends on besides their arguments.
             for f in m.functions:
                 if f.is_entry or f.body is None:
@@ -1067,9 +1075,10 @@ class _Builder:
                 fd = frozenset(d)
                 if fd != m.intrinsic_deps.get(f, frozenset()):
                     m.intrinsic_deps[f] = fd
-                    changed = True
-            if not changed:
+                    changed = stale = True
+            if not changed or not stale:
                 break
+        m._dep_reads = None
         m._deps_cache.clear()
 
     def stores_through_pointer(self, lvalue: ts.Node) -> bool:

@@ -688,11 +688,16 @@ class ExprAnalysis:
             if v is not None:
                 flow = self.flow
                 keys = flow.reaching(v, node) if flow is not None else None
+                reads = self._dep_reads
                 if keys is not None:  # a dominating plain assignment: only the writes that reach here
+                    if reads is not None:
+                        reads.update(dict.fromkeys(keys))
                     out: set[str] = set()
                     for k in keys:
                         out |= flow.deps.get(k, frozenset())
                     return frozenset(out)
+                if reads is not None:
+                    reads[v] = None
                 return self.var_deps.get(v, frozenset())
             b = self._builtin(self.text(node))
             if b is not None:
