@@ -5,11 +5,13 @@
 // invocations per run; each invocation owns one compare-exchange pair per
 // stage. Keys past `count` are padded with +inf.
 //
-// Intentional pitfalls:
-//   SL401 (line 37: workgroup barrier() although the workgroup is 32
-//          invocations, one subgroup on NVIDIA/Intel; subgroupBarrier()
-//          would do)
-//   SL401 (line 51: same, inside the sorting network)
+// Intentional pitfalls, reported with `--target sm_80` (any NVIDIA target:
+// 32-wide subgroups). On the default generic target nothing is reported:
+// Intel runs 8- or 16-wide subgroups and Arm Mali 4- to 16-wide, where 32
+// invocations are several subgroups and subgroupBarrier() would not do.
+//   SL401 (line 39: workgroup barrier() although the workgroup is 32
+//          invocations, one subgroup on NVIDIA; subgroupBarrier() would do)
+//   SL401 (line 53: same, inside the sorting network)
 
 #version 450
 

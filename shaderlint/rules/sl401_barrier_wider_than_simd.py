@@ -4,8 +4,12 @@
 Flags a threadgroup-wide barrier (`threadgroup_barrier`, `__syncthreads` and
 its `_count`/`_and`/`_or` forms, GLSL `barrier()` in compute, mesh and task
 shaders) in a kernel whose threadgroup is known to fit one SIMD group of the
-target (32 lanes on NVIDIA, Apple and the generic target): the declared size is
-at most the SIMD width. The size comes from a `// shaderlint:
+target (32 lanes on NVIDIA and Apple): the declared size is at most the SIMD
+width. GLSL on the generic target is left alone: Vulkan and OpenGL guarantee
+no subgroup width (Intel runs 8, 16 or 32 lanes, Arm Mali 4 to 16, AMD 32 or
+64, Qualcomm 64 or 128), so no group size is known to fit one subgroup
+everywhere; name the GPU with `--target` (`sm_80`, `rdna2-wave32`, ...) to
+check against its width. The size comes from a `// shaderlint:
 threadgroup-size=` annotation, GLSL `local_size_*`, Metal
 `[[max_total_threads_per_threadgroup(N)]]`, CUDA `__launch_bounds__(N)`, the
 block size every launch in the same `.cu` file uses, or `threadgroup-size` in
@@ -91,8 +95,9 @@ class BarrierWiderThanSimd(Rule):
     summary = "threadgroup-wide barrier in a kernel whose threadgroup fits one SIMD group"
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
-        if model.language == "glsl" and model.stage not in ("compute", "mesh", "task"):
-            return
+        if model.language == "glsl" and (model.stage not in ("compute", "mesh", "task")
+                                         or ctx.target.vendor == "generic"):
+            return  # generic GLSL: no subgroup width is guaranteed (see above)
         width = ctx.target.simd_width
         simd, _ = simd_terms(ctx.target)
         for f in model.functions:
