@@ -147,12 +147,13 @@ def lint_run(corpus: Path, jobs: int, cache_dir: Path, out: Path) -> tuple[float
     return elapsed, cpu, len(json.loads(out.read_text()))
 
 
-def phases(files: list[tuple[str, bytes]]) -> dict[str, float]:
+def phases(files: list[tuple[str, bytes]], per_file: list | None = None) -> dict[str, float]:
     """CPU seconds per phase of an in-process lint of ``files``, as ``lint_source`` runs them:
     front end, kernel model, rules (without the register estimator), the register estimator
     (called by SL505 and by the impact step), and the rest (impacts without estimates,
     suppressions, diagnostics). Estimates are not shared between files (the cross-file
-    cache is cleared per file, as in a cold run where every file is new)."""
+    cache is cleared per file, as in a cold run where every file is new). ``per_file`` gets
+    (lint CPU seconds, path) for each file: the latency an editor sees on a cold file."""
     import shaderlint.engine as engine
     import shaderlint.estimate.registers as registers
     from shaderlint.model.build import build_model
@@ -199,7 +200,10 @@ def phases(files: list[tuple[str, bytes]]) -> dict[str, float]:
             spent["front end"] += time.process_time() - t
             t = time.process_time()
             engine.lint_source(path, data)
-            total += time.process_time() - t
+            dt = time.process_time() - t
+            total += dt
+            if per_file is not None:
+                per_file.append((dt, path))
     finally:
         engine.build_model, registers.estimate_kernel, engine._attach_impacts = original
     # lint_source parses again inside; its own parse is the same work as the one timed above
@@ -302,13 +306,18 @@ def main(argv: list[str] | None = None) -> int:
             ok = value <= goal if op == "<=" else value >= goal
             print(f"  {'PASS' if ok else 'FAIL'}  {name}: {value:.2f}x (target {op} {goal:g}x)")
         sample = files[::5]
-        ph = phases(sample)
+        per_file: list[tuple[float, str]] = []
+        ph = phases(sample, per_file)
         base = ph["front end"]
         sample_lines = sum(d.count(b"\n") for _, d in sample)
         print(f"in-process CPU by phase, every fifth file ({sample_lines} lines):")
         for name, sec in ph.items():
             print(f"  {name:28s} {sec:7.2f} s  {sec / base:5.2f}x front end")
         print(f"  {'whole lint':28s} {sum(ph.values()):7.2f} s  {sum(ph.values()) / base:5.2f}x front end")
+        lat = sorted(per_file)
+        pct = {q: lat[min(len(lat) - 1, int(q / 100 * len(lat)))][0] * 1000 for q in (50, 95, 99)}
+        print(f"per-file lint CPU, same files: p50 {pct[50]:.1f} ms, p95 {pct[95]:.1f} ms, p99 {pct[99]:.1f} ms, "
+              f"max {lat[-1][0] * 1000:.0f} ms ({os.path.relpath(lat[-1][1], corpus)})")
         if args.json:
             Path(args.json).write_text(json.dumps({
                 "files": len(files), "lines": nlines, "cores": os.cpu_count(),
@@ -318,6 +327,7 @@ def main(argv: list[str] | None = None) -> int:
                 "all_runs_s": {k: [r[0] for r in v] for k, v in runs.items()},
                 "ratios": {name: value for name, value, _, _ in checks},
                 "phases_cpu_s_fifth": ph,
+                "per_file_lint_cpu_ms_fifth": {f"p{q}": v for q, v in pct.items()} | {"max": lat[-1][0] * 1000},
             }, indent=2) + "\n")
         if args.profile:
             print(profile(files[: max(1, len(files) // 10)], args.profile))
