@@ -9,6 +9,17 @@ exit (`return`, or a `break` that ends the loop for some threads) whose conditio
 differs between the threads of one group. Reported at the barrier (or the call),
 with the deciding conditions as related locations.
 
+On NVIDIA targets a `return` from the kernel itself does not count: the threads
+it sends away have exited, and from compute capability 7.0 (every NVIDIA target
+shaderlint models) `__syncthreads()` "will not succeed until reached by all
+non-exited threads in the block" (CUDA C++ Programming Guide, independent thread
+scheduling; the PTX ISA has `bar.sync` wait for the non-exited threads of the
+CTA). `if (i >= n) return;` before a barrier is therefore fine there, and stays
+an error for Metal, GLSL and CUDA compiled for other targets (HIP on AMD,
+`--target rdna2-wave64`), whose specifications have no such rule. A `return`
+from a helper, a `break` and a `continue` leave the thread alive and still count
+everywhere.
+
 Thread dependence comes from the model's uniformity analysis: it flows from the
 thread-ID built-ins (`threadIdx`, `thread_position_in_*`,
 `thread_index_in_threadgroup`, `gl_LocalInvocationID`, `simd_is_first()`, …)
@@ -70,10 +81,11 @@ between runs.
 __global__ void smooth(const float* in, float* out, int n) {
     __shared__ float tile[258];
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;                 // threads past the end leave ...
-    tile[threadIdx.x + 1] = in[i];
-    __syncthreads();                    // SL403: ... and never arrive here
-    out[i] = (tile[threadIdx.x] + tile[threadIdx.x + 1] + tile[threadIdx.x + 2]) / 3.0f;
+    if (i < n) {                        // threads past the end skip the block ...
+        tile[threadIdx.x + 1] = in[i];
+        __syncthreads();                // SL403: ... stay alive and never arrive here
+        out[i] = (tile[threadIdx.x] + tile[threadIdx.x + 1] + tile[threadIdx.x + 2]) / 3.0f;
+    }
 }
 ```
 
@@ -85,6 +97,7 @@ Let every thread reach the barrier and guard only the memory accesses:
     __syncthreads();
     if (i < n) out[i] = (tile[threadIdx.x] + tile[threadIdx.x + 1] + tile[threadIdx.x + 2]) / 3.0f;
 ```
+(This also fills the halo cells the threads past the end would have written.)
 A barrier inside a loop is fine when the loop's bounds are uniform (`for (base
 = 0; base < n; base += TILE)`), or when its start and bound carry the same
 thread-dependent terms and its step is uniform (`for (t = base + tid; t < base +
@@ -105,10 +118,10 @@ None.
 %r2;` (`%r1` = `%tid.x`), `@%p1 bra $L__BB0_2;`, then `st.shared.f32`,
 `bar.sync 0;`, `ld.shared.f32`: threads with `threadIdx.x >= n` branch past
 `bar.sync 0` but stay alive, and the PTX ISA has `bar.sync` wait for all
-non-exited threads of the CTA. (Threads that have *exited* no longer count on
-NVIDIA hardware, which is why the early-return form in `smooth` often appears
-to work there; the language still gives no guarantee, other GPUs differ, and a
-`return` from a helper does not exit the thread.)
+non-exited threads of the CTA. The fixture's early-return `smooth` compiles to
+`@%p1 bra $L__BB0_2;` past the `bar.sync 0;` to `$L__BB0_2: ret;`: those threads
+exit, which is why it is not reported on NVIDIA targets (and is, with
+`// target: rdna2-wave64`, in `early_exit_amd.cu`).
 """
 
 from __future__ import annotations
@@ -116,6 +129,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
+from shaderlint.model.build import _only_returns
 from shaderlint.model.dispatch import GROUP_WORDS
 from shaderlint.model.sync import divergent_conditions, group_barriers, sync_calls
 from shaderlint.rules.base import Rule, RuleContext
@@ -139,6 +153,8 @@ class DivergentBarrier(Rule):
             sites += [(call, model.callee_name(call) + "()", inner) for call, inner in sync_calls(model, f)]
             for node, name, inner in sorted(sites, key=lambda s: s[0].start_byte):
                 conds = divergent_conditions(model, node)
+                if conds and f.is_entry and model.language == "cuda" and ctx.target.vendor == "nvidia":
+                    conds = [c for c in conds if not _kernel_exit(c, node)]
                 if not conds:
                     continue
                 where = _describe(model, node, _root(conds, node))
@@ -167,6 +183,14 @@ def _root(conds, node):
     if exits:
         return min(exits, key=lambda c: c.start_byte)
     return roots[0] if roots else conds[0]
+
+
+def _kernel_exit(cond, node) -> bool:
+    """``cond`` guards only ``return``s of the kernel, before ``node`` or in a loop around it: the
+    threads it sends away have exited, and on NVIDIA GPUs (compute capability 7.0 and later, every
+    NVIDIA target here) a block barrier waits for the non-exited threads only."""
+    stmt = _statement(cond)
+    return not (stmt.start_byte <= node.start_byte < stmt.end_byte) and _only_returns(stmt, cond)
 
 
 def _statement(cond):
