@@ -85,8 +85,10 @@ def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:
             if loop.var is v and loop.unroll != 1 and loop.node.start_byte <= node.start_byte < loop.node.end_byte \
                     and (loop.trip_count is not None or loop.constant_trip or _static_header(model, f, loop, depth)):
                 return True
-        if v.function is f and not v.is_param and v.init is not None and not reassigned(model, v):
-            return static_index(model, f, v.init, depth + 1)
+        if v.function is f and not v.is_param and v.init is not None:
+            if not reassigned(model, v):
+                return static_index(model, f, v.init, depth + 1)
+            return _stepped_in_unrolled_header(model, f, v, depth)
         return False
     if t in _PASS_THROUGH:
         kids = [c for c in node.named_children if c.type not in ("type_descriptor", "comment")]
@@ -96,6 +98,70 @@ def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:
         name = model.callee_name(node)
         if parse_type_name(name).is_arithmetic or name in ("min", "max", "clamp", "abs"):
             return bool(args) and all(static_index(model, f, a, depth + 1) for a in args)
+    return False
+
+
+_STRAIGHT_LINE = ("expression_statement", "compound_statement", "comma_expression", "parenthesized_expression")
+
+
+def _stepped_in_unrolled_header(model, f, v, depth: int) -> bool:
+    """``v`` is a second variable of a constant-trip loop's header, started at a static value and
+    changed only by static steps that run in every iteration (the update, or straight-line
+    statements of the body): ``for (i = 0, rem = N - l * 8; i < 2 && rem > 0; i++) { ...; rem -= 4;
+    }``. Each unrolled copy of the loop gives it a constant, as for the counter (vLLM's hadacore
+    ``had_frag[had_off + 0]``, with ``had_off`` computed from ``rem``: ptxas gives it no stack)."""
+    if depth > 6:
+        return False
+    for loop in f.loops:
+        node = loop.node
+        init = node.child_by_field_name("initializer")
+        if node.type != "for_statement" or init is None or not (init.start_byte <= v.node.start_byte < init.end_byte):
+            continue
+        if loop.unroll == 1 or loop.var is v or not _constant_trip(model, f, loop, depth):
+            return False
+        if not static_index(model, f, v.init, depth + 1):
+            return False
+        for w in model.direct_writes(v):
+            if not (node.start_byte <= w.start_byte < node.end_byte):
+                return False
+            if w.type == "assignment_expression":
+                op = w.child_by_field_name("operator")
+                right = w.child_by_field_name("right")
+                if op is None or model.text(op) == "=" or right is None or not static_index(model, f, right, depth + 1):
+                    return False
+            elif w.type != "update_expression":
+                return False
+            p = w.parent
+            while p is not None and p.id != node.id:
+                if p.type not in _STRAIGHT_LINE:
+                    return False  # under a condition or in an inner loop: not the same step in every copy
+                p = p.parent
+        return True
+    return False
+
+
+def _constant_trip(model, f, loop, depth: int) -> bool:
+    """The compiler knows ``loop``'s trip count. A header declaring several variables has no
+    model counter: the counter is the variable its update steps, started statically, bounded
+    statically by a conjunct of the condition and written nowhere else."""
+    if loop.var is not None:
+        return loop.trip_count is not None or loop.constant_trip or _static_header(model, f, loop, depth + 1)
+    node = loop.node
+    init, cond, update = (node.child_by_field_name(k) for k in ("initializer", "condition", "update"))
+    if init is None or init.type != "declaration" or cond is None or update is None:
+        return False
+    steps = update.named_children if update.type == "comma_expression" else [update]
+    for u in steps:
+        target = u.child_by_field_name("argument") if u.type == "update_expression" else None
+        if target is None or unparen(target).type != "identifier":
+            continue
+        c = model.resolve(unparen(target))
+        if c is None or c.init is None or not (init.start_byte <= c.node.start_byte < init.end_byte):
+            continue
+        if [w.id for w in model.direct_writes(c)] != [u.id] or not static_index(model, f, c.init, depth + 1):
+            continue
+        if any(_static_bound(model, f, c, k, depth + 1) for k in _conjuncts(cond)):
+            return True
     return False
 
 
