@@ -639,3 +639,106 @@ def test_macro_call_patterns_match_only_at_upper_call_starts():
     for pattern, starts in ((_UPPER_CALL, src.upper_call_starts), (_LOOP_MACRO, src.upper_call_starts),
                             (_STATEMENT_CALL, src.upper_call_starts), (_TYPE_ARG_CALL, builtins)):
         assert [m.span(1) for m in match_at(text, pattern, starts)] == [m.span(1) for m in pattern.finditer(text)]
+
+
+def test_glsl_unbalanced_conditionals_pair_up_and_keep_their_condition():
+    """llama.cpp's mul_mat_vec.comp: `#if K == 4 if (a) { ... } else { #endif loop #if K == 4 } #endif`
+    made the whole file a parse error. The directive lines are blanked (read as if the condition
+    held), and the code inside still counts as compiled under it: the barrier in `#ifdef SHMEM`
+    and the `continue` in `#ifndef SHMEM` (fwht.comp) never meet, so SL403 stays silent."""
+    split = b"""#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer D { float d[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+#if K_PER_ITER == 4
+    if (d[0] > 0.0) {
+        d[i] = 1.0;
+    } else {
+#endif
+    d[i] += 2.0;
+#if K_PER_ITER == 4
+    }
+#endif
+}
+"""
+    m = model("k.comp", split.decode())
+    assert not m.errors and not m.parsed.root.has_error
+    assert "#if K_PER_ITER" not in m.parsed.parse_bytes.decode()
+    fwht = b"""#version 450
+layout(local_size_x = 32, local_size_y = 4) in;
+layout(std430, binding = 0) buffer D { float d[]; };
+shared float sh[128];
+void main() {
+    uint row = gl_WorkGroupID.x * 4u + gl_LocalInvocationID.y;
+    for (uint base = 0u; base < 64u; base += 4u) {
+#ifndef SHMEM
+        if (row >= uint(d[0])) {
+            continue;
+        }
+#endif
+        sh[gl_LocalInvocationIndex] = d[row];
+#ifdef SHMEM
+        if (row < uint(d[0])) {
+#endif
+            d[row] = sh[gl_LocalInvocationIndex ^ 1u];
+#ifdef SHMEM
+        }
+        barrier();
+#endif
+    }
+}
+"""
+    diags = lint_source("k.comp", fwht).diagnostics
+    assert not [d for d in diags if d.code in ("SL001", "SL403")], diags
+    # the same barrier without the #ifdef around it does meet the continue
+    plain = fwht.replace(b"#ifdef SHMEM\n        }\n        barrier();\n#endif", b"        barrier();") \
+        .replace(b"#ifdef SHMEM\n        if (row < uint(d[0])) {\n#endif\n", b"")
+    assert [d.code for d in lint_source("k.comp", plain).diagnostics if d.code == "SL403"] == ["SL403"]
+
+
+def test_expressions_completed_by_the_preprocessor():
+    """`uint pos_a =\\n#ifdef ID\\n e * s +\\n#else\\n b * s +\\n#endif\\n rest;` and branches that end
+    the statement (`a_offset =\\n#ifdef ID\\n e * s;\\n#else\\n b * s;\\n#endif`) read as one
+    expression: the #else branch is kept, the other blanked with the directives."""
+    glsl = b"""#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer D { uint d[]; };
+void main() {
+    uint pos_a =
+#ifdef MUL_MAT_ID
+        d[1] * 4u +
+#else
+        d[2] * 8u +
+#endif
+        gl_GlobalInvocationID.x;
+    uint off =
+#ifdef MUL_MAT_ID
+        d[3];
+#else
+        d[4];
+#endif
+    d[pos_a] = off;
+}
+"""
+    m = model("k.comp", glsl.decode())
+    assert not m.errors, m.errors
+    text = m.parsed.parse_bytes.decode()
+    assert "d[2] * 8u" in text and "d[1] * 4u" not in text and "d[4]" in text and "d[3]" not in text
+    cuda = b"""__global__ void k(const int* a, int* out, int n) {
+    const int i =
+#if defined(WIDE)
+        blockIdx.x * 256
+#else
+        blockIdx.x * 128
+#endif
+        + threadIdx.x;
+    if (i < n) out[i] = a[i];
+}
+"""
+    mc = model("k.cu", cuda.decode())
+    assert not mc.errors, mc.errors
+    # statements in a branch are not an expression: left alone
+    stmt = b"void f(int* p) {\n    p[0] = 1;\n#ifdef A\n    p[1] = 2;\n#else\n    p[1] = 3;\n#endif\n}\n"
+    ms = model("k.cu", stmt.decode())
+    assert not [mk for mk in ms.parsed.masks if mk.kind == "split-expression"]

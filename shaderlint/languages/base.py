@@ -100,6 +100,7 @@ class FrontEnd:
             masks.append(Mask(0, 3, "bom", ""))
             buf[0:3] = b"   "
         masks.extend(mask_dead_branches(source, buf))
+        masks.extend(mask_split_expressions(source, buf))
         if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
             masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
@@ -983,6 +984,90 @@ def mask_dead_branches(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+_DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+
+
+def _brace_delta(source: Source, start: int, end: int) -> int:
+    """``{`` minus ``}`` in code between start and end (not in comments, strings or directive lines)."""
+    data = source.data
+    skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
+    delta = 0
+    for m in re.finditer(rb"[{}]", data[start:end]):
+        i = start + m.start()
+        if source.in_comment_or_string(i) or any(a <= i < b for a, b in skip):
+            continue
+        delta += 1 if data[i] == 0x7B else -1
+    return delta
+
+
+def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
+    """Conditional blocks whose branches open or close braces the grammar cannot pair up:
+
+    * ``#if`` ... ``#endif`` blocks without ``#else`` whose code opens or closes more braces than it
+      closes or opens, when such blocks in the file balance each other (vLLM's fused kernels:
+      ``#if OLD_ARCH if constexpr (bf16) { return; } else { #endif body #if OLD_ARCH } #endif``):
+      the directive lines are blanked, so the code reads as if the condition held and pairs up;
+    * ``#if`` ... ``#else`` ... ``#endif`` whose two branches each leave the same non-zero brace
+      balance (a stub that closes a namespace for old architectures, the real code closing it in the
+      ``#else``): the first branch is blanked with its directives, the ``#else`` branch is read.
+
+    Top-level blocks and innermost blocks (holding no other conditional) are considered, so
+    ``#ifndef ONE_PASS for (...) { #else { #endif`` inside a kernel under ``#if __HIP_ARCH__`` counts."""
+    data = source.data
+    if b"#" not in data:
+        return []
+    groups, stack = [], []
+    for m in scan_directives(source, _CONDITIONAL):
+        if source.in_comment_or_string(m.start()):
+            continue
+        kind = m.group(1)
+        if kind in (b"if", b"ifdef", b"ifndef"):
+            for outer in stack:
+                outer[0] = True  # holds a nested conditional: not a leaf
+            stack.append([False, m])
+        elif not stack:
+            return []  # unbalanced directives: leave the file alone
+        elif kind in (b"elif", b"else"):
+            stack[-1].append(m)
+        else:
+            g = stack.pop() + [m]
+            if not stack or not g[0]:
+                groups.append(g[1:])  # top-level blocks, and innermost blocks at any depth
+    if stack:
+        return []
+    singles, out = [], []
+    for g in groups:
+        if len(g) == 2:
+            d = _brace_delta(source, g[0].end(), g[1].start())
+            if d:
+                singles.append((g, d))
+        elif len(g) == 3 and g[1].group(1) == b"else":
+            a = _brace_delta(source, g[0].end(), g[1].start())
+            b = _brace_delta(source, g[1].end(), g[2].start())
+            if a and a == b and all(buf[i] == data[i] for i in (g[0].start(), g[1].start(), g[2].start())):
+                # the #else branch is read: its code is compiled where the condition is false
+                read = ("read", g[0].group(1).decode(), _condition_text(g[0]), "0")
+                for s, e in ((g[0].start(), g[1].end()), (g[2].start(), g[2].end())):
+                    out.append(Mask(s, e, "conditional", data[s:e].decode("utf-8", "replace")[:80], "unbalanced",
+                                    read if s == g[0].start() else ("end",)))
+                    _blank(buf, s, e)
+    if singles and sum(d for _, d in singles) == 0:
+        for g, _ in singles:
+            # read as if the condition held (preproc.branch_literals keeps that for the code inside)
+            read = ("read", g[0].group(1).decode(), _condition_text(g[0]), "1")
+            for d in g:
+                out.append(Mask(d.start(), d.end(), "conditional", d.group(0).decode("utf-8", "replace"), "unbalanced",
+                                read if d is g[0] else ("end",)))
+                _blank(buf, d.start(), d.end())
+    return out
+
+
+def _condition_text(directive: re.Match) -> str:
+    """The condition of an ``#if``/``#ifdef``/``#ifndef`` line, comments and continuations removed."""
+    text = re.sub(rb"/\*.*?\*/|//[^\n]*|\\\r?\n", b" ", directive.group(2), flags=re.S)
+    return " ".join(text.decode("utf-8", "replace").split())
+
+
 # `if (c) a; else` closing a preprocessor branch, its statement after `#endif` (RetroArch's crt-pi:
 # `#if defined(CURVATURE) ... if (t.x < 0.0) out = vec4(0.0); else #else ... #endif { ... }`).
 _DANGLING_ELSE = re.compile(rb"(?<![\w#])else[ \t]*(?://[^\n]*)?\r?\n(?=[ \t]*#[ \t]*(?:else|elif|endif)\b)")
@@ -1038,6 +1123,67 @@ def _is_bare_header(code: bytes) -> bool:
             if c != ord(";") or m.group(1) != b"for":
                 return False
     return False
+
+
+_EXPRESSION_CONTEXT = frozenset(b"=+-*/%&|^<>!~?([,")
+
+
+def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
+    """An expression the preprocessor completes::
+
+        uint pos_a =
+        #ifdef MUL_MAT_ID
+            expert_idx * (p.batch_stride_a / LOAD_VEC_A_EFF) +
+        #else
+            batch_idx_a * (p.batch_stride_a / LOAD_VEC_A_EFF) +
+        #endif
+            (ir * BM * p.stride_a + start_k) / LOAD_VEC_A_EFF;
+
+    The grammar has no place for directives inside an expression, and the whole function read as
+    a parse error (llama.cpp's Vulkan matrix shaders). The directive lines and every branch but one
+    are blanked, leaving one complete expression: the ``#else`` branch when there is one, else the
+    first (read as if its condition held). Only groups without nested directives whose branches
+    hold no ``{`` or ``}`` and no ``;`` but, in every branch alike, one that ends it (``a_offset =
+    #ifdef ID expert * s; #else batch * s; #endif``), after code that cannot end a statement (an
+    operator, ``(``, ``[``, ``,`` or ``=``)."""
+    data = source.data
+    if b"#" not in data:
+        return []
+    lines = [m for m in scan_directives(source, _PP_LINE) if not source.in_comment_or_string(m.start(1))]
+    out: list[Mask] = []
+    i = 0
+    while i < len(lines):
+        if lines[i].group(1) not in (b"if", b"ifdef", b"ifndef"):
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and lines[j].group(1) in (b"elif", b"else"):
+            j += 1
+        if j >= len(lines) or lines[j].group(1) != b"endif":
+            i += 1
+            continue
+        group = lines[i:j + 1]
+        prev, _ = _prev_code_byte(source, buf, group[0].start())
+        if not prev or prev[0] not in _EXPRESSION_CONTEXT or any(buf[d.start()] != data[d.start()] for d in group):
+            i = j + 1
+            continue
+        branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
+        codes = [_code_only(source, s, e) for s, e in branches]
+        bodies = [c.strip()[:-1] if c.strip().endswith(b";") else c for c in codes]  # a statement's tail
+        if any(c in body for body in bodies for c in (b";", b"{", b"}")) or not any(c.strip() for c in codes) \
+                or len({c.strip().endswith(b";") for c in codes if c.strip()}) != 1:
+            i = j + 1
+            continue
+        keep = len(branches) - 1 if group[-2].group(1) == b"else" else 0
+        for k, (s, e) in enumerate(branches):
+            if k != keep and codes[k].strip():
+                out.append(Mask(s, e, "split-expression", data[s:e].decode("utf-8", "replace")))
+                _blank(buf, s, e)
+        for d in group:
+            out.append(Mask(d.start(), d.end(), "split-expression", d.group(0).decode("utf-8", "replace")))
+            _blank(buf, d.start(), d.end())
+        i = j + 1
+    return out
 
 
 def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:

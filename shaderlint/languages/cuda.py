@@ -53,8 +53,8 @@ import tree_sitter_cuda
 from shaderlint.languages.base import (
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _call_arguments, _is_statement_body,
     _macro_argument_semicolons,
-    _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else, on_directive_line,
-    match_at, scan_code, scan_directives, word_starts)
+    _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else,
+    mask_unbalanced_conditionals, on_directive_line, match_at, scan_code, scan_directives, word_starts)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
@@ -217,78 +217,6 @@ def mask_define_comments(source: Source, buf: bytearray) -> list[Mask]:
             _blank(buf, c.start(), c.end())
             for k in re.finditer(rb"\\(?=\r?\n)", c.group(0)):  # keep the line continuations
                 buf[c.start() + k.start()] = 0x5C
-    return out
-
-
-_DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
-
-
-def _brace_delta(source: Source, start: int, end: int) -> int:
-    """``{`` minus ``}`` in code between start and end (not in comments, strings or directive lines)."""
-    data = source.data
-    skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
-    delta = 0
-    for m in re.finditer(rb"[{}]", data[start:end]):
-        i = start + m.start()
-        if source.in_comment_or_string(i) or any(a <= i < b for a, b in skip):
-            continue
-        delta += 1 if data[i] == 0x7B else -1
-    return delta
-
-
-def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
-    """Conditional blocks whose branches open or close braces the grammar cannot pair up:
-
-    * ``#if`` ... ``#endif`` blocks without ``#else`` whose code opens or closes more braces than it
-      closes or opens, when such blocks in the file balance each other (vLLM's fused kernels:
-      ``#if OLD_ARCH if constexpr (bf16) { return; } else { #endif body #if OLD_ARCH } #endif``):
-      the directive lines are blanked, so the code reads as if the condition held and pairs up;
-    * ``#if`` ... ``#else`` ... ``#endif`` whose two branches each leave the same non-zero brace
-      balance (a stub that closes a namespace for old architectures, the real code closing it in the
-      ``#else``): the first branch is blanked with its directives, the ``#else`` branch is read.
-
-    Top-level blocks and innermost blocks (holding no other conditional) are considered, so
-    ``#ifndef ONE_PASS for (...) { #else { #endif`` inside a kernel under ``#if __HIP_ARCH__`` counts."""
-    data = source.data
-    if b"#" not in data:
-        return []
-    groups, stack = [], []
-    for m in scan_directives(source, _CONDITIONAL):
-        if source.in_comment_or_string(m.start()):
-            continue
-        kind = m.group(1)
-        if kind in (b"if", b"ifdef", b"ifndef"):
-            for outer in stack:
-                outer[0] = True  # holds a nested conditional: not a leaf
-            stack.append([False, m])
-        elif not stack:
-            return []  # unbalanced directives: leave the file alone
-        elif kind in (b"elif", b"else"):
-            stack[-1].append(m)
-        else:
-            g = stack.pop() + [m]
-            if not stack or not g[0]:
-                groups.append(g[1:])  # top-level blocks, and innermost blocks at any depth
-    if stack:
-        return []
-    singles, out = [], []
-    for g in groups:
-        if len(g) == 2:
-            d = _brace_delta(source, g[0].end(), g[1].start())
-            if d:
-                singles.append((g, d))
-        elif len(g) == 3 and g[1].group(1) == b"else":
-            a = _brace_delta(source, g[0].end(), g[1].start())
-            b = _brace_delta(source, g[1].end(), g[2].start())
-            if a and a == b and all(buf[i] == data[i] for i in (g[0].start(), g[1].start(), g[2].start())):
-                for s, e in ((g[0].start(), g[1].end()), (g[2].start(), g[2].end())):
-                    out.append(Mask(s, e, "conditional", data[s:e].decode("utf-8", "replace")[:80], "unbalanced"))
-                    _blank(buf, s, e)
-    if singles and sum(d for _, d in singles) == 0:
-        for g, _ in singles:
-            for d in g:
-                out.append(Mask(d.start(), d.end(), "conditional", d.group(0).decode("utf-8", "replace"), "unbalanced"))
-                _blank(buf, d.start(), d.end())
     return out
 
 

@@ -20,6 +20,7 @@ import tree_sitter_glsl
 
 from shaderlint.languages.base import (
     _OBJ_MACRO, FrontEnd, Mask, _blank, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
+    mask_unbalanced_conditionals,
     _strip_comments, line_starts_with, mask_loop_macros, mask_split_headers, match_at, name_asks_unroll,
     on_directive_line, scan_code, scan_directives,
 )
@@ -137,6 +138,7 @@ class GlslFrontEnd(FrontEnd):
         for m in scan_code(source, _ERROR_LINE, b"error"):
             masks.append(Mask(m.start(), m.end(), "preproc-error", m.group(0).decode("utf-8", "replace").strip()))
             _blank(buf, m.start(), m.end())
+        masks.extend(mask_unbalanced_conditionals(source, buf))
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(mask_split_headers(source, buf))
         masks.extend(_mask_qualifier_macros(source, buf))

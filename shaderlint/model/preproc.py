@@ -8,7 +8,9 @@ its ``#else``, ``#if X`` and a later ``#if !X``, ``#ifdef X`` and ``#ifndef X`` 
 ``B``, a false ``#if A || B`` both of them. Conditions are compared as normalised text, so
 anything the analysis cannot compare (``#if X > 1`` against ``#if X == 2``) is never exclusive.
 A condition naming a macro the file itself ``#define``s or ``#undef``s is not compared either
-(``#ifndef X`` / ``#define X`` makes a later ``#ifdef X`` true in both builds).
+(``#ifndef X`` / ``#define X`` makes a later ``#ifdef X`` true in both builds). Groups whose
+directives the front end blanked so that braces split across them pair up (the code is read as
+if the condition held, or the ``#else`` branch is read) keep their condition for the code inside.
 """
 
 from __future__ import annotations
@@ -113,9 +115,51 @@ def branch_literals(m: "FileModel", node: ts.Node) -> frozenset[Literal]:
             elif p.type != "preproc_else" and not in_cond:
                 out |= _group_literals(m, p, True)
         child, p = p, p.parent
+    for start, end, lits in _read_regions(m):
+        if start <= node.start_byte < end:
+            out |= lits
     res = frozenset(x for x in out if _comparable(m, x))
     cache[node.id] = res
     return res
+
+
+def _read_regions(m: "FileModel") -> list[tuple[int, int, set[Literal]]]:
+    """Code of conditional groups whose directives the front end blanked to pair up braces split
+    across them (``mask_unbalanced_conditionals``): (start, end, what holds there). The tree has no
+    preprocessor node for them, but the code is still compiled only under its condition."""
+    got = m.__dict__.get("_pp_read_regions")
+    if got is None:
+        got = m.__dict__["_pp_read_regions"] = []
+        open_: list = []  # the blanked ``#if`` line (or ``#if`` branch and ``#else`` line) of each open group
+        for mk in m.parsed.masks:  # sorted by start; the region is the code up to the blanked ``#endif``
+            if mk.kind != "conditional" or not mk.args:
+                continue
+            if mk.args[0] == "read" and len(mk.args) == 4:
+                open_.append(mk)
+            elif mk.args[0] == "end" and open_:
+                head = open_.pop()
+                _, kind, cond, value = head.args
+                lits = _text_literals(kind, cond, value == "1")
+                if lits:
+                    got.append((head.end, mk.start, lits))
+    return got
+
+
+def _text_literals(kind: str, cond: str, value: bool) -> set[Literal]:
+    """:func:`_literals` for a condition given as text: ``X``, ``!X``, ``defined(X)``, ``A == B``
+    and ``A != B`` (anything else is left out, so never exclusive)."""
+    if kind in ("ifdef", "ifndef"):
+        return {("defined " + cond, value != (kind == "ifndef"))} if _WORD.fullmatch(cond) else set()
+    c = cond.strip()
+    while c.startswith("!"):
+        c, value = c[1:].strip(), not value
+    d = re.fullmatch(r"defined\s*\(\s*([A-Za-z_]\w*)\s*\)|defined\s+([A-Za-z_]\w*)", c)
+    if d:
+        return {("defined " + (d.group(1) or d.group(2)), value)}
+    e = re.fullmatch(r"([\w.]+)\s*(==|!=)\s*([\w.]+)", c)
+    if e:
+        return {(f"{e.group(1)} == {e.group(3)}", value if e.group(2) == "==" else not value)}
+    return {(c, value)} if _WORD.fullmatch(c) else set()
 
 
 def exclusive(m: "FileModel", a: ts.Node, b: ts.Node) -> bool:
