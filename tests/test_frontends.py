@@ -742,3 +742,29 @@ void main() {
     stmt = b"void f(int* p) {\n    p[0] = 1;\n#ifdef A\n    p[1] = 2;\n#else\n    p[1] = 3;\n#endif\n}\n"
     ms = model("k.cu", stmt.decode())
     assert not [mk for mk in ms.parsed.masks if mk.kind == "split-expression"]
+
+
+def test_glsl_statement_macro_calls_without_semicolon():
+    """llama.cpp's flash_attn_dequant.glsl: `case T: FA_DEQUANT4(k_packed)` with `#define
+    FA_DEQUANT4(BUF) return ...;` was a parse error for the whole function; the CUDA front end's
+    pass blanks such invocations in GLSL too. A macro the file defines as an expression stays."""
+    code = """#version 450
+#define DEQUANT4(BUF) \\
+    return vec4(BUF.data[ib]);
+#define SCALE(x) (x * 2.0)
+layout(std430, binding = 0) buffer A { vec4 data[]; } a_packed;
+layout(std430, binding = 1) buffer B { vec4 data[]; } b_packed;
+vec4 dequantize4(uint ib, uint which) {
+    switch (which) {
+        case 0u: DEQUANT4(a_packed)
+        case 1u: DEQUANT4(b_packed)
+    }
+    return vec4(0.0);
+}
+void main() {}
+"""
+    m = model("k.comp", code)
+    assert not m.errors, m.errors
+    assert [mk.text for mk in m.parsed.masks if mk.kind == "macro-invocation"] == ["DEQUANT4(a_packed)", "DEQUANT4(b_packed)"]
+    broken = code.replace("return vec4(0.0);", "float y = SCALE(1.0)\\n    return vec4(y);")
+    assert model("k.comp", broken).errors  # an expression macro without `;` is a real error

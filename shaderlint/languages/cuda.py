@@ -302,7 +302,7 @@ def _only_type_arguments_marked(buf: bytearray, data: bytes, start: int, end: in
                for b, d in zip(buf[start:end], data[start:end]))
 
 
-def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
+def mask_statement_macro_calls(source: Source, buf: bytearray, defined_only: bool = False) -> list[Mask]:
     """Blank invocations of macros that expand to whole statements written without a ``;`` after them
     (``AG_CASE(2)`` lines in a switch, ``#define AG_CASE(n) case n: launch<n><<<...>>>(...); break;``;
     header checks such as ``STD_TORCH_CHECK(cond, "msg")`` followed by the next statement). C has no
@@ -311,7 +311,8 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
     start of another statement (a name or ``}``, not a declaration word such as ``__global__`` or
     ``template``: launch-bounds and qualifier macros stay), and, when the file defines the macro, only
     if every definition's body is statements. The invocation's text is lost to the analysis, like any
-    other masked macro (the estimator sees a "macro-invocation" mask in the body)."""
+    other masked macro (the estimator sees a "macro-invocation" mask in the body). With
+    ``defined_only`` (GLSL, where header macros are rare), only macros the file defines count."""
     data = source.data
     out: list[Mask] = []
     defs = _statement_function_macros(source)
@@ -343,6 +344,8 @@ def mask_statement_macro_calls(source: Source, buf: bytearray) -> list[Mask]:
             continue
         if semis:
             continue  # statements as arguments: base.mask_macro_statement_arguments reads them as a call
+        if defined_only and m.group(1) not in defs:
+            continue
         kind = defs.get(m.group(1), True)
         if nested:
             # `if (c) BLOCK(a) else BLOCK(b)`: a macro the file defines as one braced block stands for a

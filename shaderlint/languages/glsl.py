@@ -24,6 +24,7 @@ from shaderlint.languages.base import (
     _strip_comments, line_starts_with, mask_loop_macros, mask_split_headers, match_at, name_asks_unroll,
     on_directive_line, scan_code, scan_directives,
 )
+from shaderlint.languages.cuda import mask_statement_macro_calls
 from shaderlint.model.source import Source
 
 STAGES = {
@@ -141,6 +142,9 @@ class GlslFrontEnd(FrontEnd):
         masks.extend(mask_unbalanced_conditionals(source, buf))
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(mask_split_headers(source, buf))
+        # `case X: FA_DEQUANT4(k_packed)` with `#define FA_DEQUANT4(BUF) return ...;` (llama.cpp's
+        # flash-attention shaders): the same pass as CUDA's, for macros the file defines as statements
+        masks.extend(mask_statement_macro_calls(source, buf, defined_only=True))
         masks.extend(_mask_qualifier_macros(source, buf))
         masks.extend(_mask_declaration_macro_lines(source, buf))
         masks.sort(key=lambda k: k.start)
