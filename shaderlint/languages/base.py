@@ -1149,8 +1149,33 @@ def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     if b"#" not in data:
         return []
-    lines = [m for m in scan_directives(source, _PP_LINE) if not source.in_comment_or_string(m.start(1))]
     out: list[Mask] = []
+    for group in _flat_conditional_groups(source):
+        prev, _ = _prev_code_byte(source, buf, group[0].start())
+        if not prev or prev[0] not in _EXPRESSION_CONTEXT or any(buf[d.start()] != data[d.start()] for d in group):
+            continue
+        branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
+        codes = [_code_only(source, s, e) for s, e in branches]
+        bodies = [c.strip()[:-1] if c.strip().endswith(b";") else c for c in codes]  # a statement's tail
+        if any(c in body for body in bodies for c in (b";", b"{", b"}")) or not any(c.strip() for c in codes) \
+                or len({c.strip().endswith(b";") for c in codes if c.strip()}) != 1:
+            continue
+        keep = len(branches) - 1 if group[-2].group(1) == b"else" else 0
+        for k, (s, e) in enumerate(branches):
+            if k != keep and codes[k].strip():
+                out.append(Mask(s, e, "split-expression", data[s:e].decode("utf-8", "replace")))
+                _blank(buf, s, e)
+        for d in group:
+            out.append(Mask(d.start(), d.end(), "split-expression", d.group(0).decode("utf-8", "replace")))
+            _blank(buf, d.start(), d.end())
+    return out
+
+
+def _flat_conditional_groups(source: Source) -> list[list[re.Match]]:
+    """Conditional groups that hold no other directive: the ``#if``/``#ifdef``/``#ifndef`` line, its
+    ``#elif``/``#else`` lines and the ``#endif``, in file order."""
+    lines = [m for m in scan_directives(source, _PP_LINE) if not source.in_comment_or_string(m.start(1))]
+    groups = []
     i = 0
     while i < len(lines):
         if lines[i].group(1) not in (b"if", b"ifdef", b"ifndef"):
@@ -1162,28 +1187,9 @@ def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
         if j >= len(lines) or lines[j].group(1) != b"endif":
             i += 1
             continue
-        group = lines[i:j + 1]
-        prev, _ = _prev_code_byte(source, buf, group[0].start())
-        if not prev or prev[0] not in _EXPRESSION_CONTEXT or any(buf[d.start()] != data[d.start()] for d in group):
-            i = j + 1
-            continue
-        branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
-        codes = [_code_only(source, s, e) for s, e in branches]
-        bodies = [c.strip()[:-1] if c.strip().endswith(b";") else c for c in codes]  # a statement's tail
-        if any(c in body for body in bodies for c in (b";", b"{", b"}")) or not any(c.strip() for c in codes) \
-                or len({c.strip().endswith(b";") for c in codes if c.strip()}) != 1:
-            i = j + 1
-            continue
-        keep = len(branches) - 1 if group[-2].group(1) == b"else" else 0
-        for k, (s, e) in enumerate(branches):
-            if k != keep and codes[k].strip():
-                out.append(Mask(s, e, "split-expression", data[s:e].decode("utf-8", "replace")))
-                _blank(buf, s, e)
-        for d in group:
-            out.append(Mask(d.start(), d.end(), "split-expression", d.group(0).decode("utf-8", "replace")))
-            _blank(buf, d.start(), d.end())
+        groups.append(lines[i:j + 1])
         i = j + 1
-    return out
+    return groups
 
 
 def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:
@@ -1204,31 +1210,16 @@ def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:
     header (no nested directives) and that are followed by a ``{`` (or, for attribute-only
     branches, a statement) are touched."""
     data = source.data
-    lines = [m for m in scan_directives(source, _PP_LINE) if not source.in_comment_or_string(m.start(1))]
     out: list[Mask] = []
-    i = 0
-    while i < len(lines):
-        if lines[i].group(1) not in (b"if", b"ifdef", b"ifndef"):
-            i += 1
-            continue
-        j = i + 1
-        while j < len(lines) and lines[j].group(1) in (b"elif", b"else"):
-            j += 1
-        if j >= len(lines) or lines[j].group(1) != b"endif" or any(
-                lines[k].group(1) != b"else" and lines[k].group(1) != b"elif" for k in range(i + 1, j)):
-            i += 1
-            continue
-        group = lines[i:j + 1]
+    for group in _flat_conditional_groups(source):
         branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
         codes = [_code_only(source, s, e) for s, e in branches]
         if not all(_is_bare_header(c) for c in codes) or not any(c.strip() for c in codes):
-            i = j + 1
             continue
         nxt = _next_code(data, group[-1].end())
         headers = any(c.rstrip().endswith(b")") for c in codes)
         follows = data[nxt:nxt + 1]
         if not (follows == b"{" or (not headers and re.match(rb"(?:for|while|do|if)\b|\[\[", data[nxt:nxt + 6]))):
-            i = j + 1
             continue
         keep = len(codes) - 1 if codes[-1].strip() else 0
         for k, (s, e) in enumerate(branches):
@@ -1238,5 +1229,4 @@ def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:
         for d in group:
             out.append(Mask(d.start(), d.end(), "split-header", d.group(0).decode("utf-8", "replace")))
             _blank(buf, d.start(), d.end())
-        i = j + 1
     return out
