@@ -83,7 +83,7 @@ def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:
             return False
         for loop in f.loops:
             if loop.var is v and loop.unroll != 1 and loop.node.start_byte <= node.start_byte < loop.node.end_byte \
-                    and (loop.trip_count is not None or loop.constant_trip or _static_header(model, f, loop, depth)):
+                    and _constant_trip(model, f, loop, depth):
                 return True
         if v.function is f and not v.is_param and v.init is not None:
             if not reassigned(model, v):
@@ -117,7 +117,7 @@ def _stepped_in_unrolled_header(model, f, v, depth: int) -> bool:
         init = node.child_by_field_name("initializer")
         if node.type != "for_statement" or init is None or not (init.start_byte <= v.node.start_byte < init.end_byte):
             continue
-        if loop.unroll == 1 or loop.var is v or not _constant_trip(model, f, loop, depth):
+        if loop.unroll == 1 or loop.var is None or loop.var is v or not _constant_trip(model, f, loop, depth + 1):
             return False
         if not static_index(model, f, v.init, depth + 1):
             return False
@@ -141,28 +141,8 @@ def _stepped_in_unrolled_header(model, f, v, depth: int) -> bool:
 
 
 def _constant_trip(model, f, loop, depth: int) -> bool:
-    """The compiler knows ``loop``'s trip count. A header declaring several variables has no
-    model counter: the counter is the variable its update steps, started statically, bounded
-    statically by a conjunct of the condition and written nowhere else."""
-    if loop.var is not None:
-        return loop.trip_count is not None or loop.constant_trip or _static_header(model, f, loop, depth + 1)
-    node = loop.node
-    init, cond, update = (node.child_by_field_name(k) for k in ("initializer", "condition", "update"))
-    if init is None or init.type != "declaration" or cond is None or update is None:
-        return False
-    steps = update.named_children if update.type == "comma_expression" else [update]
-    for u in steps:
-        target = u.child_by_field_name("argument") if u.type == "update_expression" else None
-        if target is None or unparen(target).type != "identifier":
-            continue
-        c = model.resolve(unparen(target))
-        if c is None or c.init is None or not (init.start_byte <= c.node.start_byte < init.end_byte):
-            continue
-        if [w.id for w in model.direct_writes(c)] != [u.id] or not static_index(model, f, c.init, depth + 1):
-            continue
-        if any(_static_bound(model, f, c, k, depth + 1) for k in _conjuncts(cond)):
-            return True
-    return False
+    """The compiler knows ``loop``'s trip count once the enclosing constant-trip loops are unrolled."""
+    return loop.trip_count is not None or loop.constant_trip or _static_header(model, f, loop, depth)
 
 
 def _unknown_constant(model, node: ts.Node) -> bool:

@@ -718,11 +718,17 @@ class _Builder:
                 decls = self.declarators(init)
                 if len(decls) > 1:
                     # `for (int ldg = 0, col = start; ldg < N; ++ldg, col += C)`: the counter is the
-                    # declared variable the condition tests (vLLM topk_softmax_kernels.cu)
-                    decls = [d for d in decls if self._tested_by(d, cond)][:1] if cond is not None else []
+                    # declared variable the condition tests (vLLM topk_softmax_kernels.cu); when a
+                    # conjunction tests several (`i < 2 && rem > 0`, vLLM hadacore), the one the
+                    # update steps
+                    tested = [d for d in decls if self._tested_by(d, cond)] if cond is not None else []
+                    if len(tested) > 1 and update is not None:
+                        stepped = [d for d in tested if (v := self._declared_var(f, d)) is not None
+                                   and self._update_of(update, v) is not None]
+                        tested = stepped or tested
+                    decls = tested[:1]
                 if len(decls) == 1:
-                    nm, _, _ = self.unwrap_declarator(decls[0])
-                    var = next((v for v in f.vars if v.node == nm), None) if nm is not None else None
+                    var = self._declared_var(f, decls[0])
                     if var is not None and var.init is not None:
                         loop.start = m.const_value(var.init)
             elif init is not None and init.type == "assignment_expression":
@@ -757,14 +763,23 @@ class _Builder:
             f.loops.append(loop)
 
     def _tested_by(self, declarator: ts.Node, cond: ts.Node) -> bool:
-        """True if the variable ``declarator`` declares is an operand of the comparison ``cond``."""
+        """True if the variable ``declarator`` declares is an operand of the comparison ``cond`` or
+        of one of its ``&&`` conjuncts."""
         nm, _, _ = self.unwrap_declarator(declarator)
         c = unparen(cond)
         if nm is None or c.type != "binary_expression":
             return False
+        left, right = c.child_by_field_name("left"), c.child_by_field_name("right")
+        op = c.child_by_field_name("operator")
+        if op is not None and op.type == "&&":
+            return any(x is not None and self._tested_by(declarator, x) for x in (left, right))
         name = self.text(nm)
         return any(x is not None and unparen(x).type == "identifier" and self.text(unparen(x)) == name
-                   for x in (c.child_by_field_name("left"), c.child_by_field_name("right")))
+                   for x in (left, right))
+
+    def _declared_var(self, f, declarator: ts.Node) -> Var | None:
+        nm, _, _ = self.unwrap_declarator(declarator)
+        return next((v for v in f.vars if v.node == nm), None) if nm is not None else None
 
     def _update_of(self, update: ts.Node, var: Var) -> ts.Node | None:
         """The part of a comma-separated loop update (``++ldg, col += C``) that steps ``var``; None
