@@ -666,8 +666,8 @@ class Walker:
             self.forget(body)
         for lp in self.loops:
             lp.nested = True
-        lp = _Loop(self.pos + 1, False, factor=factor, counted=counted, touched_from=len(self.touched))
-        lp.live_at_start = self._last_at_least(lp.start)
+        lp = _Loop(self.pos + 1, False, factor=factor, counted=counted, touched_from=len(self.touched),
+                   live_at_start=self._last_at_least(self.pos + 1))
         self.loops.append(lp)
         if cond is not None:
             self.step()

@@ -459,8 +459,6 @@ def expand_statement_macros(model, f):
     if not any(f.body.start_byte <= mk.start < f.body.end_byte for mk in uses):
         return None
     group = [k for k in model.kernels if k.body is not None] if f.is_entry else [f]
-    if f not in group:
-        group.append(f)
     bodies = [(k.body.start_byte, k.body.end_byte) for k in group]
     picked = [mk for mk in uses if any(s <= mk.start < e for s, e in bodies)]
     defs = {}

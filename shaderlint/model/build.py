@@ -1057,7 +1057,7 @@ class _Builder:
         # read before they changed ends it too: the next round would read what this one did and
         # change nothing (most files: one round instead of two).
         for _ in range(12):
-            changed = stale = False
+            stale = False  # a value changed after something read it: another round
             reads = m._dep_reads = {}
             m._deps_cache.clear()
             for (var, rhs, stmt), cs in zip(writes, conds):
@@ -1073,12 +1073,10 @@ class _Builder:
                 old = wdeps.get(key, frozenset())
                 if not d <= old:
                     wdeps[key] = old | d
-                    changed = True
                     stale = stale or key in reads
                 vd = deps.get(var, frozenset())
                 if not d <= vd:
                     deps[var] = vd | d
-                    changed = True
                     stale = stale or var in reads
             # Helper functions: what their result depends on besides their arguments.
             for f in m.functions:
@@ -1090,8 +1088,8 @@ class _Builder:
                 fd = frozenset(d)
                 if fd != m.intrinsic_deps.get(f, frozenset()):
                     m.intrinsic_deps[f] = fd
-                    changed = stale = True
-            if not changed or not stale:
+                    stale = True
+            if not stale:
                 break
         m._dep_reads = None
         m._deps_cache.clear()

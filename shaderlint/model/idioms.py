@@ -112,11 +112,10 @@ def _group_vote(model: "FileModel", f: Function | None, cond: ts.Node) -> bool:
     analysis cannot tell: silent."""
     if f is None or f.body is None:
         return False
-    reads = model._dep_reads
-    if reads is not None:  # while the dependence fixpoint runs (see compute_dependence)
-        reads.update(dict.fromkeys(v for n in descendants(cond, "identifier") if (v := model.resolve(n)) is not None))
-    idents = [v for n in descendants(cond, "identifier") if (v := model.resolve(n)) is not None
-              and B.LOCAL in model.var_deps.get(v, frozenset())]
+    named = [v for n in descendants(cond, "identifier") if (v := model.resolve(n)) is not None]
+    if model._dep_reads is not None:  # while the dependence fixpoint runs (see compute_dependence)
+        model._dep_reads.update(dict.fromkeys(named))
+    idents = [v for v in named if B.LOCAL in model.var_deps.get(v, frozenset())]
     if not idents:
         return False
     for v in set(idents):

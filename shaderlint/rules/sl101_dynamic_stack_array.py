@@ -16,11 +16,11 @@ constant from a header) is taken for a constant of unknown value, not for a
 run-time value; so is an entry of a table of constants that is never written
 (`vals[order[i]]` with `int order[8] = {0, 2, ...}`). A loop that declares
 several variables (`for (ldg = 0, col = start; ldg < 4; ++ldg, col += 32)`)
-counts with the one its condition tests (with `&&`, the one its update steps), and
-its other variables are static too
-when they start static and every iteration steps them by a constant, in the
-update or in straight-line statements of the body (vLLM's hadacore: `for (i = 0,
-rem = N - l * 8; i < 2 && rem > 0; i++) { ...; rem -= 4; }`). A constant declared in each branch of an
+counts with the one its condition tests (with `&&`, the one its update steps),
+and its other variables are static too when they start static and every
+iteration steps them by a constant, in the update or in straight-line statements
+of the body (vLLM's hadacore: `for (i = 0, rem = N - l * 8; i < 2 && rem > 0;
+i++) { ...; rem -= 4; }`). A constant declared in each branch of an
 `#if`/`#else` (`#ifdef FAST_FP16 constexpr int cs = 4; #else constexpr int cs = 2; #endif`)
 stays visible after the `#endif`, as only one branch is compiled. A parameter of a
 lambda bound to a name in the kernel is static when every call of the lambda passes

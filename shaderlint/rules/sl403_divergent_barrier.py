@@ -202,13 +202,11 @@ def _statement(cond):
 
 def _describe(model, node, cond) -> str:
     """How ``cond`` decides whether ``node`` runs."""
-    stmt = cond.parent
-    while stmt is not None and stmt.type in ("condition_clause", "parenthesized_expression"):
-        stmt = stmt.parent
+    stmt = _statement(cond)
     text = " ".join(model.text(cond).split())
     if text.startswith("(") and text.endswith(")"):
         text = text[1:-1].strip()
-    if stmt is not None and stmt.start_byte <= node.start_byte < stmt.end_byte:
+    if stmt.start_byte <= node.start_byte < stmt.end_byte:
         if stmt.type in _LOOPS:
             return f"runs in a loop whose condition is `{text}`"
         return f"runs only when `{text}` holds"
