@@ -1,11 +1,17 @@
 """The Neovim setup of docs/editors.md, run as written in a headless Neovim.
 
 The Lua block of the "Neovim" section is extracted from the documentation and
-loaded unchanged; a small harness opens a CUDA file, waits (``vim.wait``, on
-the diagnostics, no sleep) for the server's diagnostics and writes them out.
-``shaderlint`` is resolved from ``PATH`` exactly as the documented ``cmd`` says:
-a shim directory puts this interpreter's shaderlint first. Neovim is installed
-by ``.ci/install-system-deps``; the test skips only if it is still missing.
+used unchanged as the user's ``init.lua`` (``$XDG_CONFIG_HOME/nvim/init.lua``,
+read by a plain ``nvim FILE``, runtime plugins included); a small harness run
+after start-up waits (``vim.wait``, on the diagnostics, no sleep) for the
+server's diagnostics on the CUDA file given on the command line and writes
+them out. ``shaderlint`` is resolved from ``PATH`` exactly as the documented
+``cmd`` says: a shim directory puts this interpreter's shaderlint first.
+
+Neovim is installed by ``.ci/install-system-deps``. Without it the test skips,
+except under ``.ci/run`` on a machine where that script can install it (root
+or password-less sudo, and apt-get): there ``SHADERLINT_REQUIRE_NEOVIM=1`` makes
+a missing Neovim a failure, so CI cannot pass by silently skipping the test.
 """
 
 from __future__ import annotations
@@ -35,8 +41,6 @@ __global__ void normalize_rows(float *out, const int *in, int n, int rows)
 SL201_LINE = 5  # 0-based
 
 HARNESS = r"""
-dofile(CONFIG)
-vim.cmd("edit " .. vim.fn.fnameescape(FILE))
 local got = vim.wait(30000, function() return #vim.diagnostic.get(0) > 0 end, 20)
 local lines = {}
 for _, d in ipairs(vim.diagnostic.get(0)) do
@@ -73,8 +77,18 @@ def _lua_string(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-@pytest.mark.skipif(shutil.which("nvim") is None, reason="nvim is not installed (.ci/install-system-deps installs it)")
+def require_nvim() -> str:
+    nvim = shutil.which("nvim")
+    if nvim is None:
+        if os.environ.get("SHADERLINT_REQUIRE_NEOVIM") == "1":
+            pytest.fail("nvim is not installed, and SHADERLINT_REQUIRE_NEOVIM=1 (.ci/run on a machine where "
+                        ".ci/install-system-deps can install it): see that script's output")
+        pytest.skip("nvim is not installed (.ci/install-system-deps installs it)")
+    return nvim
+
+
 def test_neovim_shows_shaderlint_diagnostics(tmp_path):
+    nvim = require_nvim()
     shim = tmp_path / "bin"
     shim.mkdir()
     exe = shim / "shaderlint"
@@ -84,12 +98,12 @@ def test_neovim_shows_shaderlint_diagnostics(tmp_path):
     work.mkdir()
     source = work / "normalize.cu"
     source.write_text(KERNEL)
-    config = tmp_path / "shaderlint.lua"
-    config.write_text(documented_config())
+    init = tmp_path / "config" / "nvim" / "init.lua"  # where Neovim reads the user's init.lua
+    init.parent.mkdir(parents=True)
+    init.write_text(documented_config())
     out = tmp_path / "diagnostics.txt"
     check = tmp_path / "check.lua"
-    check.write_text(f"local CONFIG = {_lua_string(str(config))}\nlocal FILE = {_lua_string(str(source))}\n"
-                     f"local OUT = {_lua_string(str(out))}\n" + HARNESS)
+    check.write_text(f"local OUT = {_lua_string(str(out))}\n" + HARNESS)
     env = {
         **os.environ,
         "PATH": f"{shim}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -98,7 +112,7 @@ def test_neovim_shows_shaderlint_diagnostics(tmp_path):
         "XDG_DATA_HOME": str(tmp_path / "data"), "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_CACHE_HOME": str(tmp_path / "cache"),
     }
-    proc = subprocess.run(["nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "-c", f"luafile {check}"],
+    proc = subprocess.run([nvim, "--headless", "-i", "NONE", "-n", source.name, "-c", f"luafile {check}"],
                           cwd=work, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
     report = out.read_text() if out.exists() else ""
     assert proc.returncode == 0, f"nvim exited {proc.returncode}\nstdout: {proc.stdout}\nstderr: {proc.stderr}\n{report}"
