@@ -19,6 +19,7 @@ The hook is installed once for the module (~15 s).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -98,6 +99,11 @@ def test_documented_rev_exists_in_this_repository():
     if not _resolves(rev) and _git(ROOT, "rev-parse", "--is-shallow-repository").stdout.strip() == "true":
         pytest.skip(f"shallow clone without {rev!r}: cannot tell whether it exists")
     assert _resolves(rev), f"docs/editors.md documents rev {rev!r}, which is no branch, tag or commit here"
+
+
+def test_documented_repository_is_the_one_the_extension_names():
+    manifest = json.loads((ROOT / "vscode-extension" / "package.json").read_text(encoding="utf-8"))
+    assert manifest["repository"]["url"].removesuffix(".git") == documented_repo()["repo"]
 
 
 def hook_repository(dest: Path, branch: str) -> Path:
