@@ -463,16 +463,15 @@ def expand_statement_macros(model, f):
     picked = [mk for mk in uses if any(s <= mk.start < e for s, e in bodies)]
     defs = {}
     for d in model.nodes("define"):
-        name, value = d.child_by_field_name("name"), d.child_by_field_name("value")
-        if name is not None and value is not None:
-            defs[model.text(name)] = model.text(value)
+        name, body = d.child_by_field_name("name"), model.macro_body(d)
+        if name is not None and body is not None:
+            defs[model.text(name)] = body
     data = model.source.data
     edits: list[tuple[int, int]] = []  # (start, length change) of each expansion
     for mk in sorted(picked, key=lambda m: -m.start):
         body = defs.get(mk.text.rstrip(";").strip())
         if body is None:
             continue
-        body = re.sub(r"\\\r?\n", "\n", body)
         body = re.sub(r'_Pragma\s*\(\s*"([^"]*)"\s*\)', lambda m: "\n#pragma " + m.group(1) + "\n", body)
         text = body.encode() + b"\n"
         data = data[:mk.start] + text + data[mk.end:]

@@ -99,6 +99,7 @@ class FrontEnd:
         if buf.startswith(b"\xef\xbb\xbf"):
             masks.append(Mask(0, 3, "bom", ""))
             buf[0:3] = b"   "
+        masks.extend(mask_directive_comments(source, buf))
         masks.extend(mask_dead_branches(source, buf))
         masks.extend(mask_split_expressions(source, buf))
         if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
@@ -207,6 +208,20 @@ def ends_after_blanks(data: bytes, end: int, suffix) -> bool:
 def on_directive_line(data: bytes, pos: int) -> bool:
     """Whether ``pos`` is on a preprocessor line (only blanks before a ``#`` at its start)."""
     return data[data.rfind(b"\n", 0, pos) + 1:pos].lstrip().startswith(b"#")
+
+
+def mask_directive_comments(source: Source, buf: bytearray) -> list[Mask]:
+    """Mask block comments inside preprocessor lines (``#define M 4 /* rows */ + 1``). The
+    preprocessor replaces a comment with a space before it reads the directive, but the grammar ends
+    the directive at the comment and reads the rest of the line (``+ 1``) as a statement at file
+    scope. Line breaks inside the comment are kept, so lines do not move."""
+    data = source.data
+    out = []
+    for s, e, is_comment in source.lexical:
+        if is_comment and data.startswith(b"/*", s) and on_directive_line(data, s):
+            out.append(Mask(s, e, "comment", ""))
+            _blank(buf, s, e)
+    return out
 
 
 def _strip_comments(body: bytes) -> bytes:

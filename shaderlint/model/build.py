@@ -61,6 +61,10 @@ _DECL_WRAPPERS = ("init_declarator", "array_declarator", "pointer_declarator", "
                   "attributed_declarator", "parenthesized_declarator")
 
 
+class _UncertainMacro(Exception):
+    """A macro body names a macro whose value depends on the build."""
+
+
 @lru_cache(maxsize=8)
 def _query(language: ts.Language, name: str) -> ts.Query:
     return ts.Query(language, _QUERIES[name])
@@ -228,15 +232,59 @@ class _Builder:
 
     # ---- macros, enums, structs, typedefs --------------------------------------------------
     def collect_macros(self) -> None:
+        """Values of the object-like macros the file defines. A name defined with different bodies
+        (in the two arms of ``#ifndef X ... #else ... #endif``, or redefined after ``#undef``) has no
+        one value: which definition is live depends on the build. When every body is a constant, the
+        name is a constant of unknown value, and so is a macro computed from it."""
         m = self.m
+        bodies: dict[str, set[str]] = defaultdict(set)
+        defines = []
         for d in m.nodes("define"):
             name = d.child_by_field_name("name")
-            value = d.child_by_field_name("value")
-            if name is None or value is None:
+            body = m.macro_body(d)
+            if name is not None and body is not None:
+                bodies[self.text(name)].add(body)
+                defines.append((self.text(name), body))
+        uncertain: set[str] = set()
+        not_constant: set[str] = set()
+
+        def lookup(n: str) -> int | float | None:
+            if n in uncertain:
+                raise _UncertainMacro
+            return m.macros.get(n, m.enums.get(n))
+
+        for name, body in defines:
+            try:
+                v = eval_text(body, lookup)
+            except _UncertainMacro:
+                uncertain.add(name)
                 continue
-            v = eval_text(self.text(value), lambda n: m.macros.get(n, m.enums.get(n)))
-            if v is not None and not isinstance(v, bool):
-                m.macros[self.text(name)] = v
+            if v is None or isinstance(v, bool):
+                not_constant.add(name)
+                continue
+            if len(bodies[name]) > 1:
+                uncertain.add(name)
+            else:
+                m.macros[name] = v
+        for name in uncertain:
+            m.macros.pop(name, None)
+            if name not in not_constant:
+                m.constant_names.add(name)
+        # An array's size must be a constant expression in every language modelled (C++ has no
+        # variable-length arrays, nor does GLSL): a name the file cannot resolve that sizes an array
+        # (`float acc[TILE / 4];` with TILE from a header, or from a `#define` whose body is not
+        # evaluated here) is a compile-time constant of unknown value wherever it appears.
+        for d in m.nodes("declaration"):
+            for decl in d.children_by_field_name("declarator"):
+                for size in self.unwrap_declarator(decl)[1]:
+                    if size is not None:
+                        stack = [size]
+                        while stack:
+                            n = stack.pop()
+                            if n.type == "identifier":
+                                m.constant_names.add(self.text(n))
+                            elif n.type not in ("call_expression", "field_expression", "subscript_expression"):
+                                stack.extend(n.named_children)
 
     def collect_types(self) -> None:
         m = self.m

@@ -87,6 +87,12 @@ class ExprAnalysis:
     def text(self: "FileModel", node: ts.Node) -> str:
         return self.source.data[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
+    def macro_body(self: "FileModel", define: ts.Node) -> str | None:
+        """The replacement text of a ``#define`` (object- or function-like) as the preprocessor reads
+        it, without comments and line splices (``#define N 4 // items``: ``4``); None if empty."""
+        value = define.child_by_field_name("value")
+        return self.source.code_text(value.start_byte, value.end_byte) if value is not None else None
+
     # ---- functions and names -----------------------------------------------------
     def function_at(self: "FileModel", offset: int) -> Function | None:
         i = bisect.bisect_right(self._function_starts, offset) - 1
@@ -549,15 +555,14 @@ class ExprAnalysis:
         if bodies is None:
             bodies = self._glsl_macro_bodies = {}
             for d in self.nodes("define"):
-                nm, val = d.child_by_field_name("name"), d.child_by_field_name("value")
+                nm = d.child_by_field_name("name")
                 if nm is not None:
-                    bodies.setdefault(self.text(nm), []).append(self.text(val) if val is not None else "")
+                    bodies.setdefault(self.text(nm), []).append(self.macro_body(d) or "")
         if name not in bodies:
             return True
         if depth > 8:
             return False
         for body in bodies[name]:
-            body = re.sub(r"//[^\n]*|/\*.*?\*/|\\\n", " ", body, flags=re.S).strip()
             if not body or not re.fullmatch(r"[\w\s+\-*/%()<>&|^~?:!=]*", body) or re.search(r"\w\s*\(", body):
                 return False
             for word in re.findall(r"\b[A-Za-z_]\w*\b", body):

@@ -20,6 +20,8 @@ _LEXICAL = re.compile(
     re.S,
 )
 
+_SPLICE = re.compile(rb"\\\r?\n")
+
 # A line feed, then a line whose first byte other than spaces and tabs is '#'.
 _DIRECTIVE_START = re.compile(rb"\n[ \t]*#")
 # An upper-case name followed by `(`, not right after a word byte, `.`, `->` or `::`; the same matches as
@@ -112,6 +114,25 @@ class Source:
                 out.append(lexical[i][:2])
             i += 1
         return out
+
+    def code_text(self, start: int, end: int) -> str:
+        """``[start, end)`` as the preprocessor reads it once comments are gone: each comment is one
+        space and line splices (backslash-newline) are removed; string literals stay. A macro's body
+        (``#define N 4 // items`` is ``4``)."""
+        data = self.data
+        parts = []
+        pos = start
+        i = max(0, bisect.bisect_right(self._lexical_starts, start) - 1)
+        lexical = self.lexical
+        while i < len(lexical) and lexical[i][0] < end:
+            s, e, is_comment = lexical[i]
+            i += 1
+            if is_comment and e > start:
+                parts.append(data[pos:max(s, pos)])
+                parts.append(b" ")
+                pos = min(e, end)
+        parts.append(data[pos:end])
+        return _SPLICE.sub(b"", b"".join(parts)).decode("utf-8", "replace").strip()
 
     def line_of(self, offset: int) -> int:
         """0-based line index of a byte offset."""

@@ -13,8 +13,11 @@ test in each copy, and its counter is static. A name the file
 does not declare but that reads as a constant (a member of a type such as
 `F::kLanes`, a variable template `kElems<T>`, an upper-case or `kName` macro or
 constant from a header) is taken for a constant of unknown value, not for a
-run-time value; so is an entry of a table of constants that is never written
-(`vals[order[i]]` with `int order[8] = {0, 2, ...}`). A loop that declares
+run-time value, and so is any name that sizes an array (`float v[TILE];`: C++
+and GLSL have no variable-length arrays); so is an entry of a table of constants
+that is never written (`vals[order[i]]` with `int order[8] = {0, 2, ...}`). A
+macro's body is read as the preprocessor reads it, without its comments
+(`#define ROWS 4 // rows per thread` is 4). A loop that declares
 several variables (`for (ldg = 0, col = start; ldg < 4; ++ldg, col += 32)`)
 counts with the one its condition tests (with `&&`, the one its update steps),
 and its other variables are static too when they start static and every
@@ -83,10 +86,20 @@ None.
 at the dynamic index; `-Xptxas -v` reports "64 bytes stack frame" for a
 16-float histogram updated inside a runtime loop. The unrolled negative
 (`acc[i]` in `for (int i = 0; i < 8; ++i)`) compiles to registers only
-("0 bytes stack frame", no `__local_depot`). ptxas sometimes removes a single
-dynamic access to a tiny array with selects (0 bytes stack frame although the
-PTX has a local depot); the rule still reports it, since NVVM, Apple's and
-other compilers do not.
+("0 bytes stack frame", no `__local_depot`).
+
+On CUDA, an array of at most four 16- or 32-bit elements (scalars or vectors of
+them) is not reported: ptxas keeps it in registers and reads and writes it with
+selects, with 0 bytes of stack frame for data-dependent reads, writes and
+read-modify-writes, once or in a run-time loop (`-Xptxas -v`, sm_80 and sm_90;
+five or six elements already reach the stack for some element types, and
+`double` or `char` arrays of three do). Such selects cost 1.06-1.3× on an
+H100 (`shared/data/h100-pitfall-costs.md`), against 20-33× for an array that
+really lands in local memory. Larger arrays accessed at a dynamic index only a
+few times outside loops are often also turned into selects by ptxas (0 bytes of
+stack for up to 32 floats in the same probes); the rule still reports them,
+since Apple's and other compilers do not, and the cost of the selects grows with
+the array.
 """
 
 from __future__ import annotations
@@ -154,6 +167,8 @@ class DynamicStackArray(Rule):
                 count = 1
                 for d in v.dims:
                     count = count * d if d is not None and count is not None else None
+                if model.language == "cuda" and _selects_in_ptxas(el, count):
+                    continue
                 size = f"{count} × {el.name}" if count is not None and 0 < count < 1 << 62 and el.is_known else "array"
                 first = model.text(idxs[0])
                 related = tuple(Related(i.start_byte, i.end_byte, f"dynamic index '{model.text(i)}'") for i in idxs)
@@ -163,6 +178,16 @@ class DynamicStackArray(Rule):
                     f"resolve; it will be placed in stack memory instead of registers",
                     kernel=f.name, related=related,
                 )
+
+
+def _selects_in_ptxas(el, count: int | None) -> bool:
+    """ptxas keeps a CUDA array of at most four 16- or 32-bit elements (scalars or vectors of them)
+    in registers whatever its indices, reading and writing it with selects: 0 bytes of stack frame
+    for reads, writes and read-modify-writes at a data-dependent index, once or in a run-time loop
+    (`-Xptxas -v`, sm_80 and sm_90; five or six elements already spill for some element types, and
+    `double` or `char` arrays of three do). Such selects cost 1.06-1.3x on an H100, not the 20-33x of
+    local memory."""
+    return count is not None and 0 < count <= 4 and el.kind in ("int", "uint", "float") and el.bits in (16, 32)
 
 
 _PASS_THROUGH = ("parenthesized_expression", "binary_expression", "unary_expression", "cast_expression",

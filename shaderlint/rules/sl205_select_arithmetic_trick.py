@@ -11,8 +11,11 @@ never reassigned. Integer selects are not flagged (`mask * (a > b)`, `x * (x != 
 `kx -= wrap * p.KW`): compilers turn a product with a 0/1 integer into the select
 itself (`nvcc` emits one `selp.b32` for both forms) and integers have no NaN to
 leak through; a product whose whole chain is floating-point (`2 * (c) * val`) still
-is. Products of two boolean factors (`float(a) * float(b)`, a
-logical "and") and `mix(a, b, t)` with a real-valued `t` are not flagged.
+is. Products of boolean factors (`float(a) * float(b) * float(c)`, a
+logical "and", itself a 0/1 value), a boolean times a compile-time constant
+(`float(hit) * 0.5f`: the compiler selects the constant, the same single
+`selp.f32` as `hit ? 0.5f : 0.0f`) and `mix(a, b, t)` with a real-valued `t` are
+not flagged.
 
 ## Why is this bad?
 GPUs have a single-instruction select. Apple's GPU compiler team ("Advanced
@@ -55,9 +58,12 @@ None.
 to `setp.gt.f32 %p2, %f1, 0f00000000;`, `selp.f32 %f2, 0f3F800000,
 0f00000000, %p2;` (the condition turned into 1.0/0.0) and
 `mul.f32 %f3, %f1, %f2;`, while the `?:` form in the negative kernel is the
-single `selp.f32 %f2, %f1, 0f00000000, %p2;`. `hit * 0.5f` becomes a 1.0/0.0
-`selp.f32` plus an `fma.rn.f32`, against one `selp.f32 %f11, 0f3F000000,
-0f00000000, %p4;` for `labels[i] == target ? 0.5f : 0.0f`; the inlined blend
+single `selp.f32 %f2, %f1, 0f00000000, %p2;`. A boolean times a constant is
+not reported: `o[i] = (float)(l[i] == t) * 0.5f` and `o[i] = l[i] == t ? 0.5f :
+0.0f` compile to the same `selp.f32 %f1, 0f3F000000, 0f00000000, %p1;` (added
+to a sum, the product form gives a 1.0/0.0 `selp.f32` and an `fma.rn.f32`
+where the `?:` gives a 0.5/0.0 `selp.f32` and an `add.f32`: as many
+instructions); the inlined blend
 `x * pos + slope * x * (1.0f - pos)` adds a `sub.f32` and a `fma.rn.f32` on
 top of the 1.0/0.0 select.
 """
@@ -121,10 +127,13 @@ class SelectArithmeticTrick(Rule):
                     factors = [_factor(model, x) for x in (left, right)]
                     if sum(x is not None for x in factors) != 1:
                         continue  # none, or both boolean (a logical and)
-                    if model.type_of(_product_root(model, node)).is_integer:
+                    root = _product_root(model, node)
+                    if model.type_of(root).is_integer:
                         continue
                     c = next(x for x in factors if x is not None)
                     other = right if factors[0] is not None else left
+                    if not c[1] and root.id == node.id and model.is_constant(other):
+                        continue  # `float(hit) * 0.5f`: the compiler selects the constant itself
                     v = model.resolve(c[0]) if c[0].type == "identifier" else None
                     if v is not None:
                         by_var.setdefault(id(v), []).append((node, op, other, c[0]))
@@ -214,6 +223,10 @@ def _boolean(model, n, depth: int) -> bool:
     t = n.type
     if t == "binary_expression":
         op = n.child_by_field_name("operator")
+        if op is not None and model.text(op) == "*":  # an "and" of 0/1 values is 0 or 1
+            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+            return left is not None and right is not None and _boolean(model, left, depth + 1) \
+                and _boolean(model, right, depth + 1)
         return op is not None and model.text(op) in COMPARE_OPS
     if t == "unary_expression":
         op = n.child_by_field_name("operator")

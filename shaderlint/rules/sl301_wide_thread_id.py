@@ -46,6 +46,11 @@ too small to change occupancy on its own (impact null).
 
 ## Options
 None.
+
+## Default
+Opt-in (`--extend-select SL301`). On a random sample of real-code findings
+(about 5,500 public CUDA, Metal and GLSL files, none written by us; issue 15 of
+the tracker), 9 of 12 SL301 findings were true but not worth acting on.
 """
 
 from __future__ import annotations
@@ -75,6 +80,7 @@ class WideThreadId(Rule):
     name = "wide-thread-id"
     languages = frozenset({"metal"})
     severity = Severity.WARNING
+    default_on = False
     fix = "unsafe"
     summary = "threadgroup-local thread ID declared uint instead of ushort"
 
