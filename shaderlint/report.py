@@ -114,10 +114,11 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     """Rows for one file (never raises for bad input: an unreadable file has no rows)."""
     from shaderlint.deadline import Deadline, TimeBudgetExceeded
 
-    language = language_for_path(path)
+    from shaderlint.config import Settings
+
+    language = settings.language_for(path) if settings is not None else language_for_path(path)
     if language is None:
         return []
-    from shaderlint.config import Settings
 
     try:
         if data is None:

@@ -62,7 +62,7 @@ def test_text_output_and_exit_code(project, capsys):
         "      |                            ^",
     ]
     assert all(line.startswith("      = ") for line in lines[3:-1])  # impact estimate, fix, related
-    assert lines[-1] == "Found 1 problem (0 errors, 1 warnings, 0 info) in 1 files."
+    assert lines[-1] == "Found 1 problem (1 warning) in 1 file."
     assert err == ""
 
 
@@ -70,7 +70,7 @@ def test_quiet_clean_and_fail_on(project, capsys):
     write(project / "k.cu", DIV)
     write(project / "ok.cu", CLEAN)
     assert run(capsys, "-q", "--select", "SL201", "k.cu") == (1, f"k.cu:3:28: SL201 [warning] {MSG}\n", "")
-    assert run(capsys, "--select", "SL201", "ok.cu") == (0, "No problems found in 1 files.\n", "")
+    assert run(capsys, "--select", "SL201", "ok.cu") == (0, "No problems found in 1 file.\n", "")
     assert run(capsys, "-q", "--select", "SL201", "--fail-on", "error", "k.cu")[0] == 0
     assert run(capsys, "-q", "--select", "SL201", "--fail-on", "never", "k.cu")[0] == 0
     assert run(capsys, "-q", "--select", "SL201", "--fail-on", "info", "k.cu")[0] == 1

@@ -81,7 +81,7 @@ def test_closest_wins_per_file_in_one_run(root, capsys):
     write(root / "strict" / "shaderlint.toml", "")
     write(root / "strict" / "b.cu", DIV)
     code, data, _ = lint_json(capsys, ".")
-    assert code == 1 and [d["path"] for d in data] == [os.path.join(".", "strict", "b.cu")]
+    assert code == 1 and [d["path"] for d in data] == [os.path.join("strict", "b.cu")]  # no "./" prefix
 
 
 def test_explicit_config_applies_to_every_file(root, capsys):
@@ -146,7 +146,7 @@ def test_per_file_ignores_in_a_run(root, capsys):
     write(root / "legacy" / "a.cu", DIV)
     write(root / "new" / "a.cu", DIV)
     code, data, _ = lint_json(capsys, "--select", "SL201", ".")
-    assert code == 1 and [d["path"] for d in data] == [os.path.join(".", "new", "a.cu")]
+    assert code == 1 and [d["path"] for d in data] == [os.path.join("new", "a.cu")]
 
 
 # ---- exclusion ------------------------------------------------------------------------------------

@@ -137,18 +137,27 @@ def test_github_annotations(tmp_path):
 
 
 def test_statistics_rows_and_table(tmp_path):
+    """``fixable`` counts what --fix would fix: safe fixes, unsafe ones only with --unsafe-fixes."""
     a = str(tmp_path / "a.cu")
-    rows = statistics([result(a, diag(a), diag(a), diag(a, code="SL101", name="dynamic-stack-array",
-                                                           fix=Fix("x", Applicability.UNSAFE, ())))])
+    unsafe = Fix("x", Applicability.UNSAFE, (Edit(0, 1, "y"),))
+    safe = Fix("x", Applicability.SAFE, (Edit(2, 3, "y"),))
+    results = [result(a, diag(a), diag(a), diag(a, code="SL101", name="dynamic-stack-array", fix=unsafe),
+                      diag(a, code="SL202", name="float-literal-in-half-math", fix=safe),
+                      diag(a, code="SL202", name="float-literal-in-half-math"))]
+    rows = statistics(results)
     assert rows == [
         {"code": "SL201", "name": "variable-integer-division", "severity": "warning", "count": 2, "fixable": 0},
-        {"code": "SL101", "name": "dynamic-stack-array", "severity": "warning", "count": 1, "fixable": 1},
+        {"code": "SL202", "name": "float-literal-in-half-math", "severity": "warning", "count": 2, "fixable": 1},
+        {"code": "SL101", "name": "dynamic-stack-array", "severity": "warning", "count": 1, "fixable": 0},
     ]
     assert format_statistics_text(rows) == (
-        "     2  SL201  variable-integer-division  [warning]\n"
-        "     1  SL101  dynamic-stack-array        [warning]  (1 fixable)\n"
-        "     3  total\n"
+        "     2  SL201      variable-integer-division   [warning]\n"
+        "     2  SL202  [*] float-literal-in-half-math  [warning]  (1 fixable)\n"
+        "     1  SL101      dynamic-stack-array         [warning]\n"
+        "     5  total\n"
     )
+    assert [r["fixable"] for r in statistics(results, unsafe=True)] == [0, 1, 1]
+    assert format_statistics_text(statistics(results[:0])) == "No problems found.\n"
 
 
 @pytest.mark.parametrize("name", FORMATS)
