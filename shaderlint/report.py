@@ -11,7 +11,8 @@ compiled, and the estimate is the fallback when compilation fails.
 
 ``--format json`` prints the stable array of SPEC.md; the text table labels
 estimates (``~``) with the target they assume. ``main(argv) -> int``: 0 on
-success, 2 on usage errors.
+success, 2 on usage errors and when a path could not be read (missing, not a
+file or directory), after the rows of the others.
 """
 
 from __future__ import annotations
@@ -90,11 +91,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     errors: list[tuple[str, str]] = []
     paths = args.paths or ["."]
-    files = list(discover(paths, (), errors, is_excluded=lambda p: resolver.for_path(p).is_excluded(p)))
+    files = list(discover(paths, (), errors, is_excluded=lambda p: resolver.for_path(p).is_excluded(p),
+                          language_for=lambda p: resolver.for_path(p).language_for(p)))
     for p, reason in errors:
         print(f"shaderlint: {p}: {reason}", file=sys.stderr)
-    if any(reason == "no such file or directory" for _, reason in errors) and not files:
-        return 2
     rows: list[Row] = []
     for path in files:
         settings = resolver.for_path(path)
@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             fh.write(text)
     else:
         sys.stdout.write(text)
-    return 0
+    return 2 if errors else 0  # as for linting: a path that could not be read fails the run
 
 
 # ---- rows ---------------------------------------------------------------------------------------
