@@ -557,3 +557,10 @@ def test_add_ignore_on_a_continued_line_uses_a_block_comment(tmp_path):
     edits, n = ignore_edits(src, [d])
     assert n == 1
     assert apply_edits(data, edits) == b"#define D(a, n) \\\n    ((a) / (n)) /* shaderlint: ignore[SL201] */ \\\n    + 1\n"
+
+
+def test_report_fails_for_a_path_it_could_not_read(project, capsys):
+    write(project / "k.cu", DIV)
+    code, out, err = run(capsys, "report", "--format", "json", "nope.cu", "./k.cu")
+    assert code == 2 and err == "shaderlint: nope.cu: no such file or directory\n"
+    assert [r["path"] for r in json.loads(out)] == ["k.cu"]
