@@ -333,14 +333,15 @@ def run_lint(args: argparse.Namespace) -> int:
         return failed
     if args.baseline:
         results, _dropped = load_baseline(args.baseline).filter(results)
-    emit(args, results, len(files))
+    emit(args, results, len(files), errors)
     code = 0 if args.exit_zero else exit_code(results, args.fail_on)
     if fixed and args.exit_non_zero_on_fix:
         code = max(code, 1)
     return max(code, failed)
 
 
-def emit(args: argparse.Namespace, results: list[FileResult], nfiles: int) -> None:
+def emit(args: argparse.Namespace, results: list[FileResult], nfiles: int,
+         failed: list[tuple[str, str]] = ()) -> None:
     """Format ``results`` (with ``--statistics`` as each format wants it) to stdout or ``-o``."""
     from shaderlint.formatters import get_formatter
     from shaderlint.formatters.statistics import format_statistics_json, format_statistics_text, statistics
@@ -348,7 +349,7 @@ def emit(args: argparse.Namespace, results: list[FileResult], nfiles: int) -> No
     color = args.color == "always" or (args.color == "auto" and not args.output and sys.stdout.isatty()
                                        and os.environ.get("NO_COLOR") is None)
     options = {"quiet": args.quiet, "files": nfiles, "color": color, "root": os.getcwd(),
-               "unsafe_fixes": args.unsafe_fixes}
+               "unsafe_fixes": args.unsafe_fixes, "failed_paths": list(failed)}
     if args.statistics:
         rows = statistics(results, unsafe=args.unsafe_fixes)
         if args.format in ("text", "concise"):

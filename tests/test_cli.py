@@ -255,6 +255,8 @@ def test_a_missing_path_fails_the_run_after_linting_the_others(project, capsys):
     # Not a finding: nothing that filters findings makes it pass.
     for flags in (["--exit-zero"], ["--fail-on", "never"], ["--format", "json"]):
         assert run(capsys, *flags, "nope.cu", "ok.cu")[0] == 2
+    code, out, _ = run(capsys, "--format", "sarif", "nope.cu", "ok.cu")
+    assert code == 2 and json.loads(out)["runs"][0]["invocations"][0]["executionSuccessful"] is False
 
 
 def test_check_is_the_default_command(project, capsys):

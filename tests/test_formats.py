@@ -228,3 +228,13 @@ def test_text_shows_control_characters_as_pictures_keeping_the_caret_aligned():
     assert out[2] == "      |                ^"
     assert out[1].index("b;") == out[2].index("^")  # the caret is under the divisor
     assert printable("plain text") == "plain text" and printable("\x7f\x00") == "\u2421\u2400"
+
+
+def test_sarif_marks_a_run_with_paths_it_could_not_lint_unsuccessful(tmp_path):
+    log = json.loads(format_sarif([], {"root": str(tmp_path), "failed_paths": [("nope.cu", "no such file or directory")]}))
+    validate(log)
+    inv = log["runs"][0]["invocations"][0]
+    assert inv == {"executionSuccessful": False, "toolExecutionNotifications": [
+        {"level": "error", "message": {"text": "nope.cu: no such file or directory"}}]}
+    assert json.loads(format_sarif([], {"root": str(tmp_path)}))["runs"][0]["invocations"] == [
+        {"executionSuccessful": True}]
