@@ -29,7 +29,7 @@ from collections.abc import Sequence
 
 from shaderlint import __version__
 from shaderlint.baseline import BaselineError, load_baseline, write_baseline
-from shaderlint.config import ConfigError, SettingsResolver
+from shaderlint.config import ConfigError, Settings, SettingsResolver
 from shaderlint.diagnostics import Severity
 from shaderlint.discovery import discover
 from shaderlint.engine import FileResult
@@ -212,11 +212,20 @@ def collect_files(args: argparse.Namespace, resolver: SettingsResolver) -> tuple
 
     exclude = tuple(g for group in args.extend_exclude for g in group)
 
+    by_dir: dict[str, Settings] = {}  # every file of a directory has the same settings
+
+    def settings(p: str) -> Settings:
+        d = os.path.dirname(p)
+        st = by_dir.get(d)
+        if st is None:
+            st = by_dir[d] = resolver.for_path(p)
+        return st
+
     def is_excluded(p: str) -> bool:
-        return resolver.for_path(p).is_excluded(p)
+        return settings(p).is_excluded(p)
 
     def language(p: str) -> str | None:
-        return resolver.for_path(p).language_for(p)
+        return settings(p).language_for(p)
 
     if args.stdin_name:
         name = clean(args.stdin_name)

@@ -64,14 +64,11 @@ class Settings:
 
     def language_for(self, path: str) -> str | None:
         """The language of ``path``: the configured ``extension`` mapping first, then the built-in one."""
-        from shaderlint.languages import language_for_path
-
-        if self.extension:
-            ext = os.path.splitext(path)[1].lower()
-            for e, lang in self.extension:
-                if e == ext:
-                    return lang
-        return language_for_path(path)
+        ext = os.path.splitext(path)[1].lower()
+        for e, lang in self.extension:
+            if e == ext:
+                return lang
+        return _builtin_extensions().get(ext)
 
     def budget_for(self, data: bytes) -> float:
         """The time budget for a file of ``data``: ``time_budget`` seconds, scaled up for files
@@ -138,6 +135,17 @@ class Settings:
         if ignore:
             s = replace(s, ignore=s.ignore + tuple(ignore))
         return s.with_overrides(**kw)
+
+
+def _builtin_extensions() -> dict[str, str]:
+    global _EXTENSIONS
+    if _EXTENSIONS is None:
+        from shaderlint.languages import EXTENSIONS  # late: the front ends import much more than settings need
+        _EXTENSIONS = EXTENSIONS
+    return _EXTENSIONS
+
+
+_EXTENSIONS: dict[str, str] | None = None
 
 
 def glob_match(path: str, pattern: str, base: str | None = None) -> bool:
