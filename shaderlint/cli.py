@@ -86,7 +86,8 @@ def lint_parser() -> argparse.ArgumentParser:
                    help="files or directories (default: .); - reads standard input (with --stdin-filename)")
     out = p.add_argument_group("output")
     out.add_argument("--output-format", "--format", dest="format", choices=OUTPUT_FORMATS, default="text",
-                     help="text (with source excerpts), concise (one line each), json, sarif or github "
+                     metavar="FORMAT",
+                     help="text (default: with source excerpts), concise (one line each), json, sarif or github "
                           "(workflow annotations); --format is the same option")
     out.add_argument("-q", "--quiet", action="store_true", help="one line per diagnostic, no excerpt, no summary")
     out.add_argument("--statistics", action="store_true",

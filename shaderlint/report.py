@@ -67,13 +67,14 @@ def parser() -> argparse.ArgumentParser:
                     "(estimated by shaderlint's register model, or exact from ptxas with --compiler ptxas).",
     )
     p.add_argument("paths", nargs="*", help="files or directories (default: .)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--target", help="GPU profile (default: per language, or the configured target)")
+    p.add_argument("--output-format", "--format", dest="format", choices=("text", "json"), default="text",
+                   metavar="FORMAT", help="text (a table, default) or json (the stable array of SPEC.md)")
+    p.add_argument("--target", metavar="NAME", help="GPU profile (default: per language, or the configured target)")
     p.add_argument("--compiler", choices=("none", "ptxas"), default="none",
                    help="ptxas: compile CUDA files with nvcc for the target's architecture and report its figures")
     p.add_argument("--notes", action="store_true", help="text format: list the assumptions behind each row")
-    p.add_argument("--config", help="configuration file (default: closest shaderlint.toml / pyproject.toml)")
-    p.add_argument("-o", "--output", help="write the report to this file")
+    p.add_argument("--config", metavar="FILE", help="configuration file (default: closest shaderlint.toml / pyproject.toml)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     return p
 
 
