@@ -10,10 +10,21 @@ or a ``pyproject.toml`` with a ``[tool.shaderlint]`` table supplies the
 settings; ``shaderlint.toml`` wins over ``pyproject.toml`` in the same
 directory. Nothing is merged across files: the closest file wins.
 
-Globs (``per-file-ignores``, ``exclude``, ``facts``) are matched against the
-path relative to the configuration file's directory (the current directory
-without one); ``*`` matches across ``/``, and a glob without ``/`` also
-matches the file's base name.
+``extend = "../pyproject.toml"`` reads another file first (relative to the
+file that names it) and layers this one over it, as ruff does: keys set here
+replace the base's, except rule selection, which layers like the CLI flags
+(``select`` resets, ``extend-select`` adds, ``ignore`` removes) and
+``extend-exclude``, which adds to ``exclude``. ``--config KEY=VALUE``
+overrides (:class:`SettingsResolver`) are a last layer over every file.
+
+Globs (``per-file-ignores``, ``exclude``, ``extend-exclude``, ``facts``) are
+matched against the path relative to the directory of the configuration file
+that wrote them (the current directory without one); ``*`` matches across
+``/``, and a glob without ``/`` also matches the file's base name.
+
+``extension = {".fs" = "glsl", ".h" = "cuda"}`` maps more file extensions to
+languages (:meth:`Settings.language_for`): discovery, the engine, the cache
+and ``report`` all ask the settings, so a mapped file is found and linted.
 """
 
 from __future__ import annotations
@@ -48,7 +59,16 @@ class Settings:
     exclude: tuple[str, ...] = ()
     facts: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()  # (glob, ((key, value), ...))
     time_budget: float = 5.0  # seconds per file (per BUDGET_LINES lines for longer files: budget_for)
+    extension: tuple[tuple[str, str], ...] = ()  # ((".fs", "glsl"), ...): extra extension -> language
     config_path: str | None = None
+
+    def language_for(self, path: str) -> str | None:
+        """The language of ``path``: the configured ``extension`` mapping first, then the built-in one."""
+        ext = os.path.splitext(path)[1].lower()
+        for e, lang in self.extension:
+            if e == ext:
+                return lang
+        return _builtin_extensions().get(ext)
 
     def budget_for(self, data: bytes) -> float:
         """The time budget for a file of ``data``: ``time_budget`` seconds, scaled up for files
@@ -62,7 +82,8 @@ class Settings:
     def key(self) -> str:
         """Everything that can change what the rules report (for the cache)."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores, self.target,
-                     self.occupancy_threshold, self.facts, self.base_dir() if self.config_path else None))
+                     self.occupancy_threshold, self.facts, self.extension,
+                     self.base_dir() if self.config_path else None))
 
     def base_dir(self) -> str:
         """The directory globs are relative to: the config file's, else the current one."""
@@ -116,6 +137,17 @@ class Settings:
         return s.with_overrides(**kw)
 
 
+def _builtin_extensions() -> dict[str, str]:
+    global _EXTENSIONS
+    if _EXTENSIONS is None:
+        from shaderlint.languages import EXTENSIONS  # late: the front ends import much more than settings need
+        _EXTENSIONS = EXTENSIONS
+    return _EXTENSIONS
+
+
+_EXTENSIONS: dict[str, str] | None = None
+
+
 def glob_match(path: str, pattern: str, base: str | None = None) -> bool:
     """Whether ``path`` matches ``pattern`` (relative to ``base``; see the module docstring)."""
     pattern = pattern.replace(os.sep, "/")
@@ -160,8 +192,10 @@ def rule_enabled(code: str, default_on: bool, select: tuple[str, ...], ignore: t
     return default_on and not select
 
 
-CONFIG_KEYS = ("select", "ignore", "extend-select", "per-file-ignores", "target", "occupancy-threshold",
-               "exclude", "facts", "threadgroup-size", "grid-size", "dispatch", "time-budget")
+CONFIG_KEYS = ("extend", "select", "ignore", "extend-select", "per-file-ignores", "target", "occupancy-threshold",
+               "exclude", "extend-exclude", "extension", "facts", "threadgroup-size", "grid-size", "dispatch",
+               "time-budget")
+LANGUAGES = ("metal", "cuda", "glsl")
 FACT_KEYS = ("threadgroup-size", "grid-size", "dispatch")
 DISPATCH_VALUES = ("threads", "threadgroups")
 CONFIG_NAMES = ("shaderlint.toml", "pyproject.toml")
@@ -200,8 +234,7 @@ def _read_toml(path: str) -> dict[str, Any]:
         raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from e
 
 
-def load_config(path: str) -> Settings:
-    """Settings from one file. Raises :class:`ConfigError` naming the file and key."""
+def _table(path: str) -> dict[str, Any]:
     data = _read_toml(path)
     tool = data.get("tool")
     if os.path.basename(path) == "pyproject.toml" or (isinstance(tool, dict) and "shaderlint" in tool
@@ -211,7 +244,81 @@ def load_config(path: str) -> Settings:
         table = data
     if not isinstance(table, dict):
         raise ConfigError(f"{path}: [tool.shaderlint] must be a table")
-    return settings_from_table(table, path)
+    return table
+
+
+def load_config(path: str, overrides: dict[str, Any] | None = None) -> Settings:
+    """Settings from one file (and the files it ``extend``s), with ``overrides`` (``--config KEY=VALUE``)
+    as a last layer. Raises :class:`ConfigError` naming the file and key."""
+    settings = _load_chain(path, [])
+    if overrides:
+        settings = layer(settings, replace(settings_from_table(overrides, "--config"), config_path=None), overrides)
+    return settings
+
+
+def _load_chain(path: str, seen: list[str]) -> Settings:
+    key = os.path.realpath(path)
+    if key in seen:
+        chain = " -> ".join(seen[seen.index(key):] + [key])
+        raise ConfigError(f"{path}: 'extend' makes a cycle: {chain}")
+    table = _table(path)
+    own = settings_from_table(table, path)
+    if "extend" not in table:
+        return own
+    target = table["extend"]
+    if not isinstance(target, str) or not target:
+        raise ConfigError(f"{path}: 'extend' must be the path of another configuration file, not {target!r}")
+    base_path = os.path.join(os.path.dirname(os.path.abspath(path)), os.path.expanduser(target))
+    if not os.path.isfile(base_path):
+        raise ConfigError(f"{path}: 'extend': {target!r} is not a file")
+    base = _load_chain(base_path, seen + [key])
+    return layer(_anchored(base), own, table)
+
+
+def _anchor(glob: str, base: str) -> str:
+    """A glob with ``/`` relative to ``base``, made absolute (so it keeps meaning the same files when
+    another file extends the one that wrote it); a glob without ``/`` matches names anywhere as is."""
+    g = glob.replace(os.sep, "/")
+    if "/" not in g.rstrip("/") or g.startswith("/") or (len(g) > 1 and g[1] == ":"):
+        return glob
+    g = g[2:] if g.startswith("./") else g
+    escaped = re.sub(r"([*?\[])", r"[\1]", base.replace(os.sep, "/"))
+    return escaped.rstrip("/") + "/" + g
+
+
+def _anchored(s: Settings) -> Settings:
+    if not s.config_path:
+        return s
+    base = s.base_dir()
+    return replace(
+        s,
+        exclude=tuple(_anchor(g, base) for g in s.exclude),
+        per_file_ignores=tuple((_anchor(g, base), c) for g, c in s.per_file_ignores),
+        facts=tuple((g if g == "**" else _anchor(g, base), items) for g, items in s.facts),
+    )
+
+
+def layer(base: Settings, own: Settings, table: dict[str, Any]) -> Settings:
+    """``own`` (read from ``table``) over ``base``: the keys ``table`` sets replace the base's; rule
+    selection layers as on the command line; ``extend-exclude`` adds to the exclusions."""
+    s = base.with_cli(select=own.select if "select" in table else None,
+                      extend_select=own.extend_select, ignore=own.ignore)
+    kw: dict[str, Any] = {"config_path": own.config_path or base.config_path}
+    if "per-file-ignores" in table:
+        kw["per_file_ignores"] = own.per_file_ignores
+    for key, attr in (("target", "target"), ("occupancy-threshold", "occupancy_threshold"),
+                      ("time-budget", "time_budget")):
+        if key in table:
+            kw[attr] = getattr(own, attr)
+    if "exclude" in table:
+        kw["exclude"] = own.exclude
+    elif "extend-exclude" in table:
+        kw["exclude"] = s.exclude + own.exclude
+    if "extension" in table:
+        kw["extension"] = own.extension + tuple(x for x in s.extension if x[0] not in dict(own.extension))
+    if "facts" in table or any(k in table for k in FACT_KEYS):
+        kw["facts"] = s.facts + own.facts  # later globs win, per key (Settings.facts_for)
+    return replace(s, **kw)
 
 
 def check_codes(values: Any, where: str) -> tuple[str, ...]:
@@ -258,6 +365,22 @@ def check_fact(key: str, value: Any, where: str) -> str:
     return str(value).lower()
 
 
+def check_extensions(value: Any, where: str) -> tuple[tuple[str, str], ...]:
+    """``{".fs" = "glsl", "h" = "cuda"}`` -> ``((".fs", "glsl"), (".h", "cuda"))`` (dot optional, any case)."""
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where} must be a table of extension = language, e.g. {{ \".fs\" = \"glsl\" }}")
+    out = []
+    for ext, lang in value.items():
+        e = ext.strip().lower()
+        e = e if e.startswith(".") else "." + e
+        if len(e) < 2 or "/" in e or os.sep in e or " " in e:
+            raise ConfigError(f"{where}: {ext!r} is not a file extension")
+        if lang not in LANGUAGES:
+            raise ConfigError(f"{where}: {ext!r} maps to {lang!r}; languages are {', '.join(LANGUAGES)}")
+        out.append((e, lang))
+    return tuple(out)
+
+
 def _number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -299,8 +422,11 @@ def settings_from_table(table: dict[str, Any], path: str = "<config>") -> Settin
         if not _number(v) or v <= 0:
             raise ConfigError(f"{where('time-budget')} must be a positive number of seconds, not {v!r}")
         kw["time_budget"] = float(v)
-    if "exclude" in table:
-        kw["exclude"] = _globs(table["exclude"], where("exclude"))
+    if "exclude" in table or "extend-exclude" in table:
+        kw["exclude"] = (_globs(table["exclude"], where("exclude")) if "exclude" in table else ()) \
+            + (_globs(table["extend-exclude"], where("extend-exclude")) if "extend-exclude" in table else ())
+    if "extension" in table:
+        kw["extension"] = check_extensions(table["extension"], where("extension"))
     facts: list[tuple[str, tuple[tuple[str, str], ...]]] = []
     top = tuple((k, check_fact(k, table[k], where(k))) for k in FACT_KEYS if k in table)
     if top:
@@ -325,9 +451,13 @@ class SettingsResolver:
     with command-line options applied on top. Look-ups are cached per directory, so a
     tree of thousands of files reads each configuration file once."""
 
-    def __init__(self, explicit: str | None = None, cli: dict[str, Any] | None = None) -> None:
+    def __init__(self, explicit: str | None = None, cli: dict[str, Any] | None = None,
+                 overrides: dict[str, Any] | None = None) -> None:
         self.cli = dict(cli or {})
-        self.explicit = load_config(explicit) if explicit else None
+        self.overrides = dict(overrides or {})  # --config KEY=VALUE, over every file
+        if self.overrides:
+            settings_from_table(self.overrides, "--config")  # report a bad override once, up front
+        self.explicit = load_config(explicit, self.overrides) if explicit else None
         self._dir_config: dict[str, str | None] = {}
         self._loaded: dict[str | None, Settings] = {}
 
@@ -358,7 +488,13 @@ class SettingsResolver:
         else:
             cfg = self.config_for_dir(os.path.dirname(os.path.abspath(path)))
         if cfg not in self._loaded:
-            base = self.explicit if self.explicit is not None else (load_config(cfg) if cfg else Settings())
+            if self.explicit is not None:
+                base = self.explicit
+            elif cfg:
+                base = load_config(cfg, self.overrides)
+            else:
+                base = settings_from_table(self.overrides, "--config") if self.overrides else Settings()
+                base = replace(base, config_path=None)
             self._loaded[cfg] = base.with_cli(**self.cli)
         return self._loaded[cfg]
 

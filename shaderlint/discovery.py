@@ -1,14 +1,22 @@
 """Find the shader files under the paths given on the command line.
 
 Directories are walked iteratively (symlink loops cannot recurse forever),
-files are kept by extension, and ``.gitignore`` files plus ``exclude`` globs
-prune the walk. A path named explicitly on the command line is always linted.
+files are kept by language (the extension, or the configuration's
+``extension`` mapping through ``language_for``), and ``.gitignore`` files plus
+``exclude`` globs prune the walk. A path named explicitly on the command line
+is linted unless ``force_exclude`` is set (what pre-commit needs: it names
+every staged file). Paths are yielded without a leading ``./``.
+
+A named path that does not exist, or is neither a regular file nor a directory
+(a FIFO, a device, a socket), is reported in ``errors`` and never opened: a
+FIFO would block the run, ``/dev/zero`` would never end.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 
 from shaderlint.config import glob_match
@@ -136,19 +144,78 @@ def is_shader(path: str) -> bool:
     return os.path.splitext(path)[1].lower() in EXTENSIONS
 
 
+def _default_language(path: str) -> str | None:
+    return EXTENSIONS.get(os.path.splitext(path)[1].lower())
+
+
+def clean(path: str) -> str:
+    """``path`` without leading ``./`` (``./x.comp`` -> ``x.comp``; ``.`` stays ``.``)."""
+    while path.startswith("./") or path.startswith("." + os.sep):
+        path = path[2:].lstrip("/" + os.sep) or "."
+    return path
+
+
+def _join(d: str, name: str) -> str:
+    return name if d in (".", "." + os.sep) else os.path.join(d, name)
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def special_kind(mode: int) -> str:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def force_excluded(path: str, exclude: tuple[str, ...] = (),
+                   is_excluded: Callable[[str], bool] | None = None) -> bool:
+    """Whether a path named on the command line is excluded all the same (``--force-exclude``): by an
+    ``exclude`` glob, a ``.gitignore`` (of its directory or any above it in its repository, for it or
+    any of its parent directories), or a directory that is never walked (``.git``, ``node_modules``)."""
+    absolute = os.path.abspath(path)
+    rel = os.path.relpath(absolute)
+    parts = rel.replace(os.sep, "/").split("/")
+    if any(p in _ALWAYS_SKIP for p in parts[:-1] if p != ".."):
+        return True
+    if _excluded(path, exclude) or (is_excluded is not None and is_excluded(path)):
+        return True
+    ignores = _ancestor_gitignores(absolute)
+    if not ignores:
+        return False
+    root = min((os.path.abspath(gi.base) for gi in ignores), key=len)
+    probe, is_dir = absolute, os.path.isdir(absolute)
+    while probe.startswith(root + os.sep):
+        # A .gitignore applies to the paths below its own directory only.
+        here = [gi for gi in ignores if probe.startswith(os.path.join(os.path.abspath(gi.base), ""))]
+        if _git_ignored(probe, is_dir, here):
+            return True
+        probe, is_dir = os.path.dirname(probe), True
+    return False
+
+
 def _excluded(path: str, exclude: tuple[str, ...]) -> bool:
     return any(glob_match(path, g) for g in exclude)
 
 
 def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple[str, str]] | None = None,
-             is_excluded: Callable[[str], bool] | None = None) -> Iterator[str]:
-    """Yield shader files; unreadable directories are recorded in ``errors`` (path, reason).
+             is_excluded: Callable[[str], bool] | None = None,
+             language_for: Callable[[str], str | None] | None = None,
+             force_exclude: bool = False) -> Iterator[str]:
+    """Yield shader files; missing or special named paths and unreadable directories are recorded
+    in ``errors`` (path, reason).
 
     ``exclude`` globs are matched against paths relative to the current directory;
     ``is_excluded(path)`` (for example each path's closest configuration) is asked as
     well. Both prune directories and files found by walking; a file named in
-    ``paths`` is always yielded. Each file is yielded once.
+    ``paths`` is yielded whatever its extension (the caller warns about one it cannot
+    lint) unless ``force_exclude`` applies the exclusions to it too. ``language_for``
+    decides which walked files are shaders (default: the built-in extensions). Each
+    file is yielded once.
     """
+    language_for = language_for or _default_language
     seen: set[tuple[int, int]] = set()
     yielded: set[str] = set()
 
@@ -160,13 +227,26 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
         return True
 
     for top in paths:
-        if os.path.isfile(top) or not os.path.exists(top):
-            if not os.path.exists(top):
-                if errors is not None:
-                    errors.append((top, "no such file or directory"))
-                continue
+        top = clean(top)
+        try:
+            mode = os.stat(top).st_mode  # follows links: /dev/zero linked as y.metal is a device
+        except FileNotFoundError:
+            if errors is not None:
+                errors.append((top, "no such file or directory"))
+            continue
+        except OSError as e:
+            if errors is not None:
+                errors.append((top, e.strerror or str(e)))
+            continue
+        if force_exclude and force_excluded(top, exclude, is_excluded):
+            continue
+        if stat.S_ISREG(mode):
             if once(top):
                 yield top
+            continue
+        if not stat.S_ISDIR(mode):
+            if errors is not None:
+                errors.append((top, f"not a file or directory: it is {special_kind(mode)}; not linted"))
             continue
         stack: list[tuple[str, list[GitIgnore]]] = [(top, _ancestor_gitignores(top))]
         while stack:
@@ -191,7 +271,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                 continue
             subdirs = []
             for e in entries:
-                path = e.path
+                path = _join(d, e.name)
                 try:
                     is_dir = e.is_dir()
                 except OSError:
@@ -203,7 +283,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                     continue
                 if is_dir:
                     subdirs.append((path, here))
-                elif is_shader(e.name):
+                elif language_for(path) is not None:
                     try:
                         if not e.is_file():
                             continue

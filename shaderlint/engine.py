@@ -68,7 +68,7 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     :meth:`shaderlint.languages.base.FrontEnd.parse`."""
     settings = settings or Settings()
     source = Source(path, data)
-    language = language or language_for_path(path)
+    language = language or settings.language_for(path)
     result = FileResult(path, source, language)
     if language is None:
         return result

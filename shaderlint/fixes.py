@@ -271,6 +271,8 @@ def _write_bytes(out, data: bytes) -> None:
 def unified_diff(path: str, old: bytes, new: bytes) -> str:
     a = old.decode("utf-8", "replace").splitlines(keepends=True)
     b = new.decode("utf-8", "replace").splitlines(keepends=True)
+    rel = os.path.relpath(path) if os.path.isabs(path) else os.path.normpath(path)  # what `git apply` reads
+    path = (path if rel.startswith("..") else rel).replace(os.sep, "/")
     lines = list(difflib.unified_diff(a, b, f"a/{path}", f"b/{path}"))
     return "".join(x if x.endswith(("\n", "\r")) else x + "\n\\ No newline at end of file\n" for x in lines)
 

@@ -11,7 +11,8 @@ compiled, and the estimate is the fallback when compilation fails.
 
 ``--format json`` prints the stable array of SPEC.md; the text table labels
 estimates (``~``) with the target they assume. ``main(argv) -> int``: 0 on
-success, 2 on usage errors.
+success, 2 on usage errors and when a path could not be read (missing, not a
+file or directory), after the rows of the others.
 """
 
 from __future__ import annotations
@@ -66,13 +67,14 @@ def parser() -> argparse.ArgumentParser:
                     "(estimated by shaderlint's register model, or exact from ptxas with --compiler ptxas).",
     )
     p.add_argument("paths", nargs="*", help="files or directories (default: .)")
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--target", help="GPU profile (default: per language, or the configured target)")
+    p.add_argument("--output-format", "--format", dest="format", choices=("text", "json"), default="text",
+                   metavar="FORMAT", help="text (a table, default) or json (the stable array of SPEC.md)")
+    p.add_argument("--target", metavar="NAME", help="GPU profile (default: per language, or the configured target)")
     p.add_argument("--compiler", choices=("none", "ptxas"), default="none",
                    help="ptxas: compile CUDA files with nvcc for the target's architecture and report its figures")
     p.add_argument("--notes", action="store_true", help="text format: list the assumptions behind each row")
-    p.add_argument("--config", help="configuration file (default: closest shaderlint.toml / pyproject.toml)")
-    p.add_argument("-o", "--output", help="write the report to this file")
+    p.add_argument("--config", metavar="FILE", help="configuration file (default: closest shaderlint.toml / pyproject.toml)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     return p
 
 
@@ -90,11 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     errors: list[tuple[str, str]] = []
     paths = args.paths or ["."]
-    files = list(discover(paths, (), errors, is_excluded=lambda p: resolver.for_path(p).is_excluded(p)))
+    files = list(discover(paths, (), errors, is_excluded=lambda p: resolver.for_path(p).is_excluded(p),
+                          language_for=lambda p: resolver.for_path(p).language_for(p)))
     for p, reason in errors:
         print(f"shaderlint: {p}: {reason}", file=sys.stderr)
-    if any(reason == "no such file or directory" for _, reason in errors) and not files:
-        return 2
     rows: list[Row] = []
     for path in files:
         settings = resolver.for_path(path)
@@ -105,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             fh.write(text)
     else:
         sys.stdout.write(text)
-    return 0
+    return 2 if errors else 0  # as for linting: a path that could not be read fails the run
 
 
 # ---- rows ---------------------------------------------------------------------------------------
@@ -114,10 +115,11 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     """Rows for one file (never raises for bad input: an unreadable file has no rows)."""
     from shaderlint.deadline import Deadline, TimeBudgetExceeded
 
-    language = language_for_path(path)
+    from shaderlint.config import Settings
+
+    language = settings.language_for(path) if settings is not None else language_for_path(path)
     if language is None:
         return []
-    from shaderlint.config import Settings
 
     try:
         if data is None:

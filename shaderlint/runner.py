@@ -74,12 +74,12 @@ def _init_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def unreadable(path: str, error: OSError) -> FileResult:
+def unreadable(path: str, error: OSError, settings: Settings | None = None) -> FileResult:
     from shaderlint.engine import _resolve
     from shaderlint.rules.sl001_parse_error import ParseErrorRule
 
     src = Source(path, b"")
-    r = FileResult(path, src, language_for_path(path))
+    r = FileResult(path, src, settings.language_for(path) if settings is not None else language_for_path(path))
     r.diagnostics = [_resolve(src, ParseErrorRule, Finding(0, 0, f"could not read file: {error.strerror or error}"))]
     return r
 
@@ -89,7 +89,7 @@ def _crashed(job: _Job) -> FileResult:
     from shaderlint.rules.sl001_parse_error import ParseErrorRule
 
     src = Source(job.path, job.data)
-    r = FileResult(job.path, src, language_for_path(job.path))
+    r = FileResult(job.path, src, job.settings.language_for(job.path))
     r.diagnostics = [_resolve(src, ParseErrorRule, Finding(0, 0, "could not analyse this file: "
                                                                  "the analysis process crashed on it"))]
     return r
@@ -153,12 +153,12 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
         try:
             data = read(path) if read is not None else _read(path)
         except OSError as e:
-            results[i] = unreadable(path, e)
+            results[i] = unreadable(path, e, settings)
             if progress:
                 progress.advance()
             continue
         cache_dir = key = None
-        if use_cache and language_for_path(path) is not None:
+        if use_cache and settings.language_for(path) is not None:
             cache_dir = cache_dir_for(settings)
             cache = caches.setdefault(cache_dir, Cache(cache_dir))
             key = entry_key(path, data, settings)

@@ -81,7 +81,7 @@ def test_closest_wins_per_file_in_one_run(root, capsys):
     write(root / "strict" / "shaderlint.toml", "")
     write(root / "strict" / "b.cu", DIV)
     code, data, _ = lint_json(capsys, ".")
-    assert code == 1 and [d["path"] for d in data] == [os.path.join(".", "strict", "b.cu")]
+    assert code == 1 and [d["path"] for d in data] == [os.path.join("strict", "b.cu")]  # no "./" prefix
 
 
 def test_explicit_config_applies_to_every_file(root, capsys):
@@ -146,7 +146,7 @@ def test_per_file_ignores_in_a_run(root, capsys):
     write(root / "legacy" / "a.cu", DIV)
     write(root / "new" / "a.cu", DIV)
     code, data, _ = lint_json(capsys, "--select", "SL201", ".")
-    assert code == 1 and [d["path"] for d in data] == [os.path.join(".", "new", "a.cu")]
+    assert code == 1 and [d["path"] for d in data] == [os.path.join("new", "a.cu")]
 
 
 # ---- exclusion ------------------------------------------------------------------------------------
@@ -206,6 +206,12 @@ BAD = [
     ('[facts."*.metal"]\ntarget = "sm_80"\n', "'facts.*.metal': unknown key 'target'", None),
     ('[facts."*.metal"]\nthreadgroup-size = true\n', "'threadgroup-size' must be a positive size", None),
     ('select = [\n', "invalid TOML", None),
+    ('extension = [".fs"]\n', "'extension' must be a table of extension = language", None),
+    ('extension = { ".fs" = "hlsl" }\n', "'.fs' maps to 'hlsl'; languages are metal, cuda, glsl", None),
+    ('extension = { "a/b" = "glsl" }\n', "'a/b' is not a file extension", None),
+    ('extend-exclude = "build"\n', "'extend-exclude' must be a list of globs", None),
+    ('extend = 3\n', "'extend' must be the path of another configuration file", None),
+    ('extend = "../nope.toml"\n', "'extend': '../nope.toml' is not a file", None),
 ]
 
 
@@ -248,3 +254,57 @@ def test_defaults():
     s = Settings()
     assert (s.select, s.ignore, s.target, s.occupancy_threshold, s.exclude, s.facts) == ((), (), None, 0.5, (), ())
     assert settings_from_table({}).select == ()
+
+
+# ---- extend, extend-exclude, extension ----------------------------------------------------------
+def test_extend_layers_a_file_over_its_base(root, capsys):
+    write(root / "pyproject.toml", '[tool.shaderlint]\ntarget = "sm_90"\nignore = ["SL205"]\n'
+                                   'exclude = ["gen/*.cu", "build"]\nthreadgroup-size = 64\n'
+                                   'per-file-ignores = { "legacy/*.cu" = ["SL101"] }\n')
+    write(root / "gpu" / "shaderlint.toml", 'extend = "../pyproject.toml"\noccupancy-threshold = 0.25\n'
+                                            'extend-select = ["SL302"]\nextend-exclude = ["old/**"]\n')
+    s = SettingsResolver().for_path(str(root / "gpu" / "k.cu"))
+    assert (s.target, s.occupancy_threshold, s.ignore, s.extend_select) == ("sm_90", 0.25, ("SL205",), ("SL302",))
+    assert s.config_path == str(root / "gpu" / "shaderlint.toml")
+    # The base's globs keep meaning paths under the base's directory; its own are relative to gpu/.
+    assert s.is_excluded(str(root / "gen" / "a.cu")) and not s.is_excluded(str(root / "gpu" / "gen" / "a.cu"))
+    assert s.is_excluded(str(root / "gpu" / "build" / "a.cu"))  # a name without '/' matches anywhere
+    assert s.is_excluded(str(root / "gpu" / "old" / "a.cu")) and not s.is_excluded(str(root / "old" / "a.cu"))
+    assert s.ignored_for(str(root / "legacy" / "x.cu")) == ("SL101",)
+    assert s.facts_for(str(root / "gpu" / "k.cu")) == {"threadgroup-size": "64"}
+    # select in the extending file resets the base's selection and its ignores, as on the command line.
+    write(root / "gpu" / "shaderlint.toml", 'extend = "../pyproject.toml"\nselect = ["SL2"]\n')
+    s = SettingsResolver().for_path(str(root / "gpu" / "k.cu"))
+    assert (s.select, s.ignore, s.target) == (("SL2",), (), "sm_90")
+
+
+def test_extend_cycle_is_an_error(root, capsys):
+    write(root / "a.toml", 'extend = "b.toml"\n')
+    write(root / "b.toml", 'extend = "a.toml"\n')
+    with pytest.raises(ConfigError, match="'extend' makes a cycle"):
+        load_config(str(root / "a.toml"))
+    write(root / "k.cu", DIV)
+    assert main(["--config", "a.toml", "k.cu"]) == 2
+    assert "makes a cycle" in capsys.readouterr().err
+
+
+def test_extension_mapping_reaches_discovery_engine_and_cache(root, capsys):
+    write(root / "shaderlint.toml", 'extension = { ".kern" = "cuda" }\n')
+    write(root / "k.kern", DIV)
+    assert load_config(str(root / "shaderlint.toml")).language_for("x/k.KERN") == "cuda"
+    assert Settings().language_for("k.kern") is None and Settings().language_for("k.metal") == "metal"
+    for _ in range(2):  # the second run is answered by the cache
+        code, data, err = lint_json(capsys, "--select", "SL201", ".")
+        assert (code, [d["path"] for d in data], err) == (1, ["k.kern"], "")
+    write(root / "shaderlint.toml", "")
+    code, data, err = lint_json(capsys, "--select", "SL201", "k.kern")
+    assert (code, data) == (0, []) and "k.kern: not linted: no language for .kern files" in err
+
+
+def test_cli_extend_exclude_prunes_the_walk(root, capsys):
+    write(root / "a" / "k.cu", DIV)
+    write(root / "b" / "k.cu", DIV)
+    code, data, _ = lint_json(capsys, "--select", "SL201", "--extend-exclude", "a,c", ".")
+    assert (code, [d["path"] for d in data]) == (1, [os.path.join("b", "k.cu")])
+    code, data, _ = lint_json(capsys, "--select", "SL201", "--extend-exclude", "a", "--extend-exclude", "b/**", ".")
+    assert (code, data) == (0, [])

@@ -137,18 +137,27 @@ def test_github_annotations(tmp_path):
 
 
 def test_statistics_rows_and_table(tmp_path):
+    """``fixable`` counts what --fix would fix: safe fixes, unsafe ones only with --unsafe-fixes."""
     a = str(tmp_path / "a.cu")
-    rows = statistics([result(a, diag(a), diag(a), diag(a, code="SL101", name="dynamic-stack-array",
-                                                           fix=Fix("x", Applicability.UNSAFE, ())))])
+    unsafe = Fix("x", Applicability.UNSAFE, (Edit(0, 1, "y"),))
+    safe = Fix("x", Applicability.SAFE, (Edit(2, 3, "y"),))
+    results = [result(a, diag(a), diag(a), diag(a, code="SL101", name="dynamic-stack-array", fix=unsafe),
+                      diag(a, code="SL202", name="float-literal-in-half-math", fix=safe),
+                      diag(a, code="SL202", name="float-literal-in-half-math"))]
+    rows = statistics(results)
     assert rows == [
         {"code": "SL201", "name": "variable-integer-division", "severity": "warning", "count": 2, "fixable": 0},
-        {"code": "SL101", "name": "dynamic-stack-array", "severity": "warning", "count": 1, "fixable": 1},
+        {"code": "SL202", "name": "float-literal-in-half-math", "severity": "warning", "count": 2, "fixable": 1},
+        {"code": "SL101", "name": "dynamic-stack-array", "severity": "warning", "count": 1, "fixable": 0},
     ]
     assert format_statistics_text(rows) == (
-        "     2  SL201  variable-integer-division  [warning]\n"
-        "     1  SL101  dynamic-stack-array        [warning]  (1 fixable)\n"
-        "     3  total\n"
+        "     2  SL201      variable-integer-division   [warning]\n"
+        "     2  SL202  [*] float-literal-in-half-math  [warning]  (1 fixable)\n"
+        "     1  SL101      dynamic-stack-array         [warning]\n"
+        "     5  total\n"
     )
+    assert [r["fixable"] for r in statistics(results, unsafe=True)] == [0, 1, 1]
+    assert format_statistics_text(statistics(results[:0])) == "No problems found.\n"
 
 
 @pytest.mark.parametrize("name", FORMATS)
@@ -176,3 +185,56 @@ def test_json_format_of_real_results_is_unchanged(monkeypatch):
     items = [d.to_json() for r in results for d in r.diagnostics]
     assert items
     assert get_formatter("json")(results, {}) == json.dumps(items, indent=2, ensure_ascii=False) + "\n"
+
+
+# ---- text: impact lines, plurals, percentages, control characters -------------------------------
+def test_text_impact_lines_show_only_what_changes():
+    from shaderlint.formatters.text import format_text
+
+    def impact_line(**kw) -> list[str]:
+        d = diag("k.cu", impact=Impact(target="sm_80", **kw))
+        out = format_text([result("k.cu", d)], {"files": 1})
+        return [line for line in out.splitlines() if "impact" in line]
+
+    assert impact_line(registers=0, stack_bytes=0, occupancy_before=1.0, occupancy_after=1.0) == []
+    assert impact_line(registers=None, occupancy_before=0.5) == []
+    assert impact_line(registers=-2, stack_bytes=0, occupancy_before=0.125, occupancy_after=0.125) == [
+        "      = impact if fixed (estimate, sm_80): registers -2"]
+    assert impact_line(stack_bytes=-64, occupancy_before=0.125, occupancy_after=0.9375) == [
+        "      = impact if fixed (estimate, sm_80): stack -64 B, occupancy 12.5% → 93.8%"]
+
+
+def test_text_summary_counts_in_words():
+    from shaderlint.formatters.text import format_text
+
+    one = [result("k.cu", diag("k.cu"))]
+    assert format_text(one, {"files": 1, "quiet": False}).splitlines()[-1] == "Found 1 problem (1 warning) in 1 file."
+    many = [result("k.cu", diag("k.cu"), diag("k.cu", severity=Severity.ERROR), diag("k.cu", severity=Severity.INFO),
+                   diag("k.cu", severity=Severity.INFO))]
+    assert format_text(many, {"files": 3}).splitlines()[-1] == \
+        "Found 4 problems (1 error, 1 warning, 2 info) in 3 files."
+    assert format_text([], {"files": 0}) == "No problems found in 0 files.\n"
+
+
+def test_text_shows_control_characters_as_pictures_keeping_the_caret_aligned():
+    from shaderlint.formatters.text import format_text, printable
+
+    data = b"int a;\nint b;\n\x1b]0;x\x07 q = a / b;\n"
+    src = Source("k.cu", data)
+    d = diag("k.cu\x1b", line=3, column=16, end_line=3, end_column=17, message="by 'b\x9b'")
+    out = format_text([FileResult("k.cu", src, "cuda", [d])], {"files": 1}).splitlines()
+    assert out[0] == "k.cu␛:3:16: SL201 [warning] by 'b\ufffd'"
+    assert out[1] == "    3 | ␛]0;x␇ q = a / b;"
+    assert out[2] == "      |                ^"
+    assert out[1].index("b;") == out[2].index("^")  # the caret is under the divisor
+    assert printable("plain text") == "plain text" and printable("\x7f\x00") == "\u2421\u2400"
+
+
+def test_sarif_marks_a_run_with_paths_it_could_not_lint_unsuccessful(tmp_path):
+    log = json.loads(format_sarif([], {"root": str(tmp_path), "failed_paths": [("nope.cu", "no such file or directory")]}))
+    validate(log)
+    inv = log["runs"][0]["invocations"][0]
+    assert inv == {"executionSuccessful": False, "toolExecutionNotifications": [
+        {"level": "error", "message": {"text": "nope.cu: no such file or directory"}}]}
+    assert json.loads(format_sarif([], {"root": str(tmp_path)}))["runs"][0]["invocations"] == [
+        {"executionSuccessful": True}]

@@ -13,6 +13,9 @@ def get_formatter(name: str) -> Formatter:
     if name == "text":
         from shaderlint.formatters.text import format_text
         return format_text
+    if name == "concise":
+        from shaderlint.formatters.text import format_concise
+        return format_concise
     if name == "json":
         from shaderlint.formatters.json import format_json
         return format_json
@@ -25,4 +28,4 @@ def get_formatter(name: str) -> Formatter:
     raise KeyError(name)
 
 
-FORMATS = ("text", "json", "sarif", "github")
+FORMATS = ("text", "concise", "json", "sarif", "github")

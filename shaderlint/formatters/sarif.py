@@ -103,6 +103,17 @@ def _result(d: Diagnostic, index: int, root: str) -> dict[str, Any]:
     return out
 
 
+def _invocation(failed: Any) -> dict[str, Any]:
+    """Paths that could not be linted (missing, special files) make the run unsuccessful, each with
+    an error notification: a code-scanning upload then shows that files went unchecked."""
+    out: dict[str, Any] = {"executionSuccessful": not failed}
+    if failed:
+        out["toolExecutionNotifications"] = [
+            {"level": "error", "message": {"text": f"{path}: {reason}"}} for path, reason in failed
+        ]
+    return out
+
+
 def sarif_log(results: list[FileResult], options: dict) -> dict[str, Any]:
     from shaderlint.rules.registry import RULES
 
@@ -118,7 +129,7 @@ def sarif_log(results: list[FileResult], options: dict) -> dict[str, Any]:
         }},
         "originalUriBaseIds": {SRCROOT: {"uri": Path(root).as_uri().rstrip("/") + "/"}},
         "columnKind": "unicodeCodePoints",
-        "invocations": [{"executionSuccessful": True}],
+        "invocations": [_invocation(options.get("failed_paths") or ())],
         "results": [_result(d, index.get(d.code, -1), root) for r in results for d in r.diagnostics],
     }
     for res in run["results"]:

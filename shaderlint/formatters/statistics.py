@@ -2,7 +2,7 @@
 
 :func:`statistics` gives the rows (most frequent first, then by code);
 :func:`format_statistics_text` renders them as a table with a total line. The
-CLI prints the table for ``text`` (instead of the diagnostics) and after the
+CLI prints the table for ``text`` and ``concise`` (instead of the diagnostics) and after the
 annotations for ``github``, a JSON array of the rows for ``json``, and stores
 the rows in ``runs[0].properties.statistics`` for ``sarif``, so that every
 machine-readable output stays valid.
@@ -16,7 +16,11 @@ from collections import Counter
 from shaderlint.engine import FileResult
 
 
-def statistics(results: list[FileResult]) -> list[dict]:
+def statistics(results: list[FileResult], unsafe: bool = False) -> list[dict]:
+    """Rows per code; ``fixable`` counts what ``--fix`` would fix (safe fixes, and unsafe ones too
+    when ``unsafe``, i.e. with ``--unsafe-fixes``)."""
+    from shaderlint.formatters.text import is_fixable
+
     counts: Counter = Counter()
     fixable: Counter = Counter()
     meta: dict[str, tuple[str, str]] = {}
@@ -24,7 +28,7 @@ def statistics(results: list[FileResult]) -> list[dict]:
         for d in r.diagnostics:
             counts[d.code] += 1
             meta.setdefault(d.code, (d.name, d.severity.value))
-            if d.fix is not None:
+            if is_fixable(d, unsafe):
                 fixable[d.code] += 1
     return [
         {"code": code, "name": meta[code][0], "severity": meta[code][1], "count": n, "fixable": fixable[code]}
@@ -37,9 +41,11 @@ def format_statistics_text(rows: list[dict]) -> str:
         return "No problems found.\n"
     width = max(len(r["name"]) for r in rows)
     lines = []
+    marks = any(r["fixable"] for r in rows)  # the [*] column only when something is fixable
     for r in rows:
-        fix = f"  ({r['fixable']} fixable)" if r["fixable"] else ""
-        lines.append(f"{r['count']:6d}  {r['code']}  {r['name']:<{width}}  [{r['severity']}]{fix}")
+        mark = ("[*] " if r["fixable"] else "    ") if marks else ""
+        fix = f"  ({r['fixable']} fixable)" if 0 < r["fixable"] < r["count"] else ""
+        lines.append(f"{r['count']:6d}  {r['code']}  {mark}{r['name']:<{width}}  [{r['severity']}]{fix}")
     total = sum(r["count"] for r in rows)
     lines.append(f"{total:6d}  total")
     return "\n".join(lines) + "\n"

@@ -1,7 +1,10 @@
 """Hover and code lens.
 
-Hover on a diagnostic's range shows the rule's document (``Rule.markdown()``,
-the text ``shaderlint rule`` prints); hover on a kernel's name shows what the
+Hover on a diagnostic's range shows the diagnostic's message and a short form of
+its rule's document (:func:`rule_hover`): the one-line summary, *Why is this
+bad?*, *Use instead* (the fix), and a link to the full page (``shaderlint rule
+CODE`` prints it) -- the whole page is about 60 lines, too long for an editor's
+hover window (a Neovim float). Hover on a kernel's name shows what the
 model knows about the kernel: its kind, threads per group and where they are
 declared, its parameters and the occupancy estimate on the active target.
 The optional code lens (setting ``codeLens``) puts the same one-line summary
@@ -20,6 +23,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from shaderlint.formatters.text import percent
 from shaderlint.model.kernel import Function
 from shaderlint.rules.registry import get_rule
 from shaderlint.server.diagnostics import Document
@@ -54,7 +58,7 @@ class KernelSummary:
             parts.append(f"~{self.registers:g} registers")
         if self.occupancy is not None:
             bound = " ≤" if self.occupancy_is_bound else ""
-            parts.append(f"occupancy{bound} {self.occupancy:.0%} on {self.target} (estimate)")
+            parts.append(f"occupancy{bound} {percent(self.occupancy)} on {self.target} (estimate)")
         return "shaderlint: " + " · ".join(parts)
 
 
@@ -131,10 +135,26 @@ def kernel_markdown(doc: Document, s: KernelSummary) -> str:
         else:
             what = "best-case estimated occupancy" if s.occupancy_is_bound else "estimated occupancy"
         limiter = f", limited by {s.limiter}" if s.limiter else ""
-        lines.append(f"- {what} on `{s.target}`: {s.occupancy:.0%}{limiter}")
+        lines.append(f"- {what} on `{s.target}`: {percent(s.occupancy)}{limiter}")
     for note in s.notes:
         lines.append(f"- note: {note}")
     return "\n".join(lines)
+
+
+def rule_hover(rule) -> str:
+    """The part of a rule's document worth a hover: its summary, why it matters, what to write
+    instead, and a link to the whole page."""
+    sections = rule.sections()
+    fix = {"safe": "safe fix available", "unsafe": "unsafe fix available (`--unsafe-fixes`)"}.get(rule.fix)
+    head = f"### {rule.code} {rule.name}\n\n{rule.severity.value}" + (f" · {fix}" if fix else "") \
+        + f" — {rule.summary}"
+    parts = [head]
+    for title in ("Why is this bad?", "Use instead"):
+        body = sections.get(title)
+        if body:
+            parts.append(f"#### {title}\n{body}")
+    parts.append(f"[Full documentation of {rule.code}]({rule.url()})")
+    return "\n\n".join(parts)
 
 
 def kernel_at(doc: Document, offset: int) -> Function | None:
@@ -169,7 +189,7 @@ def hover(doc: Document, position: types.Position, encoding: str, target: Any,
         rule = get_rule(d.code)
         if rule is not None and d.code not in seen:
             seen.add(d.code)
-            parts.append(rule.markdown())
+            parts.append(rule_hover(rule))
     if not parts:
         return None
     return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts)),
