@@ -357,6 +357,7 @@ def test_paths_have_no_dot_slash_prefix_and_the_diff_applies_with_git(project, c
 
     write(project / "x.cu", DIV)
     write(project / "m.metal", METAL_FIXABLE)
+    (project / "shaderlint.toml").write_text('extend-select = ["SL301"]\n')  # SL301 is opt-in
     _, out, _ = run(capsys, "--format", "json", "--select", "SL201")
     assert [d["path"] for d in json.loads(out)] == ["x.cu"]
     _, out, _ = run(capsys, "-q", "--select", "SL201", "./x.cu", ".")
@@ -378,6 +379,7 @@ def test_paths_have_no_dot_slash_prefix_and_the_diff_applies_with_git(project, c
 # ---- fixable marks (issue 19 item 6) ------------------------------------------------------------------
 def test_fixable_findings_are_marked_and_counted_as_fix_would_fix(project, capsys):
     write(project / "m.metal", METAL_FIXABLE)
+    (project / "shaderlint.toml").write_text('extend-select = ["SL301"]\n')  # SL301 is opt-in
     code, out, _ = run(capsys, "--show-unused-ignores", "--output-format", "concise", "m.metal")
     assert code == 1
     lines = out.splitlines()
