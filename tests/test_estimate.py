@@ -273,6 +273,29 @@ kernel void k(device float* d [[buffer(0)]], uint tid [[thread_index_in_threadgr
     assert metal.threads_per_group == 128 and metal.shared_bytes == 512
 
 
+MODULE_TABLE = """#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { uint glyph[]; float data[]; };
+%s uint FONT[48] = uint[](%s);
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    data[i] = float(FONT[glyph[i] %% 48u]);
+}
+"""
+
+
+def test_glsl_module_scope_constant_table_is_constant_data():
+    """A module-scope `const` table read at a run-time index is constant data (Mesa's
+    nir_opt_large_constants), not 48 per-invocation values; the same table without `const` is a
+    private array of each invocation, and costs registers or stack."""
+    values = ",".join(f"{i}u" for i in range(48))
+    glsl = default_target("glsl")
+    const = estimate(MODULE_TABLE % ("const", values), "k.comp", target=glsl)
+    private = estimate(MODULE_TABLE % ("", values), "k.comp", target=glsl)
+    assert const.registers <= 16 and const.stack_bytes == 0
+    assert private.registers >= const.registers + 8 or private.stack_bytes > 0
+
+
 def test_helpers_are_inlined():
     src = """
 __device__ float poly(const float* c, float x) {

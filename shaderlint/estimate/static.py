@@ -38,6 +38,8 @@ def is_thread_private(v) -> bool:
     """A variable in per-thread storage (registers or stack), not shared/constant/device memory."""
     if v.address_space not in (None, "thread"):
         return False
+    if v.is_global and (v.is_const or v.is_constexpr):
+        return False  # a module-scope table of constants (GLSL `const uint FONT[96]`): constant data
     return not (_PRIVATE_EXCLUDED & v.qualifiers)
 
 

@@ -8,7 +8,8 @@ or a `device const T&` reference, or an array indexed by constants, loop
 counters over uniform bounds, or other thread-uniform values. It is reported at
 the parameter. Buffers indexed by the thread position, buffers that are written,
 passed on to other functions or used in pointer arithmetic, and buffers already
-in the `constant` address space are left alone. An array read in a kernel that
+in the `constant` address space are left alone. A member array of the buffer's element read at a thread-dependent index
+(`s.weights[tid]` through a `device const S& s`) is not a uniform read. An array read in a kernel that
 takes no thread position within its group (ggml's `kernel_conv_transpose_1d`,
 dispatched as one-thread threadgroups) is left alone too: no two threads share
 its reads, so the uniformity says nothing; single structs and references are
@@ -145,10 +146,31 @@ def _uniform_reads(model, f, p, ref: bool):
             site = u  # a scalar reference read by value
         else:
             return None
-        if is_store(site):
+        if is_store(site) or _indexed_per_thread(model, site):
             return None
         sites.append(site)
     return single, sites
+
+
+def _indexed_per_thread(model, site) -> bool:
+    """A member array of the element read at a thread-dependent index (``s.weights[tid]``,
+    ``p->lut[gid % 16]``): the buffer is then not read at uniform offsets, and the constant address
+    space, built for every thread reading the same location, is the opposite of the advice."""
+    n, parent = site, site.parent
+    for _ in range(16):
+        if parent is None:
+            return False
+        if parent.type == "parenthesized_expression" or (
+                parent.type == "field_expression" and parent.child_by_field_name("argument") == n):
+            pass
+        elif parent.type == "subscript_expression" and parent.child_by_field_name("argument") == n:
+            idx = subscript_index(parent)
+            if idx is None or model.deps(idx) & {B.LOCAL, B.UNKNOWN_DEP}:
+                return True
+        else:
+            return False
+        n, parent = parent, parent.parent
+    return True
 
 
 def _user_call(model, args) -> bool:

@@ -17,7 +17,11 @@ threadIdx.x / 32`, `/ WARP_SIZE`, `>> 5`, `simdgroup_index_in_threadgroup`,
 `gl_SubgroupID`) is not a chunk per thread: the lanes of one warp share it; so
 is one indexed by such a quotient taken modulo a uniform value (`out_ch = (gid /
 ne0) % ne1`, a channel whose filter taps every thread of the run reads).
-Reported at the `for` statement.
+Only loops that walk device memory with their counter are flagged: a
+thread's own run of threadgroup/shared memory or of a private array (a
+merge-path sort's merge, a register-tiled GEMM micro-tile) is the algorithm,
+not a coalescing problem, and memory the analysis cannot place (a local
+pointer) is left alone. Reported at the `for` statement.
 
 ## Why is this bad?
 Neighbouring threads of a SIMD group then read addresses `chunk` elements
@@ -97,7 +101,7 @@ class ContiguousThreadChunks(Rule):
                 if chunk is None:
                     continue
                 tid, size = chunk
-                if _group_index(model, tid):
+                if _group_index(model, tid) or not _walks_device_memory(model, f, loop):
                     continue
                 t, c = " ".join(model.text(tid).split()), " ".join(model.text(size).split())
                 if unparen(tid).type not in ("identifier", "field_expression", "call_expression"):
@@ -113,6 +117,18 @@ class ContiguousThreadChunks(Rule):
                     f"(`for (i = {t[1:-1] if t.startswith('(') and t.endswith(')') else t}; i < n; i += threads)`)",
                     kernel=f.name,
                 )
+
+
+def _walks_device_memory(model, f, loop) -> bool:
+    """The loop reads or writes device memory at an index that moves with its counter. Chunks of
+    threadgroup memory or of private arrays are not a coalescing question (a merge-path sort's run
+    in shared memory, a register-tiled micro-tile), nor is memory the analysis cannot place."""
+    start, end = loop.node.start_byte, loop.node.end_byte
+    for a in f.accesses:
+        if a.space in ("device", "constant") and a.index is not None and start <= a.node.start_byte < end \
+                and any(model.resolve(i) is loop.var for i in descendants(a.index, "identifier")):
+            return True
+    return False
 
 
 def _chunk_loop(model, loop):
