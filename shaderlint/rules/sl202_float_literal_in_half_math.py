@@ -13,8 +13,8 @@ GLSL `f16vec4 * 0.5` is promoted and is flagged); integer literals (`h * 2`);
 literals in constructors and initializers (`half4(h, 0.0, 0.0, 1.0)`,
 `half x = 0.5;` are converted at compile time); comparisons and `?:` (the
 compiler narrows those when the literal is exact in half); expressions whose
-result is meant to be float (`float y = h * 0.5;`, or combined with a float
-variable: `h * 0.5 + f`); and built-in calls such as `max(h, 0.0)`, which
+result is meant to be float (`float y = h * 0.5;`, or combined or compared
+with a float variable: `h * 0.5 + f`, `f < h * 0.5`); and built-in calls such as `max(h, 0.0)`, which
 neither Metal (ambiguous between the half and float overloads) nor glslang
 ("ambiguous best function under implicit type conversion") compiles.
 
@@ -69,7 +69,7 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Severity
 from shaderlint.model.consteval import parse_number
-from shaderlint.model.expr import unparen
+from shaderlint.model.expr import COMPARE_OPS, unparen
 from shaderlint.model.types import arithmetic_result, parse_type_name
 from shaderlint.model.dispatch import nodes_in
 from shaderlint.rules.base import Rule, RuleContext
@@ -218,11 +218,14 @@ def _float_context(model, node) -> bool:
             continue
         if t == "binary_expression":
             op = p.child_by_field_name("operator")
-            if op is None or model.text(op) not in ARITH:
-                return False  # a comparison: the value itself is not stored
             other = p.child_by_field_name("left") if p.child_by_field_name("right") == n else p.child_by_field_name("right")
-            if other is not None and is_wide_float(model.type_of(other)) and float_literal(model, other) is None \
-                    and not _halfish(model, other):
+            meets_float = other is not None and is_wide_float(model.type_of(other)) \
+                and float_literal(model, other) is None and not _halfish(model, other)
+            if op is None or model.text(op) not in ARITH:
+                # a comparison: the value is not stored, but compared with float data (`f < h * 0.5`)
+                # the half product is converted to float anyway, and the suffix saves nothing
+                return meets_float and model.text(op or p) in COMPARE_OPS
+            if meets_float:
                 return True
             n = p
             continue
