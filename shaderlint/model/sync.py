@@ -21,6 +21,7 @@ Everything leans towards silence: unknown callees, pointers of unknown address s
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from shaderlint.model.dispatch import calls_to, nodes_in
 from shaderlint.model.expr import unparen
 from shaderlint.model.idioms import uniform_idiom
 from shaderlint.model.kernel import Barrier, Function, Var
+from shaderlint.model.types import parse_type_name
 
 if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
@@ -42,8 +44,10 @@ TG, DEV, TEX = 1, 2, 4
 ALL = TG | DEV | TEX
 _EDGE = 8  # "the kernel's entry (forward) / exit (backward) is a possible neighbour"
 _BAR = 16  # "another barrier is a possible neighbour"
+_VAGUE = 32  # "an undeclared name the analysis cannot see into was used": no removal fix across it
 SPACE_BITS = {"threadgroup": TG, "device": DEV, "texture": TEX}
 _LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+_STRUCTURED = (*_LOOPS, "if_statement", "switch_statement")
 
 
 # ---- barriers --------------------------------------------------------------------------------------
@@ -275,33 +279,125 @@ def _is_reference(v: Var) -> bool:
 
 
 def function_bits(model: "FileModel", f: Function, _seen: frozenset[str] = frozenset()) -> int:
-    """Memory a call to ``f`` may touch: its uses of memory variables and its callees'."""
+    """Memory a call to ``f`` may touch: its uses of memory variables and its callees' (a call or
+    macro the file does not define, inline assembly, a fence or code the front end blanked: all)."""
     cache = model.__dict__.setdefault("_sync_function_bits", {})
     if f.name in cache:
         return cache[f.name]
     if f.body is None or f.name in _seen:
         return ALL
-    bits = 0
+    bits = ALL if opaque_masks(model, f.body.start_byte, f.body.end_byte) else 0
     stack = [f.body]
     while stack and bits != ALL:
         n = stack.pop()
         if n.type == "identifier":
-            v = model.resolve(n)
-            if v is not None and v.node != n:
-                bits |= var_bits(model, v)
-            elif v is None and n.parent is not None and n.parent.type != "call_expression" and _is_macro(model, n):
-                bits = ALL
+            bits |= ident_bits(model, n)
         elif n.type == "call_expression":
             callee = model.function_by_name.get(model.callee_name(n))
             if callee is not None and callee is not f:
                 bits |= function_bits(model, callee, _seen | {f.name})
-        elif n.type in ("gnu_asm_expression", "asm_statement"):
+            elif callee is None:
+                bits |= call_bits(model, n)
+        elif n.type in ("gnu_asm_expression", "asm_statement", "lambda_expression"):
             bits = ALL
         stack.extend(n.named_children)
     cache[f.name] = bits
     return bits
 
 
+# Front-end masks that blank code the grammar cannot read (an invocation of a macro whose body holds
+# braces, such as an inline-PTX ``ldmatrix`` wrapper with a ``{%0, %1}`` register list; a statement
+# macro; the untaken half of an ``#if`` split inside an expression): the code is still compiled and
+# may touch any memory.
+_OPAQUE_MASKS = frozenset({"macro-invocation", "split-expression", "split-header"})
+
+
+def opaque_masks(model: "FileModel", start: int, end: int) -> list[int]:
+    """Start offsets of blanked code (see ``_OPAQUE_MASKS``) in [start, end)."""
+    out = []
+    for kind in _OPAQUE_MASKS:
+        out.extend(mk.start for mk in model.masks_between(start, end, kind))
+    return sorted(out)
+
+
+def call_bits(model: "FileModel", call: ts.Node) -> int:
+    """Memory a call to a function the file does not define may touch: none for a built-in that
+    computes on registers only, a constructor or a cast; every space for anything else -- an
+    unknown call or header macro may wrap inline assembly (``cp.async``, ``ldmatrix``), atomics,
+    fences (``__threadfence_block``, ``memoryBarrierShared`` between two barriers) or a helper that
+    reaches shared memory through a global. Sampling a texture reads read-only memory: none."""
+    lang = model.language
+    fn = call.child_by_field_name("function")
+    if fn is None:
+        return ALL
+    if fn.type == "field_expression":  # obj.method(...)
+        obj = fn.child_by_field_name("argument")
+        v = model.resolve(obj) if obj is not None and obj.type == "identifier" else None
+        name = model.callee_name(call)
+        if lang == "glsl" and name == "length":
+            return 0
+        if v is not None and v.type.kind == "texture" and name in ("sample", "get_width", "get_height", "get_depth",
+                                                                    "get_num_mip_levels", "get_array_size", "gather"):
+            return 0
+        if v is not None and v.type.is_arithmetic:
+            return 0
+        return ALL
+    name = model.callee_name(call)
+    if not name:
+        return ALL
+    if B.register_only(lang, name):
+        return 0
+    if parse_type_name(name).is_arithmetic or name in model.typedefs or name in model.structs:
+        return 0  # a constructor or functional cast
+    return ALL
+
+
+def ident_bits(model: "FileModel", n: ts.Node) -> int:
+    """Memory a use of identifier ``n`` may touch. An undeclared name (a header's or the including
+    file's global, a same-file macro that is not a constant) counts as every space where it is used
+    as memory: indexed, dereferenced, a field's base, written, or its address taken."""
+    v = model.resolve(n)
+    if v is not None:
+        return var_bits(model, v) if v.node != n else 0
+    p = n.parent
+    if p is None or p.type == "call_expression" and p.child_by_field_name("function") == n:
+        return 0
+    if _is_macro(model, n):
+        return ALL
+    if not _used_as_memory(n):
+        return 0
+    name = model.text(n)
+    if model._builtin(name) is not None or name in model.macros or name in model.enums \
+            or name in model.function_by_name:
+        return 0
+    return ALL
+
+
+def _used_as_memory(n: ts.Node) -> bool:
+    p = n.parent
+    t = p.type
+    if t in ("subscript_expression", "field_expression"):
+        return p.child_by_field_name("argument") == n
+    if t == "pointer_expression":
+        return True
+    if t in ("assignment_expression", "update_expression"):
+        return p.child_by_field_name("left") == n or t == "update_expression"
+    return False
+
+
+def _vague(model: "FileModel", n: ts.Node) -> bool:
+    """An undeclared name whose meaning the analysis cannot see (a header's constant or macro): the
+    barrier-removal fix is not offered across it."""
+    if model.resolve(n) is not None:
+        return False
+    p = n.parent
+    if p is None or p.type in ("qualified_identifier", "field_expression") and p.child_by_field_name("argument") != n:
+        return False
+    if p.type == "call_expression" and p.child_by_field_name("function") == n:
+        return False
+    name = model.text(n)
+    return not (model._builtin(name) is not None or name in model.macros or name in model.enums
+                or name in model.function_by_name)
 
 
 def _is_macro(model: "FileModel", ident: ts.Node) -> bool:
@@ -364,18 +460,20 @@ class Redundancy:
     edge: bool  # the neighbour on that side may be the kernel's entry/exit
     other: bool  # the neighbour on that side may be another barrier
     orders: frozenset[str]
+    understood: bool = True  # every statement on that side is fully known (no undeclared name)
 
 
 def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
     """Group barriers of kernel ``f`` that separate no access to the memory they order."""
     if f.body is None:
         return []
+    # A barrier whose value is used (`n = __syncthreads_count(p)`) computes something: never redundant.
     barriers = {b.node.id: b for b in group_barriers(f)}
     if not barriers:
         return []
     orders = {k: _order_bits(model, b) for k, b in barriers.items()}
-    flow = _Flow(model, f, orders)
     try:
+        flow = _Flow(model, f, orders)
         flow.forward(f.body, _EDGE)
         before = dict(flow.seen)
         flow.removed = {k for k, s in before.items() if not s & orders[k]}
@@ -387,14 +485,41 @@ def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
     out = []
     for k, b in barriers.items():
         o = frozenset(x for x, bit in SPACE_BITS.items() if orders[k] & bit)
+        if not _value_discarded(b.node):
+            continue
         if k in flow.removed:
             s = before[k]
-            out.append(Redundancy(b, "before", bool(s & _EDGE), bool(s & _BAR), o))
+            out.append(Redundancy(b, "before", bool(s & _EDGE), bool(s & _BAR), o, not s & _VAGUE))
         elif k in after and not after[k] & orders[k]:
             s = after[k]
-            out.append(Redundancy(b, "after", bool(s & _EDGE), bool(s & _BAR), o))
+            out.append(Redundancy(b, "after", bool(s & _EDGE), bool(s & _BAR), o, not s & _VAGUE))
     out.sort(key=lambda r: r.barrier.node.start_byte)
     return out
+
+
+def _paired_fences(model: "FileModel", f: Function) -> set[int]:
+    """GLSL memory barriers written directly before a ``barrier()`` (part of that barrier)."""
+    if model.language != "glsl":
+        return set()
+    mem = {x.node.id for x in f.barriers if x.scope == "memory"}
+    out: set[int] = set()
+    for b in group_barriers(f):
+        stmt = _statement(b.node)
+        prev = stmt.prev_named_sibling if stmt is not None else None
+        while prev is not None and prev.type == "expression_statement":
+            call = unparen(prev.named_children[0]) if prev.named_child_count else None
+            if call is None or call.id not in mem:
+                break
+            out.add(call.id)
+            prev = prev.prev_named_sibling
+    return out
+
+
+def _value_discarded(call: ts.Node) -> bool:
+    p = call.parent
+    while p is not None and p.type == "parenthesized_expression":
+        p = p.parent
+    return p is not None and p.type == "expression_statement"
 
 
 def _order_bits(model: "FileModel", b: Barrier) -> int:
@@ -434,6 +559,26 @@ class _Flow:
         self.ctx: list[dict] = []
         self._events: dict[int, list[tuple[str, int]]] = {}
         self.bindings = _structured_bindings(model, f)
+        # fences: a memory barrier touches what it orders, except GLSL's `memoryBarrierShared();`
+        # written directly before `barrier()`, which is part of that barrier (effective_orders)
+        paired = _paired_fences(model, f)
+        self.fences = {b.node.id for b in f.barriers if b.scope == "memory"} - paired
+        self.quiet = {b.node.id for b in f.barriers if b.scope == "simd"} | paired  # touch nothing themselves
+        self.opaque = opaque_masks(model, f.body.start_byte, f.body.end_byte) if f.body is not None else []
+        for start in self.opaque:
+            container = f.body.descendant_for_byte_range(start, start)
+            while container is not None and container.start_byte == start and container.parent is not None:
+                container = container.parent  # a node starting at the blank: its parent holds the gap
+            if container is not None and (container.type in _STRUCTURED or container.parent is not None
+                                          and container.parent.type == "switch_statement"):
+                raise Unsupported  # blanked code between a statement's parts: not followed
+
+    def gap(self, start: int, end: int) -> bool:
+        """Blanked code (an opaque macro invocation) starts in [start, end)."""
+        if not self.opaque:
+            return False
+        i = bisect.bisect_left(self.opaque, start)
+        return i < len(self.opaque) and self.opaque[i] < end
 
     # -- events of an expression, in evaluation (source) order
     def events(self, node: ts.Node) -> list[tuple[str, int]]:
@@ -441,6 +586,8 @@ class _Flow:
         if hit is not None:
             return hit
         out: list[tuple[str, int]] = []
+        if self.gap(node.start_byte, node.end_byte):
+            out.append(("touch", ALL))
         self._collect(node, out)
         self._events[node.id] = out
         return out
@@ -449,15 +596,13 @@ class _Flow:
         m = self.m
         t = n.type
         if t == "identifier":
-            v = m.resolve(n)
-            if v is not None and v.node != n:
-                bits = var_bits(m, v)
-                if bits:
-                    out.append(("touch", bits))
-            elif v is None and _is_macro(m, n) and not (n.parent is not None and n.parent.type == "call_expression"):
-                out.append(("touch", ALL))
-            elif v is None and (_included_array(m, n) or m.text(n) in self.bindings):
-                out.append(("touch", ALL))  # (a structured binding is not a variable of the model)
+            bits = ident_bits(m, n)
+            if not bits and m.resolve(n) is None and (_included_array(m, n) or m.text(n) in self.bindings):
+                bits = ALL  # (a structured binding is not a variable of the model)
+            if bits:
+                out.append(("touch", bits))
+            elif _vague(m, n):
+                out.append(("touch", _VAGUE))
             return
         if t in ("lambda_expression", "gnu_asm_expression", "asm_statement"):
             out.append(("touch", ALL))
@@ -470,6 +615,9 @@ class _Flow:
             if n.id in self.orders:
                 out.append(("barrier", n.id))
                 return
+            if n.id in self.fences:
+                out.append(("touch", ALL))
+                return
             name = m.callee_name(n)
             callee = m.function_by_name.get(name)
             if name in self.sync or callee is self.f:
@@ -480,6 +628,10 @@ class _Flow:
                     out.append(("touch", bits))
             elif _is_macro(m, n.child_by_field_name("function") or n):
                 out.append(("touch", ALL))
+            elif n.id not in self.quiet:
+                bits = call_bits(m, n)
+                if bits:
+                    out.append(("touch", bits))
 
     def _apply(self, ev: tuple[str, int], s: int) -> int:
         kind, val = ev
@@ -488,7 +640,7 @@ class _Flow:
         if val in self.removed:
             return s
         self.seen[val] = self.seen.get(val, 0) | s
-        return (s & ~self.orders[val] & ~_EDGE) | _BAR
+        return (s & ~self.orders[val] & ~_EDGE & ~_VAGUE) | _BAR
 
     # -- forward: state = memory touched since the last barrier ordering it (+ _EDGE: since entry)
     def forward(self, n: ts.Node | None, s: int | None) -> int | None:
@@ -498,9 +650,7 @@ class _Flow:
         if t in ("comment", "{", "}", ";"):
             return s
         if t == "compound_statement" or t == "translation_unit":
-            for c in n.named_children:
-                s = self.forward(c, s)
-            return s
+            return self._forward_seq(n.named_children, s, n.start_byte, n.end_byte)
         if t == "if_statement":
             s = self.forward(n.child_by_field_name("condition"), s)
             a = self.forward(n.child_by_field_name("consequence"), s)
@@ -508,9 +658,7 @@ class _Flow:
             b = self.forward(alt, s) if alt is not None else s
             return _join(a, b)
         if t == "else_clause":
-            for c in n.named_children:
-                s = self.forward(c, s)
-            return s
+            return self._forward_seq(n.named_children, s, n.start_byte, n.end_byte)
         if t in _LOOPS:
             return self._forward_loop(n, s)
         if t == "switch_statement":
@@ -541,12 +689,33 @@ class _Flow:
             raise Unsupported
         if t in _PREPROC:
             body, alt = _preproc_parts(n)
-            a = s
-            for c in body:
-                a = self.forward(c, a)
+            a = self._forward_seq(body, s, n.start_byte, alt.start_byte if alt is not None else n.end_byte)
             return _join(a, self.forward(alt, s) if alt is not None else s)
         for ev in self.events(n):
             s = self._apply(ev, s)
+        return s
+
+    def _forward_seq(self, children, s: int | None, start: int, end: int) -> int | None:
+        """Statements in order; blanked code between them touches every space."""
+        pos = start
+        for c in children:
+            if s is not None and self.gap(pos, c.start_byte):
+                s |= ALL
+            s = self.forward(c, s)
+            pos = c.end_byte
+        if s is not None and self.gap(pos, end):
+            s |= ALL
+        return s
+
+    def _backward_seq(self, children, s: int, start: int, end: int) -> int:
+        pos = end
+        for c in reversed(children):
+            if self.gap(c.end_byte, pos):
+                s |= ALL
+            s = self.backward(c, s)
+            pos = c.start_byte
+        if self.gap(start, pos):
+            s |= ALL
         return s
 
     def _forward_loop(self, n: ts.Node, s: int) -> int | None:
@@ -611,8 +780,9 @@ class _Flow:
             if case.child_by_field_name("value") is None:
                 has_default = True
             st = _join(c, prev)
-            for stmt in self._case_statements(case):
-                st = self.forward(stmt, st)
+            stmts = self._case_statements(case)
+            value = case.child_by_field_name("value")
+            st = self._forward_seq(stmts, st, value.end_byte if value is not None else case.start_byte, case.end_byte)
             prev = st
         self.ctx.pop()
         return _join(prev, *ctx["breaks"], None if has_default else c)
@@ -625,18 +795,14 @@ class _Flow:
         if t in ("comment", "{", "}", ";"):
             return s
         if t == "compound_statement":
-            for c in reversed(n.named_children):
-                s = self.backward(c, s)
-            return s
+            return self._backward_seq(n.named_children, s, n.start_byte, n.end_byte)
         if t == "if_statement":
             a = self.backward(n.child_by_field_name("consequence"), s)
             alt = n.child_by_field_name("alternative")
             b = self.backward(alt, s) if alt is not None else s
             return self.backward(n.child_by_field_name("condition"), a | b)
         if t == "else_clause":
-            for c in reversed(n.named_children):
-                s = self.backward(c, s)
-            return s
+            return self._backward_seq(n.named_children, s, n.start_byte, n.end_byte)
         if t in _LOOPS:
             return self._backward_loop(n, s)
         if t == "switch_statement":
@@ -665,9 +831,7 @@ class _Flow:
             raise Unsupported
         if t in _PREPROC:
             body, alt = _preproc_parts(n)
-            a = s
-            for c in reversed(body):
-                a = self.backward(c, a)
+            a = self._backward_seq(body, s, n.start_byte, alt.start_byte if alt is not None else n.end_byte)
             return a | (self.backward(alt, s) if alt is not None else s)
         for ev in reversed(self.events(n)):
             s = self._apply(ev, s)
@@ -707,9 +871,9 @@ class _Flow:
         for case in reversed(self._cases(n)):
             if case.child_by_field_name("value") is None:
                 has_default = True
-            st = nxt
-            for stmt in reversed(self._case_statements(case)):
-                st = self.backward(stmt, st)
+            value = case.child_by_field_name("value")
+            st = self._backward_seq(self._case_statements(case), nxt,
+                                    value.end_byte if value is not None else case.start_byte, case.end_byte)
             entries.append(st)
             nxt = st
         self.ctx.pop()
