@@ -347,9 +347,28 @@ def call_bits(model: "FileModel", call: ts.Node) -> int:
         return ALL
     if B.register_only(lang, name):
         return 0
-    if parse_type_name(name).is_arithmetic or name in model.typedefs or name in model.structs:
+    if parse_type_name(name).is_arithmetic or name in model.typedefs or name in model.structs \
+            or name in _type_names(model):
         return 0  # a constructor or functional cast
     return ALL
+
+
+def _type_names(model: "FileModel") -> frozenset[str]:
+    """Names the file declares variables with, and template type parameters: types, even when a
+    header or the build defines them (GLSL's ``D_TYPE data_d[];`` then ``D_TYPE(v)`` is a conversion)."""
+    got = model.__dict__.get("_sync_type_names")
+    if got is None:
+        out = set()
+        for vs in model._vars_by_name.values():
+            for v in vs:
+                if v.template_param:
+                    out.add(v.name)
+                    continue
+                t = v.decl.child_by_field_name("type") if v.decl is not None else None
+                if t is not None and t.type in ("type_identifier", "qualified_identifier", "template_type"):
+                    out.add(model.text(t).split("<")[0].split("::")[-1].strip())
+        got = model._sync_type_names = frozenset(out)
+    return got
 
 
 def ident_bits(model: "FileModel", n: ts.Node) -> int:
@@ -374,15 +393,31 @@ def ident_bits(model: "FileModel", n: ts.Node) -> int:
 
 
 def _used_as_memory(n: ts.Node) -> bool:
+    """Indexed, dereferenced (``*p``, ``p->x``), written, or a field of it indexed or written. Reading
+    a field (``p.n_cols``: GLSL push constants and uniform blocks an include declares) is not."""
     p = n.parent
     t = p.type
-    if t in ("subscript_expression", "field_expression"):
+    if t == "subscript_expression":
         return p.child_by_field_name("argument") == n
     if t == "pointer_expression":
         return True
-    if t in ("assignment_expression", "update_expression"):
-        return p.child_by_field_name("left") == n or t == "update_expression"
-    return False
+    if t == "field_expression":
+        if p.child_by_field_name("argument") != n:
+            return False
+        op = p.child_by_field_name("operator")
+        if op is not None and op.type == "->":
+            return True
+        outer = p.parent
+        return outer is not None and (outer.type == "subscript_expression" and outer.child_by_field_name("argument") == p
+                                      or _written(p))
+    return _written(n)
+
+
+def _written(n: ts.Node) -> bool:
+    p = n.parent
+    if p.type == "assignment_expression":
+        return p.child_by_field_name("left") == n
+    return p.type == "update_expression"
 
 
 def _vague(model: "FileModel", n: ts.Node) -> bool:
