@@ -272,6 +272,12 @@ def test_sl402_fix_is_unsafe_and_needs_every_statement_understood():
     r = lint_source("k.cu", PLAIN_PAIR, Settings(select=("SL402",)))
     (d,) = r.diagnostics
     assert d.line == 6 and d.fix is None
+    # The same name inside a same-file helper called there.
+    helper = b"__device__ float scaled(float v) { return v * OFFSET; }\n" + PLAIN_PAIR.replace(
+        b"__expf(1.0f) * OFFSET", b"scaled(__expf(1.0f))")
+    r = lint_source("k.cu", helper, Settings(select=("SL402",)))
+    (d,) = r.diagnostics
+    assert d.line == 7 and d.fix is None
 
 
 def test_every_fix_matches_its_rules_declared_safety_and_is_documented():

@@ -280,7 +280,8 @@ def _is_reference(v: Var) -> bool:
 
 def function_bits(model: "FileModel", f: Function, _seen: frozenset[str] = frozenset()) -> int:
     """Memory a call to ``f`` may touch: its uses of memory variables and its callees' (a call or
-    macro the file does not define, inline assembly, a fence or code the front end blanked: all)."""
+    macro the file does not define, inline assembly, a fence or code the front end blanked: all),
+    plus ``_VAGUE`` when it uses an undeclared name (no barrier-removal fix across the call)."""
     cache = model.__dict__.setdefault("_sync_function_bits", {})
     if f.name in cache:
         return cache[f.name]
@@ -288,10 +289,11 @@ def function_bits(model: "FileModel", f: Function, _seen: frozenset[str] = froze
         return ALL
     bits = ALL if opaque_masks(model, f.body.start_byte, f.body.end_byte) else 0
     stack = [f.body]
-    while stack and bits != ALL:
+    while stack and bits & ALL != ALL:
         n = stack.pop()
         if n.type == "identifier":
-            bits |= ident_bits(model, n)
+            b = ident_bits(model, n)
+            bits |= b if b or not _vague(model, n) else _VAGUE
         elif n.type == "call_expression":
             callee = model.function_by_name.get(model.callee_name(n))
             if callee is not None and callee is not f:
