@@ -508,6 +508,12 @@ def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
     barriers = {b.node.id: b for b in group_barriers(f)}
     if not barriers:
         return []
+    # Barriers on thread-dependent paths (warp-specialised producer/consumer branches) pair up by
+    # count across paths: removing one desynchronises the others (flashinfer's mla_hopper.cuh pairs
+    # the producer's `__syncthreads(); __syncthreads();` with the consumer's). Not analysed.
+    if any(_maybe_divergent(model, b.node) for b in barriers.values()) or any(
+            _maybe_divergent(model, call) for call, _ in sync_calls(model, f)):
+        return []
     orders = {k: _order_bits(model, b) for k, b in barriers.items()}
     try:
         flow = _Flow(model, f, orders)
@@ -550,6 +556,52 @@ def _paired_fences(model: "FileModel", f: Function) -> set[int]:
             out.add(call.id)
             prev = prev.prev_named_sibling
     return out
+
+
+def _maybe_divergent(model: "FileModel", node: ts.Node) -> bool:
+    """A condition deciding whether ``node`` runs may differ between the threads of a group: it
+    depends on the thread (``divergent_conditions``), on values read from shared memory, or on a
+    value computed by code the file does not define (``cutlass::canonical_warp_group_idx()``)."""
+    if divergent_conditions(model, node):
+        return True
+    for c in control_conditions(model, node):
+        if model.deps(c) & {B.LOCAL, B.UNKNOWN_DEP} or _opaque_value(model, c, set(), 0):
+            return True
+    return False
+
+
+def _opaque_value(model: "FileModel", expr: ts.Node, seen: set[int], depth: int) -> bool:
+    """``expr``'s value may come from a call the file does not define (followed through the
+    variables it reads, their initialisers and assignments, a few levels deep)."""
+    if depth > 6:
+        return True
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "call_expression":
+            name = model.callee_name(n)
+            if name not in model.function_by_name and call_bits(model, n) and not _is_barrier_vote(name):
+                return True
+        elif t == "identifier":
+            v = model.resolve(n)
+            if v is not None and v.function is not None and not v.is_param and id(v) not in seen:
+                seen.add(id(v))
+                sources = [v.init] if v.init is not None else []
+                for w in model.writes_into(v):
+                    r = w.child_by_field_name("right")
+                    if r is not None:
+                        sources.append(r)
+                if any(_opaque_value(model, x, seen, depth + 1) for x in sources):
+                    return True
+        elif t in ("lambda_expression", "gnu_asm_expression"):
+            return True
+        stack.extend(n.named_children)
+    return False
+
+
+def _is_barrier_vote(name: str) -> bool:
+    return name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
 
 
 def _value_discarded(call: ts.Node) -> bool:

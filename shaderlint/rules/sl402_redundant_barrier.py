@@ -27,8 +27,13 @@ global), and a memory fence (`__threadfence_block()`, GLSL
 `memoryBarrierShared()` not directly before `barrier()`). Only built-ins known
 to compute on registers (math, conversions, constructors, SIMD shuffles and
 reductions, texture sampling) touch nothing. A barrier whose result is used
-(`n = __syncthreads_count(p)`) is never reported. GLSL tessellation control
-shaders (where `barrier()` orders patch outputs) and `goto` are not analysed.
+(`n = __syncthreads_count(p)`) is never reported. A kernel with a barrier on a
+path that threads may take differently is not analysed: under a condition that
+depends on the thread, on shared memory, or on a value from code the file does
+not define (a warp-specialised producer/consumer split on
+`cutlass::canonical_warp_group_idx()`), barriers pair by count across paths
+and removing one desynchronises the rest. GLSL tessellation control shaders
+(where `barrier()` orders patch outputs) and `goto` are not analysed either.
 
 ## Why is this bad?
 A barrier stalls every thread of the group until the slowest arrives. One that
