@@ -560,12 +560,14 @@ def _paired_fences(model: "FileModel", f: Function) -> set[int]:
 
 def _maybe_divergent(model: "FileModel", node: ts.Node) -> bool:
     """A condition deciding whether ``node`` runs may differ between the threads of a group: it
-    depends on the thread (``divergent_conditions``), on values read from shared memory, or on a
+    depends on the thread (``divergent_conditions``, which knows loops every thread runs equally
+    often, such as ``for (t = start + tid; t < end + tid; t += C)``), on values read from shared
+    memory, or on a
     value computed by code the file does not define (``cutlass::canonical_warp_group_idx()``)."""
     if divergent_conditions(model, node):
         return True
     for c in control_conditions(model, node):
-        if model.deps(c) & {B.LOCAL, B.UNKNOWN_DEP} or _opaque_value(model, c, set(), 0):
+        if B.UNKNOWN_DEP in model.deps(c) or _opaque_value(model, c, set(), 0):
             return True
     return False
 
