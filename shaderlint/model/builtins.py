@@ -162,7 +162,7 @@ _REGISTER_ONLY_COMMON = frozenset(
     "sqrt rsqrt inversesqrt exp exp2 exp10 log log2 log10 pow powr sin cos tan asin acos atan atan2 "
     "sinh cosh tanh asinh acosh atanh fma mad fmod mod dot cross length distance normalize reflect refract "
     "faceforward determinant transpose inverse isnan isinf isfinite signbit all any copysign radians degrees "
-    "popcount clz ctz assert".split())
+    "popcount clz ctz assert frexp modf ldexp sincos".split())
 _REGISTER_ONLY = {
     "cuda": _REGISTER_ONLY_COMMON | frozenset(
         "__syncwarp __activemask __ballot_sync __any_sync __all_sync __uni_sync __match_any_sync __match_all_sync "

@@ -497,7 +497,7 @@ class Redundancy:
     edge: bool  # the neighbour on that side may be the kernel's entry/exit
     other: bool  # the neighbour on that side may be another barrier
     orders: frozenset[str]
-    understood: bool = True  # every statement on that side is fully known (no undeclared name)
+    understood: bool = True  # that side is fully known: no undeclared name, no access to memory it does not order
 
 
 def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
@@ -532,10 +532,10 @@ def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
             continue
         if k in flow.removed:
             s = before[k]
-            out.append(Redundancy(b, "before", bool(s & _EDGE), bool(s & _BAR), o, not s & _VAGUE))
+            out.append(Redundancy(b, "before", bool(s & _EDGE), bool(s & _BAR), o, _understood(s)))
         elif k in after and not after[k] & orders[k]:
             s = after[k]
-            out.append(Redundancy(b, "after", bool(s & _EDGE), bool(s & _BAR), o, not s & _VAGUE))
+            out.append(Redundancy(b, "after", bool(s & _EDGE), bool(s & _BAR), o, _understood(s)))
     out.sort(key=lambda r: r.barrier.node.start_byte)
     return out
 
@@ -556,6 +556,15 @@ def _paired_fences(model: "FileModel", f: Function) -> set[int]:
             out.add(call.id)
             prev = prev.prev_named_sibling
     return out
+
+
+def _understood(s: int) -> bool:
+    """The side of a redundant barrier is fully understood: no undeclared name, and no access to
+    memory the barrier does not order. The latter may still rely on the barrier as an execution
+    barrier (Metal: thread 0 writes ``scales[row]``, then every thread reads it, across a
+    ``mem_threadgroup`` barrier): the barrier's flags are too weak, but removing it makes the race
+    certain, so the removal fix is not offered there."""
+    return not s & (_VAGUE | ALL)
 
 
 def _maybe_divergent(model: "FileModel", node: ts.Node) -> bool:

@@ -71,9 +71,13 @@ Barrier latency, not registers or occupancy: the impact reports no change
 The fix deletes the barrier's statement. It is offered only when the barrier
 stands alone on its line and every statement between it and its neighbour on
 the reported side is understood: no name there is undeclared in the file (a
-header's constant could be a macro touching memory), and nothing unknown
-(calls, macros, inline assembly) is there, since those already keep the
-barrier from being reported. It is **unsafe** (applied only with
+header's constant could be a macro touching memory), nothing unknown (calls,
+macros, inline assembly) is there, since those already keep the barrier from
+being reported, and no memory the barrier does not order is accessed there (a
+Metal `mem_threadgroup` barrier between thread 0 writing `scales[row]` and
+every thread reading it: the flags are too weak to order that exchange, but
+the barrier's execution ordering is what makes it work in practice, and the
+right change is `mem_device`, not removal). It is **unsafe** (applied only with
 `--unsafe-fixes`, never by the editor's fix-all): removing a barrier changes
 the ordering between threads, and the change is harmless only if the analysis
 saw every access -- an access it cannot see (a header it did not read, a
