@@ -45,6 +45,8 @@ ALL = TG | DEV | TEX
 _EDGE = 8  # "the kernel's entry (forward) / exit (backward) is a possible neighbour"
 _BAR = 16  # "another barrier is a possible neighbour"
 _VAGUE = 32  # "an undeclared name the analysis cannot see into was used": no removal fix across it
+_W = 8  # TG/DEV/TEX << _W: that space was accessed through something writable (not const/readonly)
+_ALLW = ALL | ALL << _W
 SPACE_BITS = {"threadgroup": TG, "device": DEV, "texture": TEX}
 _LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
 _STRUCTURED = (*_LOOPS, "if_statement", "switch_statement")
@@ -560,11 +562,26 @@ def _paired_fences(model: "FileModel", f: Function) -> set[int]:
 
 def _understood(s: int) -> bool:
     """The side of a redundant barrier is fully understood: no undeclared name, and no access to
-    memory the barrier does not order. The latter may still rely on the barrier as an execution
+    writable memory the barrier does not order (reads through ``const`` pointers and ``readonly``
+    buffers cannot take part in an exchange). The latter may still rely on the barrier as an execution
     barrier (Metal: thread 0 writes ``scales[row]``, then every thread reads it, across a
     ``mem_threadgroup`` barrier): the barrier's flags are too weak, but removing it makes the race
     certain, so the removal fix is not offered there."""
-    return not s & (_VAGUE | ALL)
+    return not s & _VAGUE and not (s >> _W) & ALL
+
+
+def _read_only(model: "FileModel", v: Var) -> bool:
+    """``v`` reaches memory that cannot be written through it: ``const T* p`` / ``device const T*``
+    (``const`` before the first ``*``), a GLSL ``readonly`` buffer."""
+    q = v.qualifiers
+    if "readonly" in q:
+        return True
+    if "const" not in q or v.decl is None:
+        return False
+    text = model.source.data[v.decl.start_byte:v.node.start_byte]
+    c = re.search(rb"\bconst\b", text)
+    star = text.find(b"*")
+    return c is not None and (star < 0 or c.start() < star)
 
 
 def _maybe_divergent(model: "FileModel", node: ts.Node) -> bool:
@@ -687,7 +704,7 @@ class _Flow:
             return hit
         out: list[tuple[str, int]] = []
         if self.gap(node.start_byte, node.end_byte):
-            out.append(("touch", ALL))
+            out.append(("touch", _ALLW))
         self._collect(node, out)
         self._events[node.id] = out
         return out
@@ -700,12 +717,13 @@ class _Flow:
             if not bits and m.resolve(n) is None and (_included_array(m, n) or m.text(n) in self.bindings):
                 bits = ALL  # (a structured binding is not a variable of the model)
             if bits:
-                out.append(("touch", bits))
+                v = m.resolve(n)
+                out.append(("touch", bits if v is not None and _read_only(m, v) else bits | bits << _W))
             elif _vague(m, n):
                 out.append(("touch", _VAGUE))
             return
         if t in ("lambda_expression", "gnu_asm_expression", "asm_statement"):
-            out.append(("touch", ALL))
+            out.append(("touch", _ALLW))
             return
         if t == "goto_statement":
             raise Unsupported
@@ -716,22 +734,22 @@ class _Flow:
                 out.append(("barrier", n.id))
                 return
             if n.id in self.fences:
-                out.append(("touch", ALL))
+                out.append(("touch", _ALLW))
                 return
             name = m.callee_name(n)
             callee = m.function_by_name.get(name)
             if name in self.sync or callee is self.f:
-                out.append(("touch", ALL))
+                out.append(("touch", _ALLW))
             elif callee is not None:
                 bits = function_bits(m, callee)
                 if bits:
-                    out.append(("touch", bits))
+                    out.append(("touch", bits | (bits & ALL) << _W))
             elif _is_macro(m, n.child_by_field_name("function") or n):
-                out.append(("touch", ALL))
+                out.append(("touch", _ALLW))
             elif n.id not in self.quiet:
                 bits = call_bits(m, n)
                 if bits:
-                    out.append(("touch", bits))
+                    out.append(("touch", bits | bits << _W))
 
     def _apply(self, ev: tuple[str, int], s: int) -> int:
         kind, val = ev
@@ -740,7 +758,7 @@ class _Flow:
         if val in self.removed:
             return s
         self.seen[val] = self.seen.get(val, 0) | s
-        return (s & ~self.orders[val] & ~_EDGE & ~_VAGUE) | _BAR
+        return (s & ~self.orders[val] & ~(self.orders[val] << _W) & ~_EDGE & ~_VAGUE) | _BAR
 
     # -- forward: state = memory touched since the last barrier ordering it (+ _EDGE: since entry)
     def forward(self, n: ts.Node | None, s: int | None) -> int | None:
@@ -800,22 +818,22 @@ class _Flow:
         pos = start
         for c in children:
             if s is not None and self.gap(pos, c.start_byte):
-                s |= ALL
+                s |= _ALLW
             s = self.forward(c, s)
             pos = c.end_byte
         if s is not None and self.gap(pos, end):
-            s |= ALL
+            s |= _ALLW
         return s
 
     def _backward_seq(self, children, s: int, start: int, end: int) -> int:
         pos = end
         for c in reversed(children):
             if self.gap(c.end_byte, pos):
-                s |= ALL
+                s |= _ALLW
             s = self.backward(c, s)
             pos = c.start_byte
         if self.gap(start, pos):
-            s |= ALL
+            s |= _ALLW
         return s
 
     def _forward_loop(self, n: ts.Node, s: int) -> int | None:
