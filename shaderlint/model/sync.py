@@ -21,6 +21,7 @@ Everything leans towards silence: unknown callees, pointers of unknown address s
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ from shaderlint.model.dispatch import calls_to, nodes_in
 from shaderlint.model.expr import unparen
 from shaderlint.model.idioms import uniform_idiom
 from shaderlint.model.kernel import Barrier, Function, Var
+from shaderlint.model.types import parse_type_name
 
 if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
@@ -42,8 +44,12 @@ TG, DEV, TEX = 1, 2, 4
 ALL = TG | DEV | TEX
 _EDGE = 8  # "the kernel's entry (forward) / exit (backward) is a possible neighbour"
 _BAR = 16  # "another barrier is a possible neighbour"
+_VAGUE = 32  # "an undeclared name the analysis cannot see into was used": no removal fix across it
+_W = 8  # TG/DEV/TEX << _W: that space was accessed through something writable (not const/readonly)
+_ALLW = ALL | ALL << _W
 SPACE_BITS = {"threadgroup": TG, "device": DEV, "texture": TEX}
 _LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+_STRUCTURED = (*_LOOPS, "if_statement", "switch_statement")
 
 
 # ---- barriers --------------------------------------------------------------------------------------
@@ -275,33 +281,162 @@ def _is_reference(v: Var) -> bool:
 
 
 def function_bits(model: "FileModel", f: Function, _seen: frozenset[str] = frozenset()) -> int:
-    """Memory a call to ``f`` may touch: its uses of memory variables and its callees'."""
+    """Memory a call to ``f`` may touch: its uses of memory variables and its callees' (a call or
+    macro the file does not define, inline assembly, a fence or code the front end blanked: all),
+    plus ``_VAGUE`` when it uses an undeclared name (no barrier-removal fix across the call)."""
     cache = model.__dict__.setdefault("_sync_function_bits", {})
     if f.name in cache:
         return cache[f.name]
     if f.body is None or f.name in _seen:
         return ALL
-    bits = 0
+    bits = ALL if opaque_masks(model, f.body.start_byte, f.body.end_byte) else 0
     stack = [f.body]
-    while stack and bits != ALL:
+    while stack and bits & ALL != ALL:
         n = stack.pop()
         if n.type == "identifier":
-            v = model.resolve(n)
-            if v is not None and v.node != n:
-                bits |= var_bits(model, v)
-            elif v is None and n.parent is not None and n.parent.type != "call_expression" and _is_macro(model, n):
-                bits = ALL
+            b = ident_bits(model, n)
+            bits |= b if b or not _vague(model, n) else _VAGUE
         elif n.type == "call_expression":
             callee = model.function_by_name.get(model.callee_name(n))
             if callee is not None and callee is not f:
                 bits |= function_bits(model, callee, _seen | {f.name})
-        elif n.type in ("gnu_asm_expression", "asm_statement"):
+            elif callee is None:
+                bits |= call_bits(model, n)
+        elif n.type in ("gnu_asm_expression", "asm_statement", "lambda_expression"):
             bits = ALL
         stack.extend(n.named_children)
     cache[f.name] = bits
     return bits
 
 
+# Front-end masks that blank code the grammar cannot read (an invocation of a macro whose body holds
+# braces, such as an inline-PTX ``ldmatrix`` wrapper with a ``{%0, %1}`` register list; a statement
+# macro; the untaken half of an ``#if`` split inside an expression): the code is still compiled and
+# may touch any memory.
+_OPAQUE_MASKS = frozenset({"macro-invocation", "split-expression", "split-header"})
+
+
+def opaque_masks(model: "FileModel", start: int, end: int) -> list[int]:
+    """Start offsets of blanked code (see ``_OPAQUE_MASKS``) in [start, end)."""
+    out = []
+    for kind in _OPAQUE_MASKS:
+        out.extend(mk.start for mk in model.masks_between(start, end, kind))
+    return sorted(out)
+
+
+def call_bits(model: "FileModel", call: ts.Node) -> int:
+    """Memory a call to a function the file does not define may touch: none for a built-in that
+    computes on registers only, a constructor or a cast; every space for anything else -- an
+    unknown call or header macro may wrap inline assembly (``cp.async``, ``ldmatrix``), atomics,
+    fences (``__threadfence_block``, ``memoryBarrierShared`` between two barriers) or a helper that
+    reaches shared memory through a global. Sampling a texture reads read-only memory: none."""
+    lang = model.language
+    fn = call.child_by_field_name("function")
+    if fn is None:
+        return ALL
+    if fn.type == "field_expression":  # obj.method(...)
+        obj = fn.child_by_field_name("argument")
+        v = model.resolve(obj) if obj is not None and obj.type == "identifier" else None
+        name = model.callee_name(call)
+        if lang == "glsl" and name == "length":
+            return 0
+        if v is not None and v.type.kind == "texture" and name in ("sample", "get_width", "get_height", "get_depth",
+                                                                    "get_num_mip_levels", "get_array_size", "gather"):
+            return 0
+        if v is not None and v.type.is_arithmetic:
+            return 0
+        return ALL
+    name = model.callee_name(call)
+    if not name:
+        return ALL
+    if B.register_only(lang, name):
+        return 0
+    if parse_type_name(name).is_arithmetic or name in model.typedefs or name in model.structs \
+            or name in _type_names(model):
+        return 0  # a constructor or functional cast
+    return ALL
+
+
+def _type_names(model: "FileModel") -> frozenset[str]:
+    """Names the file declares variables with, and template type parameters: types, even when a
+    header or the build defines them (GLSL's ``D_TYPE data_d[];`` then ``D_TYPE(v)`` is a conversion)."""
+    got = model.__dict__.get("_sync_type_names")
+    if got is None:
+        out = set()
+        for vs in model._vars_by_name.values():
+            for v in vs:
+                if v.template_param:
+                    out.add(v.name)
+                    continue
+                t = v.decl.child_by_field_name("type") if v.decl is not None else None
+                if t is not None and t.type in ("type_identifier", "qualified_identifier", "template_type"):
+                    out.add(model.text(t).split("<")[0].split("::")[-1].strip())
+        got = model._sync_type_names = frozenset(out)
+    return got
+
+
+def ident_bits(model: "FileModel", n: ts.Node) -> int:
+    """Memory a use of identifier ``n`` may touch. An undeclared name (a header's or the including
+    file's global, a same-file macro that is not a constant) counts as every space where it is used
+    as memory: indexed, dereferenced, a field's base, written, or its address taken."""
+    v = model.resolve(n)
+    if v is not None:
+        return var_bits(model, v) if v.node != n else 0
+    p = n.parent
+    if p is None or p.type == "call_expression" and p.child_by_field_name("function") == n:
+        return 0
+    if _is_macro(model, n):
+        return ALL
+    if not _used_as_memory(n):
+        return 0
+    name = model.text(n)
+    if model._builtin(name) is not None or name in model.macros or name in model.enums \
+            or name in model.function_by_name:
+        return 0
+    return ALL
+
+
+def _used_as_memory(n: ts.Node) -> bool:
+    """Indexed, dereferenced (``*p``, ``p->x``), written, or a field of it indexed or written. Reading
+    a field (``p.n_cols``: GLSL push constants and uniform blocks an include declares) is not."""
+    p = n.parent
+    t = p.type
+    if t == "subscript_expression":
+        return p.child_by_field_name("argument") == n
+    if t == "pointer_expression":
+        return True
+    if t == "field_expression":
+        if p.child_by_field_name("argument") != n:
+            return False
+        op = p.child_by_field_name("operator")
+        if op is not None and op.type == "->":
+            return True
+        outer = p.parent
+        return outer is not None and (outer.type == "subscript_expression" and outer.child_by_field_name("argument") == p
+                                      or _written(p))
+    return _written(n)
+
+
+def _written(n: ts.Node) -> bool:
+    p = n.parent
+    if p.type == "assignment_expression":
+        return p.child_by_field_name("left") == n
+    return p.type == "update_expression"
+
+
+def _vague(model: "FileModel", n: ts.Node) -> bool:
+    """An undeclared name whose meaning the analysis cannot see (a header's constant or macro): the
+    barrier-removal fix is not offered across it."""
+    if model.resolve(n) is not None:
+        return False
+    p = n.parent
+    if p is None or p.type in ("qualified_identifier", "field_expression") and p.child_by_field_name("argument") != n:
+        return False
+    if p.type == "call_expression" and p.child_by_field_name("function") == n:
+        return False
+    name = model.text(n)
+    return not (model._builtin(name) is not None or name in model.macros or name in model.enums
+                or name in model.function_by_name)
 
 
 def _is_macro(model: "FileModel", ident: ts.Node) -> bool:
@@ -364,18 +499,26 @@ class Redundancy:
     edge: bool  # the neighbour on that side may be the kernel's entry/exit
     other: bool  # the neighbour on that side may be another barrier
     orders: frozenset[str]
+    understood: bool = True  # that side is fully known: no undeclared name, no access to memory it does not order
 
 
 def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
     """Group barriers of kernel ``f`` that separate no access to the memory they order."""
     if f.body is None:
         return []
+    # A barrier whose value is used (`n = __syncthreads_count(p)`) computes something: never redundant.
     barriers = {b.node.id: b for b in group_barriers(f)}
     if not barriers:
         return []
+    # Barriers on thread-dependent paths (warp-specialised producer/consumer branches) pair up by
+    # count across paths: removing one desynchronises the others (flashinfer's mla_hopper.cuh pairs
+    # the producer's `__syncthreads(); __syncthreads();` with the consumer's). Not analysed.
+    if any(_maybe_divergent(model, b.node) for b in barriers.values()) or any(
+            _maybe_divergent(model, call) for call, _ in sync_calls(model, f)):
+        return []
     orders = {k: _order_bits(model, b) for k, b in barriers.items()}
-    flow = _Flow(model, f, orders)
     try:
+        flow = _Flow(model, f, orders)
         flow.forward(f.body, _EDGE)
         before = dict(flow.seen)
         flow.removed = {k for k, s in before.items() if not s & orders[k]}
@@ -387,14 +530,113 @@ def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
     out = []
     for k, b in barriers.items():
         o = frozenset(x for x, bit in SPACE_BITS.items() if orders[k] & bit)
+        if not _value_discarded(b.node):
+            continue
         if k in flow.removed:
             s = before[k]
-            out.append(Redundancy(b, "before", bool(s & _EDGE), bool(s & _BAR), o))
+            out.append(Redundancy(b, "before", bool(s & _EDGE), bool(s & _BAR), o, _understood(s)))
         elif k in after and not after[k] & orders[k]:
             s = after[k]
-            out.append(Redundancy(b, "after", bool(s & _EDGE), bool(s & _BAR), o))
+            out.append(Redundancy(b, "after", bool(s & _EDGE), bool(s & _BAR), o, _understood(s)))
     out.sort(key=lambda r: r.barrier.node.start_byte)
     return out
+
+
+def _paired_fences(model: "FileModel", f: Function) -> set[int]:
+    """GLSL memory barriers written directly before a ``barrier()`` (part of that barrier)."""
+    if model.language != "glsl":
+        return set()
+    mem = {x.node.id for x in f.barriers if x.scope == "memory"}
+    out: set[int] = set()
+    for b in group_barriers(f):
+        stmt = _statement(b.node)
+        prev = stmt.prev_named_sibling if stmt is not None else None
+        while prev is not None and prev.type == "expression_statement":
+            call = unparen(prev.named_children[0]) if prev.named_child_count else None
+            if call is None or call.id not in mem:
+                break
+            out.add(call.id)
+            prev = prev.prev_named_sibling
+    return out
+
+
+def _understood(s: int) -> bool:
+    """The side of a redundant barrier is fully understood: no undeclared name, and no access to
+    writable memory the barrier does not order (reads through ``const`` pointers and ``readonly``
+    buffers cannot take part in an exchange). The latter may still rely on the barrier as an execution
+    barrier (Metal: thread 0 writes ``scales[row]``, then every thread reads it, across a
+    ``mem_threadgroup`` barrier): the barrier's flags are too weak, but removing it makes the race
+    certain, so the removal fix is not offered there."""
+    return not s & _VAGUE and not (s >> _W) & ALL
+
+
+def _read_only(model: "FileModel", v: Var) -> bool:
+    """``v`` reaches memory that cannot be written through it: ``const T* p`` / ``device const T*``
+    (``const`` before the first ``*``), a GLSL ``readonly`` buffer."""
+    q = v.qualifiers
+    if "readonly" in q:
+        return True
+    if "const" not in q or v.decl is None:
+        return False
+    text = model.source.data[v.decl.start_byte:v.node.start_byte]
+    c = re.search(rb"\bconst\b", text)
+    star = text.find(b"*")
+    return c is not None and (star < 0 or c.start() < star)
+
+
+def _maybe_divergent(model: "FileModel", node: ts.Node) -> bool:
+    """A condition deciding whether ``node`` runs may differ between the threads of a group: it
+    depends on the thread (``divergent_conditions``, which knows loops every thread runs equally
+    often, such as ``for (t = start + tid; t < end + tid; t += C)``), on values read from shared
+    memory, or on a
+    value computed by code the file does not define (``cutlass::canonical_warp_group_idx()``)."""
+    if divergent_conditions(model, node):
+        return True
+    for c in control_conditions(model, node):
+        if B.UNKNOWN_DEP in model.deps(c) or _opaque_value(model, c, set(), 0):
+            return True
+    return False
+
+
+def _opaque_value(model: "FileModel", expr: ts.Node, seen: set[int], depth: int) -> bool:
+    """``expr``'s value may come from a call the file does not define (followed through the
+    variables it reads, their initialisers and assignments, a few levels deep)."""
+    if depth > 6:
+        return True
+    stack = [expr]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "call_expression":
+            name = model.callee_name(n)
+            if name not in model.function_by_name and call_bits(model, n) and not _is_barrier_vote(name):
+                return True
+        elif t == "identifier":
+            v = model.resolve(n)
+            if v is not None and v.function is not None and not v.is_param and id(v) not in seen:
+                seen.add(id(v))
+                sources = [v.init] if v.init is not None else []
+                for w in model.writes_into(v):
+                    r = w.child_by_field_name("right")
+                    if r is not None:
+                        sources.append(r)
+                if any(_opaque_value(model, x, seen, depth + 1) for x in sources):
+                    return True
+        elif t in ("lambda_expression", "gnu_asm_expression"):
+            return True
+        stack.extend(n.named_children)
+    return False
+
+
+def _is_barrier_vote(name: str) -> bool:
+    return name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or")
+
+
+def _value_discarded(call: ts.Node) -> bool:
+    p = call.parent
+    while p is not None and p.type == "parenthesized_expression":
+        p = p.parent
+    return p is not None and p.type == "expression_statement"
 
 
 def _order_bits(model: "FileModel", b: Barrier) -> int:
@@ -434,6 +676,26 @@ class _Flow:
         self.ctx: list[dict] = []
         self._events: dict[int, list[tuple[str, int]]] = {}
         self.bindings = _structured_bindings(model, f)
+        # fences: a memory barrier touches what it orders, except GLSL's `memoryBarrierShared();`
+        # written directly before `barrier()`, which is part of that barrier (effective_orders)
+        paired = _paired_fences(model, f)
+        self.fences = {b.node.id for b in f.barriers if b.scope == "memory"} - paired
+        self.quiet = {b.node.id for b in f.barriers if b.scope == "simd"} | paired  # touch nothing themselves
+        self.opaque = opaque_masks(model, f.body.start_byte, f.body.end_byte) if f.body is not None else []
+        for start in self.opaque:
+            container = f.body.descendant_for_byte_range(start, start)
+            while container is not None and container.start_byte == start and container.parent is not None:
+                container = container.parent  # a node starting at the blank: its parent holds the gap
+            if container is not None and (container.type in _STRUCTURED or container.parent is not None
+                                          and container.parent.type == "switch_statement"):
+                raise Unsupported  # blanked code between a statement's parts: not followed
+
+    def gap(self, start: int, end: int) -> bool:
+        """Blanked code (an opaque macro invocation) starts in [start, end)."""
+        if not self.opaque:
+            return False
+        i = bisect.bisect_left(self.opaque, start)
+        return i < len(self.opaque) and self.opaque[i] < end
 
     # -- events of an expression, in evaluation (source) order
     def events(self, node: ts.Node) -> list[tuple[str, int]]:
@@ -441,6 +703,8 @@ class _Flow:
         if hit is not None:
             return hit
         out: list[tuple[str, int]] = []
+        if self.gap(node.start_byte, node.end_byte):
+            out.append(("touch", _ALLW))
         self._collect(node, out)
         self._events[node.id] = out
         return out
@@ -449,18 +713,17 @@ class _Flow:
         m = self.m
         t = n.type
         if t == "identifier":
-            v = m.resolve(n)
-            if v is not None and v.node != n:
-                bits = var_bits(m, v)
-                if bits:
-                    out.append(("touch", bits))
-            elif v is None and _is_macro(m, n) and not (n.parent is not None and n.parent.type == "call_expression"):
-                out.append(("touch", ALL))
-            elif v is None and (_included_array(m, n) or m.text(n) in self.bindings):
-                out.append(("touch", ALL))  # (a structured binding is not a variable of the model)
+            bits = ident_bits(m, n)
+            if not bits and m.resolve(n) is None and (_included_array(m, n) or m.text(n) in self.bindings):
+                bits = ALL  # (a structured binding is not a variable of the model)
+            if bits:
+                v = m.resolve(n)
+                out.append(("touch", bits if v is not None and _read_only(m, v) else bits | bits << _W))
+            elif _vague(m, n):
+                out.append(("touch", _VAGUE))
             return
         if t in ("lambda_expression", "gnu_asm_expression", "asm_statement"):
-            out.append(("touch", ALL))
+            out.append(("touch", _ALLW))
             return
         if t == "goto_statement":
             raise Unsupported
@@ -470,16 +733,23 @@ class _Flow:
             if n.id in self.orders:
                 out.append(("barrier", n.id))
                 return
+            if n.id in self.fences:
+                out.append(("touch", _ALLW))
+                return
             name = m.callee_name(n)
             callee = m.function_by_name.get(name)
             if name in self.sync or callee is self.f:
-                out.append(("touch", ALL))
+                out.append(("touch", _ALLW))
             elif callee is not None:
                 bits = function_bits(m, callee)
                 if bits:
-                    out.append(("touch", bits))
+                    out.append(("touch", bits | (bits & ALL) << _W))
             elif _is_macro(m, n.child_by_field_name("function") or n):
-                out.append(("touch", ALL))
+                out.append(("touch", _ALLW))
+            elif n.id not in self.quiet:
+                bits = call_bits(m, n)
+                if bits:
+                    out.append(("touch", bits | bits << _W))
 
     def _apply(self, ev: tuple[str, int], s: int) -> int:
         kind, val = ev
@@ -488,7 +758,7 @@ class _Flow:
         if val in self.removed:
             return s
         self.seen[val] = self.seen.get(val, 0) | s
-        return (s & ~self.orders[val] & ~_EDGE) | _BAR
+        return (s & ~self.orders[val] & ~(self.orders[val] << _W) & ~_EDGE & ~_VAGUE) | _BAR
 
     # -- forward: state = memory touched since the last barrier ordering it (+ _EDGE: since entry)
     def forward(self, n: ts.Node | None, s: int | None) -> int | None:
@@ -498,9 +768,7 @@ class _Flow:
         if t in ("comment", "{", "}", ";"):
             return s
         if t == "compound_statement" or t == "translation_unit":
-            for c in n.named_children:
-                s = self.forward(c, s)
-            return s
+            return self._forward_seq(n.named_children, s, n.start_byte, n.end_byte)
         if t == "if_statement":
             s = self.forward(n.child_by_field_name("condition"), s)
             a = self.forward(n.child_by_field_name("consequence"), s)
@@ -508,9 +776,7 @@ class _Flow:
             b = self.forward(alt, s) if alt is not None else s
             return _join(a, b)
         if t == "else_clause":
-            for c in n.named_children:
-                s = self.forward(c, s)
-            return s
+            return self._forward_seq(n.named_children, s, n.start_byte, n.end_byte)
         if t in _LOOPS:
             return self._forward_loop(n, s)
         if t == "switch_statement":
@@ -541,12 +807,33 @@ class _Flow:
             raise Unsupported
         if t in _PREPROC:
             body, alt = _preproc_parts(n)
-            a = s
-            for c in body:
-                a = self.forward(c, a)
+            a = self._forward_seq(body, s, n.start_byte, alt.start_byte if alt is not None else n.end_byte)
             return _join(a, self.forward(alt, s) if alt is not None else s)
         for ev in self.events(n):
             s = self._apply(ev, s)
+        return s
+
+    def _forward_seq(self, children, s: int | None, start: int, end: int) -> int | None:
+        """Statements in order; blanked code between them touches every space."""
+        pos = start
+        for c in children:
+            if s is not None and self.gap(pos, c.start_byte):
+                s |= _ALLW
+            s = self.forward(c, s)
+            pos = c.end_byte
+        if s is not None and self.gap(pos, end):
+            s |= _ALLW
+        return s
+
+    def _backward_seq(self, children, s: int, start: int, end: int) -> int:
+        pos = end
+        for c in reversed(children):
+            if self.gap(c.end_byte, pos):
+                s |= _ALLW
+            s = self.backward(c, s)
+            pos = c.start_byte
+        if self.gap(start, pos):
+            s |= _ALLW
         return s
 
     def _forward_loop(self, n: ts.Node, s: int) -> int | None:
@@ -611,8 +898,9 @@ class _Flow:
             if case.child_by_field_name("value") is None:
                 has_default = True
             st = _join(c, prev)
-            for stmt in self._case_statements(case):
-                st = self.forward(stmt, st)
+            stmts = self._case_statements(case)
+            value = case.child_by_field_name("value")
+            st = self._forward_seq(stmts, st, value.end_byte if value is not None else case.start_byte, case.end_byte)
             prev = st
         self.ctx.pop()
         return _join(prev, *ctx["breaks"], None if has_default else c)
@@ -625,18 +913,14 @@ class _Flow:
         if t in ("comment", "{", "}", ";"):
             return s
         if t == "compound_statement":
-            for c in reversed(n.named_children):
-                s = self.backward(c, s)
-            return s
+            return self._backward_seq(n.named_children, s, n.start_byte, n.end_byte)
         if t == "if_statement":
             a = self.backward(n.child_by_field_name("consequence"), s)
             alt = n.child_by_field_name("alternative")
             b = self.backward(alt, s) if alt is not None else s
             return self.backward(n.child_by_field_name("condition"), a | b)
         if t == "else_clause":
-            for c in reversed(n.named_children):
-                s = self.backward(c, s)
-            return s
+            return self._backward_seq(n.named_children, s, n.start_byte, n.end_byte)
         if t in _LOOPS:
             return self._backward_loop(n, s)
         if t == "switch_statement":
@@ -665,9 +949,7 @@ class _Flow:
             raise Unsupported
         if t in _PREPROC:
             body, alt = _preproc_parts(n)
-            a = s
-            for c in reversed(body):
-                a = self.backward(c, a)
+            a = self._backward_seq(body, s, n.start_byte, alt.start_byte if alt is not None else n.end_byte)
             return a | (self.backward(alt, s) if alt is not None else s)
         for ev in reversed(self.events(n)):
             s = self._apply(ev, s)
@@ -707,9 +989,9 @@ class _Flow:
         for case in reversed(self._cases(n)):
             if case.child_by_field_name("value") is None:
                 has_default = True
-            st = nxt
-            for stmt in reversed(self._case_statements(case)):
-                st = self.backward(stmt, st)
+            value = case.child_by_field_name("value")
+            st = self._backward_seq(self._case_statements(case), nxt,
+                                    value.end_byte if value is not None else case.start_byte, case.end_byte)
             entries.append(st)
             nxt = st
         self.ctx.pop()

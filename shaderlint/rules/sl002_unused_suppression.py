@@ -33,9 +33,11 @@ float x = a[i];  // shaderlint: ignore[SL105]
 ```
 
 ## Fix safety
-Safe: removing a directive (or codes in it) that suppressed nothing, and
+Safe: the fixes edit comments only, so the compiled kernel is byte for byte
+the same. Removing a directive (or codes in it) that suppressed nothing, and
 replacing a bare `ignore` by the list of codes it suppressed in this run,
-leave the reported diagnostics unchanged. A directive sharing its comment with
+leave this run's diagnostics unchanged (a code whose rule did not run is never
+called unused, so it is never removed). A directive sharing its comment with
 other text is not removed automatically.
 
 ## Impact

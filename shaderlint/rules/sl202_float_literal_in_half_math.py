@@ -45,11 +45,15 @@ Suffix the literal: `h` in Metal, `hf` in GLSL.
 ```
 
 ## Fix safety
-Safe when the literal is exactly representable in half (`0.5`, `2.0`,
-`0.125`): its value does not change and the operation is computed in the
-precision the operands were declared with. Unsafe when rounding the literal
-to half changes it (`0.1` becomes 0.0999755859375). No fix is offered for a
-literal beyond the half range (see SL203).
+Always unsafe: the fix moves the arithmetic from float to half precision, and
+a safe fix never changes values. Even an exact literal changes results: with
+`half x = 20000`, `x * 4.0 * 0.25` is 20000 computed in float, while
+`x * 4.0h * 0.25h` overflows to infinity at `x * 4.0h` (half tops out at
+65504); sums and chains of operations round at 11 bits instead of 24. A
+literal that rounds in half (`0.1` becomes 0.0999755859375) changes its own
+value too. Review the range and precision the expression needs before
+applying it. No fix is offered for a literal beyond the half range (see
+SL203).
 
 ## Impact
 Throughput rather than occupancy: each flagged operation costs a half→float
@@ -102,7 +106,7 @@ class FloatLiteralInHalfMath(Rule):
     name = "float-literal-in-half-math"
     languages = frozenset({"metal", "glsl"})
     severity = Severity.WARNING
-    fix = "safe"
+    fix = "unsafe"
     summary = "half-precision arithmetic with a float literal operand, which promotes it to float"
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
@@ -156,7 +160,7 @@ def _finding(model, f, lit, suffix, message) -> Finding:
     exact = _half_exact(parse_number(text))
     fix = None
     if exact is not None:  # beyond the half range: no mechanical fix (SL203)
-        fix = Fix(f"Write {fixed}", Applicability.SAFE if exact else Applicability.UNSAFE,
+        fix = Fix(f"Write {fixed}", Applicability.UNSAFE,  # half arithmetic: other range and rounding
                   (Edit(lit.start_byte, lit.end_byte, fixed),))
     return Finding(lit.start_byte, lit.end_byte, f"{message}; write '{fixed}'", kernel=f.name, fix=fix)
 

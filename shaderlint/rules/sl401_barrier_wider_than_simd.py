@@ -48,11 +48,15 @@ kernel void transpose_tile(device const float* in [[buffer(0)]], device float* o
 
 ## Impact
 Barrier latency, not registers or occupancy: the impact reports no change
-(registers ±0, occupancy as estimated for the kernel). The fix is
-unsafe because it is only correct while the group really fits one SIMD group:
-an annotation or launch that lies, or a GLSL implementation with subgroups
-narrower than the target's (Intel GPUs run 8- or 16-wide), makes the
-SIMD-scope barrier too weak.
+(registers ±0, occupancy as estimated for the kernel).
+
+## Fix safety
+Unsafe: a narrower barrier changes the ordering between threads. It is only
+correct while the group really fits one SIMD group: an annotation or launch
+that lies, a launch in another file with larger groups, or a GLSL
+implementation with subgroups narrower than the target's (Intel GPUs run 8- or
+16-wide) makes the SIMD-scope barrier too weak, and the exchange through
+threadgroup memory becomes a data race.
 
 ## Options
 None. The SIMD width is the target's (`--target`, default per language).

@@ -16,9 +16,24 @@ iterated until nothing changes (so a barrier at the top of a loop sees the
 previous iteration's accesses), and `break`, `continue` and `return` are
 followed. A use of a threadgroup/shared variable, a device buffer or a
 writable texture/image counts as an access; so does a call to a helper that
-touches memory, a pointer of unknown address space, a macro that is not a
-constant, or inline assembly. GLSL tessellation control shaders (where
-`barrier()` orders patch outputs) and `goto` are not analysed.
+touches memory, a pointer of unknown address space, or a name the file does
+not declare used as memory (indexed, dereferenced, written). Code the analysis
+cannot see into counts as touching every address space: inline assembly
+(`cp.async`, `ldmatrix`, `fence.proxy.async`), any macro that is not a
+constant (also one whose inline-PTX register list `{%0, %1}` the front end
+cannot parse), any call to a function or macro the file does not define (a
+header's wrapper around inline PTX, a helper reaching shared memory through a
+global), and a memory fence (`__threadfence_block()`, GLSL
+`memoryBarrierShared()` not directly before `barrier()`). Only built-ins known
+to compute on registers (math, conversions, constructors, SIMD shuffles and
+reductions, texture sampling) touch nothing. A barrier whose result is used
+(`n = __syncthreads_count(p)`) is never reported. A kernel with a barrier on a
+path that threads may take differently is not analysed: under a condition that
+depends on the thread, on shared memory, or on a value from code the file does
+not define (a warp-specialised producer/consumer split on
+`cutlass::canonical_warp_group_idx()`), barriers pair by count across paths
+and removing one desynchronises the rest. GLSL tessellation control shaders
+(where `barrier()` orders patch outputs) and `goto` are not analysed either.
 
 ## Why is this bad?
 A barrier stalls every thread of the group until the slowest arrives. One that
@@ -50,9 +65,23 @@ __global__ void scale(const float* in, float* out, float k, int n) {
 
 ## Impact
 Barrier latency, not registers or occupancy: the impact reports no change
-(registers ±0, occupancy as estimated for the kernel). The fix
-(delete the statement) is offered when the barrier stands alone on its line,
-and is unsafe: it relies on the analysis having seen every access.
+(registers ±0, occupancy as estimated for the kernel).
+
+## Fix safety
+The fix deletes the barrier's statement. It is offered only when the barrier
+stands alone on its line and every statement between it and its neighbour on
+the reported side is understood: no name there is undeclared in the file (a
+header's constant could be a macro touching memory), nothing unknown (calls,
+macros, inline assembly) is there, since those already keep the barrier from
+being reported, and no memory the barrier does not order is accessed there (a
+Metal `mem_threadgroup` barrier between thread 0 writing `scales[row]` and
+every thread reading it: the flags are too weak to order that exchange, but
+the barrier's execution ordering is what makes it work in practice, and the
+right change is `mem_device`, not removal). It is **unsafe** (applied only with
+`--unsafe-fixes`, never by the editor's fix-all): removing a barrier changes
+the ordering between threads, and the change is harmless only if the analysis
+saw every access -- an access it cannot see (a header it did not read, a
+pointer it could not follow) turns the removal into a data race.
 
 ## Options
 None.
@@ -100,7 +129,7 @@ class RedundantBarrier(Rule):
                 yield Finding(
                     r.barrier.node.start_byte, r.barrier.node.end_byte,
                     f"'{r.barrier.name}' orders nothing: no {memory} is accessed {where}",
-                    kernel=f.name, fix=_remove_line(model, r.barrier.node),
+                    kernel=f.name, fix=_remove_line(model, r.barrier.node) if r.understood else None,
                 )
 
 

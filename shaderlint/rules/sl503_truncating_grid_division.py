@@ -35,9 +35,13 @@ saxpy<<<(n + 255) / 256, 256>>>(a, x, y, n);      // and `if (i < n)` in the ker
 
 ## Impact
 A correctness error (unprocessed data): no register or occupancy change is
-estimated (the impact's deltas are null). The fix rewrites the
-division to round up; it is unsafe because the extra threads of the last
-block must be guarded in the kernel (SL105 checks for the guard).
+estimated (the impact's deltas are null).
+
+## Fix safety
+Unsafe: the fix rewrites the division to round up, which launches more
+threads. That is the intent, but the extra threads of the last block then run
+the kernel too; without a bounds guard in the kernel (SL105 checks for one)
+they read and write past the end of the buffers.
 
 ## Options
 None.

@@ -42,7 +42,12 @@ kernel that does not fit the declared block size, the difference between a
 launch that fails and one that runs with spills. The message names the size;
 the impact's deltas stay null until the register model can compare the two
 compilations.
-The fix is unsafe: a launch elsewhere with larger blocks would then fail.
+
+## Fix safety
+Unsafe: `__launch_bounds__(N)` lets the compiler cap registers for N threads,
+which can add spills (slower), and a launch elsewhere (another file, a host
+library) with larger blocks then fails with "too many resources requested
+for launch" instead of running.
 
 ## Options
 None.

@@ -1,11 +1,14 @@
 """Code actions: the rules' quick fixes, "ignore on this line" and ``source.fixAll.shaderlint``.
 
 Quick fixes are read from the fix edits each diagnostic carries in ``data``
-(nothing is recomputed). Safe fixes are ``isPreferred``. The ignore action
+(nothing is recomputed). Safe fixes are ``isPreferred``; an unsafe fix (one that may change
+what the kernel computes or the ordering between its threads, such as removing a barrier) says so
+in its title (:func:`action_title`) so that it is never applied unawares. The ignore action
 appends ``// shaderlint: ignore[SLnnn]`` to the diagnostic's line, or adds the
 code to a directive already there. ``source.fixAll.shaderlint`` applies every
 safe fix of the document at once, through :func:`shaderlint.fixes.apply_fixes`
-(the CLI's ``--fix``), as one edit.
+(the CLI's ``--fix``), as one edit; unsafe fixes are never part of it (the server has no setting
+to opt in to them: the CLI's ``--unsafe-fixes`` is the only way to apply them in bulk).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ def code_actions(doc: Document, params: types.CodeActionParams, encoding: str, d
             if fix is not None:
                 title, safe, edits = fix
                 actions.append(types.CodeAction(
-                    title=title, kind=types.CodeActionKind.QuickFix, diagnostics=[d],
+                    title=action_title(title, safe), kind=types.CodeActionKind.QuickFix, diagnostics=[d],
                     edit=workspace_edit(doc, edits, doc_changes), is_preferred=safe))
         seen: set[tuple[int, str]] = set()
         for d in here:
@@ -80,6 +83,14 @@ def code_actions(doc: Document, params: types.CodeActionParams, encoding: str, d
         elif can_resolve:
             actions.append(action)  # the edit comes with codeAction/resolve
     return actions
+
+
+UNSAFE_SUFFIX = " (unsafe fix: may change behaviour)"
+
+
+def action_title(title: str, safe: bool) -> str:
+    """A quick fix's title: an unsafe fix says so."""
+    return title if safe else title + UNSAFE_SUFFIX
 
 
 def resolve_fix_all(doc: Document, action: types.CodeAction, encoding: str, doc_changes: bool,

@@ -179,7 +179,7 @@ def test_cuda_sl201_problem_and_ignore_quick_fix(vsix, code_server, workspace):
 
 
 def test_metal_sl202_quick_fix_writes_half_literal(vsix, code_server, workspace):
-    """A rule's own fix through the UI: SL202's safe fix "Write 0.5h" turns `h * 0.5` into `h * 0.5h`."""
+    """A rule's own fix through the UI: SL202's unsafe fix "Write 0.5h (unsafe fix: ...)" turns `h * 0.5` into `h * 0.5h`."""
     settings, extra_env = _real_server()
     result = _drive(vsix, workspace, settings, "SL202", extra_env, file=METAL_FILE, fix="Write 0.5h")
     assert result["squiggles"] >= 1

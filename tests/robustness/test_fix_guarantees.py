@@ -18,7 +18,8 @@ from shaderlint.diagnostics import Applicability, Edit, Finding, Fix
 from shaderlint.rules.sl201_variable_integer_division import VariableIntegerDivision
 from tests.robustness.conftest import ROOT, run
 
-# SL202 offers a safe fix: `0.5` -> `0.5h`.
+# SL202 offers a fix: `0.5` -> `0.5h` (unsafe, as it moves the arithmetic to half precision: these tests
+# are about how fixes are written, so they pass --unsafe-fixes).
 METAL = b"""kernel void tone(device half* px [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     half v = px[i];
     px[i] = v * 0.5;
@@ -28,7 +29,7 @@ FIXED = METAL.replace(b"v * 0.5;", b"v * 0.5h;")
 
 
 def _fix(capsys, *argv: str) -> tuple[int, str]:
-    code, _out, err = run(capsys, "--no-cache", "--fix", *argv)
+    code, _out, err = run(capsys, "--no-cache", "--fix", "--unsafe-fixes", *argv)
     return code, err
 
 
@@ -68,7 +69,7 @@ def test_interrupted_write_leaves_the_file_untouched(project, capsys, monkeypatc
         raise KeyboardInterrupt
 
     monkeypatch.setattr(fixes.os, "fsync", interrupted)
-    code, _out, _err = run(capsys, "--no-cache", "--fix", "tone.metal")
+    code, _out, _err = run(capsys, "--no-cache", "--fix", "--unsafe-fixes", "tone.metal")
     assert code == 130
     assert p.read_bytes() == METAL
     assert not [n for n in os.listdir(project) if n.startswith(".shaderlint-")]
@@ -180,7 +181,7 @@ def test_stdin_fix_keeps_every_byte(project, capsys, monkeypatch, data, fixed):
     monkeypatch.setattr(sys, "stdout", out)
     from shaderlint.cli import main
 
-    assert main(["--stdin-filename", "tone.metal", "--fix"]) == 0
+    assert main(["--stdin-filename", "tone.metal", "--fix", "--unsafe-fixes"]) == 0
     out.flush()
     assert buf.getvalue() == fixed
 

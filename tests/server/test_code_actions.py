@@ -65,6 +65,10 @@ async def test_unsafe_fix_is_offered_but_not_preferred(client, tmp_path):
     actions = await _actions(client, uri, pi.range, [pi])
     fix = next(a for a in actions if a.title.startswith("Write 3.14"))
     assert not fix.is_preferred
+    assert fix.title.endswith("(unsafe fix: may change behaviour)")  # the title warns
+    safe = next(d for d in diags if "0.5" in d.message)
+    actions = await _actions(client, uri, safe.range, [safe])
+    assert "unsafe" not in next(a for a in actions if a.title.startswith("Write 0.5")).title
 
 
 async def test_ignore_action_suppresses_on_that_line(client, tmp_path):

@@ -1,5 +1,5 @@
 // Workspace for the VS Code end-to-end test (tests/e2e/test_vscode_e2e.py).
-// SL202 offers the safe quick fix "Write 0.5h" for the float literal below.
+// SL202 offers the (unsafe) quick fix "Write 0.5h" for the float literal below.
 
 #include <metal_stdlib>
 using namespace metal;
