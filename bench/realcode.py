@@ -11,7 +11,7 @@ one directory per package under ``src/``. Linting runs the CLI of the tree
 being measured (``python -m shaderlint --format json --no-cache -j 2`` with that
 tree first on PYTHONPATH) over the package directories, with an empty
 configuration so no ``pyproject.toml`` inside an sdist changes the settings,
-and every rule enabled (``--extend-select SL``); opt-in rules are reported
+and every rule enabled (``--extend-select ALL``); opt-in rules are reported
 apart. See bench/realcode/README.md.
 """
 
@@ -65,7 +65,7 @@ def lint(corpus: Corpus, tree: str, jobs: int = 2) -> tuple[list[dict], float, f
         out = os.path.join(tmp, "out.json")
         env = dict(os.environ, PYTHONPATH=tree + os.pathsep + os.environ.get("PYTHONPATH", ""))
         cmd = [sys.executable, "-m", "shaderlint", "--format", "json", "--no-cache", "-j", str(jobs),
-               "--config", config, "--extend-select", "SL", "-q", "-o", out,
+               "--config", config, "--extend-select", "ALL", "-q", "-o", out,
                *[p.dirname for p in corpus.packages]]
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.monotonic()
