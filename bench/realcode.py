@@ -18,6 +18,7 @@ apart. See bench/realcode/README.md.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import resource
@@ -55,6 +56,41 @@ class Corpus:
         top, _, rest = path.replace(os.sep, "/").partition("/")
         pkg = self.by_dir.get(top)
         return (pkg.name, rest) if pkg and rest else None
+
+
+def tree_digest(tree: str, corpus: Corpus) -> str:
+    """A hash of ``tree``'s shaderlint sources and the package list: the lint results' cache key."""
+    h = hashlib.sha256()
+    root = os.path.join(tree, "shaderlint")
+    for d, dirs, files in sorted(os.walk(root)):
+        dirs.sort()
+        for name in sorted(files):
+            if name.endswith((".py", ".scm", ".json", ".toml")):
+                path = os.path.join(d, name)
+                h.update(os.path.relpath(path, root).encode() + b"\0")
+                with open(path, "rb") as fh:
+                    h.update(hashlib.sha256(fh.read()).digest())
+    for p in corpus.packages:
+        h.update(f"{p.dirname} {p.sha256} {','.join(p.prune)}\n".encode())
+    return h.hexdigest()[:20]
+
+
+def lint_cached(corpus: Corpus, tree: str, jobs: int, relint: bool) -> tuple[list[dict], float, float, bool]:
+    """``lint`` whose JSON is kept in ``<cache>/results/`` under the tree's digest; the last
+    item tells whether the results came from there (then the times are those of the run that made them)."""
+    results = os.path.join(corpus.cache, "results")
+    path = os.path.join(results, tree_digest(tree, corpus) + ".json")
+    if not relint and os.path.exists(path):
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+        return doc["diagnostics"], doc["cpu"], doc["wall"], True
+    diags, cpu, wall = lint(corpus, tree, jobs)
+    os.makedirs(results, exist_ok=True)
+    tmp = path + f".{os.getpid()}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump({"cpu": cpu, "wall": wall, "diagnostics": diags}, fh)
+    os.replace(tmp, path)
+    return diags, cpu, wall, False
 
 
 def lint(corpus: Corpus, tree: str, jobs: int = 2) -> tuple[list[dict], float, float]:
@@ -187,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--limit", type=int, default=30, help="findings listed by --unjudged/--diff (default 30)")
     ap.add_argument("--json", action="store_true", help="machine-readable output")
     ap.add_argument("-j", "--jobs", type=int, default=2)
+    ap.add_argument("--relint", action="store_true",
+                    help="lint again even when <cache>/results/ holds results for these sources")
     args = ap.parse_args(argv)
 
     if args.pin:
@@ -217,25 +255,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.diff:
         with tempfile.TemporaryDirectory(prefix="realcode-rev-") as old_tree:
             checkout(args.diff, old_tree)
-            before_diags, cpu_b, _ = lint(corpus, old_tree, args.jobs)
-        after_diags, cpu_a, _ = lint(corpus, REPO, args.jobs)
+            before_diags = lint_cached(corpus, old_tree, args.jobs, args.relint)[0]
+        after_diags = lint_cached(corpus, REPO, args.jobs, args.relint)[0]
         before = to_findings(corpus, before_diags, lines)
         after = to_findings(corpus, after_diags, lines)
         gained, lost = judging.diff_findings(before, after)
         return report_diff(args, gained, lost, before, after, judged, lines, corpus)
 
-    diags, cpu, wall = lint(corpus, REPO, args.jobs)
+    diags, cpu, wall, cached = lint_cached(corpus, REPO, args.jobs, args.relint)
     findings = to_findings(corpus, diags, lines)
     if args.unjudged is not None:
         return report_unjudged(args, findings, judged, lines, corpus)
     table = judging.precision_table(findings, judged, default_on_map())
     if args.json:
         doc = table.as_dict()
-        doc["lint"] = {"cpu_seconds": round(cpu, 2), "wall_seconds": round(wall, 2), "diagnostics": len(diags)}
+        doc["lint"] = {"cpu_seconds": round(cpu, 2), "wall_seconds": round(wall, 2), "diagnostics": len(diags),
+                       "cached": cached}
         print(json.dumps(doc, indent=2))
     else:
         print(judging.render_table(table))
-        print(f"lint: {len(diags)} diagnostics, {cpu:.1f} s CPU ({wall:.1f} s wall, -j {args.jobs})")
+        print(f"lint: {len(diags)} diagnostics, {cpu:.1f} s CPU ({wall:.1f} s wall, -j {args.jobs})"
+              + (" [cached results of identical sources; --relint to measure]" if cached else ""))
     return 0
 
 

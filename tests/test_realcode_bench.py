@@ -179,3 +179,17 @@ def test_fetch_takes_the_tree_pip_unpacked_when_the_metadata_build_fails(tmp_pat
     # another version in pip's tree is not taken
     with pytest.raises(RuntimeError, match="failed before unpacking"):
         fetch.fetch(fetch.Package("foo", "2.0", "b" * 64), str(tmp_path / "other"), log=lambda m: None)
+
+
+def test_results_digest_follows_the_linted_sources_and_the_package_list(tmp_path):
+    (tmp_path / "shaderlint" / "rules").mkdir(parents=True)
+    (tmp_path / "shaderlint" / "rules" / "r.py").write_text("A = 1\n")
+    pkg = fetch.Package("p", "1", "a" * 64)
+    corpus = bench.Corpus(str(tmp_path), [pkg])
+    first = bench.tree_digest(str(tmp_path), corpus)
+    assert bench.tree_digest(str(tmp_path), corpus) == first
+    (tmp_path / "shaderlint" / "rules" / "r.py").write_text("A = 2\n")
+    second = bench.tree_digest(str(tmp_path), corpus)
+    assert second != first
+    assert bench.tree_digest(str(tmp_path), bench.Corpus(str(tmp_path), [pkg, fetch.Package("q", "1", "b" * 64)])) \
+        != second
