@@ -148,8 +148,9 @@ def to_findings(corpus: Corpus, diags: list[dict], lines: Lines) -> list[Finding
         kernel = d.get("kernel") or "-"
         text = lines.line(d["path"], d.get("line", 0))
         fp = fingerprint(d["code"], d.get("kernel"), text)
-        out.append(Finding(where[0], where[1], d["code"], kernel, fp, d.get("line", 0), d.get("message", "")))
-    return out
+        out.append(Finding(where[0], where[1], d["code"], kernel, fp, d.get("line", 0), d.get("message", ""),
+                           column=d.get("column", 0)))
+    return judging.rank(out)
 
 
 def default_on_map() -> dict[str, bool]:
@@ -300,7 +301,7 @@ def report_unjudged(args, findings: list[Finding], judged: dict, lines: Lines, c
         print(excerpt(lines, path, f.line))
         print("judged.tsv: " + judging.format_row(f, "VERDICT", "REASON"))
         print()
-    print(f"{len(unique)} unjudged finding key(s){' for ' + args.unjudged if args.unjudged else ''}"
+    print(f"{len(unique)} unjudged finding(s){' of ' + args.unjudged if args.unjudged else ''}"
           f"{f', {args.limit} shown' if len(unique) > args.limit else ''}")
     return 0
 

@@ -17,7 +17,7 @@ _spec.loader.exec_module(bench)
 fetch, judging = bench.fetch, bench.judging
 Finding = judging.Finding
 
-HEADER = "package\tpath\tcode\tkernel\tfingerprint\tverdict\treason\n"
+HEADER = "package\tpath\tcode\tkernel\tfingerprint\tn\tverdict\treason\n"
 FP = "0123456789abcdef"
 
 
@@ -27,20 +27,21 @@ def row(*cols):
 
 def test_parse_judged_reads_rows_and_skips_comments():
     text = ("# comment\n\n" + HEADER
-            + row("vllm", "csrc/a.cu", "SL201", "k", FP, "true", "runtime divisor in the hot loop")
-            + row("ncnn", "src/b.comp", "SL301", "-", FP, "debatable", "cost unclear"))
+            + row("vllm", "csrc/a.cu", "SL201", "k", FP, "1", "true", "runtime divisor in the hot loop")
+            + row("ncnn", "src/b.comp", "SL301", "-", FP, "02", "debatable", "cost unclear"))
     judged = judging.parse_judged(text)
-    assert set(judged) == {("vllm", "csrc/a.cu", "SL201", "k", FP), ("ncnn", "src/b.comp", "SL301", "-", FP)}
-    j = judged[("vllm", "csrc/a.cu", "SL201", "k", FP)]
+    assert set(judged) == {("vllm", "csrc/a.cu", "SL201", "k", FP, "1"), ("ncnn", "src/b.comp", "SL301", "-", FP, "2")}
+    j = judged[("vllm", "csrc/a.cu", "SL201", "k", FP, "1")]
     assert (j.verdict, j.reason, j.lineno) == ("true", "runtime divisor in the hot loop", 4)
 
 
 @pytest.mark.parametrize("body, message", [
     ("package\tpath\tcode\n", "header"),
-    (HEADER + row("p", "a.cu", "SL201", "k", FP, "yes", "r"), "verdict 'yes'"),
-    (HEADER + row("p", "a.cu", "SL201", "k", FP, "true"), "6 columns"),
-    (HEADER + row("p", "a.cu", "SL201", "", FP, "true", "r"), "empty column"),
-    (HEADER + row("p", "a.cu", "SL201", "k", FP, "true", "r") + row("p", "a.cu", "SL201", "k", FP, "false", "s"),
+    (HEADER + row("p", "a.cu", "SL201", "k", FP, "1", "yes", "r"), "verdict 'yes'"),
+    (HEADER + row("p", "a.cu", "SL201", "k", FP, "1", "true"), "7 columns"),
+    (HEADER + row("p", "a.cu", "SL201", "", FP, "1", "true", "r"), "empty column"),
+    (HEADER + row("p", "a.cu", "SL201", "k", FP, "0", "true", "r"), "n must be a positive integer"),
+    (HEADER + row("p", "a.cu", "SL201", "k", FP, "1", "true", "r") + row("p", "a.cu", "SL201", "k", FP, "1", "false", "s"),
      "judged twice (first at line 2)"),
 ])
 def test_parse_judged_rejects_malformed_files(body, message):
@@ -59,19 +60,20 @@ def test_committed_package_list_parses():
     assert all(len(p.sha256) == 64 for p in packages)
 
 
-def f(code, package="p", path="a.cu", kernel="k", fp=FP, line=1):
-    return Finding(package, path, code, kernel, fp, line)
+def f(code, package="p", path="a.cu", kernel="k", fp=FP, line=1, n=1):
+    return Finding(package, path, code, kernel, fp, line, n=n)
 
 
 def test_precision_table_counts_verdicts_per_finding_and_splits_opt_in():
     judged = judging.parse_judged(
         HEADER
-        + row("p", "a.cu", "SL201", "k", "1" * 16, "true", "r")
-        + row("p", "a.cu", "SL201", "k", "2" * 16, "false", "r")
-        + row("p", "a.cu", "SL201", "k", "3" * 16, "debatable", "r")
-        + row("p", "a.cu", "SL302", "k", "4" * 16, "true", "r")
-        + row("p", "gone.cu", "SL101", "k", "5" * 16, "true", "no longer found"))
-    findings = [f("SL201", fp="1" * 16), f("SL201", fp="1" * 16, line=9),  # two findings, one judgement
+        + row("p", "a.cu", "SL201", "k", "1" * 16, "1", "true", "r")
+        + row("p", "a.cu", "SL201", "k", "1" * 16, "2", "true", "r")
+        + row("p", "a.cu", "SL201", "k", "2" * 16, "1", "false", "r")
+        + row("p", "a.cu", "SL201", "k", "3" * 16, "1", "debatable", "r")
+        + row("p", "a.cu", "SL302", "k", "4" * 16, "1", "true", "r")
+        + row("p", "gone.cu", "SL101", "k", "5" * 16, "1", "true", "no longer found"))
+    findings = [f("SL201", fp="1" * 16), f("SL201", fp="1" * 16, line=9, n=2),
                 f("SL201", fp="2" * 16), f("SL201", fp="3" * 16), f("SL201", fp="9" * 16),
                 f("SL302", fp="4" * 16), f("SL999", fp="8" * 16)]
     table = judging.precision_table(findings, judged, {"SL201": True, "SL302": False})
@@ -89,7 +91,7 @@ def test_precision_table_counts_verdicts_per_finding_and_splits_opt_in():
     text = judging.render_table(table)
     assert "overall precision over default findings: 66.7% (2 true / 3 decided; 4 of 6 judged)" in text
     assert "debatable share 25.0%" in text
-    assert "1 judgement(s) match no current finding (judged.tsv lines 6)" in text
+    assert "1 judgement(s) match no current finding (judged.tsv lines 7)" in text
 
 
 def test_precision_is_undefined_without_decided_findings():
@@ -102,9 +104,11 @@ def test_precision_is_undefined_without_decided_findings():
 def test_diff_findings_by_key_with_multiplicity():
     a, b, c = f("SL201", fp="a" * 16), f("SL201", fp="b" * 16), f("SL301", fp="c" * 16)
     moved_a = f("SL201", fp="a" * 16, line=40)  # same key on another line: not a change
-    gained, lost = judging.diff_findings([a, b, b], [moved_a, b, c])
+    b2 = f("SL201", fp="b" * 16, line=50, n=2)
+    b_shifted = f("SL201", fp="b" * 16, n=2)  # rank changed only: not a change
+    gained, lost = judging.diff_findings([a, b, b2], [moved_a, b_shifted, c])
     assert gained == [c]
-    assert lost == [b]
+    assert lost == [b2]  # one of the two same-text findings went away
 
 
 def test_findings_take_package_path_and_baseline_fingerprint(tmp_path):
@@ -119,9 +123,15 @@ def test_findings_take_package_path_and_baseline_fingerprint(tmp_path):
              {"path": "elsewhere/k.cu", "line": 1, "code": "SL201", "kernel": "k", "message": "m"}]
     found = bench.to_findings(corpus, diags, bench.Lines(corpus.src))
     assert [x.key for x in found] == [
-        ("pkg", "csrc/k.cu", "SL201", "k", fingerprint("SL201", "k", "int q = a / b;")),
-        ("pkg", "csrc/k.cu", "SL001", "-", fingerprint("SL001", None, "int q = a / b;")),
+        ("pkg", "csrc/k.cu", "SL201", "k", fingerprint("SL201", "k", "int q = a / b;"), "1"),
+        ("pkg", "csrc/k.cu", "SL001", "-", fingerprint("SL001", None, "int q = a / b;"), "1"),
     ]
+
+
+def test_rank_numbers_same_text_findings_in_line_order():
+    same = [f("SL403", fp="s" * 16, line=30), f("SL403", fp="s" * 16, line=10), f("SL403", fp="t" * 16, line=20),
+            f("SL403", fp="s" * 16, line=10, path="b.cu")]
+    assert [(x.line, x.n) for x in judging.rank(same)] == [(30, 2), (10, 1), (20, 1), (10, 1)]
 
 
 def test_parse_packages_prune_column_and_errors():

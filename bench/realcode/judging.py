@@ -2,15 +2,16 @@
 
 Pure functions only (no linting, no downloads), so tests can feed them synthetic data.
 
-A finding is keyed by ``(package, path, code, kernel, fingerprint)``: the package's
-name without its version, the path inside the package, the rule code, the kernel
-(``-`` when none) and the baseline fingerprint of shaderlint (``engine.fingerprint``:
-code, kernel and the flagged line's whitespace-normalized text). No line number:
-a judgement survives edits that only move the finding, and a version bump of the
-package that leaves the flagged line alone. Findings with the same key (the same
-line text flagged twice in one kernel) share one judgement.
+A finding is keyed by ``(package, path, code, kernel, fingerprint, n)``: the
+package's name without its version, the path inside the package, the rule code,
+the kernel (``-`` when none), the baseline fingerprint of shaderlint
+(``engine.fingerprint``: code, kernel and the flagged line's whitespace-normalized
+text) and ``n``, the finding's rank (1, 2, ...) among the findings of the file that
+share the first five (in line order: three ``__syncthreads();`` flagged in one
+kernel are 1, 2 and 3). No line number: a judgement survives edits that only move
+the finding, and a version bump of the package that leaves the flagged lines alone.
 
-judged.tsv holds one judgement per row: the key's five columns, then ``verdict``
+judged.tsv holds one judgement per row: the key's six columns, then ``verdict``
 (true, false or debatable) and a one-line ``reason``. Lines starting with '#'
 are comments; the first other line is the header.
 """
@@ -18,12 +19,12 @@ are comments; the first other line is the header.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 VERDICTS = ("true", "false", "debatable")
-COLUMNS = ("package", "path", "code", "kernel", "fingerprint", "verdict", "reason")
+COLUMNS = ("package", "path", "code", "kernel", "fingerprint", "n", "verdict", "reason")
 
-Key = tuple[str, str, str, str, str]  # package, path, code, kernel ('-' for none), fingerprint
+Key = tuple[str, str, str, str, str, str]  # package, path, code, kernel ('-' for none), fingerprint, n
 
 
 @dataclass(frozen=True)
@@ -35,10 +36,28 @@ class Finding:
     fingerprint: str
     line: int = 0
     message: str = ""
+    n: int = 1  # rank among the file's findings with the same (package, path, code, kernel, fingerprint)
+    column: int = 0
 
     @property
     def key(self) -> Key:
+        return (self.package, self.path, self.code, self.kernel, self.fingerprint, str(self.n))
+
+    @property
+    def base_key(self) -> tuple[str, str, str, str, str]:
         return (self.package, self.path, self.code, self.kernel, self.fingerprint)
+
+
+def rank(findings: list[Finding]) -> list[Finding]:
+    """The findings with ``n`` set: 1, 2, ... in (line, column) order among those sharing a base key."""
+    seen: Counter = Counter()
+    ranked = {}
+    for i in sorted(range(len(findings)), key=lambda i: (findings[i].base_key, findings[i].line,
+                                                           findings[i].column)):
+        f = findings[i]
+        seen[f.base_key] += 1
+        ranked[i] = replace(f, n=seen[f.base_key])
+    return [ranked[i] for i in range(len(findings))]
 
 
 @dataclass(frozen=True)
@@ -69,12 +88,14 @@ def parse_judged(text: str, where: str = "judged.tsv") -> dict[Key, Judgement]:
             continue
         if len(cols) != len(COLUMNS):
             raise JudgedError(f"{where}:{n}: {len(cols)} columns, expected {len(COLUMNS)}")
-        package, path, code, kernel, fp, verdict, reason = (c.strip() for c in cols)
+        package, path, code, kernel, fp, rank_, verdict, reason = (c.strip() for c in cols)
         if verdict not in VERDICTS:
             raise JudgedError(f"{where}:{n}: verdict {verdict!r} is not one of {', '.join(VERDICTS)}")
         if not all((package, path, code, kernel, fp, reason)):
             raise JudgedError(f"{where}:{n}: empty column (write '-' for no kernel; a reason is required)")
-        key = (package, path, code, kernel, fp)
+        if not rank_.isdigit() or int(rank_) < 1:
+            raise JudgedError(f"{where}:{n}: n must be a positive integer, not {rank_!r}")
+        key = (package, path, code, kernel, fp, str(int(rank_)))
         if key in out:
             raise JudgedError(f"{where}:{n}: judged twice (first at line {out[key].lineno})")
         out[key] = Judgement(key, verdict, reason, n)
@@ -142,7 +163,6 @@ def precision_table(findings: list[Finding], judged: dict[Key, Judgement],
                     default_on: dict[str, bool]) -> Table:
     """Per rule: findings and how many of them are judged true/false/debatable.
 
-    Every finding counts (two findings sharing a key both take its verdict).
     ``default_on`` maps a code to whether the rule runs by default; a code it
     does not know is counted as default (a rule the working tree lacks).
     """
@@ -193,19 +213,23 @@ def render_table(table: Table) -> str:
 
 
 def diff_findings(before: list[Finding], after: list[Finding]) -> tuple[list[Finding], list[Finding]]:
-    """(gained, lost): findings in ``after`` and not ``before``, and the reverse, by key with multiplicity."""
-    left = Counter(f.key for f in before)
+    """(gained, lost): findings in ``after`` and not ``before``, and the reverse.
+
+    Compared by base key (no rank) with multiplicity: when a file gains a second
+    finding with the same text, one of the two is reported as gained, not both.
+    """
+    left = Counter(f.base_key for f in before)
     gained = []
     for f in after:
-        if left[f.key] > 0:
-            left[f.key] -= 1
+        if left[f.base_key] > 0:
+            left[f.base_key] -= 1
         else:
             gained.append(f)
-    right = Counter(f.key for f in after)
+    right = Counter(f.base_key for f in after)
     lost = []
     for f in before:
-        if right[f.key] > 0:
-            right[f.key] -= 1
+        if right[f.base_key] > 0:
+            right[f.base_key] -= 1
         else:
             lost.append(f)
     return gained, lost
