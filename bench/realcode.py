@@ -116,25 +116,30 @@ def lint(corpus: Corpus, tree: str, jobs: int = 2) -> tuple[list[dict], float, f
 
 
 class Lines:
-    """The text of corpus files' lines, read once per file."""
+    """Corpus files' lines as shaderlint numbers them (``model.source.Source``: CRLF, CR and LF
+    break lines, bytes decoded as UTF-8 with replacement), each file read once."""
 
     def __init__(self, root: str) -> None:
         self.root = root
-        self.files: dict[str, list[str]] = {}
+        self.files: dict[str, object] = {}
 
-    def get(self, path: str) -> list[str]:
+    def source(self, path: str):
+        from shaderlint.model.source import Source
+
         if path not in self.files:
             try:
                 with open(os.path.join(self.root, path), "rb") as fh:
                     data = fh.read()
-                self.files[path] = data.decode("utf-8", errors="replace").splitlines()
             except OSError:
-                self.files[path] = []
+                data = b""
+            self.files[path] = Source(path, data)
         return self.files[path]
 
+    def count(self, path: str) -> int:
+        return len(self.source(path).line_starts)
+
     def line(self, path: str, n: int) -> str:
-        lines = self.get(path)
-        return lines[n - 1] if 0 < n <= len(lines) else ""
+        return self.source(path).line_text(n)
 
 
 def to_findings(corpus: Corpus, diags: list[dict], lines: Lines) -> list[Finding]:
@@ -174,9 +179,8 @@ def checkout(rev: str, dest: str) -> None:
 
 
 def excerpt(lines: Lines, corpus_path: str, line: int, context: int = 3) -> str:
-    src = lines.get(corpus_path)
-    lo, hi = max(1, line - context), min(len(src), line + context)
-    return "\n".join(f"{'>' if n == line else ' '}{n:6} | {src[n - 1]}" for n in range(lo, hi + 1))
+    lo, hi = max(1, line - context), min(lines.count(corpus_path), line + context)
+    return "\n".join(f"{'>' if n == line else ' '}{n:6} | {lines.line(corpus_path, n)}" for n in range(lo, hi + 1))
 
 
 def stats(corpus: Corpus) -> list[dict]:

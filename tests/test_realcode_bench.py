@@ -203,3 +203,11 @@ def test_results_digest_follows_the_linted_sources_and_the_package_list(tmp_path
     assert second != first
     assert bench.tree_digest(str(tmp_path), bench.Corpus(str(tmp_path), [pkg, fetch.Package("q", "1", "b" * 64)])) \
         != second
+
+
+def test_lines_are_numbered_as_shaderlint_numbers_them(tmp_path):
+    (tmp_path / "k.cu").write_bytes(b"a\r\nb\x0cc\rd\n\xffe\n")
+    lines = bench.Lines(str(tmp_path))
+    assert [lines.line("k.cu", n) for n in (1, 2, 3, 4, 5)] == ["a", "b\x0cc", "d", "\ufffde", ""]
+    assert bench.excerpt(lines, "k.cu", 2, context=1).split("\n") == \
+        ["      1 | a", ">     2 | b\x0cc", "      3 | d"]
