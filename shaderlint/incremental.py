@@ -202,7 +202,11 @@ def _spans(model, data: bytes, lenient: bool) -> list[Span] | None:
             if lenient:
                 continue
             return None  # a body we cannot delimit: no incremental linting for this file
-        fixed = parent is None or parent.type not in _TOP_LEVEL or _special(data, b0, b1)
+        # A body with a comment or string left open (`/*` that tree-sitter reads as `/` `*`, the scanners
+        # of suppressions as a comment to the end of the file) changes how the text after it reads: it
+        # stays in every copy.
+        fixed = parent is None or parent.type not in _TOP_LEVEL or _special(data, b0, b1) \
+            or not _lexically_closed(data, b0 + 1, b1 - 1)
         spans.append(Span(_name(f.name), start, b0, b1, _words(data, b0 + 1, b1 - 1), fixed, f.has_error))
     spans.sort(key=lambda s: s.start)
     if not lenient:

@@ -525,3 +525,16 @@ def test_no_mid_edit_answer_when_the_edited_function_parses_on_its_own() -> None
                                      broken_tree) is None
     finally:
         incremental._mid_edit = real
+
+
+def test_a_function_with_a_comment_left_open_stays_in_every_copy() -> None:
+    """Found by bench/fuzz.py's edit chains on missing_bounds_check.cu: `/*` typed into saxpy_unchecked (no
+    `*/` after it in the file) is `/` `*` to tree-sitter, so the file still parses and gets a fresh outline,
+    but a comment to the end of the file to the suppression scanner: the `// shaderlint: ignore` typed into
+    block_partials suppresses nothing in the whole file. A copy without saxpy_unchecked read that
+    suppression and lost block_partials' SL001 ("missing ';'"). Such a function is kept in every copy."""
+    path = str(ROOT / "tests/fixtures/cuda/sl105/missing_bounds_check.cu")
+    answers = _chain(path, Path(path).read_bytes(), Settings(), "cuda",
+                     [(1841, 2, b"// shaderlint: ignore\n"), (163, 12, b"/*"), (822, 1, b"#version 450\n")])
+    assert answers[2] is not None  # per function, and equal to the whole-file lint (_chain asserts it)
+    assert sum(d.code == "SL001" for d in answers[2].result.diagnostics) == 2
