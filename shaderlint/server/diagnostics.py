@@ -259,7 +259,7 @@ class Linter:
             log.exception("linting %s failed", doc.uri)
             result = crash_result(doc, exc)
             doc.result, doc.parsed, doc.tree, doc.expected = result, None, None, None
-            doc.full_parse_next, doc.linted, doc.outline = True, True, None
+            doc.full_parse_next, doc.linted, doc.outline, doc.mid_edit = True, True, None, False
         doc.lsp = self._convert(doc, result)
         if result.partial and not doc.mid_edit:
             self._schedule_confirm(doc)
