@@ -256,6 +256,9 @@ class Linter:
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # incl. the engine's time-budget exception: keep serving, show an SL001
+            running = self._confirming
+            if isinstance(exc, TimeBudgetExceeded) and running is not None and running.fired:
+                raise  # a message interrupted the confirming lint: _confirm keeps the per-function result
             log.exception("linting %s failed", doc.uri)
             result = crash_result(doc, exc)
             doc.result, doc.parsed, doc.tree, doc.expected = result, None, None, None

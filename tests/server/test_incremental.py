@@ -176,7 +176,7 @@ def test_typing_that_breaks_a_body_for_a_moment_stays_per_function():
     assert doc.stats["full"] == 1  # the open
 
 
-def test_a_message_interrupts_the_confirming_whole_file_lint():
+def test_a_message_interrupts_the_confirming_whole_file_lint(caplog):
     """1.5 s after the last edit the server lints the whole file to confirm the per-function result;
     a message arriving meanwhile (the reader thread calls ``interrupt``) stops it, the per-function
     result stays, and the confirmation is tried again later."""
@@ -211,6 +211,7 @@ def test_a_message_interrupts_the_confirming_whole_file_lint():
     linter._confirm(doc.uri, doc)
     assert time.monotonic() - t < 5
     assert doc.stats["interrupted"] == 1 and doc.result.partial and doc.lsp is partial_lsp
+    assert "failed" not in caplog.text  # an interruption, not a lint that failed (it logged a traceback)
     doc.lint = whole_lint
     linter._confirm(doc.uri, doc)
     assert doc.stats["confirmed"] == 1 and doc.stats["mismatch"] == 0 and not doc.result.partial
