@@ -40,7 +40,7 @@ import tree_sitter as ts
 
 from shaderlint.config import Settings
 from shaderlint.diagnostics import Diagnostic, Edit
-from shaderlint.engine import FileResult, enabled_rules, lint_source
+from shaderlint.engine import PARSE_ERROR, FileResult, enabled_rules, lint_source
 from shaderlint.languages import FRONT_ENDS
 from shaderlint.languages.base import Mask
 from shaderlint.model.source import _LEXICAL, Source
@@ -202,7 +202,11 @@ def _spans(model, data: bytes, lenient: bool) -> list[Span] | None:
             if lenient:
                 continue
             return None  # a body we cannot delimit: no incremental linting for this file
-        fixed = parent is None or parent.type not in _TOP_LEVEL or _special(data, b0, b1)
+        # A body with a comment or string left open (`/*` that tree-sitter reads as `/` `*`, the scanners
+        # of suppressions as a comment to the end of the file) changes how the text after it reads: it
+        # stays in every copy.
+        fixed = parent is None or parent.type not in _TOP_LEVEL or _special(data, b0, b1) \
+            or not _lexically_closed(data, b0 + 1, b1 - 1)
         spans.append(Span(_name(f.name), start, b0, b1, _words(data, b0 + 1, b1 - 1), fixed, f.has_error))
     spans.sort(key=lambda s: s.start)
     if not lenient:
@@ -371,7 +375,7 @@ class _Copy:
 
 
 def _lint_copy(path: str, data: bytes, settings: Settings, language: str, spans: list[Span], keep: set[int],
-               source: Source):
+               source: Source, until: int | None = None):
     """Lint the copy of ``data`` without the definitions outside ``keep``, read in the whole document's
     context; returns the result and the offset maps copy -> real -> copy (None: it cannot be read so).
 
@@ -385,16 +389,24 @@ def _lint_copy(path: str, data: bytes, settings: Settings, language: str, spans:
     functions' own parentheses can nest too deep: then the copy's mask runs on to a ``)`` after the cut
     (the whole file has none there). So a mask of the copy that reaches from kept text into cut-out text
     means the copy reads differently: the whole document is masked then, and its masks are carried
-    over to the copy (None when one of those reaches into cut-out text too)."""
+    over to the copy (None when one of those reaches into cut-out text too).
+
+    ``until``: the copy ends there (a document offset in kept text): nothing after it is read."""
     fe = FRONT_ENDS[language]
     stage = fe.stage_for(path, source)
     copy = _Copy(data, spans, keep)
-    part = lint_source(path, copy.data, settings, language=language, context=(None, stage))
+    text = copy.data if until is None else copy.data[:copy.to_copy(until)]
+    part = lint_source(path, text, settings, language=language, context=(None, stage))
     if part.parsed is not None and not all(copy.within_kept(m.start, m.end) for m in part.parsed.masks):
         carried = copy.context(*fe.masked(source))
         if carried is None:
             return None
-        part = lint_source(path, copy.data, settings, language=language, context=(carried, stage))
+        masked, masks = carried
+        if until is not None:
+            if any(m.start < len(text) < m.end for m in masks):
+                return None
+            masked, masks = masked[:len(text)], [m for m in masks if m.end <= len(text)]
+        part = lint_source(path, text, settings, language=language, context=((masked, masks), stage))
     return part, copy.to_real, copy.to_copy
 
 
@@ -586,13 +598,18 @@ class PartialResult:
     outline: Outline
     linted: int  # functions linted
     total: int
+    mid_edit: bool = False  # see :func:`_mid_edit`: not what a whole-file lint of this text says
 
 
 def partial_lint(path: str, data: bytes, settings: Settings, language: str | None,
                  outline: Outline | None, max_share: float = MAX_SHARE,
                  whole_parse: Callable[[list[tuple[int, int, bytes]]], ts.Tree | None] | None = None,
-                 ) -> PartialResult | None:
-    """Lint ``data`` re-analysing only what the edits recorded in ``outline`` can affect; None: lint it all."""
+                 mid_edit: bool = False) -> PartialResult | None:
+    """Lint ``data`` re-analysing only what the edits recorded in ``outline`` can affect; None: lint it all.
+
+    ``mid_edit``: when the edited functions do not parse and the whole file's error recovery runs
+    beyond them (so no per-function answer can equal a whole-file lint), answer as :func:`_mid_edit`
+    does instead of giving up (the language server, while the user types)."""
     if outline is None or not outline.valid or not outline.dirty or language is None:
         return _fallback("no outline or an edit outside a function body")
     if outline.settings_key != settings.key() or any(r.code == UNUSED_CODE for r in enabled_rules(settings, language, path)):
@@ -613,9 +630,21 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
     for i, w in new_words.items():
         spans[i].words = w
     source = Source(path, data)
+    tree = None
+
+    def give_up(reason: str) -> PartialResult | None:
+        """A parse error the per-function lint cannot show the whole file reads the same way."""
+        if mid_edit:
+            answer = _mid_edit(path, data, settings, language, outline, source, whole_parse, tree)
+            if answer is not None:
+                return answer
+        return _fallback(reason)
+
     for attempt in (1, 2):
         kept_bytes = sum(spans[i].body_end - spans[i].body_start for i in keep)
         if kept_bytes > max_share * max(1, sum(s.body_end - s.body_start for s in spans)):
+            if attempt == 2:
+                return give_up("the functions under the whole file's parse errors are most of the file")
             return _fallback("the affected functions are most of the file")
         copied = _lint_copy(path, data, settings, language, spans, keep, source)
         if copied is None:
@@ -630,7 +659,7 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
         root = part.parsed.tree.root_node
         regions = _error_regions(root, to_real, outline, keep) if root.has_error else []
         if root.is_error and not regions:
-            return _fallback("the copy does not parse as a translation unit")
+            return give_up("the copy does not parse as a translation unit")
         if regions:
             same, tree = _same_regions(root, part.parsed.parse_bytes, to_real, to_copy, outline, regions, whole_parse)
             if same:
@@ -650,7 +679,7 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
         # the functions under the whole file's errors and lint again with them.
         extra = _spans_under_errors(tree.root_node, outline) if tree is not None and attempt == 1 else None
         if not extra or extra <= keep:
-            return _fallback("parse errors that the whole file reads differently or outside the edited functions")
+            return give_up("parse errors that the whole file reads differently or outside the edited functions")
         keep = component(outline, keep | extra)
     broken = {i for a, b, members in regions for i in members}
     # The structure must be what the outline says: the component's functions, with the same bodies.
@@ -704,6 +733,108 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
         spans_next.append(s)
     nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set())
     return PartialResult(result, nxt, len(keep), len(spans))
+
+
+def _error_nodes(node):
+    """The ERROR and MISSING nodes under ``node`` (subtrees without errors are not walked)."""
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if n.is_error or n.is_missing:
+            yield n
+        todo.extend(c for c in n.children if c.has_error or c.is_missing)
+
+
+def _cannot_parse_in_any_context(part: FileResult, to_copy, spans: list[Span], dirty: set[int], masked: bytes) -> bool:
+    """Whether the whole file has a parse error too, shown without parsing it (when that parse ran too
+    long): each edited function is masked as in the whole file, and the copy has an error in one that is
+    not at its end. The copy holds file-level text that parses, then the edited functions, so the parser
+    enters each edited function in the state it has at that place in the whole file (after the last
+    complete top-level node, or after an error), reads the same tokens, and meets one it cannot take
+    before the end of the input: whatever follows in the whole file, the text up to there is already
+    no prefix of a valid file. An error at the copy's end (a '}' missing) may be the text cut off."""
+    copy_bytes = part.parsed.parse_bytes
+    for i in dirty:
+        s = spans[i]
+        c0 = to_copy(s.start)
+        if copy_bytes[c0:c0 + (s.body_end - s.start)] != masked[s.start:s.body_end]:
+            return False
+    return any(n.end_byte < len(copy_bytes) for n in _error_nodes(part.parsed.tree.root_node))
+
+
+def _mid_edit(path: str, data: bytes, settings: Settings, language: str, outline: Outline, source: Source,
+              whole_parse, tree: ts.Tree | None) -> PartialResult | None:
+    """The answer while the edited functions are mid-edit (a statement half typed) and tree-sitter's
+    error recovery over the whole file runs beyond them: ``int t =`` typed above a ``for`` loop can make
+    the root of a 3,000-line CUDA file one ERROR, reported as one SL001 at line 1 with every other
+    finding gone. An editor user expects the parse error where they type and the rest to stay put:
+
+    - each edited function is read on its own, in a copy of the file that keeps the file-level text
+      before it and ends at its closing brace (the error recovery cannot run on past it); its parse
+      errors become its diagnostics (a function that does not parse is not analysed);
+    - every other diagnostic is the last lint's, moved through the edits.
+
+    This is not what a whole-file lint of this text says, so the result is marked (``mid_edit``) and the
+    server does not confirm it; the edited functions are marked broken, so the first edit after which
+    they parse again is linted with their component and equals a whole-file lint. None (a whole-file
+    lint) unless every edited function has parse errors in that copy, all inside its own region, and
+    the whole file does not parse either."""
+    spans = outline.spans
+    dirty = set(outline.dirty)
+    until = max(spans[i].body_end for i in dirty)
+    copied = _lint_copy(path, data, settings, language, spans, dirty, source, until=until)
+    if copied is None:
+        return None
+    part, to_real, to_copy = copied
+    if part.model is None or part.timed_out or part.parsed is None:
+        return None
+    root = part.parsed.tree.root_node
+    if root.is_error:
+        return None
+    hit: set[int] = set()
+    for c in root.children:
+        if c.has_error or c.is_missing:
+            a, b = to_real(c.start_byte), _real_end(c, to_real)
+            i = outline.owner_of(a, b)
+            if i not in dirty or b > spans[i].body_end:
+                return None  # an error in file-level text or across functions
+            hit.add(i)
+    if hit != dirty:
+        return None  # an edited function parses: it must be analysed with its component
+    if tree is not None:
+        wroot = tree.root_node
+        if not (wroot.is_error or any((c.has_error or c.is_missing) and c.start_byte <= spans[i].body_end
+                                      and c.end_byte >= spans[i].start for c in wroot.children for i in dirty)):
+            return None  # the whole file reads the edited functions without an error: no mid-edit reading
+    elif not _cannot_parse_in_any_context(part, to_copy, spans, dirty, FRONT_ENDS[language].masked(source)[0]):
+        return None
+    out: list[Diagnostic] = []
+    for d in part.diagnostics:
+        start = to_real(d.start)
+        owner = outline.owner_of(start, to_real(d.end))
+        if owner not in dirty:
+            continue  # file-level text and the other functions keep their last diagnostics
+        if d.code != PARSE_ERROR:
+            return None
+        if d.line != source.line_of(start) + 1 or part.source.line_text(d.line) != source.line_text(d.line):
+            return None
+        out.append(_relocate(d, source, to_real))
+    first_edit = min(e[0] for e in outline.edits)
+    for d in outline.diagnostics:
+        start = outline.map_offset(d.start)
+        if start is None or outline.owner_of(start, start + (d.end - d.start)) in dirty:
+            continue
+        moved = d if _last_offset(d) < first_edit else _relocate(d, source, outline.map_offset)
+        if moved is None:
+            return None
+        out.append(moved)
+    out.sort(key=Diagnostic.sort_key)
+    result = FileResult(path, source, language, diagnostics=out, partial=True)
+    spans_next = [Span(s.name, s.start, s.body_start, s.body_end,
+                       _words(data, s.body_start + 1, s.body_end - 1) if i in dirty else s.words,
+                       s.fixed, s.broken or i in dirty) for i, s in enumerate(spans)]
+    nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set())
+    return PartialResult(result, nxt, len(dirty), len(spans), mid_edit=True)
 
 
 __all__ = ["Outline", "Span", "build_outline", "carry_outline", "partial_lint", "component", "PartialResult"]

@@ -426,3 +426,115 @@ def test_a_mask_of_the_copy_that_reaches_into_cut_out_text_is_replaced_by_the_wh
     assert len(data) in used  # the whole file was masked for the copy
     assert_same_as_full(partial, "m.cu", data, settings, "cuda")
     assert partial.linted == 2
+
+
+#: A histogram kernel: ``int t =`` typed after its first ``__syncthreads();`` makes tree-sitter's error
+#: recovery read a file of several of them as one ERROR from the first byte (one SL001 at line 1).
+HIST_UNIT = ("__global__ void hist{i}(const float *v, int n, int *counts)\n{{\n"
+             "    extern __shared__ int local[];\n"
+             "    for (int b = threadIdx.x; b < 64; b += blockDim.x) {{\n        local[b] = 0;\n    }}\n"
+             "    __syncthreads();\n"
+             "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {{\n"
+             "        atomicAdd(&local[(int)v[i] & 63], 1);\n    }}\n"
+             "    __syncthreads();\n"
+             "    for (int b = threadIdx.x; b < 64; b += blockDim.x) {{\n"
+             "        atomicAdd(&counts[b], local[b] / n);\n    }}\n}}\n\n")
+
+
+def _typing_chain(src: bytes, at: int, stmt: bytes, whole_parse_for, settings: Settings = Settings()):
+    """Type ``stmt`` at ``at`` one byte at a time, then delete it, each keystroke linted per function
+    (mid-edit answers allowed) on the outline the last lint left; yields (text, answer, whole-file lint)."""
+    from shaderlint.incremental import carry_outline
+
+    outline = build_outline(lint_source("h.cu", src, settings, "cuda"), settings)
+    data = src
+    steps = [(at + k, 0, stmt[k:k + 1]) for k in range(len(stmt))]
+    steps += [(at + k, 1, b"") for k in reversed(range(len(stmt)))]
+    for start, length, text in steps:
+        data = data[:start] + text + data[start + length:]
+        outline.edit(start, start + length, len(text))
+        part = partial_lint("h.cu", data, settings, "cuda", outline, max_share=1.0,
+                            whole_parse=whole_parse_for(data), mid_edit=True)
+        full = lint_source("h.cu", data, settings, "cuda")
+        outline = part.outline if part is not None else \
+            build_outline(full, settings) or carry_outline(outline, full, settings)
+        yield data, part, full
+
+
+@pytest.mark.parametrize("whole_parse_for", [lambda data: whole("h.cu", data, "cuda"), lambda data: lambda patches: None],
+                         ids=["whole parse", "whole parse too slow"])
+def test_a_statement_typed_mid_edit_keeps_the_error_in_the_function_and_the_rest_stable(whole_parse_for) -> None:
+    """`int t =` in front of a `for` loop: the whole file's error recovery reads the file as one ERROR
+    (one SL001 at line 1, every other finding gone), so no per-function answer equals a whole-file lint.
+    The language server answers mid-edit instead (no whole-file lint per keystroke): the edited function
+    read on its own, its parse error inside it, the other findings the last lint's. Whenever the text
+    parses as the whole file does (and once the statement is complete), the answer equals a whole-file
+    lint. Also when the check's parse of the whole file takes too long (no tree): then the copy shows
+    the error is not the text cut off."""
+    src = "".join(HIST_UNIT.format(i=i) for i in range(4)).encode()
+    before = lint_source("h.cu", src, Settings(), "cuda")
+    assert [d.code for d in before.diagnostics] == ["SL201"] * 4
+    outline = build_outline(before, Settings())
+    span = outline.spans[1]
+    at = src.index(b"__syncthreads();", span.body_start) + len(b"__syncthreads();")
+    mid = 0
+    for data, part, full in _typing_chain(src, at, b" int t = 0;", whole_parse_for):
+        assert part is not None
+        if not part.mid_edit:
+            assert [key(d) for d in part.result.diagnostics] == [key(d) for d in full.diagnostics], data[at:at + 12]
+            continue
+        mid += 1
+        assert full.parsed.tree.root_node.has_error
+        end = span.body_end + len(data) - len(src)
+        inside = [d for d in part.result.diagnostics if span.start <= d.start and d.end <= end]
+        assert inside and all(d.code == "SL001" for d in inside)
+        # The others as before (hist1's lines did not move: only the offsets after the edit did).
+        stable = lambda d, moved=0: (d.code, d.line, d.column, d.end_line, d.end_column, d.message, d.kernel,  # noqa: E731
+                                     d.fingerprint, d.impact, d.start + (moved if d.start > at else 0))
+        assert [stable(d) for d in part.result.diagnostics if d not in inside] == \
+            [stable(d, len(data) - len(src)) for d in before.diagnostics if d.kernel != "hist1"]
+        assert part.outline.spans[1].broken
+    assert mid >= 2  # `int t =` and `int t = `, typed and deleted
+    assert [key(d) for d in part.result.diagnostics] == [key(d) for d in before.diagnostics]
+
+
+def test_no_mid_edit_answer_when_the_edited_function_parses_on_its_own() -> None:
+    """The mid-edit answer is only for functions that do not parse: an edited function that parses must
+    be analysed with its component, and an answer that cannot be shown equal is a whole-file lint."""
+    from shaderlint import incremental
+
+    src = "".join(HIST_UNIT.format(i=i) for i in range(4)).encode()
+    outline = build_outline(lint_source("h.cu", src, Settings(), "cuda"), Settings())
+    at = src.index(b"__syncthreads();", outline.spans[1].body_start) + len(b"__syncthreads();")
+    data = src[:at] + b" int t =" + src[at:]
+    outline.edit(at, at, len(b" int t ="))
+    calls = []
+    real = incremental._mid_edit
+    incremental._mid_edit = lambda *a: calls.append(a) or real(*a)
+    try:
+        assert partial_lint("h.cu", data, Settings(), "cuda", outline, max_share=1.0,
+                            whole_parse=whole("h.cu", data, "cuda")) is None  # not asked for mid-edit answers
+        assert not calls
+        # A function that parses in the copy: no mid-edit answer, even with a whole-file tree that has
+        # errors there (here a stale one).
+        broken_tree = whole("h.cu", data, "cuda")([])
+        good = src[:at] + b" int t = 0;" + src[at:]
+        outline = build_outline(lint_source("h.cu", src, Settings(), "cuda"), Settings())
+        outline.edit(at, at, len(b" int t = 0;"))
+        assert incremental._mid_edit("h.cu", good, Settings(), "cuda", outline, Source("h.cu", good), None,
+                                     broken_tree) is None
+    finally:
+        incremental._mid_edit = real
+
+
+def test_a_function_with_a_comment_left_open_stays_in_every_copy() -> None:
+    """Found by bench/fuzz.py's edit chains on missing_bounds_check.cu: `/*` typed into saxpy_unchecked (no
+    `*/` after it in the file) is `/` `*` to tree-sitter, so the file still parses and gets a fresh outline,
+    but a comment to the end of the file to the suppression scanner: the `// shaderlint: ignore` typed into
+    block_partials suppresses nothing in the whole file. A copy without saxpy_unchecked read that
+    suppression and lost block_partials' SL001 ("missing ';'"). Such a function is kept in every copy."""
+    path = str(ROOT / "tests/fixtures/cuda/sl105/missing_bounds_check.cu")
+    answers = _chain(path, Path(path).read_bytes(), Settings(), "cuda",
+                     [(1841, 2, b"// shaderlint: ignore\n"), (163, 12, b"/*"), (822, 1, b"#version 450\n")])
+    assert answers[2] is not None  # per function, and equal to the whole-file lint (_chain asserts it)
+    assert sum(d.code == "SL001" for d in answers[2].result.diagnostics) == 2

@@ -46,8 +46,11 @@ log = logging.getLogger(__name__)
 
 #: Seconds of quiet after an incremental lint before the whole file is linted again (see Linter._confirm).
 CONFIRM_AFTER_S = 1.5
-#: Seconds a parse of the whole text may take for the check of a partial lint (else: a whole-file lint).
-WHOLE_TREE_BUDGET_S = 1.0
+#: CPU seconds a parse of the whole text may take for the check of a partial lint. An incremental parse
+#: after a keystroke takes about a millisecond on 3,000 lines; one that runs long is tree-sitter's error
+#: recovery spreading a half-typed statement over the file (240 ms on the latency bench's CUDA file), and
+#: the per-function lint then answers without it (shaderlint.incremental._mid_edit).
+WHOLE_TREE_BUDGET_S = 0.02
 #: Seconds a confirming whole-file lint may take before it gives up (it is retried at the next pause).
 CONFIRM_MAX_S = 30.0
 #: Run a full garbage collection after each confirming lint (the server's serve() makes full
@@ -78,11 +81,14 @@ class Document:
     publish_after_lint: bool = False
     stats: dict[str, int] = field(default_factory=lambda: {"incremental": 0, "full": 0, "mask_fallback": 0,
                                                            "partial": 0, "confirmed": 0, "mismatch": 0,
-                                                           "interrupted": 0})
+                                                           "interrupted": 0, "mid_edit": 0})
     # Per-function incremental linting (shaderlint.incremental): the functions of the last lint, with the
     # edits since. None: the next lint is a whole-file one.
     outline: Outline | None = None
     confirm_timer: asyncio.TimerHandle | None = None
+    # The last lint was a per-function one of functions mid-edit (shaderlint.incremental._mid_edit):
+    # not what a whole-file lint of the text says, so it is not confirmed by one.
+    mid_edit: bool = False
 
     def position_map(self, encoding: str) -> PositionMap:
         source = self.result.source if self.result is not None and self.result.source.data is self.data else None
@@ -154,8 +160,11 @@ class Document:
         try:
             with Deadline(WHOLE_TREE_BUDGET_S) as dl:  # error recovery can run long: cancellable
                 return _parse(FRONT_ENDS[self.language].parser(), bytes(masked), self.tree, dl)
-        except (Exception, TimeBudgetExceeded):
-            log.warning("parsing %s for an incremental check failed or took too long", self.uri)
+        except TimeBudgetExceeded:
+            log.debug("parsing %s for an incremental check took too long", self.uri)
+            return None
+        except Exception:
+            log.warning("parsing %s for an incremental check failed", self.uri)
             return None
 
     def lint(self, settings: Settings, config_error: str | None = None, full: bool = False) -> FileResult:
@@ -163,15 +172,16 @@ class Document:
         the whole-file answer (``shaderlint.incremental``), else the whole file (incremental parse)."""
         if not full and not config_error and self.outline is not None and self.result is not None:
             part = partial_lint(self.path, self.data, settings, self.language, self.outline,
-                                whole_parse=self._whole_tree)
+                                whole_parse=self._whole_tree, mid_edit=True)
             if part is not None:
-                self.stats["partial"] += 1
-                self.result, self.outline, self.linted = part.result, part.outline, True
+                self.stats["mid_edit" if part.mid_edit else "partial"] += 1
+                self.result, self.outline, self.linted, self.mid_edit = part.result, part.outline, True, part.mid_edit
                 return part.result  # the tree edits keep accumulating for the next whole-file parse
             log.debug("%s: whole-file lint (%s)", self.uri, incremental.last_fallback)
         old = None
         if not self.full_parse_next and self.parsed is not None:
             old = dataclasses.replace(self.parsed, tree=self.tree if self.tree is not None else self.parsed.tree)
+        self.mid_edit = False
         result = lint_source(self.path, self.data, settings, language=self.language, old=old)
         if old is not None:
             if result.parsed is not None and self.tree is not None and not self._masks_unchanged(result.parsed):
@@ -246,12 +256,15 @@ class Linter:
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # incl. the engine's time-budget exception: keep serving, show an SL001
+            running = self._confirming
+            if isinstance(exc, TimeBudgetExceeded) and running is not None and running.fired:
+                raise  # a message interrupted the confirming lint: _confirm keeps the per-function result
             log.exception("linting %s failed", doc.uri)
             result = crash_result(doc, exc)
             doc.result, doc.parsed, doc.tree, doc.expected = result, None, None, None
-            doc.full_parse_next, doc.linted, doc.outline = True, True, None
+            doc.full_parse_next, doc.linted, doc.outline, doc.mid_edit = True, True, None, False
         doc.lsp = self._convert(doc, result)
-        if result.partial:
+        if result.partial and not doc.mid_edit:
             self._schedule_confirm(doc)
 
     def _convert(self, doc: Document, result: FileResult) -> list[types.Diagnostic]:
@@ -291,9 +304,11 @@ class Linter:
         doc.confirm_timer = None
         if self.documents.get(uri) is not doc or not doc.linted or doc.result is None or not doc.result.partial:
             return
-        before = doc.lsp
+        if doc.mid_edit and interruptible:
+            return  # nothing to confirm (see Document.mid_edit); a request that needs the model still lints
+        before, mid_edit = doc.lsp, doc.mid_edit
         kept = (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, list(doc.edited),
-                doc.full_parse_next)
+                doc.full_parse_next, doc.mid_edit)
         dl = Deadline(CONFIRM_MAX_S)
         try:
             with dl:
@@ -309,9 +324,16 @@ class Linter:
             return
         if dl.fired:  # interrupted (or too slow): keep the per-function result, confirm at the next pause
             (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, doc.edited,
-             doc.full_parse_next) = kept
+             doc.full_parse_next, doc.mid_edit) = kept
             doc.stats["interrupted"] += 1
             self._schedule_confirm(doc)
+            return
+        if mid_edit:
+            # Linted whole for its model (hover, code lens asked): the diagnostics shown stay those of
+            # the functions mid-edit (the whole file's error recovery reads them worse), and so does the
+            # outline the next keystroke is linted on.
+            doc.result.diagnostics = kept[0].diagnostics
+            doc.lsp, doc.outline, doc.mid_edit = before, kept[2], True
             return
         doc.stats["confirmed"] += 1
         if IDLE_GC:

@@ -89,6 +89,8 @@ def test_incremental_lint_matches_a_fresh_lint(source, steps):
                 assert str(incremental.parsed.tree.root_node) == str(fresh.parsed.tree.root_node)
         if not incremental.partial:
             assert incremental.parsed.parse_bytes == fresh.parsed.parse_bytes
+        elif doc.mid_edit:  # a function mid-edit (see shaderlint.incremental._mid_edit): text that does not parse
+            assert fresh.parsed.tree.root_node.has_error
         else:
             assert _key(incremental) == _key(fresh)
 
@@ -174,7 +176,7 @@ def test_typing_that_breaks_a_body_for_a_moment_stays_per_function():
     assert doc.stats["full"] == 1  # the open
 
 
-def test_a_message_interrupts_the_confirming_whole_file_lint():
+def test_a_message_interrupts_the_confirming_whole_file_lint(caplog):
     """1.5 s after the last edit the server lints the whole file to confirm the per-function result;
     a message arriving meanwhile (the reader thread calls ``interrupt``) stops it, the per-function
     result stays, and the confirmation is tried again later."""
@@ -209,7 +211,60 @@ def test_a_message_interrupts_the_confirming_whole_file_lint():
     linter._confirm(doc.uri, doc)
     assert time.monotonic() - t < 5
     assert doc.stats["interrupted"] == 1 and doc.result.partial and doc.lsp is partial_lsp
+    assert "failed" not in caplog.text  # an interruption, not a lint that failed (it logged a traceback)
     doc.lint = whole_lint
     linter._confirm(doc.uri, doc)
     assert doc.stats["confirmed"] == 1 and doc.stats["mismatch"] == 0 and not doc.result.partial
     assert doc.result.model is not None and published == []  # the same diagnostics: nothing republished
+
+
+def test_a_function_mid_edit_is_linted_per_function_and_not_confirmed():
+    """`int t =` typed in front of a `for` loop: the whole file's error recovery reads the file as one
+    ERROR (one SL001 at line 1). Each keystroke is still linted per function (the error in the edited
+    function, the other findings kept), no confirming whole-file lint replaces that while the function
+    is mid-edit; a request that needs the model (hover) gets it without changing the diagnostics shown;
+    once the statement is complete the per-function result is confirmed by a whole-file lint."""
+    from shaderlint.server.diagnostics import Linter
+
+    unit = ("__global__ void hist{i}(const float *v, int n, int *counts)\n{{\n"
+            "    extern __shared__ int local[];\n"
+            "    for (int b = threadIdx.x; b < 64; b += blockDim.x) {{\n        local[b] = 0;\n    }}\n"
+            "    __syncthreads();\n"
+            "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {{\n"
+            "        atomicAdd(&local[(int)v[i] & 63], 1);\n    }}\n"
+            "    __syncthreads();\n"
+            "    for (int b = threadIdx.x; b < 64; b += blockDim.x) {{\n"
+            "        atomicAdd(&counts[b], local[b] / n);\n    }}\n}}\n\n")
+    text = "".join(unit.format(i=i) for i in range(4))
+    published = []
+    linter = Linter(lambda d: (SETTINGS, None), published.append, lambda: UTF16, lambda: None)
+    doc = Document("file:///h.cu", "/h.cu", "cuda", "cuda", 1, text.encode())
+    linter.documents[doc.uri] = doc
+    linter.ensure(doc)
+    line = [i for i, x in enumerate(text.splitlines()) if "__syncthreads" in x][2]  # in hist1
+    col = len("    __syncthreads();")
+    for k, ch in enumerate(" int t ="):
+        at = types.Position(line=line, character=col + k)
+        doc.apply_change(types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=ch))
+        linter.ensure(doc)
+    assert doc.mid_edit and doc.result.partial and doc.stats["full"] == 1  # only the open was a whole-file lint
+    assert _fresh(doc.path, doc.data, "cuda").parsed.tree.root_node.is_error
+    errors = [d for d in doc.lsp if d.code == "SL001"]
+    assert errors and all(16 <= d.range.start.line <= 31 for d in errors)  # in hist1
+    # The other kernels' findings stay; hist1 does not parse, so it is not analysed (as in a whole-file
+    # lint while `int t` reads as an error inside it).
+    assert [d.range.start.line for d in doc.lsp if d.code == "SL201"] == [12, 44, 60]
+    linter._confirm(doc.uri, doc)  # a pause: nothing to confirm
+    assert doc.result.partial and doc.stats["confirmed"] == 0
+    lsp = doc.lsp
+    linter.ensure(doc, full=True)  # hover: the whole file's model, the same diagnostics shown
+    assert doc.result.model is not None and doc.lsp is lsp and doc.stats["mismatch"] == 0
+    assert [d.code for d in doc.result.diagnostics] == [d.code for d in lsp] and published == []
+    for k, ch in enumerate(" 0;"):
+        at = types.Position(line=line, character=col + len(" int t =") + k)
+        doc.apply_change(types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=ch))
+        linter.ensure(doc)
+    assert doc.result.partial and not doc.mid_edit and doc.stats["full"] == 1
+    assert _key(doc.result) == _key(_fresh(doc.path, doc.data, "cuda"))
+    linter._confirm(doc.uri, doc)
+    assert doc.stats["confirmed"] == 1 and doc.stats["mismatch"] == 0 and not doc.result.partial
