@@ -12,16 +12,16 @@ import pytest
 from shaderlint.cli import main
 from shaderlint.runner import Progress
 
-DIV = (
+DIV = (  # SL201 reports a division that a loop repeats with changing operands
     "__global__ void scale(int* a, int n) {\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n) a[i] = a[i] / n;\n"
+    "    for (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+    "        a[i] = a[i] / n;\n"
     "}\n"
 )
 CLEAN = (
     "__global__ void fill(int* a, int n) {\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n) a[i] = i / 4;\n"
+    "    for (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+    "        a[i] = i / 4;\n"
     "}\n"
 )
 MSG = "integer division by 'n', which is not a compile-time constant (int / is emulated in many instructions)"
@@ -57,9 +57,9 @@ def test_text_output_and_exit_code(project, capsys):
     assert code == 1
     lines = out.splitlines()
     assert lines[:3] == [
-        f"k.cu:3:28: SL201 [warning] {MSG}",
-        "    3 |     if (i < n) a[i] = a[i] / n;",
-        "      |                            ^",
+        f"k.cu:3:21: SL201 [warning] {MSG}",
+        "    3 |         a[i] = a[i] / n;",
+        "      |                     ^",
     ]
     assert all(line.startswith("      = ") for line in lines[3:-1])  # impact estimate, fix, related
     assert lines[-1] == "Found 1 problem (0 errors, 1 warnings, 0 info) in 1 files."
@@ -69,7 +69,7 @@ def test_text_output_and_exit_code(project, capsys):
 def test_quiet_clean_and_fail_on(project, capsys):
     write(project / "k.cu", DIV)
     write(project / "ok.cu", CLEAN)
-    assert run(capsys, "-q", "--select", "SL201", "k.cu") == (1, f"k.cu:3:28: SL201 [warning] {MSG}\n", "")
+    assert run(capsys, "-q", "--select", "SL201", "k.cu") == (1, f"k.cu:3:21: SL201 [warning] {MSG}\n", "")
     assert run(capsys, "--select", "SL201", "ok.cu") == (0, "No problems found in 1 files.\n", "")
     assert run(capsys, "-q", "--select", "SL201", "--fail-on", "error", "k.cu")[0] == 0
     assert run(capsys, "-q", "--select", "SL201", "--fail-on", "never", "k.cu")[0] == 0
@@ -98,7 +98,7 @@ def test_output_file(project, capsys):
     code, out, err = run(capsys, "--format", "json", "--select", "SL201", "-o", "report.json", "k.cu")
     assert (code, out, err) == (1, "", "")
     data = json.loads((project / "report.json").read_text())
-    assert [(d["code"], d["line"], d["column"]) for d in data] == [("SL201", 3, 28)]
+    assert [(d["code"], d["line"], d["column"]) for d in data] == [("SL201", 3, 21)]
 
 
 def test_output_file_that_cannot_be_written(project, capsys):
@@ -110,7 +110,7 @@ def test_output_file_that_cannot_be_written(project, capsys):
 def test_stdin_filename(project, capsys, monkeypatch):
     code, out, _ = run(capsys, "-q", "--select", "SL201", "--stdin-filename", "kernels/scale.cu",
                        stdin=DIV.encode(), monkeypatch=monkeypatch)
-    assert (code, out) == (1, f"kernels/scale.cu:3:28: SL201 [warning] {MSG}\n")
+    assert (code, out) == (1, f"kernels/scale.cu:3:21: SL201 [warning] {MSG}\n")
     assert not (project / "kernels").exists()  # nothing is read from or written to disk
     assert not (project / ".cache").exists()
 
@@ -214,7 +214,7 @@ def test_github_format_via_cli(project, capsys):
     write(project / "k.cu", DIV)
     code, out, _ = run(capsys, "--format", "github", "--select", "SL201", "k.cu")
     assert code == 1
-    assert out == (f"::warning file=k.cu,line=3,endLine=3,col=28,endColumn=29,"
+    assert out == (f"::warning file=k.cu,line=3,endLine=3,col=21,endColumn=22,"
                    f"title=SL201 variable-integer-division::{MSG}\n")
 
 

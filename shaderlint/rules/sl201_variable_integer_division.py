@@ -101,6 +101,7 @@ from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.estimate import whatif
 from shaderlint.estimate.static import static_index
 from shaderlint.model.expr import descendants, unparen
+from shaderlint.model.types import parse_type_name
 from shaderlint.rules.base import Rule, RuleContext
 
 # Trip counts up to which nvcc was seen to unroll a constant-trip loop completely (a 64-iteration
@@ -136,6 +137,8 @@ class VariableIntegerDivision(Rule):
             if model.is_constant(right) or _constant_once_unrolled(model, f, right) or _constant_context(model, node) \
                     or _constant_from_callers(model, f, right):
                 continue
+            if not _repeated(model, f, node, 0):
+                continue  # once per thread: about 8 % of a memory-bound kernel, not worth a warning
             op = model.text(op_node)
             what = "modulo" if "%" in op else "division"
             sites.append((f, node, op_node, (
@@ -156,6 +159,113 @@ class VariableIntegerDivision(Rule):
                                    f"{kind} '{model.text(sites[j][1])}' with the same operands"),)
             yield Finding(op_node.start_byte, op_node.end_byte, message, kernel=f.name, related=related,
                           fingerprint_text=model.text(node))
+
+
+_LOOP_TYPES = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+#: Calls whose value depends on their arguments only (besides conversions such as ``int(x)``).
+_PURE_CALLS = frozenset(("min", "max", "abs", "clamp", "umin", "umax", "llmin", "llmax"))
+
+
+def _repeated(model, f, node, depth: int, at=None) -> bool:
+    """Whether a thread may evaluate the division ``node`` many times: it sits in the body,
+    condition or update of a loop and depends on something the loop changes, or it is in a helper
+    (or a named lambda) that the file calls from such a place with an argument the loop changes (or
+    that divides a value it loads). A division by loop-invariant operands is hoisted out of the
+    loop by the compiler (``nvcc -ptx``: wherever it sits in the body, even under an ``if``).
+    ``at``: where to start looking for loops (a call of the lambda holding ``node``)."""
+    n = at if at is not None else node
+    while n.parent is not None and n.parent.id != f.node.id:
+        p = n.parent
+        if p.type == "lambda_expression":
+            return _lambda_repeated(model, f, p, node, depth)
+        if p.type in _LOOP_TYPES and not (p.type == "for_statement" and n == p.child_by_field_name("initializer")) \
+                and _varies_in(model, node, p):
+            return True
+        n = p
+    if f.is_entry or depth > 2 or f.body is None:
+        return False
+    loads = _varies_in(model, node, f.body)  # reads more than the helper's parameters
+    for call in _calls_by_name(model).get(f.name, ()):
+        g = model.function_at(call.start_byte)
+        if g is None or g is f:
+            continue
+        if any(_repeated(model, g, e, depth + 1) for e in ([call] if loads else _args(model, call))):
+            return True
+    return False
+
+
+def _lambda_repeated(model, f, lam, node, depth: int) -> bool:
+    """Whether ``f`` calls the lambda ``lam`` holding the division ``node`` (``auto fetch = [&](int k)
+    {...};``) where a loop repeats it: with an argument the loop changes, or in a loop that changes
+    what the division reads (a captured variable, a load). A lambda not bound to a name is passed
+    somewhere the analysis cannot follow: not reported."""
+    decl = lam.parent
+    name = decl.child_by_field_name("declarator") if decl is not None and decl.type == "init_declarator" else None
+    if name is None or name.type != "identifier" or depth > 2:
+        return False
+    for call in _calls_by_name(model).get(model.text(name), ()):
+        if not (lam.end_byte <= call.start_byte < f.node.end_byte):
+            continue
+        if _repeated(model, f, node, depth + 1, at=call) \
+                or any(_repeated(model, f, a, depth + 1) for a in _args(model, call)):
+            return True
+    return False
+
+
+def _args(model, call) -> list:
+    return [a for a in model.call_args(call) if a.type != "comment"]
+
+
+def _calls_by_name(model) -> dict[str, list]:
+    cache = model.__dict__.get("_sl201_calls")
+    if cache is None:
+        cache = model.__dict__["_sl201_calls"] = {}
+        for call in model.nodes("call"):
+            cache.setdefault(model.callee_name(call), []).append(call)
+    return cache
+
+
+def _varies_in(model, node, loop, depth: int = 0) -> bool:
+    """Whether a value in ``node`` may change from one iteration of ``loop`` to the next: a load, a
+    call (but ``min``/``max``/conversions of values that do not change), a name the analysis
+    cannot follow, a variable written in the loop (or whose address is taken there), or one
+    declared in the loop with an initializer that may change."""
+    start, end = loop.start_byte, loop.end_byte
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "call_expression":
+            name = model.callee_name(n)
+            fn = n.child_by_field_name("function")
+            if fn is None or fn.type == "field_expression" or not (
+                    name in _PURE_CALLS or parse_type_name(name).is_arithmetic):
+                return True
+            stack.extend(model.call_args(n))
+            continue
+        if n.type in ("subscript_expression", "pointer_expression"):
+            return True
+        stack.extend(n.named_children)
+        if n.type != "identifier" or (n.parent is not None and n.parent.type == "field_expression"
+                                      and n.parent.child_by_field_name("field") == n):
+            continue
+        v = model.resolve(n)
+        if v is None:
+            if not (model.is_constant(n) or model._builtin(model.text(n)) is not None):
+                return True
+            continue
+        if any(start <= w.start_byte < end for w in model.writes_into(v)) or _address_taken(model, v, loop):
+            return True
+        if start <= v.node.start_byte < end and (v.init is None or depth > 4 or _varies_in(model, v.init, loop, depth + 1)):
+            return True
+    return False
+
+
+def _address_taken(model, v, loop) -> bool:
+    """Whether ``&v`` (or a look-alike ``x & v``) appears in ``loop``: a call may write it there."""
+    if model.language == "glsl":
+        return False
+    text = model.source.data[loop.start_byte:loop.end_byte]
+    return re.search(rb"&\s*" + re.escape(v.name.encode()) + rb"\b", text) is not None
 
 
 #: Operand node types whose value two evaluations in one block share (no call, load or write).
