@@ -39,7 +39,8 @@ same way with file-scope names only.
 Only divisions a thread repeats are reported: in the body, condition or update
 of a loop, with an operand that the loop changes (its counter, a value
 computed from it, a load, a call other than `min`/`max`/`abs`/`clamp` or a
-conversion, a variable written or address-taken in the loop, or one declared
+conversion, a variable written or address-taken in the loop or passed there
+to a reference or `out` parameter of a function of the file, or one declared
 in it from such a value), or in a helper or named lambda that the file calls
 from such a place with an argument the loop changes (or that divides a value it
 loads). A division done once per thread (index arithmetic before a loop, or in
@@ -108,14 +109,17 @@ counts a variable written in the loop as changing), and an inlined
 helper `cols_of(n, w)` with invariant arguments. Kept in the loop: `i / w` with
 the counter, `in[0] / w` (a load the loop's stores may alias), helpers called
 as `cols_of(i, w)` or dividing a value they load, `total / w` after
-`bump(&total, in[i])`, and in nested loops `r / w` (the outer counter) is
+`bump(&total, in[i])`, `row % h` after `unpack(i, w, row, col)` writes `row`
+through a reference (while `(n && w) ? n / w : 0` next to it is hoisted), and
+in nested loops `r / w` (the outer counter) is
 hoisted out of the inner loop only. `loop_invariance.cu` (the fixture) has 5
 divisions inside `grid_stride`'s loop, exactly its 5 reported ones; its clean
 lines compile to 7 divisions outside it. A fully unrolled constant-trip
 loop keeps one division per copy (4 for 4 trips), so it still counts. On
 `variable_integer_division.cu`, `i / width` and `i % width` in one block give
 one `div.s32` and no `rem`, and `unpack_fixed` has no run-time division except
-`i / warpSize`, a `div.s32` by the PTX constant `WARP_SZ` that ptxas folds. On
+`i / warpSize`, a `div.s32` by the PTX constant `WARP_SZ` (32; whether ptxas
+turns it into a shift was not checked: no disassembler here). On
 `unrolled_loop_counter.cu`, `up_sweep` (`128 / stride` with `stride *= 2` up
 to 256, `t % (2 * stride)`) has no `div`/`rem` left after unrolling, while
 `harmonic` keeps 9: the 1000-iteration loop is only partly unrolled and the
@@ -264,8 +268,10 @@ def _calls_by_name(model) -> dict[str, list]:
 def _varies_in(model, node, loop, depth: int = 0) -> bool:
     """Whether a value in ``node`` may change from one iteration of ``loop`` to the next: a load, a
     call (but ``min``/``max``/conversions of values that do not change), a name the analysis
-    cannot follow, a variable written in the loop (or whose address is taken there), or one
-    declared in the loop with an initializer that may change."""
+    cannot follow, a variable written in the loop (or whose address is taken there, or that a
+    call there passes to a reference or ``out`` parameter), or one declared in the loop with an
+    initializer that may change. A call to a function the file does not define is taken to pass
+    a bare variable by value (CUDA intrinsics, math functions)."""
     start, end = loop.start_byte, loop.end_byte
     stack = [node]
     while stack:
@@ -289,7 +295,8 @@ def _varies_in(model, node, loop, depth: int = 0) -> bool:
             if not (model.is_constant(n) or model._builtin(model.text(n)) is not None):
                 return True
             continue
-        if any(start <= w.start_byte < end for w in model.writes_into(v)) or _address_taken(model, v, loop):
+        if any(start <= w.start_byte < end for w in model.writes_into(v)) or _address_taken(model, v, loop) \
+                or id(v) in _passed_out(model, loop):
             return True
         if start <= v.node.start_byte < end and (v.init is None or depth > 4 or _varies_in(model, v.init, loop, depth + 1)):
             return True
@@ -297,11 +304,34 @@ def _varies_in(model, node, loop, depth: int = 0) -> bool:
 
 
 def _address_taken(model, v, loop) -> bool:
-    """Whether ``&v`` (or a look-alike ``x & v``) appears in ``loop``: a call may write it there."""
+    """Whether ``&v`` appears in ``loop`` (not ``x & v`` or ``c && v``): a call may write it there."""
     if model.language == "glsl":
         return False
     text = model.source.data[loop.start_byte:loop.end_byte]
-    return re.search(rb"&\s*" + re.escape(v.name.encode()) + rb"\b", text) is not None
+    return any(not model.source.in_comment_or_string(loop.start_byte + m.end() - 1) for m in
+               re.finditer(rb"(?:^|[^\w)\]&\s])\s*&\s*" + re.escape(v.name.encode()) + rb"\b", text))
+
+
+def _passed_out(model, loop) -> set[int]:
+    """Ids of the variables that calls in ``loop`` pass, by name, to a function of the file whose
+    parameter is a reference (C++) or ``out``/``inout`` (GLSL): the call may write them."""
+    from shaderlint.model.memory import is_reference  # noqa: PLC0415
+    cache = model.__dict__.setdefault("_sl201_passed_out", {})
+    got = cache.get(loop.id)
+    if got is None:
+        got = cache[loop.id] = set()
+        for call in model.nodes("call"):
+            if not (loop.start_byte <= call.start_byte < loop.end_byte):
+                continue
+            g = model.function_by_name.get(model.callee_name(call))
+            if g is None:
+                continue
+            for a, param in zip(_args(model, call), g.params):
+                if unparen(a).type == "identifier" and (is_reference(param) or param.address_space in ("out", "inout")):
+                    v = model.resolve(unparen(a))
+                    if v is not None:
+                        got.add(id(v))
+    return got
 
 
 #: Operand node types whose value two evaluations in one block share (no call, load or write).
