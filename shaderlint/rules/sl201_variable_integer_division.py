@@ -40,7 +40,8 @@ Only divisions a thread repeats are reported: in the body, condition or update
 of a loop, with an operand that the loop changes (its counter, a value
 computed from it, a load, a call other than `min`/`max`/`abs`/`clamp` or a
 conversion, a variable written or address-taken in the loop or passed there
-to a reference or `out` parameter of a function of the file, or one declared
+to a non-`const` reference or `out` parameter of a function of the file, or
+one declared
 in it from such a value), or in a helper or named lambda that the file calls
 from such a place with an argument the loop changes (or that divides a value it
 loads). A division done once per thread (index arithmetic before a loop, or in
@@ -314,7 +315,7 @@ def _address_taken(model, v, loop) -> bool:
 
 def _passed_out(model, loop) -> set[int]:
     """Ids of the variables that calls in ``loop`` pass, by name, to a function of the file whose
-    parameter is a reference (C++) or ``out``/``inout`` (GLSL): the call may write them."""
+    parameter is a non-``const`` reference (C++) or ``out``/``inout`` (GLSL): the call may write them."""
     from shaderlint.model.memory import is_reference  # noqa: PLC0415
     cache = model.__dict__.setdefault("_sl201_passed_out", {})
     got = cache.get(loop.id)
@@ -327,7 +328,9 @@ def _passed_out(model, loop) -> set[int]:
             if g is None:
                 continue
             for a, param in zip(_args(model, call), g.params):
-                if unparen(a).type == "identifier" and (is_reference(param) or param.address_space in ("out", "inout")):
+                writable_ref = is_reference(param) and not any(
+                    c.type == "type_qualifier" and model.text(c) == "const" for c in param.decl.children)
+                if unparen(a).type == "identifier" and (writable_ref or param.address_space in ("out", "inout")):
                     v = model.resolve(unparen(a))
                     if v is not None:
                         got.add(id(v))
