@@ -7,9 +7,9 @@
 // kMaxColsPerLane values per lane in registers.
 //
 // Intentional pitfalls:
-//   SL201 (line 31: `idx / cols` divides by a runtime kernel parameter;
-//          integer division costs tens of instructions; `idx % cols` on
-//          line 32 reuses its quotient and is named in the same report)
+//   SL201 (line 31: `idx / cols`, once per element of the grid-stride loop,
+//          divides by a runtime kernel parameter (tens of instructions);
+//          `idx % cols` on line 32 reuses its quotient, named in the report)
 // (look-alikes that are fine: `/ kWarpSize` and `% kWarpSize` by constexpr
 //  constants, float division, the register array `v` indexed only by the
 //  counters of constant-trip unrolled loops)

@@ -13,8 +13,9 @@ from shaderlint.engine import lint_source
 
 KERNEL = (
     "__global__ void pack(int* a, int w, int n) {\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n) a[i] = a[i] / w;\n"
+    "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {\n"
+    "        a[i] = a[i] / w;\n"
+    "    }\n"
     "}\n"
 )
 
@@ -54,13 +55,13 @@ def test_line_shift_stays_baselined_and_new_findings_are_reported(project, capsy
     assert run(capsys, "--baseline", "baseline.json", "k.cu")[:2] == (0, [])
 
     # Shift every line down, re-indent: still the same finding.
-    src.write_text("// header\n#include <cuda_runtime.h>\n\n" + KERNEL.replace("    if", "\tif"))
+    src.write_text("// header\n#include <cuda_runtime.h>\n\n" + KERNEL.replace("        a[i]", "\t\ta[i]"))
     assert run(capsys, "--baseline", "baseline.json", "k.cu")[:2] == (0, [])
     code, data, _ = run(capsys, "k.cu")  # without the baseline it is still there, on line 6
     assert code == 1 and [d["line"] for d in data] == [6]
 
     # A new division in the same kernel is reported; the old one stays quiet.
-    src.write_text("// header\n" + KERNEL.replace("a[i] / w;", "a[i] / w;\n    a[0] = n % w;"))
+    src.write_text("// header\n" + KERNEL.replace("a[i] / w;", "a[i] / w;\n        a[0] += i % w;"))
     code, data, _ = run(capsys, "--baseline", "baseline.json", "k.cu")
     assert code == 1 and [(d["line"], d["message"].split(",")[0]) for d in data] == [
         (5, "integer modulo by 'w'")]
@@ -71,7 +72,7 @@ def test_count_limits_how_many_copies_are_absorbed(project, capsys):
     src.write_text(KERNEL)
     run(capsys, "--write-baseline", "b.json", "k.cu")
     # The same flagged line twice in the same kernel: one is new.
-    src.write_text(KERNEL.replace("a[i] / w;", "a[i] / w;\n    if (i < n) a[i] = a[i] / w;"))
+    src.write_text(KERNEL.replace("a[i] / w;", "a[i] / w;\n        a[i] = a[i] / w;"))
     code, data, _ = run(capsys, "--baseline", "b.json", "k.cu")
     assert code == 1 and len(data) == 1
 

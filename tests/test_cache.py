@@ -22,7 +22,7 @@ KERNEL = (
     "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
     "    float t[8];\n"
     "    t[i & 7] = 1.0f;  // shaderlint: ignore[SL101]\n"
-    "    if (i < n) a[i] = a[i] / w + (int)t[0];\n"
+    "    for (int j = i; j < n; j += 32) a[j] = a[j] / w + (int)t[0];\n"
     "}\n"
 )
 
@@ -95,7 +95,7 @@ def test_second_run_is_served_from_the_cache_with_identical_output(project, caps
             outs.append(capsys.readouterr().out)
     assert outs[0] == outs[2] and outs[1] == outs[3]
     assert sorted(counted) == ["k.cu", "ok.comp"]  # linted once each, then cached
-    assert "    5 |     if (i < n) a[i] = a[i] / w + (int)t[0];" in outs[3]  # excerpts from the bytes
+    assert "    5 |     for (int j = i; j < n; j += 32) a[j] = a[j] / w + (int)t[0];" in outs[3]  # excerpts from the bytes
 
 
 def test_invalidation_by_content_settings_and_path(project, capsys, counted):

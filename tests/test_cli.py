@@ -12,16 +12,16 @@ import pytest
 from shaderlint.cli import main
 from shaderlint.runner import Progress
 
-DIV = (
+DIV = (  # SL201 reports a division that a loop repeats with changing operands
     "__global__ void scale(int* a, int n) {\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n) a[i] = a[i] / n;\n"
+    "    for (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+    "        a[i] = a[i] / n;\n"
     "}\n"
 )
 CLEAN = (
     "__global__ void fill(int* a, int n) {\n"
-    "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "    if (i < n) a[i] = i / 4;\n"
+    "    for (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+    "        a[i] = i / 4;\n"
     "}\n"
 )
 MSG = "integer division by 'n', which is not a compile-time constant (int / is emulated in many instructions)"
@@ -57,9 +57,9 @@ def test_text_output_and_exit_code(project, capsys):
     assert code == 1
     lines = out.splitlines()
     assert lines[:3] == [
-        f"k.cu:3:28: SL201 [warning] {MSG}",
-        "    3 |     if (i < n) a[i] = a[i] / n;",
-        "      |                            ^",
+        f"k.cu:3:21: SL201 [warning] {MSG}",
+        "    3 |         a[i] = a[i] / n;",
+        "      |                     ^",
     ]
     assert all(line.startswith("      = ") for line in lines[3:-1])  # impact estimate, fix, related
     assert lines[-1] == "Found 1 problem (1 warning) in 1 file."
@@ -69,7 +69,7 @@ def test_text_output_and_exit_code(project, capsys):
 def test_quiet_clean_and_fail_on(project, capsys):
     write(project / "k.cu", DIV)
     write(project / "ok.cu", CLEAN)
-    assert run(capsys, "-q", "--select", "SL201", "k.cu") == (1, f"k.cu:3:28: SL201 [warning] {MSG}\n", "")
+    assert run(capsys, "-q", "--select", "SL201", "k.cu") == (1, f"k.cu:3:21: SL201 [warning] {MSG}\n", "")
     assert run(capsys, "--select", "SL201", "ok.cu") == (0, "No problems found in 1 file.\n", "")
     assert run(capsys, "-q", "--select", "SL201", "--fail-on", "error", "k.cu")[0] == 0
     assert run(capsys, "-q", "--select", "SL201", "--fail-on", "never", "k.cu")[0] == 0
@@ -98,7 +98,7 @@ def test_output_file(project, capsys):
     code, out, err = run(capsys, "--format", "json", "--select", "SL201", "-o", "report.json", "k.cu")
     assert (code, out, err) == (1, "", "")
     data = json.loads((project / "report.json").read_text())
-    assert [(d["code"], d["line"], d["column"]) for d in data] == [("SL201", 3, 28)]
+    assert [(d["code"], d["line"], d["column"]) for d in data] == [("SL201", 3, 21)]
 
 
 def test_output_file_that_cannot_be_written(project, capsys):
@@ -110,7 +110,7 @@ def test_output_file_that_cannot_be_written(project, capsys):
 def test_stdin_filename(project, capsys, monkeypatch):
     code, out, _ = run(capsys, "-q", "--select", "SL201", "--stdin-filename", "kernels/scale.cu",
                        stdin=DIV.encode(), monkeypatch=monkeypatch)
-    assert (code, out) == (1, f"kernels/scale.cu:3:28: SL201 [warning] {MSG}\n")
+    assert (code, out) == (1, f"kernels/scale.cu:3:21: SL201 [warning] {MSG}\n")
     assert not (project / "kernels").exists()  # nothing is read from or written to disk
     assert not (project / ".cache").exists()
 
@@ -214,7 +214,7 @@ def test_github_format_via_cli(project, capsys):
     write(project / "k.cu", DIV)
     code, out, _ = run(capsys, "--format", "github", "--select", "SL201", "k.cu")
     assert code == 1
-    assert out == (f"::warning file=k.cu,line=3,endLine=3,col=28,endColumn=29,"
+    assert out == (f"::warning file=k.cu,line=3,endLine=3,col=21,endColumn=22,"
                    f"title=SL201 variable-integer-division::{MSG}\n")
 
 
@@ -262,8 +262,8 @@ def test_a_missing_path_fails_the_run_after_linting_the_others(project, capsys):
 def test_check_is_the_default_command(project, capsys):
     write(project / "src" / "k.cu", DIV)
     code, out, err = run(capsys, "check", "-q", "--select", "SL201", "src/")
-    assert (code, out, err) == (1, f"src/k.cu:3:28: SL201 [warning] {MSG}\n", "")
-    assert run(capsys, "check", "-q", "--select", "SL201")[:2] == (1, f"src/k.cu:3:28: SL201 [warning] {MSG}\n")
+    assert (code, out, err) == (1, f"src/k.cu:3:21: SL201 [warning] {MSG}\n", "")
+    assert run(capsys, "check", "-q", "--select", "SL201")[:2] == (1, f"src/k.cu:3:21: SL201 [warning] {MSG}\n")
     code, _, err = run(capsys, "check", "nope/")
     assert code == 2 and err == "shaderlint: nope/: no such file or directory\n"
 
@@ -293,7 +293,7 @@ def test_force_exclude_applies_exclude_and_gitignore_to_named_files(project, cap
     code, out, _ = run(capsys, "-q", "--select", "SL201", *named)
     assert code == 1 and len(out.splitlines()) == 3  # named files are linted whatever the exclusions
     code, out, err = run(capsys, "-q", "--select", "SL201", "--force-exclude", *named)
-    assert (code, out, err) == (1, f"src/k.cu:3:28: SL201 [warning] {MSG}\n", "")
+    assert (code, out, err) == (1, f"src/k.cu:3:21: SL201 [warning] {MSG}\n", "")
     code, out, err = run(capsys, "--force-exclude", "third_party/v.cu", "generated/g.cu")
     assert (code, out) == (0, "No problems found in 0 files.\n")
     assert err == "shaderlint: warning: no shader files found under the given paths\n"
@@ -336,7 +336,7 @@ def test_extension_setting_maps_extensions_to_languages(project, capsys, monkeyp
     assert out.splitlines()[0].startswith("inc/blur.fs:2:")
     code, out, _ = run(capsys, "-q", "--select", "SL201", "--stdin-filename", "x.h", stdin=DIV.encode(),
                        monkeypatch=monkeypatch)
-    assert (code, out) == (1, f"x.h:3:28: SL201 [warning] {MSG}\n")
+    assert (code, out) == (1, f"x.h:3:21: SL201 [warning] {MSG}\n")
     code, _, err = run(capsys, "--config", 'extension = { ".h" = "hlsl" }', "inc")
     assert code == 2 and "'.h' maps to 'hlsl'; languages are metal, cuda, glsl" in err
 
@@ -361,7 +361,7 @@ def test_paths_have_no_dot_slash_prefix_and_the_diff_applies_with_git(project, c
     _, out, _ = run(capsys, "--format", "json", "--select", "SL201")
     assert [d["path"] for d in json.loads(out)] == ["x.cu"]
     _, out, _ = run(capsys, "-q", "--select", "SL201", "./x.cu", ".")
-    assert out == f"x.cu:3:28: SL201 [warning] {MSG}\n"  # and once: ./x.cu and x.cu are one file
+    assert out == f"x.cu:3:21: SL201 [warning] {MSG}\n"  # and once: ./x.cu and x.cu are one file
     code, diff, _ = run(capsys, "--diff", "--unsafe-fixes", "--show-unused-ignores", str(project / "m.metal"))
     assert code == 1 and diff.startswith("--- a/m.metal\n+++ b/m.metal\n")
     code, diff, _ = run(capsys, "--diff", "--unsafe-fixes", "--show-unused-ignores")
@@ -410,7 +410,7 @@ def test_exit_non_zero_on_fix_and_exit_zero(project, capsys):
     assert run(capsys, "--show-unused-ignores", "--ignore", "SL301", "--fix", "--exit-non-zero-on-fix",
                "m.metal")[0] == 0  # nothing left to fix
     write(project / "k.cu", DIV)
-    assert run(capsys, "-q", "--exit-zero", "--select", "SL201", "k.cu") == (0, f"k.cu:3:28: SL201 [warning] {MSG}\n", "")
+    assert run(capsys, "-q", "--exit-zero", "--select", "SL201", "k.cu") == (0, f"k.cu:3:21: SL201 [warning] {MSG}\n", "")
 
 
 # ---- rule pages (issue 19 item 9) ---------------------------------------------------------------------
@@ -467,7 +467,7 @@ def test_control_characters_in_source_lines_are_shown_not_sent(project, capsys):
     write(project / "k.cu", DIV.replace("a[i] / n;", "a[i] / n; /* \x1b[2J\x07 */"))
     code, out, _ = run(capsys, "--select", "SL201", "k.cu")
     assert code == 1 and "\x1b" not in out and "\x07" not in out
-    assert "    3 |     if (i < n) a[i] = a[i] / n; /* ␛[2J␇ */" in out.splitlines()
+    assert "    3 |         a[i] = a[i] / n; /* ␛[2J␇ */" in out.splitlines()
 
 
 # ---- what ruff users reach for (issue 19 item 12) -------------------------------------------------
@@ -502,7 +502,7 @@ def test_config_key_value_overrides_every_file(project, capsys):
 def test_dash_reads_stdin(project, capsys, monkeypatch):
     code, out, _ = run(capsys, "-q", "--select", "SL201", "--stdin-filename", "s.cu", "-", stdin=DIV.encode(),
                        monkeypatch=monkeypatch)
-    assert (code, out) == (1, f"s.cu:3:28: SL201 [warning] {MSG}\n")
+    assert (code, out) == (1, f"s.cu:3:21: SL201 [warning] {MSG}\n")
     code, _, err = run(capsys, "-", stdin=DIV.encode(), monkeypatch=monkeypatch)
     assert code == 2 and "needs --stdin-filename" in err
 
@@ -510,7 +510,7 @@ def test_dash_reads_stdin(project, capsys, monkeypatch):
 def test_output_format_concise_and_format_alias(project, capsys):
     write(project / "k.cu", DIV)
     concise = run(capsys, "--output-format", "concise", "--select", "SL201", "k.cu")
-    assert concise == (1, f"k.cu:3:28: SL201 [warning] {MSG}\nFound 1 problem (1 warning) in 1 file.\n", "")
+    assert concise == (1, f"k.cu:3:21: SL201 [warning] {MSG}\nFound 1 problem (1 warning) in 1 file.\n", "")
     assert run(capsys, "--format", "concise", "--select", "SL201", "k.cu") == concise
     assert json.loads(run(capsys, "--output-format", "json", "--select", "SL201", "k.cu")[1])[0]["code"] == "SL201"
 
@@ -521,11 +521,12 @@ def test_add_ignore_suppresses_every_finding_and_is_idempotent(project, capsys):
         "#define SCALE(a, n) \\\n"
         "    ((a) / (n))\n"
         "__global__ void scale(int* a, int n, int m) {\n"
-        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-        "    if (i < n) a[i] = a[i] / n; // divide\n"
-        "    if (i < m) a[i] = a[i] % m;\n"
-        "    // shaderlint: ignore[SL101]\n"
-        "    a[i] = a[i] / m;\n"
+        "    for (int i = threadIdx.x; i < n; i += blockDim.x) {\n"
+        "        if (i < n) a[i] = a[i] / n; // divide\n"
+        "        if (i < m) a[i] = a[i] % m;\n"
+        "        // shaderlint: ignore[SL101]\n"
+        "        a[i] = a[i] / m;\n"
+        "    }\n"
         "}\n"
     )
     write(project / "k.cu", src)

@@ -12,7 +12,7 @@ from shaderlint.config import (ConfigError, Settings, SettingsResolver, find_con
                                rule_enabled, settings_from_table)
 from shaderlint.discovery import discover
 
-DIV = "__global__ void k(int* a, int n) {\n    int i = threadIdx.x;\n    if (i < n) a[i] = a[i] / n;\n}\n"
+DIV = "__global__ void k(int* a, int n) {\n    for (int i = threadIdx.x; i < n; i += 32)\n        a[i] = a[i] / n;\n}\n"
 
 
 def write(path, text: str = ""):

@@ -144,9 +144,9 @@ def test_cuda_kernels_launches_and_macro_wrapped_kernels():
 
 def test_preprocessor_branches_are_analysed():
     code = """#ifdef FAST
-__global__ void k(int* a, int n) { a[0] = a[1] / n; }
+__global__ void k(int* a, int n) { for (int i = 0; i < n; ++i) a[i] = a[i + 1] / n; }
 #else
-__global__ void k(int* a, int n) { a[0] = a[1] % n; }
+__global__ void k(int* a, int n) { for (int i = 0; i < n; ++i) a[i] = a[i + 1] % n; }
 #endif
 """
     r = lint_source("k.cu", code.encode())

@@ -25,10 +25,10 @@ __global__ void hist(const int* __restrict__ bins, float* out, int n) {
 SL201_CUDA = """
 __device__ int cells(int a, int b) { return a / b; }
 __global__ void unpack(const int* in, int2* out, int width, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = make_int2(i % width, cells(in[i], width));
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        out[i] = make_int2(i % width, cells(in[i], width));
 }
-__device__ int unused_helper(int a, int b) { return a % b; }
+__device__ int unused_helper(const int* p, int n, int b) { int s = 0; for (int k = 0; k < n; ++k) s += p[k] % b; return s; }
 """
 
 
@@ -140,9 +140,10 @@ void run(float* p, int n) { k<<<grid(n, 256), 256>>>(p); }
 
 
 DIVISIONS_CUDA = """
-__global__ void early(const float* in, float* out, int width, int n) {
-    int row = blockIdx.x / width;
-    int col = blockIdx.x % width;
+__global__ void early(const float* in, float* out, int width, int n, int tiles) {
+  for (int t = blockIdx.x; t < tiles; t += gridDim.x) {
+    int row = t / width;
+    int col = t % width;
     float acc[16];
     #pragma unroll
     for (int k = 0; k < 16; ++k) acc[k] = in[(row * n + k) * width + col];
@@ -150,11 +151,14 @@ __global__ void early(const float* in, float* out, int width, int n) {
     #pragma unroll
     for (int k = 0; k < 16; ++k) s += acc[k] * acc[15 - k];
     out[row * width + col] = s;
+  }
 }
-__global__ void at_peak(const long long* in, long long* out, long long a, long long b) {
-    long long x0 = in[threadIdx.x], x1 = in[threadIdx.x + 32], x2 = in[threadIdx.x + 64], x3 = in[threadIdx.x + 96];
-    long long x4 = in[threadIdx.x + 128], x5 = in[threadIdx.x + 160], x6 = in[threadIdx.x + 192], x7 = in[threadIdx.x + 224];
-    out[threadIdx.x] = x0 * x1 * x2 * x3 * x4 * x5 * x6 * (x7 / a) + x0 / b;
+__global__ void at_peak(const long long* in, long long* out, long long a, long long b, int n) {
+  for (int t = threadIdx.x; t < n; t += 256) {
+    long long x0 = in[t], x1 = in[t + 32], x2 = in[t + 64], x3 = in[t + 96];
+    long long x4 = in[t + 128], x5 = in[t + 160], x6 = in[t + 192], x7 = in[t + 224];
+    out[t] = x0 * x1 * x2 * x3 * x4 * x5 * x6 * (x7 / a) + x0 / b;
+  }
 }
 """
 
@@ -180,8 +184,8 @@ def test_division_what_ifs_that_skip_the_walk_match_a_full_walk(monkeypatch):
     registers._SHARED.clear()
     slow = {(d.line, d.column): d.impact for d in lint(DIVISIONS_CUDA, "k.cu", ("SL201",))}
     assert fast == slow and len(fast) == 3
-    assert fast[3, 26].registers == 0  # `early`: the division is done long before the unrolled loops
-    assert fast[16, 63].registers < 0 and fast[16, 73].registers < 0  # at the peak: their temporaries are part of it
+    assert fast[4, 17].registers == 0  # `early`: the division is done long before the unrolled loops
+    assert fast[19, 53].registers < 0 and fast[19, 63].registers < 0  # at the peak: their temporaries are part of it
 
 
 def test_a_kernel_too_large_to_walk_gets_no_what_if(monkeypatch):

@@ -151,7 +151,7 @@ def test_component_follows_references_both_ways_and_through_macros() -> None:
 
 
 def test_partial_lint_lints_only_the_component() -> None:
-    units = "".join(f"__global__ void k{i}(int* a, int n, int d) {{ int i = threadIdx.x; a[i] = a[i] / d; }}\n"
+    units = "".join(f"__global__ void k{i}(int* a, int n, int d) {{ for (int i = threadIdx.x; i < n; i += 32) a[i] = a[i] / d; }}\n"
                     for i in range(20))
     src = units.encode()
     r = lint_source("u.cu", src, Settings(), "cuda")

@@ -87,7 +87,7 @@ def test_json_output_on_fixtures_follows_the_schema():
 
 
 def test_json_positions_are_one_based_characters(tmp_path):
-    src = "// ünïcödé — 🚀\n__global__ void k(int* a, int n) { a[threadIdx.x] = threadIdx.x / n; }\n"
+    src = "// ünïcödé — 🚀\n__global__ void k(int* a, int n) { for (int i = threadIdx.x; i < n; i += 32) a[i] = i / n; }\n"
     f = tmp_path / "k.cu"
     f.write_text(src, encoding="utf-8")
     code, out, _ = run(["--format", "json", "--select", "SL201", str(f)])

@@ -2,7 +2,8 @@
 
 ## What it does
 Flags integer `/`, `%`, `/=` and `%=` whose denominator is not a compile-time
-constant. Constants are literals, `const` variables with constant initializers,
+constant, where a thread evaluates them many times (see the last paragraph).
+Constants are literals, `const` variables with constant initializers,
 `constexpr` variables (whatever their initializer names: C++ requires a
 constant), enumerators, template parameters, `sizeof`, object-like macros
 with literal values, Metal function constants, GLSL specialization constants
@@ -35,18 +36,37 @@ never writes or takes the address of. A constant whose value is unknown (a
 specialization constant, a header macro) counts when every call spells it the
 same way with file-scope names only.
 
+Only divisions a thread repeats are reported: in the body, condition or update
+of a loop, with an operand that the loop changes (its counter, a value
+computed from it, a load, a call other than `min`/`max`/`abs`/`clamp` or a
+conversion, a variable written or address-taken in the loop or passed there
+to a non-`const` reference or `out` parameter of a function of the file, or
+one declared
+in it from such a value), or in a helper or named lambda that the file calls
+from such a place with an argument the loop changes (or that divides a value it
+loads). A division done once per thread (index arithmetic before a loop, or in
+a kernel without one) is not reported, nor is one whose operands the loop does
+not change (`n / width` in a grid-stride loop): the compiler hoists it out of
+the loop, even from under an `if`. A helper called only outside loops, or not
+called in the file (a header's helper), is not reported either.
+
 ## Why is this bad?
 GPUs have no integer divider. Division or modulo by a value known at compile
 time becomes a shift (powers of two) or a multiply-high and shift; by a
 run-time value it becomes a long emulation sequence. Apple's GPU compiler team
 calls it out directly: integer division by a non-constant costs "hundreds of
-cycles" ("Advanced Metal Shader Optimization", WWDC).
+cycles" ("Advanced Metal Shader Optimization", WWDC). Measured on an H100
+(`x / d + x % d` in a hot loop, runtime `d` against the constant 7): 2.1x
+slower in 32-bit, 3.8x in 64-bit; one division and modulo per thread in a
+memory-bound element-wise kernel: 8 %, which is why a division outside loops is
+left alone.
 
 ## Example
 ```cuda
 __global__ void unpack(const int* in, int2* out, int width, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = make_int2(i % width, i / width);   // SL201 (once: '/' reuses the '%')
+    int first = (blockIdx.x * blockDim.x) / width;          // once per thread: not reported
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        out[i] = make_int2(i % width, i / width + first);   // SL201 (once: '/' reuses the '%')
 }
 ```
 
@@ -58,10 +78,14 @@ shift:
 ```cuda
 template <int WIDTH>
 __global__ void unpack(const int* in, int2* out, int n) {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = make_int2(i % WIDTH, i / WIDTH);
+    int first = (blockIdx.x * blockDim.x) / WIDTH;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        out[i] = make_int2(i % WIDTH, i / WIDTH + first);
 }
 ```
+Where the divisor must stay a run-time value, step the quotient and remainder
+with the loop instead of dividing in it (`col += stride; while (col >= width)
+{ col -= width; ++row; }`).
 
 ## Impact
 Latency rather than registers: an emulated 32-bit division is roughly 20–40
@@ -76,19 +100,36 @@ is at a register boundary of the active target.
 None.
 
 ## Evidence
-`nvcc -arch=sm_90 -ptx` on the CUDA fixture: `in[t] / width` with `width` a
-kernel parameter compiles to `div.s32` (and the `% width` next to it reuses the
-quotient: `i % width` and `i / width`, in one statement or two, give one `div.s32`
-and no `rem`), which ptxas expands into a reciprocal-and-correct sequence; the
-negative `in[t] / kWidth` with `constexpr int kWidth = 24` compiles to
-`mul.hi.s32 …, 715827883` plus shifts, and `% 16` to `and.b32` — no division.
-On `unrolled_loop_counter.cu`, `up_sweep` (`128 / stride` with `stride *= 2`
-up to 256, `t % (2 * stride)`) has no `div`/`rem` left after unrolling, while
+`nvcc -arch=sm_90 -ptx` (CUDA 13.0), counting `div`/`rem` between a loop's
+label and its backward branch. Hoisted out of the loop (0 inside, 1 before it):
+`n / w` in a grid-stride loop's body, `i < n / w` as its condition, `n % w` in a
+`while` condition, `n / w` under an `if` in the body and after a `break`, a
+64-bit `n / w`, `threadIdx.x / w`, `n / min(w, h)`, `h / w` with `int h = n * 2`
+declared in the body, a variable the loop assigns only `n * 3` (the rule still
+counts a variable written in the loop as changing), and an inlined
+helper `cols_of(n, w)` with invariant arguments. Kept in the loop: `i / w` with
+the counter, `in[0] / w` (a load the loop's stores may alias), helpers called
+as `cols_of(i, w)` or dividing a value they load, `total / w` after
+`bump(&total, in[i])`, `row % h` after `unpack(i, w, row, col)` writes `row`
+through a reference (while `(n && w) ? n / w : 0` next to it is hoisted), and
+in nested loops `r / w` (the outer counter) is
+hoisted out of the inner loop only. `loop_invariance.cu` (the fixture) has 5
+divisions inside `grid_stride`'s loop, exactly its 5 reported ones; its clean
+lines compile to 7 divisions outside it. A fully unrolled constant-trip
+loop keeps one division per copy (4 for 4 trips), so it still counts. On
+`variable_integer_division.cu`, `i / width` and `i % width` in one block give
+one `div.s32` and no `rem`, and `unpack_fixed` has no run-time division except
+`i / warpSize`, a `div.s32` by the PTX constant `WARP_SZ` (32; whether ptxas
+turns it into a shift was not checked: no disassembler here). On
+`unrolled_loop_counter.cu`, `up_sweep` (`128 / stride` with `stride *= 2` up
+to 256, `t % (2 * stride)`) has no `div`/`rem` left after unrolling, while
 `harmonic` keeps 9: the 1000-iteration loop is only partly unrolled and the
 `#pragma unroll 1` loop not at all. On `caller_constants.cu`, the helpers every
 call passes `24` (`rows_of`) or powers of two (`tiles`: `16`, `64`) compile to
-`mul.hi.s32 …, 715827883` and shifts, while `columns_of(n, width)` and
-`written_rows` (`group += n & 1`) keep a `div.s32`.
+`mul.hi.s32 …, 715827883` and shifts; in the caller's loop only
+`columns_of(i, width)` and `written_rows` (`group += n & 1`) keep a `div.s32`.
+The cost figures in *Why is this bad?* were measured on an NVIDIA H100 (CUDA
+13.0, `-O3`, medians of 30 alternating runs).
 """
 
 from __future__ import annotations
@@ -101,6 +142,7 @@ from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.estimate import whatif
 from shaderlint.estimate.static import static_index
 from shaderlint.model.expr import descendants, unparen
+from shaderlint.model.types import parse_type_name
 from shaderlint.rules.base import Rule, RuleContext
 
 # Trip counts up to which nvcc was seen to unroll a constant-trip loop completely (a 64-iteration
@@ -136,6 +178,8 @@ class VariableIntegerDivision(Rule):
             if model.is_constant(right) or _constant_once_unrolled(model, f, right) or _constant_context(model, node) \
                     or _constant_from_callers(model, f, right):
                 continue
+            if not _repeated(model, f, node, 0):
+                continue  # once per thread: about 8 % of a memory-bound kernel, not worth a warning
             op = model.text(op_node)
             what = "modulo" if "%" in op else "division"
             sites.append((f, node, op_node, (
@@ -156,6 +200,141 @@ class VariableIntegerDivision(Rule):
                                    f"{kind} '{model.text(sites[j][1])}' with the same operands"),)
             yield Finding(op_node.start_byte, op_node.end_byte, message, kernel=f.name, related=related,
                           fingerprint_text=model.text(node))
+
+
+_LOOP_TYPES = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+#: Calls whose value depends on their arguments only (besides conversions such as ``int(x)``).
+_PURE_CALLS = frozenset(("min", "max", "abs", "clamp", "umin", "umax", "llmin", "llmax"))
+
+
+def _repeated(model, f, node, depth: int, at=None) -> bool:
+    """Whether a thread may evaluate the division ``node`` many times: it sits in the body,
+    condition or update of a loop and depends on something the loop changes, or it is in a helper
+    (or a named lambda) that the file calls from such a place with an argument the loop changes (or
+    that divides a value it loads). A division by loop-invariant operands is hoisted out of the
+    loop by the compiler (``nvcc -ptx``: wherever it sits in the body, even under an ``if``).
+    ``at``: where to start looking for loops (a call of the lambda holding ``node``)."""
+    n = at if at is not None else node
+    while n.parent is not None and n.parent.id != f.node.id:
+        p = n.parent
+        if p.type == "lambda_expression":
+            return _lambda_repeated(model, f, p, node, depth)
+        if p.type in _LOOP_TYPES and not (p.type == "for_statement" and n == p.child_by_field_name("initializer")) \
+                and _varies_in(model, node, p):
+            return True
+        n = p
+    if f.is_entry or depth > 2 or f.body is None:
+        return False
+    loads = _varies_in(model, node, f.body)  # reads more than the helper's parameters
+    for call in _calls_by_name(model).get(f.name, ()):
+        g = model.function_at(call.start_byte)
+        if g is None or g is f:
+            continue
+        if any(_repeated(model, g, e, depth + 1) for e in ([call] if loads else _args(model, call))):
+            return True
+    return False
+
+
+def _lambda_repeated(model, f, lam, node, depth: int) -> bool:
+    """Whether ``f`` calls the lambda ``lam`` holding the division ``node`` (``auto fetch = [&](int k)
+    {...};``) where a loop repeats it: with an argument the loop changes, or in a loop that changes
+    what the division reads (a captured variable, a load). A lambda not bound to a name is passed
+    somewhere the analysis cannot follow: not reported."""
+    decl = lam.parent
+    name = decl.child_by_field_name("declarator") if decl is not None and decl.type == "init_declarator" else None
+    if name is None or name.type != "identifier" or depth > 2:
+        return False
+    for call in _calls_by_name(model).get(model.text(name), ()):
+        if not (lam.end_byte <= call.start_byte < f.node.end_byte):
+            continue
+        if _repeated(model, f, node, depth + 1, at=call) \
+                or any(_repeated(model, f, a, depth + 1) for a in _args(model, call)):
+            return True
+    return False
+
+
+def _args(model, call) -> list:
+    return [a for a in model.call_args(call) if a.type != "comment"]
+
+
+def _calls_by_name(model) -> dict[str, list]:
+    cache = model.__dict__.get("_sl201_calls")
+    if cache is None:
+        cache = model.__dict__["_sl201_calls"] = {}
+        for call in model.nodes("call"):
+            cache.setdefault(model.callee_name(call), []).append(call)
+    return cache
+
+
+def _varies_in(model, node, loop, depth: int = 0) -> bool:
+    """Whether a value in ``node`` may change from one iteration of ``loop`` to the next: a load, a
+    call (but ``min``/``max``/conversions of values that do not change), a name the analysis
+    cannot follow, a variable written in the loop (or whose address is taken there, or that a
+    call there passes to a reference or ``out`` parameter), or one declared in the loop with an
+    initializer that may change. A call to a function the file does not define is taken to pass
+    a bare variable by value (CUDA intrinsics, math functions)."""
+    start, end = loop.start_byte, loop.end_byte
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "call_expression":
+            name = model.callee_name(n)
+            fn = n.child_by_field_name("function")
+            if fn is None or fn.type == "field_expression" or not (
+                    name in _PURE_CALLS or parse_type_name(name).is_arithmetic):
+                return True
+            stack.extend(model.call_args(n))
+            continue
+        if n.type in ("subscript_expression", "pointer_expression"):
+            return True
+        stack.extend(n.named_children)
+        if n.type != "identifier" or (n.parent is not None and n.parent.type == "field_expression"
+                                      and n.parent.child_by_field_name("field") == n):
+            continue
+        v = model.resolve(n)
+        if v is None:
+            if not (model.is_constant(n) or model._builtin(model.text(n)) is not None):
+                return True
+            continue
+        if any(start <= w.start_byte < end for w in model.writes_into(v)) or _address_taken(model, v, loop) \
+                or id(v) in _passed_out(model, loop):
+            return True
+        if start <= v.node.start_byte < end and (v.init is None or depth > 4 or _varies_in(model, v.init, loop, depth + 1)):
+            return True
+    return False
+
+
+def _address_taken(model, v, loop) -> bool:
+    """Whether ``&v`` appears in ``loop`` (not ``x & v`` or ``c && v``): a call may write it there."""
+    if model.language == "glsl":
+        return False
+    text = model.source.data[loop.start_byte:loop.end_byte]
+    return any(not model.source.in_comment_or_string(loop.start_byte + m.end() - 1) for m in
+               re.finditer(rb"(?:^|[^\w)\]&\s])\s*&\s*" + re.escape(v.name.encode()) + rb"\b", text))
+
+
+def _passed_out(model, loop) -> set[int]:
+    """Ids of the variables that calls in ``loop`` pass, by name, to a function of the file whose
+    parameter is a non-``const`` reference (C++) or ``out``/``inout`` (GLSL): the call may write them."""
+    from shaderlint.model.memory import is_reference  # noqa: PLC0415
+    cache = model.__dict__.setdefault("_sl201_passed_out", {})
+    got = cache.get(loop.id)
+    if got is None:
+        got = cache[loop.id] = set()
+        for call in model.nodes("call"):
+            if not (loop.start_byte <= call.start_byte < loop.end_byte):
+                continue
+            g = model.function_by_name.get(model.callee_name(call))
+            if g is None:
+                continue
+            for a, param in zip(_args(model, call), g.params):
+                writable_ref = is_reference(param) and not any(
+                    c.type == "type_qualifier" and model.text(c) == "const" for c in param.decl.children)
+                if unparen(a).type == "identifier" and (writable_ref or param.address_space in ("out", "inout")):
+                    v = model.resolve(unparen(a))
+                    if v is not None:
+                        got.add(id(v))
+    return got
 
 
 #: Operand node types whose value two evaluations in one block share (no call, load or write).
