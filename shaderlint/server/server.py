@@ -31,10 +31,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from lsprotocol.types import ResponseErrorMessage
+from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInvalidParams
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
@@ -58,6 +60,8 @@ CONFIG_FILES = ("shaderlint.toml", "pyproject.toml")
 # JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
+#: LSP 3.17 ServerCancelled: a pull-diagnostics request given up for other messages (the client pulls again).
+SERVER_CANCELLED = -32802
 
 #: Documents at least this large are linted in the background when their lint is not asked for by a
 #: request about them (didOpen, a debounced change, new settings): any message that arrives stops the
@@ -119,15 +123,24 @@ class ShaderlintProtocol(LanguageServerProtocol):
             self.handle_message(message)
 
     def structure_message(self, data: dict[str, Any]):
-        """A request whose params do not match the protocol gets an InvalidParams error response
-        (pygls would log it and leave the client waiting for an answer); a notification's is logged."""
+        """The message as its lsprotocol type (pygls' dispatch, without its logged traceback). Params
+        that do not match the protocol: a request gets an InvalidParams error response (pygls would
+        leave the client waiting), a notification is logged and dropped, and the request a response
+        answers fails with the error."""
         try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            log.warning("invalid %s message: %s", data.get("method", "response"), exc.__cause__ or exc)
+            if "id" in data:
+                if "error" in data:
+                    return self._converter.structure(data, ResponseErrorMessage)
+                if "method" in data:
+                    return self._converter.structure(data, self.get_message_type(data["method"]) or JsonRPCRequestMessage)
+                return self._converter.structure(data, self._result_types.pop(data["id"], None) or JsonRPCResponseMessage)
+            return self._converter.structure(data, self.get_message_type(data.get("method", "")) or JsonRPCNotification)
+        except Exception as exc:  # noqa: BLE001 - cattrs raises many kinds; all mean "not the protocol's shape"
+            log.warning("invalid %s message: %s", data.get("method", "response"), _short(exc))
             if "method" in data and "id" in data:
-                # The envelope was checked (envelope_problem): what did not fit is the params.
                 self._send_response(data["id"], error=JsonRpcInvalidParams().to_response_error())
+            elif "method" not in data and (future := self._request_futures.pop(data.get("id"), None)) is not None:
+                future.set_exception(JsonRpcInvalidParams(f"the response does not match the protocol: {_short(exc)}"))
             return _ANSWERED
 
     def handle_message(self, message) -> None:
@@ -155,6 +168,13 @@ class ShaderlintProtocol(LanguageServerProtocol):
     def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams):
         if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CLOSE)) is not None:
             yield handler, (params,), None
+
+
+def _short(exc: BaseException) -> str:
+    """One line about a structuring error (cattrs nests the cause in exception groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"[:300]
 
 
 def envelope_problem(data: Any) -> tuple[str, Any] | None:
@@ -318,6 +338,7 @@ class ShaderlintServer(LanguageServer):
                 if not finished.done():
                     finished.set_result(None)
                 return
+            reader.done(frame)  # handled from here on: ``busy`` counts the messages still waiting
             try:
                 if not finished.done():
                     self.protocol.handle_frame(frame)
@@ -330,8 +351,6 @@ class ShaderlintServer(LanguageServer):
                     finished.set_exception(BrokenPipeError())
             except BaseException:  # noqa: BLE001 - nothing a client sends may stop the server
                 log.exception("handling a message failed")
-            finally:
-                reader.done(frame)
 
         reader = Reader(stdin, loop, deliver, self.linter.interrupt, self.max_message_bytes)
         self.reader = reader.start()
@@ -342,7 +361,10 @@ class ShaderlintServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         """An error outside a request's answer: logged (stderr and window/logMessage), never shown as a
-        pop-up with a traceback (pygls' default)."""
+        pop-up with a traceback (pygls' default). A request's error is in its answer: stderr only."""
+        if source is FeatureRequestError:
+            log.info("request failed: %s", error)
+            return
         log.error("%s: %s", getattr(source, "__name__", source), error)
         try:
             self.window_log_message(types.LogMessageParams(type=types.MessageType.Error,
@@ -555,9 +577,14 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
                                             workspace_diagnostics=False))
     @_request
     def pull_diagnostics(ls: ShaderlintServer, params: types.DocumentDiagnosticParams):
-        doc = ls.document(params.text_document.uri)
+        doc = ls.linter.get(params.text_document.uri)
         if doc is None:  # not open: nothing to say about it
             return types.RelatedFullDocumentDiagnosticReport(items=[])
+        # Clients pull for every open document on their own: a large one is linted in the background
+        # (ServerLinter), and when other messages stop that, the pull is cancelled for the client to retry.
+        ls.linter.ensure(doc)
+        if not doc.linted:
+            raise JsonRpcException("other messages first: pull again", SERVER_CANCELLED, {"retriggerRequest": True})
         result_id = f"{doc.version}:{result_digest(doc.lsp)}"
         if params.previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)

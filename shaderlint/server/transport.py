@@ -83,6 +83,8 @@ class FrameReader:
         self._pos = 0  # start of the unread bytes in _buf
         self._eof = False
         self._skipping = False  # after a framing error: discard up to the next Content-Length header
+        self._block: int | None = None  # start of the header block being read (kept in the buffer)
+        self._stream = stream  # (kept: a file object closes its descriptor when collected)
         fd = None
         try:
             fd = stream.fileno()
@@ -100,9 +102,12 @@ class FrameReader:
         """Read more bytes; False at the end of the stream."""
         if self._eof:
             return False
-        if self._pos > CHUNK and self._pos * 2 > len(self._buf):
-            del self._buf[:self._pos]
-            self._pos = 0
+        keep = self._pos if self._block is None else min(self._pos, self._block)
+        if keep > CHUNK and keep * 2 > len(self._buf):
+            del self._buf[:keep]
+            self._pos -= keep
+            if self._block is not None:
+                self._block -= keep
         try:
             chunk = self._read(CHUNK)
         except (OSError, ValueError):  # closed under us
@@ -124,6 +129,10 @@ class FrameReader:
         return self._read_frame()
 
     def _fail(self, error: str) -> Frame:
+        """A framing error in the header block being read: the next message is looked for from the
+        block's second byte on (garbage written in front of a message leaves that message intact)."""
+        if self._block is not None:
+            self._pos, self._block = self._block + 1, None
         self._skipping = True
         log.warning("framing error: %s; skipping to the next Content-Length header", error)
         return Frame(None, error)
@@ -147,15 +156,18 @@ class FrameReader:
     def _read_frame(self) -> Frame | None:
         length: int | None = None
         lines = 0
+        self._block = self._pos
         while True:
             line = self._line()
             if line is None:
+                self._block = None
                 return None
             if line == "long":
                 return self._fail(f"a header line longer than {MAX_HEADER_LINE} bytes")
             assert isinstance(line, bytes)
             if line.strip(b"\r\n") == b"":
                 if lines == 0:
+                    self._block = self._pos
                     continue  # blank lines between messages: tolerated
                 break
             lines += 1
@@ -164,7 +176,10 @@ class FrameReader:
             m = _LINE.match(line)
             if m is None:
                 return self._fail(f"not a header line: {_show(line)}")
-            if m.group(1).lower() == b"content-length":
+            name = m.group(1).lower()
+            if name != b"content-length" and _HEADER.search(line, 1):  # "xContent-Length: 5": garbage in front
+                return self._fail(f"not a header line: {_show(line)}")
+            if name == b"content-length":
                 value = m.group(2)
                 if not _LENGTH.fullmatch(value):
                     return self._fail(f"Content-Length is not a non-negative number: {_show(value)}")
@@ -174,6 +189,7 @@ class FrameReader:
                                       f"(shaderlint lsp --max-message-bytes)")
         if length is None:
             return self._fail("a header block without Content-Length")
+        self._block = None
         return self._body(length)
 
     def _body(self, length: int) -> Frame | None:

@@ -56,7 +56,7 @@ class RawServer:
     kept in ``received`` (in order)."""
 
     def __init__(self, root: str = ROOT, args: tuple[str, ...] = (), initialize: bool = True,
-                 init_options: dict | None = None) -> None:
+                 init_options: dict | None = None, capabilities: dict | None = None) -> None:
         env = {**os.environ, "PYTHONPATH": root + os.pathsep + os.environ.get("PYTHONPATH", "")}
         self.p = subprocess.Popen([sys.executable, "-m", "shaderlint", "lsp", *args], stdin=subprocess.PIPE,
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=root)
@@ -67,7 +67,7 @@ class RawServer:
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         if initialize:
-            self.send(request("init", "initialize", {"capabilities": {}, "processId": None,
+            self.send(request("init", "initialize", {"capabilities": capabilities or {}, "processId": None,
                                                      "initializationOptions": init_options or {}}))
             assert "result" in self.response("init")
             self.send(notification("initialized", {}))

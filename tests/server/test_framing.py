@@ -12,6 +12,8 @@ import json
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from shaderlint.server.server import envelope_problem
 from shaderlint.server.transport import FrameReader
@@ -255,10 +257,45 @@ def test_a_large_document_is_linted_in_the_background():
             "textDocument": {"uri": big, "version": 2},
             "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
                                 "text": "struct S { int a; };\n"}]}))  # outside any body: a whole-file lint
-        time.sleep(0.5)  # the debounce, then the lint starts
-        t0 = time.monotonic()
+        time.sleep(0.5)  # the debounce, then the lint (~3.5 s of CPU) starts
         s.send(hover(2, small, *DIV))
         assert "SL201" in s.response(2)["result"]["contents"]["value"]
-        assert time.monotonic() - t0 < 2.0  # the whole-file lint takes ~3.5 s of CPU: it was interrupted
+        assert not [m for m in s.received if m.get("params", {}).get("uri") == big]  # the lint gave way
         assert s.diagnostics(big, timeout=120)["params"]["version"] == 2
         assert s.stop() == 0
+
+
+def test_a_pull_for_a_large_document_is_cancelled_for_other_messages_and_answered_later():
+    """Clients that pull diagnostics pull for every open document by themselves: a pull for a large
+    document, with other messages waiting, is cancelled (LSP ServerCancelled, retriggerRequest) instead
+    of holding them up; the document is linted in the background and the next pull is answered."""
+    with RawServer(capabilities={"textDocument": {"diagnostic": {}}}) as s:
+        big, small = "file:///tmp/pulled.cu", "file:///tmp/small.cu"
+        pull = {"textDocument": {"uri": big}}
+        s.send(did_open(big, _large_cuda(600_000)) + did_open(small, KERNEL) + request(1, "textDocument/diagnostic", pull)
+               + hover(2, small, *DIV))
+        cancelled = s.response(1)
+        assert cancelled["error"]["code"] == -32802 and cancelled["error"]["data"] == {"retriggerRequest": True}
+        assert "SL201" in s.response(2)["result"]["contents"]["value"]
+        s.send(request(3, "textDocument/diagnostic", pull))
+        report = s.response(3, timeout=120)["result"]
+        assert report["kind"] == "full" and report["items"]
+        assert s.stop() == 0
+
+
+_PIECES = [b"Content-Length: ", b"Content-Length: 12", b"Content-Length: 99999999999", b"content-length:3", b"\r\n",
+           b"\n", b"\r", b"\r\n\r\n", b"{", b"}", b"\"", b"[", b"Content-Type: a", b":", b" ", b"C", b"Content-Le",
+           b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"x\"}", b"\x00", b"\xff", b"x" * 5000]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(st.sampled_from(_PIECES), st.binary(max_size=40)), max_size=12))
+def test_garbage_in_front_of_a_message_leaves_it_intact(pieces):
+    """Whatever bytes come before a well-framed message, that message is read intact (and the one after it)."""
+    garbage = b"".join(pieces)
+    reader = FrameReader(io.BytesIO(garbage + OK + OK2), max_message_bytes=1_000_000)
+    bodies = []
+    while (f := reader.read()) is not None:
+        if f.body is not None:
+            bodies.append(f.body)
+    assert bodies[-2:] == [OK.split(b"\r\n\r\n", 1)[1], OK2.split(b"\r\n\r\n", 1)[1]], bodies
