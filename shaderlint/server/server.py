@@ -207,18 +207,19 @@ class ServerLinter(Linter):
 
     - a document over ``max_bytes()`` (setting ``maxDocumentBytes``) is not analysed: it gets one
       informational SL001 saying so;
-    - a document of :data:`BACKGROUND_BYTES` or more, when its lint is not asked for by a request about
-      it (``foreground``), is linted interruptibly: a message arriving stops the lint (the document keeps
-      its state from before) and it is retried after :data:`RETRY_AFTER_S`; when messages are already
-      waiting (``busy()``) it is not started. Requests about other documents are answered in between.
+    - a document of :data:`BACKGROUND_BYTES` or more is linted interruptibly, whoever asks: a message
+      arriving stops the lint (the document keeps its state from before) and it is retried after
+      :data:`RETRY_AFTER_S`; when messages are already waiting (``busy()``) it is not started. A
+      request about it is then answered with what there is (nothing, or the per-function result), a
+      diagnostic pull is cancelled for the client to pull again: its analysis never holds up a
+      message about another document.
     """
 
     def __init__(self, *args: Any, max_bytes: Any = lambda: 0, busy: Any = lambda: False) -> None:
         super().__init__(*args)
         self._max_bytes = max_bytes
         self._busy = busy
-        self.foreground: Document | None = None  # the document a request being answered is about
-        self._retries: dict[str, asyncio.TimerHandle] = {}
+        self._retries: dict[str, tuple[asyncio.TimerHandle, bool]] = {}  # uri -> (timer, publish then)
         self.retried = 0  # background lints stopped or put off (for tests and logs)
 
     def _lint(self, doc: Document, full: bool = False) -> None:
@@ -226,14 +227,14 @@ class ServerLinter(Linter):
         if limit and len(doc.data) > limit:
             self._not_analysed(doc, limit)
             return
-        if self._confirming is not None or doc is self.foreground or len(doc.data) < BACKGROUND_BYTES:
+        if self._confirming is not None or len(doc.data) < BACKGROUND_BYTES:
             super()._lint(doc, full)
             return
         if self._busy():
             self._defer(doc)
             return
         kept = (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, list(doc.edited),
-                doc.full_parse_next)
+                doc.full_parse_next, doc.linted)
         dl = Deadline(BACKGROUND_MAX_S)
         try:
             with dl:
@@ -246,9 +247,11 @@ class ServerLinter(Linter):
             pass
         if dl.fired:  # interrupted: the state from before, and again later
             (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, doc.edited,
-             doc.full_parse_next) = kept
-            doc.linted = False
-            self._defer(doc)
+             doc.full_parse_next, doc.linted) = kept
+            if doc.linted:  # a confirming lint of a per-function result: at the next pause
+                self._schedule_confirm(doc)
+            else:
+                self._defer(doc)
 
     def _not_analysed(self, doc: Document, limit: int) -> None:
         source = Source(doc.path, doc.data)
@@ -271,8 +274,9 @@ class ServerLinter(Linter):
         self.retried += 1
         publish, doc.publish_after_lint = doc.publish_after_lint, False
         if (old := self._retries.pop(doc.uri, None)) is not None:
-            old.cancel()
-        self._retries[doc.uri] = loop.call_later(RETRY_AFTER_S, self._retry, doc.uri, doc, publish)
+            old[0].cancel()
+            publish = publish or old[1]
+        self._retries[doc.uri] = (loop.call_later(RETRY_AFTER_S, self._retry, doc.uri, doc, publish), publish)
 
     def _retry(self, uri: str, doc: Document, publish: bool) -> None:
         self._retries.pop(uri, None)
@@ -290,8 +294,8 @@ class ServerLinter(Linter):
             log.exception("background lint of %s failed", uri)
 
     def close(self, uri: str) -> Document | None:
-        if (timer := self._retries.pop(uri, None)) is not None:
-            timer.cancel()
+        if (retry := self._retries.pop(uri, None)) is not None:
+            retry[0].cancel()
         return super().close(uri)
 
 
@@ -446,14 +450,14 @@ class ShaderlintServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=doc.uri, version=doc.version, diagnostics=doc.lsp))
 
     def document(self, uri: str, full: bool = False) -> Document | None:
-        """An open document with up-to-date diagnostics; ``full``: with the whole file's model too."""
+        """An open document with up-to-date diagnostics; ``full``: with the whole file's model too (a
+        large document: when its lint was not stopped by other messages, see ServerLinter). None when
+        it is not open or has no up-to-date diagnostics."""
         doc = self.linter.get(uri)
         if doc is not None:
-            self.linter.foreground, before = doc, self.linter.foreground
-            try:
-                self.linter.ensure(doc, full)
-            finally:
-                self.linter.foreground = before
+            self.linter.ensure(doc, full)
+            if not doc.linted:  # a large document whose lint gave way to other messages: nothing yet
+                return None
         return doc
 
     def estimate_context(self, doc: Document) -> tuple[Any, dict[str, str]]:

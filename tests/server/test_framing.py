@@ -258,8 +258,13 @@ def test_a_large_document_is_linted_in_the_background():
             "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
                                 "text": "struct S { int a; };\n"}]}))  # outside any body: a whole-file lint
         time.sleep(0.5)  # the debounce, then the lint (~3.5 s of CPU) starts
-        s.send(hover(2, small, *DIV))
+        # A request about the large document itself, then one about another: the first gets what there
+        # is (nothing yet) instead of holding up the second for the lint.
+        where = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+        s.send(request(3, "textDocument/codeAction", {"textDocument": {"uri": big}, "range": where,
+                                                      "context": {"diagnostics": []}}) + hover(2, small, *DIV))
         assert "SL201" in s.response(2)["result"]["contents"]["value"]
+        assert "error" not in s.response(3)
         assert not [m for m in s.received if m.get("params", {}).get("uri") == big]  # the lint gave way
         assert s.diagnostics(big, timeout=120)["params"]["version"] == 2
         assert s.stop() == 0
@@ -299,3 +304,22 @@ def test_garbage_in_front_of_a_message_leaves_it_intact(pieces):
         if f.body is not None:
             bodies.append(f.body)
     assert bodies[-2:] == [OK.split(b"\r\n\r\n", 1)[1], OK2.split(b"\r\n\r\n", 1)[1]], bodies
+
+
+def test_max_document_bytes_setting():
+    from shaderlint.server.settings import DEFAULT_MAX_DOCUMENT_BYTES, ClientSettings
+
+    assert ClientSettings().max_document_bytes == DEFAULT_MAX_DOCUMENT_BYTES
+    assert ClientSettings().merged({"maxDocumentBytes": 0}).max_document_bytes == 0  # no limit
+    for bad in (-1, "1MB", True, 1.5):
+        s = ClientSettings().merged({"maxDocumentBytes": bad})
+        assert s.max_document_bytes == DEFAULT_MAX_DOCUMENT_BYTES and "maxDocumentBytes" in s.problems[0]
+    with RawServer(init_options={"maxDocumentBytes": 1000}) as s:
+        small, larger = "file:///tmp/small.cu", "file:///tmp/larger.cu"
+        s.send(did_open(small, KERNEL) + did_open(larger, KERNEL + "// padding\n" * 100))
+        assert [d["code"] for d in s.diagnostics(small)["params"]["diagnostics"]] == ["SL201"]
+        (note,) = s.diagnostics(larger)["params"]["diagnostics"]
+        assert "over the language server's limit of 1,000" in note["message"]
+        s.send(hover(1, larger, *DIV))  # a hover on it: no analysis, no crash
+        assert "error" not in s.response(1)
+        assert s.stop() == 0
