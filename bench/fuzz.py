@@ -989,8 +989,9 @@ def _random_params(rng: random.Random, method: str, seeds: list[bytes]):
     if method == "$/cancelRequest":
         return {"id": rng.choice([1, "g1", 10**9])}
     if method == "workspace/didChangeConfiguration":
-        return {"settings": {"shaderlint": {"select": rng.choice([["SL2"], "SL101", [], None]),
-                                            "maxDocumentBytes": rng.choice([0, 10, 2**21, -1, "x"]),
+        # (settings that keep the check document's SL201 and its analysis: the hover checks them)
+        return {"settings": {"shaderlint": {"select": rng.choice([["SL2"], "SL201", [], None, 5]),
+                                            "maxDocumentBytes": rng.choice([0, 2**20, 2**21, -1, "x"]),
                                             "debounce": rng.choice([0, 150, -5, 1e9])}}}
     return {"textDocument": {"uri": uri}, "position": pos,
             "range": {"start": pos, "end": pos}, "context": {"diagnostics": []}}
@@ -1106,7 +1107,10 @@ def server_session(rng: random.Random, seeds: list[bytes], rounds: int = SERVER_
                 if "SL201" not in json.dumps(answer.get("result")):
                     raise AssertionError(f"a wrong answer: {json.dumps(answer)[:300]}")
             except (AssertionError, OSError) as exc:
-                out["failures"].append((Failure("server", f"after {what}: {exc}"[:4000]), data))
+                slow = b"\n".join(re.findall(rb"^.*(?:after a message arrived|took [0-9.]+ s).*$", server.stderr, re.M))
+                out["failures"].append((Failure("server", f"after {what}: {exc}"[:4000]
+                                                + (f"\nslow steps: {slow.decode('utf-8', 'replace')[-2000:]}" if slow else "")),
+                                        data))
                 return out
             out["latencies"].append(time.monotonic() - t0)
             out["rounds"] += 1

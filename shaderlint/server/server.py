@@ -26,6 +26,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -221,6 +222,7 @@ class ServerLinter(Linter):
         self._busy = busy
         self._retries: dict[str, tuple[asyncio.TimerHandle, bool]] = {}  # uri -> (timer, publish then)
         self.retried = 0  # background lints stopped or put off (for tests and logs)
+        self.interrupted_at: float | None = None  # when a message last stopped a lint (wall clock)
 
     def _lint(self, doc: Document, full: bool = False) -> None:
         limit = self._max_bytes()
@@ -236,6 +238,7 @@ class ServerLinter(Linter):
         kept = (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, list(doc.edited),
                 doc.full_parse_next, doc.linted)
         dl = Deadline(BACKGROUND_MAX_S)
+        self.interrupted_at = None
         try:
             with dl:
                 self._confirming = dl
@@ -246,12 +249,19 @@ class ServerLinter(Linter):
         except TimeBudgetExceeded:
             pass
         if dl.fired:  # interrupted: the state from before, and again later
+            if self.interrupted_at is not None and time.monotonic() - self.interrupted_at > 1.0:
+                log.warning("the lint of %s stopped %.1f s after a message arrived", doc.uri,
+                            time.monotonic() - self.interrupted_at)
             (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, doc.edited,
              doc.full_parse_next, doc.linted) = kept
             if doc.linted:  # a confirming lint of a per-function result: at the next pause
                 self._schedule_confirm(doc)
             else:
                 self._defer(doc)
+
+    def interrupt(self) -> None:
+        self.interrupted_at = time.monotonic()
+        super().interrupt()
 
     def _not_analysed(self, doc: Document, limit: int) -> None:
         source = Source(doc.path, doc.data)
@@ -343,6 +353,7 @@ class ShaderlintServer(LanguageServer):
                     finished.set_result(None)
                 return
             reader.done(frame)  # handled from here on: ``busy`` counts the messages still waiting
+            t0 = time.monotonic()
             try:
                 if not finished.done():
                     self.protocol.handle_frame(frame)
@@ -355,6 +366,8 @@ class ShaderlintServer(LanguageServer):
                     finished.set_exception(BrokenPipeError())
             except BaseException:  # noqa: BLE001 - nothing a client sends may stop the server
                 log.exception("handling a message failed")
+            if time.monotonic() - t0 > 5.0:
+                log.warning("handling a message of %d bytes took %.1f s", len(frame.body or b""), time.monotonic() - t0)
 
         reader = Reader(stdin, loop, deliver, self.linter.interrupt, self.max_message_bytes)
         self.reader = reader.start()
