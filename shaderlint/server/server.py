@@ -49,7 +49,7 @@ from shaderlint.engine import FileResult, _internal, resolve_target
 from shaderlint.model.source import Source
 from shaderlint.server import code_actions as actions
 from shaderlint.server import hover as hovers
-from shaderlint.server.convert import UTF16, encode_text
+from shaderlint.server.convert import UTF16, PositionMap, encode_text, to_lsp_diagnostic
 from shaderlint.server.diagnostics import Document, Linter
 from shaderlint.server.settings import ClientSettings, ConfigFiles, language_for
 from shaderlint.server.transport import DEFAULT_MAX_MESSAGE_BYTES, Frame, Reader
@@ -264,7 +264,11 @@ class ServerLinter(Linter):
         super().interrupt()
 
     def _not_analysed(self, doc: Document, limit: int) -> None:
-        source = Source(doc.path, doc.data)
+        # The note is at the first byte: positions come from the first line alone (a line table of the
+        # whole document, 3 million lines for 21 MB, took seconds on the event loop).
+        nl = doc.data.find(b"\n", 0, 4096)
+        head = doc.data[:nl + 1] if nl >= 0 else doc.data[:4096]
+        source = Source(doc.path, head)
         result = FileResult(doc.path, source, doc.language)
         note = _internal(source, f"not analysed: the document has {len(doc.data):,} bytes, over the language "
                                  f"server's limit of {limit:,} (setting maxDocumentBytes; the command line "
@@ -272,7 +276,8 @@ class ServerLinter(Linter):
         result.diagnostics = [dataclasses.replace(note, severity=Severity.INFO)]
         doc.result, doc.parsed, doc.tree, doc.expected, doc.edited = result, None, None, None, []
         doc.full_parse_next, doc.linted, doc.outline = True, True, None
-        doc.lsp = self._convert(doc, result)
+        doc.lsp = [to_lsp_diagnostic(d, PositionMap(head, self._encoding()), doc.uri, doc.version, self._capabilities())
+                   for d in result.diagnostics]
 
     def _defer(self, doc: Document) -> None:
         """Lint ``doc`` later (publishing then, if it was to be published now)."""
