@@ -1,6 +1,7 @@
 """Fuzzing campaign: hostile and mutated inputs through the whole pipeline.
 
     python bench/fuzz.py --minutes 10 [--seed S] [--jobs N] [--out DIR]
+    python bench/fuzz.py --server --minutes 3 [--seed S] [--jobs N]
 
 Every input (random bytes, or a file from ``tests/fixtures/`` and ``examples/``
 with grammar-aware mutations: deleted, duplicated and swapped tokens,
@@ -35,6 +36,23 @@ engine promises for input it cannot finish in time, so it is not a failure;
 such inputs are counted ("budget hits") and saved too, since small inputs have
 no business getting near the budget (so far: punctuation soup on which
 tree-sitter's error recovery runs for minutes).
+
+Memory: every lint's peak resident memory above what the process held before
+it (Linux: the peak is reset per lint through ``/proc/self/clear_refs``) must
+stay under ``MEMORY_PER_BYTE`` x the input's size + ``MEMORY_BASE``
+(``memory``); 2 % of the rounds also lint a large input (seed files
+concatenated to 100-400 kB) for this check.
+
+``--server`` fuzzes the language server instead: sessions of ``python -m
+shaderlint lsp`` fed framing garbage (random bytes, wrong, huge, negative or
+missing ``Content-Length``, bodies shorter or longer than their length, bad
+JSON, JSON that is not a message, invalid envelopes, mutated frames, messages
+over ``--max-message-bytes``, large documents, random requests and
+notifications, written in random pieces), each attack followed by a hover on a
+small document that must get its normal answer within ``SERVER_TIMEOUT``
+seconds (``server``); every session ends with ``shutdown`` (answered) and
+``exit`` (exit code 0), and the server's stderr must hold no traceback
+(``server-traceback``). Its peak memory is reported.
 
 Failing inputs are written to ``--out`` (default ``.fuzz-failures/``) as
 ``<hash>.<ext>`` plus ``<hash>.json`` (language, settings, what failed, the
@@ -692,10 +710,79 @@ def check_chain(path: str, data: bytes, rng: random.Random, seeds: list[bytes],
         return [Failure("incremental-exception", traceback.format_exc(), language, os.path.basename(path), table)]
 
 
+# ---- memory ceiling -------------------------------------------------------------------------------------
+#: A lint may add at most MEMORY_PER_BYTE x the input's size + MEMORY_BASE bytes to the process's peak
+#: resident memory (the base: grammars, rule tables and modules a first lint loads, allocator slack).
+MEMORY_PER_BYTE = 20
+MEMORY_BASE = 64 * 1024 * 1024
+#: Share of the rounds that also lint a large input (seed files concatenated) for the memory ceiling.
+LARGE_SHARE = 0.02
+LARGE_SIZES = (100_000, 400_000)
+
+
+def memory_bound(size: int) -> int:
+    return MEMORY_PER_BYTE * size + MEMORY_BASE
+
+
+def _status_kb(field_name: str, pid: str = "self") -> int | None:
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii") as fh:
+            m = re.search(rf"^{field_name}:\s+(\d+) kB", fh.read(), re.M)
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
+
+
+class PeakMemory:
+    """``with PeakMemory() as m: ...``; then ``m.growth``: the block's peak resident memory above the
+    process's resident memory at its start, in bytes (None where the peak cannot be reset: not Linux)."""
+
+    def __enter__(self) -> "PeakMemory":
+        self.growth: int | None = None
+        self.start = None
+        try:
+            with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+                fh.write("5")  # resets the peak (VmHWM) to the current resident size
+            self.start = _status_kb("VmRSS")
+        except OSError:
+            pass
+        return self
+
+    def __exit__(self, *exc) -> None:
+        peak = _status_kb("VmHWM") if self.start is not None else None
+        if peak is not None and self.start is not None:
+            self.growth = max(0, peak - self.start) * 1024
+
+
+def check_memory(path: str, data: bytes, settings: Settings, language: str | None = None) -> tuple[list[str], int | None]:
+    """Lint ``data`` once under the memory ceiling: (problems, peak growth in bytes or None)."""
+    with PeakMemory() as m:
+        lint_source(path, data, settings, language=language)
+    if m.growth is not None and m.growth > memory_bound(len(data)):
+        return [f"peak memory grew by {m.growth / 2**20:.0f} MiB linting {len(data):,} bytes (bound "
+                f"{MEMORY_PER_BYTE} x size + {MEMORY_BASE // 2**20} MiB = {memory_bound(len(data)) / 2**20:.0f} MiB)"], m.growth
+    return [], m.growth
+
+
+def large_input(rng: random.Random, seed_files: list[tuple[str, bytes]]) -> tuple[str, bytes]:
+    """A large file of one language: its seed files, again and again, up to 100-400 kB."""
+    path, _ = rng.choice(seed_files)
+    language = language_for_path(path)
+    same = [d for p, d in seed_files if language_for_path(p) == language]
+    size = rng.randint(*LARGE_SIZES)
+    parts, total = [], 0
+    while total < size:
+        d = rng.choice(same)
+        parts.append(d)
+        total += len(d) + 1
+    return "large" + os.path.splitext(path)[1], b"\n".join(parts)
+
+
 def check_input(data: bytes, rng: random.Random, budget: float = BUDGET,
-                languages: tuple[str, ...] = LANGUAGES) -> list[Failure]:
+                languages: tuple[str, ...] = LANGUAGES, memory: bool = False) -> list[Failure]:
     """Lint ``data`` in every language (random extension and settings), check positions, fixes and
-    formatters. Returns the failures (empty: the input passed)."""
+    formatters; ``memory``: each lint under the memory ceiling too. Returns the failures (empty: the
+    input passed)."""
     failures: list[Failure] = []
     results = []
     for language in languages:
@@ -708,13 +795,18 @@ def check_input(data: bytes, rng: random.Random, budget: float = BUDGET,
             settings = Settings()
         t0 = time.perf_counter()
         try:
-            r = lint_source(path, data, settings)
+            with PeakMemory() if memory else _NO_MEMORY as peak:
+                r = lint_source(path, data, settings)
         except BaseException as e:  # noqa: BLE001 - lint_source must never raise
             if isinstance(e, KeyboardInterrupt):
                 raise
             failures.append(Failure("exception", traceback.format_exc(), language, path, table))
             continue
         elapsed = time.perf_counter() - t0
+        if memory and peak.growth is not None and peak.growth > memory_bound(len(data)):
+            failures.append(Failure("memory", f"peak memory grew by {peak.growth / 2**20:.0f} MiB linting "
+                                              f"{len(data):,} bytes (bound {memory_bound(len(data)) / 2**20:.0f} MiB)",
+                                    language, path, table))
         if elapsed > settings.budget_for(data) + GRACE:
             failures.append(Failure("hang", f"lint took {elapsed:.1f} s (budget {settings.budget_for(data):.3g} s)",
                                     language, path, table))
@@ -755,6 +847,18 @@ def check_input(data: bytes, rng: random.Random, budget: float = BUDGET,
         failures.append(Failure("format-exception", traceback.format_exc()))
     return failures
 
+
+class _NoMemory:
+    growth = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
+
+_NO_MEMORY = _NoMemory()
 
 #: Kinds recorded and saved but not counted as failures (see the module docstring).
 NOT_FAILURES = frozenset({"slow"})
@@ -819,6 +923,281 @@ def replay(path: str, out=sys.stdout) -> None:
             print(f"   {problem}", file=out)
 
 
+# ---- the language server -----------------------------------------------------------------------------
+#: Seconds within which the hover after an attack must be answered.
+SERVER_TIMEOUT = 30.0
+#: Attacks per server session (then shutdown, exit, a new server).
+SERVER_ROUNDS = 40
+#: The fuzzed servers run with this --max-message-bytes, so that messages over the limit are cheap to send.
+SERVER_MAX_MESSAGE = 4 * 1024 * 1024
+_CHECK_KERNEL = "__global__ void scale(int* a, int n) {\n    int i = threadIdx.x;\n    a[i] = a[i] / n;\n}\n"
+_CHECK_URI = "file:///fuzz/check.cu"
+_CHECK_POS = (2, _CHECK_KERNEL.splitlines()[2].index("/ n"))
+_METHODS = ("textDocument/hover", "textDocument/codeAction", "textDocument/codeLens", "textDocument/diagnostic",
+            "codeAction/resolve", "textDocument/documentSymbol", "no/such/method", "$/noSuchRequest", "initialize")
+_NOTIFICATIONS = ("textDocument/didOpen", "textDocument/didChange", "textDocument/didClose", "textDocument/didSave",
+                  "$/cancelRequest", "workspace/didChangeConfiguration", "$/setTrace", "no/such/notification",
+                  "initialized")
+
+
+def _frame(body: bytes) -> bytes:
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def _json(obj) -> bytes:
+    return json.dumps(obj).encode()
+
+
+def _garbage_uri(rng: random.Random) -> str:
+    return f"file:///fuzz/g{rng.randrange(6)}" + rng.choice([".cu", ".metal", ".comp", ".txt", ""])
+
+
+def _random_value(rng: random.Random, depth: int = 0):
+    kind = rng.randrange(9 if depth < 3 else 6)
+    if kind == 0:
+        return None
+    if kind == 1:
+        return rng.choice([True, False])
+    if kind == 2:
+        return rng.choice([0, -1, 1, 2**31, -2**63, 2**70, 1.5, float("1e308")])
+    if kind == 3:
+        return rng.choice(["", "x", "file:///fuzz/g1.cu", "\udcff", "😀" * 3, "a" * 1000])
+    if kind in (4, 5):
+        return {"line": rng.choice([0, 1, -1, 2**31]), "character": rng.choice([0, 5, -3, 2**40])}
+    if kind == 6:
+        return [_random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    return {k: _random_value(rng, depth + 1) for k in rng.sample(
+        ["textDocument", "position", "range", "uri", "text", "version", "contentChanges", "context", "id", "start",
+         "end", "settings", "languageId"], rng.randrange(1, 4))}
+
+
+def _random_params(rng: random.Random, method: str, seeds: list[bytes]):
+    uri = _garbage_uri(rng)
+    pos = {"line": rng.randrange(-2, 40), "character": rng.randrange(-2, 80)}
+    if rng.random() < 0.3:
+        return _random_value(rng)
+    if method == "textDocument/didOpen":
+        text = rng.choice(seeds).decode("utf-8", "replace") if rng.random() < 0.7 else \
+            random_bytes(rng).decode("utf-8", "replace")
+        return {"textDocument": {"uri": uri, "languageId": rng.choice(["cuda-cpp", "metal", "glsl", "comp", "x"]),
+                                 "version": rng.randrange(100), "text": text}}
+    if method == "textDocument/didChange":
+        change = {"text": rng.choice(["", "x", "}\n", "{", "/*", "__syncthreads();\n"])}
+        if rng.random() < 0.8:
+            change["range"] = {"start": pos, "end": {"line": pos["line"] + rng.randrange(3), "character": 0}}
+        return {"textDocument": {"uri": uri, "version": rng.randrange(1000)}, "contentChanges": [change]}
+    if method == "$/cancelRequest":
+        return {"id": rng.choice([1, "g1", 10**9])}
+    if method == "workspace/didChangeConfiguration":
+        # (settings that keep the check document's SL201 and its analysis: the hover checks them)
+        return {"settings": {"shaderlint": {"select": rng.choice([["SL2"], "SL201", [], None, 5]),
+                                            "maxDocumentBytes": rng.choice([0, 2**20, 2**21, -1, "x"]),
+                                            "debounce": rng.choice([0, 150, -5, 1e9])}}}
+    return {"textDocument": {"uri": uri}, "position": pos,
+            "range": {"start": pos, "end": pos}, "context": {"diagnostics": []}}
+
+
+def server_attack(rng: random.Random, seeds: list[bytes], n: int) -> tuple[str, bytes]:
+    """(what, bytes): one thing a broken or hostile client may write."""
+    k = rng.randrange(22)
+    ok = _json({"jsonrpc": "2.0", "id": f"g{n}", "method": "textDocument/hover", "params": {
+        "textDocument": {"uri": _garbage_uri(rng)}, "position": {"line": 0, "character": 0}}})
+    if k == 0:
+        return "random bytes", random_bytes(rng)[:rng.randrange(1, 300)]
+    if k == 1:
+        value = rng.choice([b"-1", b"-99999", b"abc", b"", b"1.5", b"0x10", b"+5", b"1e3", b"99999999999999999999999",
+                            b"\xff", b" 12 ", b"12 34"])
+        return "bad Content-Length", b"Content-Length: " + value + b"\r\n\r\n" + ok
+    if k == 2:
+        return "huge Content-Length", b"Content-Length: %d\r\n\r\n" % rng.choice(
+            [SERVER_MAX_MESSAGE + 1, 2**31, 2**63, 99999999999]) + ok[:rng.randrange(len(ok))]
+    if k == 3:
+        return "no Content-Length", rng.choice([b"Content-Type: x\r\n\r\n", b"\r\n\r\n", b"X: 1\r\n\r\n"]) + ok
+    if k == 4:
+        return "body shorter than its length", b"Content-Length: %d\r\n\r\n" % (len(ok) + rng.randrange(1, 5000)) + ok
+    if k == 5:
+        cut = rng.randrange(len(ok))
+        return "body longer than its length", b"Content-Length: %d\r\n\r\n" % cut + ok
+    if k == 6:
+        return "bad JSON", _frame(ok[:rng.randrange(len(ok))] + rng.choice([b"", b"}", b",", b"\x00", b"\xff"]))
+    if k == 7:
+        return "JSON that is not a message", _frame(rng.choice([b"[]", b"5", b"null", b"\"x\"", b"[1,2]", b"{}", b"true"]))
+    if k == 8:
+        env = {"jsonrpc": rng.choice(["2.0", "1.0", None, 2]), "id": rng.choice([f"g{n}", None, [1], {"a": 1}, True, 1.5]),
+               "method": rng.choice(["textDocument/hover", 5, None, ""])}
+        return "invalid envelope", _frame(_json({k2: v for k2, v in env.items() if rng.random() < 0.8}))
+    if k == 9:
+        return "nested JSON", _frame(b"[" * rng.choice([100, 5000, 200_000]) + b"]" * rng.choice([0, 100, 5000]))
+    if k == 10:
+        data = bytearray(_frame(ok))
+        for _ in range(rng.randrange(1, 4)):
+            i = rng.randrange(len(data))
+            op = rng.randrange(3)
+            if op == 0:
+                data[i] = rng.randrange(256)
+            elif op == 1:
+                del data[i]
+            else:
+                data.insert(i, rng.choice(b"\r\n{}:0123456789 C"))
+        return "mutated frame", bytes(data)
+    if k == 11:
+        return "header line too long", b"X-Pad: " + b"a" * rng.choice([5000, 100_000]) + b"\r\n\r\n" + ok
+    if k == 12:
+        return "too many header lines", b"X: 1\r\n" * rng.choice([33, 1000]) + b"\r\n" + ok
+    if k == 13:
+        return "message over --max-message-bytes", _frame(_json({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": _garbage_uri(rng), "languageId": "cuda-cpp", "version": 1,
+                             "text": "// x\n" * (SERVER_MAX_MESSAGE // 5 + 10)}}}))
+    if k == 14:
+        text = "int x;\n" * rng.choice([300_000, 500_000])  # 2.1-3.5 MB: over maxDocumentBytes
+        return "document over maxDocumentBytes", _frame(_json({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": _garbage_uri(rng), "languageId": "cuda-cpp", "version": 1, "text": text}}}))
+    if k == 15:
+        seed = rng.choice(seeds).decode("utf-8", "replace")
+        text = (seed + "\n") * max(1, rng.randrange(260_000, 700_000) // max(1, len(seed)))
+        return "large document", _frame(_json({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+            "textDocument": {"uri": _garbage_uri(rng), "languageId": rng.choice(["cuda-cpp", "metal", "glsl"]),
+                             "version": 1, "text": text}}}))
+    if k in (16, 17, 18):
+        method = rng.choice(_METHODS)
+        return f"request {method}", _frame(_json({"jsonrpc": "2.0", "id": f"g{n}", "method": method,
+                                                  "params": _random_params(rng, method, seeds)}))
+    if k == 19:
+        return "blank lines", rng.choice([b"\r\n", b"\n", b"\r\n" * 50])
+    method = rng.choice(_NOTIFICATIONS)
+    return f"notification {method}", _frame(_json({"jsonrpc": "2.0", "method": method,
+                                                   "params": _random_params(rng, method, seeds)}))
+
+
+def _write_in_pieces(server, data: bytes, rng: random.Random) -> None:
+    if len(data) < 2 or rng.random() < 0.7:
+        server.send(data)
+        return
+    cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randrange(1, 5))))
+    for a, b in zip([0] + cuts, cuts + [len(data)]):
+        server.send(data[a:b])
+        time.sleep(rng.choice([0, 0, 0.001, 0.05]))
+
+
+_TRACEBACK = re.compile(rb"Traceback \(most recent call last\):(?:(?!\nshaderlint-lsp ).)*", re.S)
+
+
+def server_session(rng: random.Random, seeds: list[bytes], rounds: int = SERVER_ROUNDS) -> dict:
+    """One server: ``rounds`` attacks, each followed by a hover that must be answered; then shutdown and
+    exit. Returns the stats and failures (as :class:`Failure`, with the attack bytes)."""
+    sys.path.insert(0, ROOT)
+    from tests.server.raw_client import RawServer, did_open, hover
+
+    out = {"rounds": 0, "failures": [], "latencies": [], "attacks": {}, "peak_rss": 0}
+    server = RawServer(ROOT, args=("--max-message-bytes", str(SERVER_MAX_MESSAGE)))
+    try:
+        server.send(did_open(_CHECK_URI, _CHECK_KERNEL))
+        for n in range(rounds):
+            pieces = [server_attack(rng, seeds, n * 10 + j) for j in range(rng.randrange(1, 4))]
+            what = " + ".join(w for w, _ in pieces)
+            data = b"".join(b for _, b in pieces)
+            for w, _ in pieces:
+                out["attacks"][w.split(" ")[0] if w.startswith(("request", "notification")) else w] = \
+                    out["attacks"].get(w.split(" ")[0] if w.startswith(("request", "notification")) else w, 0) + 1
+            rid = 10_000_000 + n
+            t0 = time.monotonic()
+            try:
+                _write_in_pieces(server, data + hover(rid, _CHECK_URI, *_CHECK_POS), rng)
+                answer = server.response(rid, SERVER_TIMEOUT)
+                if "SL201" not in json.dumps(answer.get("result")):
+                    raise AssertionError(f"a wrong answer: {json.dumps(answer)[:300]}")
+            except (AssertionError, OSError) as exc:
+                slow = b"\n".join(re.findall(rb"^.*(?:after a message arrived|took [0-9.]+ s).*$", server.stderr, re.M))
+                out["failures"].append((Failure("server", f"after {what}: {exc}"[:4000]
+                                                + (f"\nslow steps: {slow.decode('utf-8', 'replace')[-2000:]}" if slow else "")),
+                                        data))
+                return out
+            out["latencies"].append(time.monotonic() - t0)
+            out["rounds"] += 1
+            server.received.clear()
+        rss = _status_kb("VmHWM", str(server.p.pid))
+        out["peak_rss"] = (rss or 0) * 1024
+        try:
+            code = server.stop(SERVER_TIMEOUT)
+            if code != 0:
+                out["failures"].append((Failure("server", f"exit after shutdown: exit code {code}"), b""))
+        except (AssertionError, OSError, Exception) as exc:  # noqa: BLE001
+            out["failures"].append((Failure("server", f"shutdown/exit: {exc}"[:4000]), b""))
+        time.sleep(0.2)
+        for tb in _TRACEBACK.findall(server.stderr):
+            if b"TimeBudgetExceeded" not in tb:  # a background lint stopped by a message: expected
+                out["failures"].append((Failure("server-traceback", tb.decode("utf-8", "replace")[-4000:]), b""))
+    finally:
+        server.kill()
+    return out
+
+
+def _server_worker(args) -> dict:
+    index, seed, seconds, out_dir = args
+    rng = random.Random(f"server:{seed}:{index}")
+    seeds = load_seeds()
+    stats = {"sessions": 0, "rounds": 0, "failures": 0, "kinds": {}, "saved": [], "latencies": [], "attacks": {},
+             "peak_rss": 0}
+    cpu0 = time.process_time()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        s = server_session(rng, seeds)
+        stats["sessions"] += 1
+        stats["rounds"] += s["rounds"]
+        stats["latencies"] += s["latencies"]
+        stats["peak_rss"] = max(stats["peak_rss"], s["peak_rss"])
+        for k, v in s["attacks"].items():
+            stats["attacks"][k] = stats["attacks"].get(k, 0) + v
+        for f, data in s["failures"]:
+            stats["failures"] += 1
+            stats["kinds"][f.kind] = stats["kinds"].get(f.kind, 0) + 1
+            if len(stats["saved"]) < 50:
+                f.path = "attack.bin"
+                stats["saved"].append(save_failure(out_dir, data or f.detail.encode(), [f]))
+    stats["cpu"] = time.process_time() - cpu0
+    return stats
+
+
+def server_campaign(minutes: float, seed: int, jobs: int, out_dir: str) -> dict:
+    tasks = [(i, seed, minutes * 60, out_dir) for i in range(jobs)]
+    t0 = time.monotonic()
+    if jobs == 1:
+        parts = [_server_worker(tasks[0])]
+    else:
+        with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+            parts = pool.map(_server_worker, tasks)
+    total = {"sessions": 0, "rounds": 0, "failures": 0, "kinds": {}, "saved": [], "latencies": [], "attacks": {},
+             "peak_rss": 0, "cpu": 0.0}
+    for p in parts:
+        for k in ("sessions", "rounds", "failures", "cpu"):
+            total[k] += p[k]
+        total["latencies"] += p["latencies"]
+        total["saved"] += p["saved"]
+        total["peak_rss"] = max(total["peak_rss"], p["peak_rss"])
+        for key in ("kinds", "attacks"):
+            for k, v in p[key].items():
+                total[key][k] = total[key].get(k, 0) + v
+    total["seconds"] = time.monotonic() - t0
+    return total
+
+
+def report_server(t: dict, args) -> int:
+    lat = sorted(t["latencies"]) or [math.nan]
+    print(f"server sessions: {t['sessions']} ({SERVER_ROUNDS} attack rounds each, then shutdown and exit)")
+    print(f"attack rounds:   {t['rounds']} (1-3 attacks each, then a hover that must be answered within "
+          f"{SERVER_TIMEOUT:g} s)")
+    print("attacks:         " + ", ".join(f"{k} {v}" for k, v in sorted(t["attacks"].items(), key=lambda kv: -kv[1])))
+    print(f"failures:        {t['failures']}" + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(t["kinds"].items())) + ")"
+                                                 if t["kinds"] else ""))
+    print(f"hover latency:   median {lat[len(lat) // 2] * 1000:.0f} ms, p95 {lat[int(len(lat) * 0.95)] * 1000:.0f} ms, "
+          f"max {lat[-1] * 1000:.0f} ms (after the attack bytes were written; wall clock)")
+    print(f"server peak RSS: {t['peak_rss'] / 2**20:.0f} MiB (largest over the sessions)")
+    print(f"wall time:       {t['seconds']:.0f} s; client CPU {t['cpu']:.0f} s")
+    if t["saved"]:
+        print(f"saved to {args.out}/ ({len(t['saved'])}): {' '.join(t['saved'][:10])}")
+    return 1 if t["failures"] else 0
+
+
 # ---- campaign -------------------------------------------------------------------------------------------
 def _worker(args) -> dict:
     index, seed, seconds, out_dir, budget = args
@@ -826,7 +1205,7 @@ def _worker(args) -> dict:
     seed_files = load_seed_files()
     seeds = [d for _p, d in seed_files]
     stats = {"chains": 0, "inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0,
-             "budget_hits": 0}
+             "budget_hits": 0, "large": 0, "memory_max_ratio": 0.0, "memory_max": 0}
     cpu0 = time.process_time()
     end = time.monotonic() + seconds
     os.makedirs(out_dir, exist_ok=True)
@@ -836,8 +1215,23 @@ def _worker(args) -> dict:
         with open(inflight, "wb") as fh:
             fh.write(data)
         t0 = time.perf_counter()
-        fails = check_input(data, rng, budget)
+        fails = check_input(data, rng, budget, memory=True)
         stats["slowest"] = max(stats["slowest"], time.perf_counter() - t0)
+        if rng.random() < LARGE_SHARE:  # a large input, for the memory ceiling
+            path, big = large_input(rng, seed_files)
+            with open(inflight, "wb") as fh:
+                fh.write(big)
+            problems, growth = check_memory(path, big, Settings(time_budget=budget))
+            stats["large"] += 1
+            if growth is not None:
+                stats["memory_max"] = max(stats["memory_max"], growth)
+                stats["memory_max_ratio"] = max(stats["memory_max_ratio"], max(0, growth - MEMORY_BASE) / len(big))
+            if problems:
+                stats["failing_inputs"] += 1
+                stats["failures"] += 1
+                stats["kinds"]["memory"] = stats["kinds"].get("memory", 0) + 1
+                if len(stats["saved"]) < 200:
+                    stats["saved"].append(save_failure(out_dir, big, [Failure("memory", problems[0], None, path)]))
         stats["inputs"] += 1
         if fails:
             real = real_failures(fails)
@@ -892,10 +1286,12 @@ def campaign(minutes: float, seed: int, jobs: int, out_dir: str, budget: float =
             pool.join()
     wall = time.monotonic() - t0
     total = {"chains": 0, "inputs": 0, "failing_inputs": 0, "failures": 0, "kinds": {}, "saved": [], "slowest": 0.0, "cpu": 0.0,
-             "budget_hits": 0}
+             "budget_hits": 0, "large": 0, "memory_max_ratio": 0.0, "memory_max": 0}
     for p in parts:
-        for k in ("chains", "inputs", "failing_inputs", "failures", "cpu", "budget_hits"):
+        for k in ("chains", "inputs", "failing_inputs", "failures", "cpu", "budget_hits", "large"):
             total[k] += p[k]
+        for k in ("memory_max_ratio", "memory_max"):
+            total[k] = max(total[k], p[k])
         for k, v in p["kinds"].items():
             total["kinds"][k] = total["kinds"].get(k, 0) + v
         total["saved"] += p["saved"]
@@ -919,7 +1315,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default=os.path.join(ROOT, ".fuzz-failures"), help="directory for failing inputs")
     p.add_argument("--budget", type=float, default=BUDGET, help="seconds per lint")
     p.add_argument("--replay", nargs="+", metavar="FILE", help="re-run saved inputs and print tracebacks")
+    p.add_argument("--server", action="store_true", help="fuzz the language server's framing and size limits instead")
     args = p.parse_args(argv)
+    if args.server:
+        print(f"fuzzing the language server for {args.minutes:g} min with {args.jobs} client(s), seed {args.seed}",
+              flush=True)
+        return report_server(server_campaign(args.minutes, args.seed, max(1, args.jobs), args.out), args)
     if args.replay:
         for path in args.replay:
             print(f"### {path}")
@@ -945,6 +1346,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"CPU time:       {t['cpu']:.0f} s in {args.jobs} process(es): {per_cpu:.1f} inputs per CPU-second, "
           f"{t['cpu'] / max(1, t['inputs']) * 1000:.1f} ms per input (load average {os.getloadavg()[0]:.1f})")
     print(f"slowest input:  {t['slowest'] * 1000:.0f} ms")
+    print(f"memory:         every lint under {MEMORY_PER_BYTE} x size + {MEMORY_BASE // 2**20} MiB of peak growth; "
+          f"{t['large']} large inputs ({LARGE_SIZES[0] // 1000}-{LARGE_SIZES[1] // 1000} kB): largest growth "
+          f"{t['memory_max'] / 2**20:.0f} MiB, {t['memory_max_ratio']:.1f} bytes per input byte above the base")
     if t["saved"]:
         print(f"inputs saved to {args.out}/ ({len(t['saved'])}): {' '.join(t['saved'][:10])}")
     return 1 if t["failures"] else 0

@@ -17,34 +17,60 @@ diagnostic, handler errors become an error response or a log message.
 from __future__ import annotations
 
 import argparse
+import asyncio
+import dataclasses
 import functools
 import hashlib
+import json
 import logging
 import os
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
+from lsprotocol.types import ResponseErrorMessage
+from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.json_rpc import JsonRPCNotification, JsonRPCRequestMessage, JsonRPCResponseMessage
 from pygls.protocol.language_server import lsp_method
 from pygls.uris import to_fs_path
 
 from shaderlint import __version__
 from shaderlint.config import Settings
-from shaderlint.engine import resolve_target
+from shaderlint.deadline import Deadline, TimeBudgetExceeded
+from shaderlint.diagnostics import Severity
+from shaderlint.engine import FileResult, _internal, resolve_target
+from shaderlint.model.source import Source
 from shaderlint.server import code_actions as actions
 from shaderlint.server import hover as hovers
-from shaderlint.server.convert import UTF16, encode_text
+from shaderlint.server.convert import UTF16, PositionMap, encode_text, to_lsp_diagnostic
 from shaderlint.server.diagnostics import Document, Linter
 from shaderlint.server.settings import ClientSettings, ConfigFiles, language_for
+from shaderlint.server.transport import DEFAULT_MAX_MESSAGE_BYTES, Frame, Reader
 
 log = logging.getLogger("shaderlint.server")
 
 CONFIG_FILES = ("shaderlint.toml", "pyproject.toml")
+
+# JSON-RPC 2.0 error codes (https://www.jsonrpc.org/specification#error_object).
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+#: LSP 3.17 ServerCancelled: a pull-diagnostics request given up for other messages (the client pulls again).
+SERVER_CANCELLED = -32802
+
+#: Documents at least this large are linted in the background when their lint is not asked for by a
+#: request about them (didOpen, a debounced change, new settings): any message that arrives stops the
+#: lint, which is retried after RETRY_AFTER_S, so that they never hold up requests about other documents.
+BACKGROUND_BYTES = 256 * 1024
+RETRY_AFTER_S = 1.0
+#: CPU seconds a background lint may run (the engine's per-file budget stops it first).
+BACKGROUND_MAX_S = 600.0
 
 
 #: Stands for a message already answered: pygls drops messages whose ``jsonrpc`` is not "2.0".
@@ -52,21 +78,82 @@ _ANSWERED = SimpleNamespace(jsonrpc="answered")
 
 
 class ShaderlintProtocol(LanguageServerProtocol):
-    """Document synchronisation goes to the server's own store (bytes, last parse, tree edits) only:
+    """JSON-RPC as the specification says, whatever arrives (pygls logs and drops what it cannot
+    read, so the client waits for ever, or answers Internal error):
+
+    - a body that is not JSON (or not UTF-8), and every framing error of :mod:`.transport`, gets a
+      Parse error (-32700) with id null;
+    - JSON that is not a message (not an object, no or a wrong ``jsonrpc``, a ``method`` that is not
+      a string, an ``id`` that is neither an integer nor a string, neither a request nor a response)
+      gets an Invalid Request error (-32600), with the id when there is a usable one, else null;
+    - a request whose params do not match the protocol gets Invalid params (-32602);
+    - after ``shutdown``, requests get Invalid Request (the LSP specification) and notifications other
+      than ``exit`` are dropped.
+
+    Document synchronisation goes to the server's own store (bytes, last parse, tree edits) only:
     pygls' text workspace would keep a second copy of every document and could fail on edits the
     store clamps."""
 
-    def structure_message(self, data: dict[str, Any]):
-        """A request whose params do not match the protocol gets an InvalidParams error response
-        (pygls would log it and leave the client waiting for an answer)."""
+    def send_error(self, msg_id: Any, code: int, message: str) -> None:
+        """An error response; ``msg_id`` None is sent as ``"id": null`` (pygls would leave it out)."""
+        if msg_id is None:
+            self._send_data({"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}})
+        else:
+            self._send_response(msg_id, error=types.ResponseError(code=code, message=message))
+
+    def handle_frame(self, frame: Frame) -> None:
+        """One message from the transport (or its framing error)."""
+        if frame.body is None:
+            self.send_error(None, PARSE_ERROR, f"Parse error: {frame.error}")
+            return
         try:
-            return super().structure_message(data)
-        except JsonRpcException as exc:
-            if not (isinstance(data, dict) and "method" in data and "id" in data):
-                raise
-            log.warning("invalid %s request: %s", data.get("method"), exc.__cause__ or exc)
-            self._send_response(data["id"], error=exc.to_response_error())
+            data = json.loads(frame.body.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+            reason = "nested too deeply" if isinstance(exc, RecursionError) else str(exc)
+            log.warning("a message that is not JSON (%d bytes): %s", len(frame.body), reason)
+            self.send_error(None, PARSE_ERROR, f"Parse error: the message is not JSON in UTF-8 ({reason})")
+            return
+        problem = envelope_problem(data)
+        if problem is not None:
+            reason, msg_id = problem
+            log.warning("invalid message: %s", reason)
+            self.send_error(msg_id, INVALID_REQUEST, f"Invalid Request: {reason}")
+            return
+        message = self.structure_message(data)
+        if message is not _ANSWERED:
+            self.handle_message(message)
+
+    def structure_message(self, data: dict[str, Any]):
+        """The message as its lsprotocol type (pygls' dispatch, without its logged traceback). Params
+        that do not match the protocol: a request gets an InvalidParams error response (pygls would
+        leave the client waiting), a notification is logged and dropped, and the request a response
+        answers fails with the error."""
+        try:
+            if "id" in data:
+                if "error" in data:
+                    return self._converter.structure(data, ResponseErrorMessage)
+                if "method" in data:
+                    return self._converter.structure(data, self.get_message_type(data["method"]) or JsonRPCRequestMessage)
+                return self._converter.structure(data, self._result_types.pop(data["id"], None) or JsonRPCResponseMessage)
+            return self._converter.structure(data, self.get_message_type(data.get("method", "")) or JsonRPCNotification)
+        except Exception as exc:  # noqa: BLE001 - cattrs raises many kinds; all mean "not the protocol's shape"
+            log.warning("invalid %s message: %s", data.get("method", "response"), _short(exc))
+            if "method" in data and "id" in data:
+                self._send_response(data["id"], error=JsonRpcInvalidParams().to_response_error())
+            elif "method" not in data and (future := self._request_futures.pop(data.get("id"), None)) is not None:
+                future.set_exception(JsonRpcInvalidParams(f"the response does not match the protocol: {_short(exc)}"))
             return _ANSWERED
+
+    def handle_message(self, message) -> None:
+        method = getattr(message, "method", None)
+        if self._shutdown and method != types.EXIT:
+            if method is not None and getattr(message, "id", None) is not None:
+                self.send_error(message.id, INVALID_REQUEST,
+                                f"Invalid Request: {method} after shutdown (only exit is accepted)")
+            elif method is not None:
+                log.warning("%s after shutdown: ignored", method)
+            return
+        super().handle_message(message)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
     def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams):
@@ -84,38 +171,228 @@ class ShaderlintProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
-class _InterruptingReader:
-    """stdin for pygls' reader thread: every header line that arrives interrupts a confirming
-    whole-file lint (``Linter.interrupt``), so a keystroke never waits for one."""
+def _short(exc: BaseException) -> str:
+    """One line about a structuring error (cattrs nests the cause in exception groups)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return f"{type(exc).__name__}: {exc}"[:300]
 
-    def __init__(self, raw, on_input) -> None:
-        self.raw = raw
-        self.on_input = on_input
 
-    def readline(self, *args):
-        line = self.raw.readline(*args)
-        if line:
-            self.on_input()
-        return line
+def envelope_problem(data: Any) -> tuple[str, Any] | None:
+    """Why decoded JSON is not a JSON-RPC 2.0 message, with the id to answer with (None: null); None
+    when it is one (a request, a notification or a response)."""
+    if not isinstance(data, dict):
+        return (f"a JSON {type(data).__name__ if data is not None else 'null'}, not a message object"
+                if not isinstance(data, list) else "a batch (LSP has none)"), None
+    msg_id = data.get("id")
+    good_id = isinstance(msg_id, (int, str)) and not isinstance(msg_id, bool)
+    answer_id = msg_id if good_id else None
+    if data.get("jsonrpc") != "2.0":
+        return 'no "jsonrpc": "2.0"', answer_id
+    if "method" in data:
+        if not isinstance(data["method"], str) or not data["method"]:
+            return '"method" is not a non-empty string', answer_id
+        if "id" in data and not good_id:
+            return '"id" is neither an integer nor a string', None
+        return None
+    if ("result" in data) == ("error" in data):
+        return "neither a request, a notification nor a response", answer_id
+    if not good_id and not (msg_id is None and "error" in data):
+        return 'a response whose "id" is neither an integer nor a string', None
+    return None
 
-    def read(self, *args):
-        return self.raw.read(*args)
 
-    def __getattr__(self, name):
-        return getattr(self.raw, name)
+class ServerLinter(Linter):
+    """The linter with the server's two protections for large documents (no change to how other
+    documents are linted):
+
+    - a document over ``max_bytes()`` (setting ``maxDocumentBytes``) is not analysed: it gets one
+      informational SL001 saying so;
+    - a document of :data:`BACKGROUND_BYTES` or more is linted interruptibly, whoever asks: a message
+      arriving stops the lint (the document keeps its state from before) and it is retried after
+      :data:`RETRY_AFTER_S`; when messages are already waiting (``busy()``) it is not started. A
+      request about it is then answered with what there is (nothing, or the per-function result), a
+      diagnostic pull is cancelled for the client to pull again: its analysis never holds up a
+      message about another document.
+    """
+
+    def __init__(self, *args: Any, max_bytes: Any = lambda: 0, busy: Any = lambda: False) -> None:
+        super().__init__(*args)
+        self._max_bytes = max_bytes
+        self._busy = busy
+        self._retries: dict[str, tuple[asyncio.TimerHandle, bool]] = {}  # uri -> (timer, publish then)
+        self.retried = 0  # background lints stopped or put off (for tests and logs)
+        self.interrupted_at: float | None = None  # when a message last stopped a lint (wall clock)
+
+    def _lint(self, doc: Document, full: bool = False) -> None:
+        limit = self._max_bytes()
+        if limit and len(doc.data) > limit:
+            self._not_analysed(doc, limit)
+            return
+        if self._confirming is not None or len(doc.data) < BACKGROUND_BYTES:
+            super()._lint(doc, full)
+            return
+        if self._busy():
+            self._defer(doc)
+            return
+        kept = (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, list(doc.edited),
+                doc.full_parse_next, doc.linted)
+        dl = Deadline(BACKGROUND_MAX_S)
+        self.interrupted_at = None
+        try:
+            with dl:
+                self._confirming = dl
+                try:
+                    super()._lint(doc, full)
+                finally:
+                    self._confirming = None
+        except TimeBudgetExceeded:
+            pass
+        if dl.fired:  # interrupted: the state from before, and again later
+            if self.interrupted_at is not None and time.monotonic() - self.interrupted_at > 1.0:
+                log.warning("the lint of %s stopped %.1f s after a message arrived", doc.uri,
+                            time.monotonic() - self.interrupted_at)
+            (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, doc.edited,
+             doc.full_parse_next, doc.linted) = kept
+            if doc.linted:  # a confirming lint of a per-function result: at the next pause
+                self._schedule_confirm(doc)
+            else:
+                self._defer(doc)
+
+    def interrupt(self) -> None:
+        self.interrupted_at = time.monotonic()
+        super().interrupt()
+
+    def _not_analysed(self, doc: Document, limit: int) -> None:
+        # The note is at the first byte: positions come from the first line alone (a line table of the
+        # whole document, 3 million lines for 21 MB, took seconds on the event loop).
+        nl = doc.data.find(b"\n", 0, 4096)
+        head = doc.data[:nl + 1] if nl >= 0 else doc.data[:4096]
+        source = Source(doc.path, head)
+        result = FileResult(doc.path, source, doc.language)
+        note = _internal(source, f"not analysed: the document has {len(doc.data):,} bytes, over the language "
+                                 f"server's limit of {limit:,} (setting maxDocumentBytes; the command line "
+                                 f"has no such limit)")
+        result.diagnostics = [dataclasses.replace(note, severity=Severity.INFO)]
+        doc.result, doc.parsed, doc.tree, doc.expected, doc.edited = result, None, None, None, []
+        doc.full_parse_next, doc.linted, doc.outline = True, True, None
+        doc.lsp = [to_lsp_diagnostic(d, PositionMap(head, self._encoding()), doc.uri, doc.version, self._capabilities())
+                   for d in result.diagnostics]
+
+    def _defer(self, doc: Document) -> None:
+        """Lint ``doc`` later (publishing then, if it was to be published now)."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # in-process use without an event loop: lint now
+            Linter._lint(self, doc)
+            return
+        self.retried += 1
+        publish, doc.publish_after_lint = doc.publish_after_lint, False
+        if (old := self._retries.pop(doc.uri, None)) is not None:
+            old[0].cancel()
+            publish = publish or old[1]
+        self._retries[doc.uri] = (loop.call_later(RETRY_AFTER_S, self._retry, doc.uri, doc, publish), publish)
+
+    def _retry(self, uri: str, doc: Document, publish: bool) -> None:
+        self._retries.pop(uri, None)
+        if self.documents.get(uri) is not doc:
+            return
+        doc.publish_after_lint = doc.publish_after_lint or publish
+        if doc.linted:  # a request linted it meanwhile
+            if doc.publish_after_lint:
+                doc.publish_after_lint = False
+                self._publish(doc)
+            return
+        try:
+            self.ensure(doc)
+        except Exception:
+            log.exception("background lint of %s failed", uri)
+
+    def close(self, uri: str) -> Document | None:
+        if (retry := self._retries.pop(uri, None)) is not None:
+            retry[0].cancel()
+        return super().close(uri)
 
 
 class ShaderlintServer(LanguageServer):
-    def start_io(self, stdin=None, stdout=None):
-        return super().start_io(_InterruptingReader(stdin or sys.stdin.buffer, self.linter.interrupt), stdout)
+    protocol: ShaderlintProtocol
 
-    def __init__(self) -> None:
+    def __init__(self, max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> None:
         super().__init__("shaderlint", __version__, protocol_cls=ShaderlintProtocol)
         self.init_settings = ClientSettings()
         self.client_settings = ClientSettings()
         self.configs = ConfigFiles()
-        self.linter = Linter(self.settings_for, self.publish, self.encoding, self.publish_capabilities)
+        self.max_message_bytes = max_message_bytes
+        self.reader: Reader | None = None
+        self.exit_code = 0
+        self.linter = ServerLinter(self.settings_for, self.publish, self.encoding, self.publish_capabilities,
+                                   max_bytes=lambda: self.client_settings.max_document_bytes,
+                                   busy=lambda: self.reader is not None and self.reader.pending > 0)
         self.config_pending = False
+
+    # ---- transport -------------------------------------------------------------------------------
+    def start_io(self, stdin=None, stdout=None) -> int:
+        """Serve on stdin/stdout until ``exit`` or the end of the input; returns the exit code (LSP:
+        0 after ``shutdown``, 1 without). Messages are read by :class:`.transport.Reader` on its own
+        thread: bounded, resynchronised after framing errors, and every message that arrives
+        interrupts a background lint (``Linter.interrupt``)."""
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self._serve_io(stdin or sys.stdin.buffer))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; stopping")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
+        return self.exit_code
+
+    async def _serve_io(self, stdin) -> None:
+        loop = asyncio.get_running_loop()
+        finished = loop.create_future()
+
+        def deliver(frame: Frame | None) -> None:
+            if frame is None:  # the end of the input
+                if not finished.done():
+                    finished.set_result(None)
+                return
+            reader.done(frame)  # handled from here on: ``busy`` counts the messages still waiting
+            t0 = time.monotonic()
+            try:
+                if not finished.done():
+                    self.protocol.handle_frame(frame)
+            except SystemExit as exc:  # the exit notification
+                self.exit_code = exc.code if isinstance(exc.code, int) else 0
+                if not finished.done():
+                    finished.set_result(None)
+            except BrokenPipeError:
+                if not finished.done():
+                    finished.set_exception(BrokenPipeError())
+            except BaseException:  # noqa: BLE001 - nothing a client sends may stop the server
+                log.exception("handling a message failed")
+            if time.monotonic() - t0 > 5.0:
+                log.warning("handling a message of %d bytes took %.1f s", len(frame.body or b""), time.monotonic() - t0)
+
+        reader = Reader(stdin, loop, deliver, self.linter.interrupt, self.max_message_bytes)
+        self.reader = reader.start()
+        try:
+            await finished
+        finally:
+            reader.stop()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        """An error outside a request's answer: logged (stderr and window/logMessage), never shown as a
+        pop-up with a traceback (pygls' default). A request's error is in its answer: stderr only."""
+        if source is FeatureRequestError:
+            log.info("request failed: %s", error)
+            return
+        log.error("%s: %s", getattr(source, "__name__", source), error)
+        try:
+            self.window_log_message(types.LogMessageParams(type=types.MessageType.Error,
+                                                           message=f"shaderlint server error: {error}"))
+        except Exception:
+            pass
 
     # ---- client facts --------------------------------------------------------------------------
     def capability(self, path: str) -> Any:
@@ -191,10 +468,14 @@ class ShaderlintServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=doc.uri, version=doc.version, diagnostics=doc.lsp))
 
     def document(self, uri: str, full: bool = False) -> Document | None:
-        """An open document with up-to-date diagnostics; ``full``: with the whole file's model too."""
+        """An open document with up-to-date diagnostics; ``full``: with the whole file's model too (a
+        large document: when its lint was not stopped by other messages, see ServerLinter). None when
+        it is not open or has no up-to-date diagnostics."""
         doc = self.linter.get(uri)
         if doc is not None:
             self.linter.ensure(doc, full)
+            if not doc.linted:  # a large document whose lint gave way to other messages: nothing yet
+                return None
         return doc
 
     def estimate_context(self, doc: Document) -> tuple[Any, dict[str, str]]:
@@ -239,8 +520,8 @@ def _request(fn):
     return wrapper
 
 
-def create_server() -> ShaderlintServer:
-    server = ShaderlintServer()
+def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> ShaderlintServer:
+    server = ShaderlintServer(max_message_bytes)
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: ShaderlintServer, params: types.InitializeParams) -> None:
@@ -318,9 +599,14 @@ def create_server() -> ShaderlintServer:
                                             workspace_diagnostics=False))
     @_request
     def pull_diagnostics(ls: ShaderlintServer, params: types.DocumentDiagnosticParams):
-        doc = ls.document(params.text_document.uri)
+        doc = ls.linter.get(params.text_document.uri)
         if doc is None:  # not open: nothing to say about it
             return types.RelatedFullDocumentDiagnosticReport(items=[])
+        # Clients pull for every open document on their own: a large one is linted in the background
+        # (ServerLinter), and when other messages stop that, the pull is cancelled for the client to retry.
+        ls.linter.ensure(doc)
+        if not doc.linted:
+            raise JsonRpcException("other messages first: pull again", SERVER_CANCELLED, {"retriggerRequest": True})
         result_id = f"{doc.version}:{result_digest(doc.lsp)}"
         if params.previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
@@ -371,6 +657,9 @@ def serve(argv: Sequence[str] = ()) -> int:
     """Run the server on stdin/stdout until the client exits it. ``--stdio`` is accepted (and implied)."""
     p = argparse.ArgumentParser(prog="shaderlint lsp", description="The shaderlint language server, on stdio.")
     p.add_argument("--stdio", action="store_true", help="communicate over stdin/stdout (the default and only transport)")
+    p.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES, metavar="N",
+                   help="longest message accepted, in bytes; a longer one is skipped and answered with a "
+                        f"Parse error (default {DEFAULT_MAX_MESSAGE_BYTES}, 64 MiB)")
     p.add_argument("--log-level", default=os.environ.get("SHADERLINT_LOG", "WARNING"),
                    choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="stderr log level (default WARNING)")
     try:
@@ -380,10 +669,9 @@ def serve(argv: Sequence[str] = ()) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="shaderlint-lsp %(levelname)s %(name)s: %(message)s")
     logging.getLogger("shaderlint").setLevel(getattr(logging, args.log_level))
-    server = create_server()
+    server = create_server(max(1, args.max_message_bytes))
     tune_gc()
-    server.start_io()
-    return 0
+    return server.start_io()
 
 
 def tune_gc() -> None:

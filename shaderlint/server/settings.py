@@ -9,8 +9,10 @@ Two layers, most specific last:
    section of ``workspace/configuration`` (re-read on
    ``workspace/didChangeConfiguration``). Keys: ``select``, ``ignore``
    (lists of codes or prefixes), ``target`` (a GPU profile), ``codeLens``
-   (bool), plus the server-only ``debounce`` (milliseconds, default 150) and
-   ``pushDiagnostics`` (``"auto"``: push unless the client pulls, or a bool).
+   (bool), plus the server-only ``debounce`` (milliseconds, default 150),
+   ``pushDiagnostics`` (``"auto"``: push unless the client pulls, or a bool) and
+   ``maxDocumentBytes`` (documents larger than this are not analysed, default
+   2 MiB; 0: no limit).
 
 Empty values (``[]``, ``""``, null) mean "not set", so that an editor's
 defaults do not override the project's configuration. Invalid values are
@@ -28,6 +30,10 @@ from shaderlint.languages import LANGUAGE_IDS, language_for_path
 from shaderlint.languages.glsl import STAGES
 
 DEFAULT_DEBOUNCE_MS = 150.0
+#: Documents over this many bytes get one informational SL001 instead of an analysis: the engine's
+#: time budget (at most 4 x 5 s of CPU) would stop most of them anyway, after seconds of work and
+#: hundreds of MB of syntax tree (a 1 MB file of concatenated examples already ran into the budget).
+DEFAULT_MAX_DOCUMENT_BYTES = 2 * 1024 * 1024
 
 #: LSP language ids -> shaderlint language. VS Code says ``cuda-cpp``; some GLSL
 #: extensions use the stage as the language id.
@@ -54,6 +60,7 @@ class ClientSettings:
     code_lens: bool = False
     debounce_ms: float = DEFAULT_DEBOUNCE_MS
     push_diagnostics: str | bool = "auto"
+    max_document_bytes: int = DEFAULT_MAX_DOCUMENT_BYTES
     problems: tuple[str, ...] = field(default=(), compare=False)
 
     def merged(self, options: Any) -> "ClientSettings":
@@ -81,6 +88,12 @@ class ClientSettings:
                 kw["push_diagnostics"] = v
             else:
                 problems.append(f"pushDiagnostics must be \"auto\", true or false, not {v!r}")
+        if "maxDocumentBytes" in options and options["maxDocumentBytes"] is not None:
+            v = options["maxDocumentBytes"]
+            if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+                kw["max_document_bytes"] = v
+            else:
+                problems.append(f"maxDocumentBytes must be a non-negative number of bytes (0: no limit), not {v!r}")
         return replace(self, **kw, problems=tuple(problems))
 
     def overrides(self) -> dict[str, Any]:

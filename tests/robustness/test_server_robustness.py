@@ -4,14 +4,10 @@ edits. Each test ends by checking that a normal request still gets a normal answ
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import queue
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 import pytest_lsp
@@ -21,6 +17,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 
 from tests.robustness.conftest import ROOT
 from tests.server.conftest import change, make_client, open_doc, wait_diagnostics
+from tests.server.raw_client import RawServer, frame
 
 SERVER = [sys.executable, "-m", "shaderlint", "lsp"]
 ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -137,112 +134,66 @@ async def test_burst_of_hostile_documents(client, tmp_path):
     await _still_serving(client, tmp_path)
 
 
-# ---- raw bytes on stdin ----------------------------------------------------------------------------------
-def _frame(obj=None, body: bytes | None = None) -> bytes:
-    if body is None:
-        body = json.dumps(obj).encode()
-    return f"Content-Length: {len(body)}\r\n\r\n".encode() + body
-
-
-class _Raw:
-    """The server as a subprocess, fed raw bytes; responses are collected by a reader thread."""
-
-    def __init__(self) -> None:
-        self.p = subprocess.Popen(SERVER, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  env=ENV, cwd=ROOT)
-        self.q: queue.Queue = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        f = self.p.stdout
-        while True:
-            line = f.readline()
-            if not line:
-                self.q.put(None)
-                return
-            if line.lower().startswith(b"content-length:"):
-                n = int(line.split(b":", 1)[1])
-                while f.readline() not in (b"\r\n", b""):
-                    pass
-                self.q.put(json.loads(f.read(n)))
-
-    def send(self, data: bytes) -> None:
-        self.p.stdin.write(data)
-        self.p.stdin.flush()
-
-    def response(self, rid, timeout: float = 20.0) -> dict:
-        end = time.monotonic() + timeout
-        while time.monotonic() < end:
-            try:
-                m = self.q.get(timeout=0.2)
-            except queue.Empty:
-                continue
-            assert m is not None, "the server closed its output"
-            if m.get("id") == rid and "method" not in m:
-                return m
-        raise AssertionError(f"no response to {rid}")
-
-
+# ---- raw bytes on stdin (more in tests/server/test_framing.py) ----------------------------------------
 def test_malformed_json_rpc_on_stdin():
-    raw = _Raw()
-    try:
-        raw.send(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}))
-        assert "result" in raw.response(1)
-        raw.send(_frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
-        garbage = [
-            b"Content-Length: 5\r\n\r\n{{{{{",  # not JSON
-            b"Content-Length: 2\r\n\r\n[]",  # JSON, not a message
-            _frame({"foo": 1}),
-            _frame({"jsonrpc": "1.0", "id": 50, "method": "shutdown"}),  # wrong version: dropped
-            _frame(body=b"\xff\xfe\x00 not UTF-8"),
-            b"X-Header: 1\r\n\r\n",  # a header block without Content-Length
-            b"just text\r\n\r\n",
-            b"Content-Length: abc\r\n\r\n",
-            _frame({"jsonrpc": "2.0", "id": 2, "method": "no/such/method", "params": {}}),
-            _frame({"jsonrpc": "2.0", "method": "no/such/notification", "params": {}}),
-            _frame({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": "not an object"}),
-            _frame({"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": {
-                "textDocument": {"uri": "file:///nowhere.cu"}, "position": {"line": -1, "character": -5}}}),
-            _frame({"jsonrpc": "2.0", "id": 5, "method": "textDocument/hover", "params": {
-                "textDocument": {"uri": "file:///nowhere.cu"}, "position": {"line": 0, "character": 0}}}),
-            _frame({"jsonrpc": "2.0", "id": [1, 2], "method": "shutdown"}),  # an id that is not an id
-            _frame({"jsonrpc": "2.0", "id": 58}),  # neither request nor response
-            _frame({"jsonrpc": "2.0", "result": {}, "id": 9999}),  # a response to nothing
-            _frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 5}}),
+    with RawServer() as raw:
+        garbage = [  # (bytes, the code of the error response with id null they get, or None: no answer)
+            (b"Content-Length: 5\r\n\r\n{{{{{", -32700),  # not JSON
+            (b"Content-Length: 2\r\n\r\n[]", -32600),  # JSON, not a message
+            (frame({"foo": 1}), -32600),
+            (frame(body=b"\xff\xfe\x00 not UTF-8"), -32700),
+            (b"X-Header: 1\r\n\r\n", -32700),  # a header block without Content-Length
+            (b"just text\r\n\r\n", None),  # skipped with the above, up to the next Content-Length header
+            (b"Content-Length: abc\r\n\r\n", None),
+            (frame({"jsonrpc": "2.0", "method": "no/such/notification", "params": {}}), None),
+            (frame({"jsonrpc": "2.0", "id": [1, 2], "method": "shutdown"}), -32600),  # an id that is not an id
+            (frame({"jsonrpc": "2.0", "result": {}, "id": 9999}), None),  # a response to nothing
+            (frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": 5}}), None),
         ]
-        for g in garbage:
+        for g, code in garbage:
             raw.send(g)
-        assert raw.response(2)["error"]["code"] == -32601  # MethodNotFound
-        assert raw.response(3)["error"]["code"] == -32602  # InvalidParams
-        assert raw.response(4)["error"]["code"] == -32602
+            if code is not None:
+                assert raw.next_error()["error"]["code"] == code, g
+        requests = [
+            (frame({"jsonrpc": "1.0", "id": 50, "method": "shutdown"}), -32600),  # wrong version: not a shutdown
+            (frame({"jsonrpc": "2.0", "id": 58}), -32600),  # neither request nor response
+            (frame({"jsonrpc": "2.0", "id": 2, "method": "no/such/method", "params": {}}), -32601),
+            (frame({"jsonrpc": "2.0", "id": 3, "method": "textDocument/hover", "params": "not an object"}), -32602),
+            (frame({"jsonrpc": "2.0", "id": 4, "method": "textDocument/hover", "params": {
+                "textDocument": {"uri": "file:///nowhere.cu"}, "position": {"line": -1, "character": -5}}}), -32602),
+        ]
+        for r, code in requests:
+            raw.send(r)
+            assert raw.response(json.loads(r.split(b"\r\n\r\n", 1)[1])["id"])["error"]["code"] == code
+        raw.send(frame({"jsonrpc": "2.0", "id": 5, "method": "textDocument/hover", "params": {
+            "textDocument": {"uri": "file:///nowhere.cu"}, "position": {"line": 0, "character": 0}}}))
         assert raw.response(5)["result"] is None  # a document that was never opened
         # And after all that, ordinary work.
-        raw.send(_frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
+        raw.send(frame({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": {
             "uri": "file:///tmp/k.cu", "languageId": "cuda-cpp", "version": 1, "text": KERNEL}}}))
-        raw.send(_frame({"jsonrpc": "2.0", "id": 100, "method": "textDocument/hover", "params": {
+        raw.send(frame({"jsonrpc": "2.0", "id": 100, "method": "textDocument/hover", "params": {
             "textDocument": {"uri": "file:///tmp/k.cu"}, "position": {"line": DIV[0], "character": DIV[1]}}}))
         assert "SL201" in raw.response(100)["result"]["contents"]["value"]
-        raw.send(_frame({"jsonrpc": "2.0", "id": 101, "method": "shutdown"}))
-        assert raw.response(101)["result"] is None
-        raw.send(_frame({"jsonrpc": "2.0", "method": "exit"}))
-        assert raw.p.wait(20) == 0
-    finally:
-        if raw.p.poll() is None:
-            raw.p.kill()
-            raw.p.wait()
+        assert not [m for m in raw.received if m.get("method") == "window/showMessage"]  # no pop-up
+        assert raw.stop() == 0
 
 
 def test_stdin_closed_mid_message():
     """The client dies halfway through a message: the server exits instead of hanging."""
-    raw = _Raw()
-    try:
-        raw.send(_frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}}))
-        raw.response(1)
+    with RawServer() as raw:
         raw.send(b"Content-Length: 1000\r\n\r\n{\"jsonrpc\": \"2.0\", ")
         raw.p.stdin.close()
-        raw.p.wait(20)
-    finally:
-        if raw.p.poll() is None:
-            raw.p.kill()
-            raw.p.wait()
+        try:
+            raw.p.wait(20)
+        except subprocess.TimeoutExpired:
             pytest.fail("the server did not exit when its input closed")
+
+
+def test_a_short_server_fuzzing_session():
+    """``bench/fuzz.py --server`` for a few rounds (fixed seed): framing garbage, invalid messages and
+    large documents, each followed by a hover that must be answered; then shutdown and exit 0."""
+    from tests.robustness.conftest import load_fuzz
+
+    fuzz = load_fuzz()
+    out = fuzz.server_session(__import__("random").Random(7), fuzz.load_seeds(), rounds=12)
+    assert out["rounds"] == 12 and not out["failures"], [f.detail[:2000] for f, _ in out["failures"]]

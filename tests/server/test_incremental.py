@@ -183,7 +183,11 @@ def test_a_message_interrupts_the_confirming_whole_file_lint(caplog):
     import time
 
     from shaderlint.server.diagnostics import Linter
-    from shaderlint.server.server import _InterruptingReader
+    from shaderlint.server.transport import Reader
+
+    class Loop:  # the reader hands frames to the event loop: here, nowhere
+        def call_soon_threadsafe(self, fn, *args):
+            pass
 
     published = []
     linter = Linter(lambda d: (SETTINGS, None), published.append, lambda: UTF16, lambda: None)
@@ -199,8 +203,8 @@ def test_a_message_interrupts_the_confirming_whole_file_lint(caplog):
     whole_lint = doc.lint
 
     def slow_whole_lint(settings, error=None, full=False):
-        reader = _InterruptingReader(__import__("io").BytesIO(b"Content-Length: 2\r\n"), linter.interrupt)
-        reader.readline()  # a message header arrives
+        reader = Reader(__import__("io").BytesIO(b"Content-Length: 2\r\n\r\n{}"), Loop(), print, linter.interrupt)
+        reader._run()  # a message arrives (on the reader thread; here, this one)
         t = time.monotonic()
         while time.monotonic() - t < 10:  # a long lint, interrupted within the watchdog's reaction time
             time.sleep(0.001)
