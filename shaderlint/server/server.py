@@ -236,7 +236,7 @@ class ServerLinter(Linter):
             self._defer(doc)
             return
         kept = (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, list(doc.edited),
-                doc.full_parse_next, doc.linted)
+                doc.full_parse_next, doc.linted, doc.mid_edit)
         dl = Deadline(BACKGROUND_MAX_S)
         self.interrupted_at = None
         try:
@@ -253,7 +253,7 @@ class ServerLinter(Linter):
                 log.warning("the lint of %s stopped %.1f s after a message arrived", doc.uri,
                             time.monotonic() - self.interrupted_at)
             (doc.result, doc.lsp, doc.outline, doc.parsed, doc.tree, doc.expected, doc.edited,
-             doc.full_parse_next, doc.linted) = kept
+             doc.full_parse_next, doc.linted, doc.mid_edit) = kept
             if doc.linted:  # a confirming lint of a per-function result: at the next pause
                 self._schedule_confirm(doc)
             else:
@@ -275,7 +275,7 @@ class ServerLinter(Linter):
                                  f"has no such limit)")
         result.diagnostics = [dataclasses.replace(note, severity=Severity.INFO)]
         doc.result, doc.parsed, doc.tree, doc.expected, doc.edited = result, None, None, None, []
-        doc.full_parse_next, doc.linted, doc.outline = True, True, None
+        doc.full_parse_next, doc.linted, doc.outline, doc.mid_edit = True, True, None, False
         doc.lsp = [to_lsp_diagnostic(d, PositionMap(head, self._encoding()), doc.uri, doc.version, self._capabilities())
                    for d in result.diagnostics]
 

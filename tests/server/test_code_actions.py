@@ -15,7 +15,7 @@ __global__ void blend(float *out, const float *a, const int *idx, int n)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     out[i] = a[i] * 0.5 + 3.14159265358979;
-    out[i + 1] = idx[i] / n;
+    for (int j = i; j < n; j += 32) out[j + 1] = idx[j] / n;
 }
 """
 LINE = 3
