@@ -188,6 +188,12 @@ class _Builder:
 
     # ---- parse errors ------------------------------------------------------------------------
     def collect_errors(self) -> None:
+        deep = self.deep = [(mk.start, mk.end) for mk in self.m.parsed.masks if mk.kind == "too-deep"]
+        if deep:  # cut by the front end (shaderlint.languages.depth): unreadable as a syntax error is
+            from shaderlint.languages.depth import MAX_TREE_DEPTH
+            self.m.errors.extend(ParseError(s, e, f"code nested more than {MAX_TREE_DEPTH:,} levels deep")
+                                 for s, e in deep)
+            self.m.errors.sort(key=lambda e: e.start)
         root = self.m.root
         if not root.has_error:
             return
@@ -450,7 +456,7 @@ class _Builder:
                 start = (outer or fd).start_byte
                 masks = m.parsed.attrs_before.get(fd.start_byte, []) + (m.parsed.attrs_before.get(start, []) if outer else [])
                 f.attributes = tuple((mk.value, mk.args) for mk in masks)
-            f.has_error = fd.has_error
+            f.has_error = fd.has_error or any(fd.start_byte <= s < fd.end_byte for s, _ in self.deep)
             f.facts = self.facts_for(f)
             scope = (fd.start_byte, fd.end_byte)
             if outer is not None:
