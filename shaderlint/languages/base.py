@@ -57,6 +57,15 @@ def _blank(buf: bytearray, start: int, end: int) -> None:
     buf[start:end] = buf[start:end].translate(_BLANK_TABLE)
 
 
+def _blank_literal_nuls(source: Source, buf: bytearray) -> None:
+    """NUL bytes inside comments and string literals become spaces in the parsed copy: the grammars'
+    comment and string tokens end at a NUL, so one NUL in a comment made the rest of the function an
+    unreadable region (SL001, function not analysed). A NUL in code stays a syntax error."""
+    for m in list(re.finditer(rb"\0", buf)):
+        if source.in_comment_or_string(m.start()):
+            buf[m.start()] = 0x20
+
+
 def _has_line_break(seg: bytes) -> bool:
     return b"\n" in seg or b"\r" in seg
 
@@ -99,6 +108,8 @@ class FrontEnd:
         if buf.startswith(b"\xef\xbb\xbf"):
             masks.append(Mask(0, 3, "bom", ""))
             buf[0:3] = b"   "
+        if b"\0" in buf:
+            _blank_literal_nuls(source, buf)
         masks.extend(mask_dead_branches(source, buf))
         masks.extend(mask_split_expressions(source, buf))
         if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
