@@ -22,6 +22,19 @@ from shaderlint.suppression import UNUSED_CODE, Suppression, apply_suppressions,
 
 PARSE_ERROR = "SL001"
 
+#: The memory one file's analysis may take at its peak, over what the process held before it:
+#: :func:`memory_bound`. A file of the largest size analysed (``max-file-size``, 1 MiB) peaks at about
+#: 190 MB; a larger file is refused before any work; code nested deeper than the front end keeps
+#: (``shaderlint.languages.depth``) is cut. ``tests/robustness/test_bounds.py`` checks the bound with
+#: generous margins and ``bench/bounds.py`` measures the worst cases.
+MEMORY_BASE = 256 << 20
+MEMORY_PER_BYTE = 20
+
+
+def memory_bound(size: int) -> int:
+    """Bytes of memory the analysis of one file of ``size`` bytes may add to the process at its peak."""
+    return MEMORY_BASE + MEMORY_PER_BYTE * size
+
 
 @dataclass
 class FileResult:
@@ -71,6 +84,13 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     language = language or settings.language_for(path)
     result = FileResult(path, source, language)
     if language is None:
+        return result
+    limit = settings.max_file_size
+    if limit and len(data) > limit:  # refused before any work: a 50 MB input peaked at 3.5 GB
+        result.diagnostics = [_internal(source, f"could not analyse this file: it is {_size(len(data))}, larger "
+                                                f"than the per-file limit of {_size(limit)} (raise `max-file-size` "
+                                                f"in the configuration to allow more)")]
+        result.timed_out = True  # a property of the settings, not of the file: not cached
         return result
     reason = not_text(data)
     if reason is not None:
@@ -191,6 +211,10 @@ def not_text(data: bytes) -> str | None:
     return None
 
 
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):.3g} MiB ({n:,} bytes)" if n >= 1 << 20 else f"{n:,} bytes"
+
+
 def _internal(source: Source, message: str) -> Diagnostic:
     return _resolve(source, _PARSE_RULE, Finding(0, 0, message))
 
@@ -219,4 +243,5 @@ def _resolve(source: Source, rule_cls: type[Rule], fd: Finding) -> Diagnostic:
     )
 
 
-__all__ = ["FileResult", "lint_source", "enabled_rules", "Severity", "resolve_target", "fingerprint"]
+__all__ = ["FileResult", "lint_source", "enabled_rules", "Severity", "resolve_target", "fingerprint",
+           "memory_bound"]

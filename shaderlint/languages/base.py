@@ -57,6 +57,15 @@ def _blank(buf: bytearray, start: int, end: int) -> None:
     buf[start:end] = buf[start:end].translate(_BLANK_TABLE)
 
 
+def _blank_literal_nuls(source: Source, buf: bytearray) -> None:
+    """NUL bytes inside comments and string literals become spaces in the parsed copy: the grammars'
+    comment and string tokens end at a NUL, so one NUL in a comment made the rest of the function an
+    unreadable region (SL001, function not analysed). A NUL in code stays a syntax error."""
+    for m in list(re.finditer(rb"\0", buf)):
+        if source.in_comment_or_string(m.start()):
+            buf[m.start()] = 0x20
+
+
 def _has_line_break(seg: bytes) -> bool:
     return b"\n" in seg or b"\r" in seg
 
@@ -99,6 +108,8 @@ class FrontEnd:
         if buf.startswith(b"\xef\xbb\xbf"):
             masks.append(Mask(0, 3, "bom", ""))
             buf[0:3] = b"   "
+        if b"\0" in buf:
+            _blank_literal_nuls(source, buf)
         masks.extend(mask_directive_comments(source, buf))
         masks.extend(mask_dead_branches(source, buf))
         masks.extend(mask_split_expressions(source, buf))
@@ -128,6 +139,7 @@ class FrontEnd:
         stage = context[1] if context is not None else self.stage_for(source.path, source)
         parser = self.parser()
         tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
+        tree, parse_bytes, masks = _bound_depth(parser, tree, parse_bytes, masks, deadline)
         parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage)
         gaps = _Gaps(parse_bytes)
         for m in masks:
@@ -166,6 +178,24 @@ class _Gaps:
 
 
 _CHUNK = 1 << 16  # bytes handed to the parser per read callback
+
+
+def _bound_depth(parser: ts.Parser, tree: ts.Tree, data: bytes, masks: list[Mask], deadline):
+    """Cut what nests deeper than :data:`shaderlint.languages.depth.MAX_TREE_DEPTH` (blanked as
+    ``too-deep`` masks) and parse again: (tree, parsed bytes, masks)."""
+    from shaderlint.languages.depth import MAX_TREE_DEPTH, deep_regions
+
+    for attempt in range(3):
+        regions = deep_regions(tree.root_node, MAX_TREE_DEPTH, whole_items=attempt > 0)
+        if not regions:
+            return tree, data, masks
+        buf = bytearray(data)
+        for s, e in regions:
+            _blank(buf, s, e)
+        data = bytes(buf)
+        masks = sorted(masks + [Mask(s, e, "too-deep", "") for s, e in regions], key=lambda mk: mk.start)
+        tree = _parse(parser, data, None, deadline)
+    raise ValueError(f"the code nests more than {MAX_TREE_DEPTH} levels deep")
 
 
 def _parse(parser: ts.Parser, data: bytes, old_tree: ts.Tree | None, deadline) -> ts.Tree:

@@ -70,6 +70,57 @@ def _query(language: ts.Language, name: str) -> ts.Query:
     return ts.Query(language, _QUERIES[name])
 
 
+#: A node with more children than this is queried a child at a time (:func:`captures`).
+WIDE = 4096
+
+
+def captures(query: ts.Query, root: ts.Node) -> dict[str, list[ts.Node]]:
+    """``QueryCursor(query).captures(root)``, in calls whose time is linear in the size of the tree.
+
+    tree-sitter's query cursor takes time quadratic in the number of children of one node when
+    error recovery strings them on a chain (100,000 unclosed ``{``: 9 s in one C call, which the
+    time budget cannot interrupt). Such nodes, and the nodes above them, are queried alone (matches
+    that start at the node: ``set_max_start_depth(0)``) and their children one at a time. Ordinary
+    trees have no node that wide: one call, as before. (The cursor's ``progress_callback`` would let
+    the deadline stop it, but in py-tree-sitter 0.26 it crashes the interpreter.)"""
+    wide = _wide_paths(root)
+    if not wide:
+        return ts.QueryCursor(query).captures(root)
+    out: dict[str, list[ts.Node]] = defaultdict(list)
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n.id not in wide:
+            got = ts.QueryCursor(query).captures(n)
+        else:
+            cur = ts.QueryCursor(query)
+            cur.set_max_start_depth(0)
+            got = cur.captures(n)
+            stack.extend(n.children)
+        for k, v in got.items():
+            out[k].extend(v)
+    return dict(out)
+
+
+def _wide_paths(root: ts.Node) -> set[int]:
+    """Ids of the nodes with more than :data:`WIDE` children and of the nodes above them. Only nodes
+    with that many descendants can hold one, so the walk enters few nodes."""
+    if root.descendant_count <= WIDE:
+        return set()
+    marked: set[int] = set()
+    stack: list[tuple[ts.Node, tuple | None]] = [(root, None)]
+    while stack:
+        entry = stack.pop()
+        n = entry[0]
+        if n.child_count > WIDE:
+            up = entry
+            while up is not None and up[0].id not in marked:
+                marked.add(up[0].id)
+                up = up[1]
+        stack.extend((c, entry) for c in n.children if c.descendant_count > WIDE)
+    return marked
+
+
 class FileModel(ExprAnalysis):
     def __init__(self, parsed: Parsed) -> None:
         self.parsed = parsed
@@ -168,7 +219,7 @@ class _Builder:
         from shaderlint.languages import FRONT_ENDS
         language = FRONT_ENDS[self.lang].language()
         m.captures = {k: sorted(v, key=lambda n: n.start_byte)
-                      for k, v in ts.QueryCursor(_query(language, self.lang)).captures(m.root).items()}
+                      for k, v in captures(_query(language, self.lang), m.root).items()}
         div = [n for n in m.captures.get("binary", []) + m.captures.get("assign", [])
                if (op := n.child_by_field_name("operator")) is not None and op.type in _DIV_OPERATORS]
         if div:
@@ -192,6 +243,12 @@ class _Builder:
 
     # ---- parse errors ------------------------------------------------------------------------
     def collect_errors(self) -> None:
+        deep = self.deep = [(mk.start, mk.end) for mk in self.m.parsed.masks if mk.kind == "too-deep"]
+        if deep:  # cut by the front end (shaderlint.languages.depth): unreadable as a syntax error is
+            from shaderlint.languages.depth import MAX_TREE_DEPTH
+            self.m.errors.extend(ParseError(s, e, f"code nested more than {MAX_TREE_DEPTH:,} levels deep")
+                                 for s, e in deep)
+            self.m.errors.sort(key=lambda e: e.start)
         root = self.m.root
         if not root.has_error:
             return
@@ -498,7 +555,7 @@ class _Builder:
                 start = (outer or fd).start_byte
                 masks = m.parsed.attrs_before.get(fd.start_byte, []) + (m.parsed.attrs_before.get(start, []) if outer else [])
                 f.attributes = tuple((mk.value, mk.args) for mk in masks)
-            f.has_error = fd.has_error
+            f.has_error = fd.has_error or any(fd.start_byte <= s < fd.end_byte for s, _ in self.deep)
             f.facts = self.facts_for(f)
             scope = (fd.start_byte, fd.end_byte)
             if outer is not None:

@@ -132,6 +132,7 @@ class ReachingWrites:
 
     # ---- setup -------------------------------------------------------------------------------------
     def _functions_with_jumps(self) -> set[int]:
+        from shaderlint.model.build import captures  # noqa: PLC0415
         m = self.m
         if b"goto" not in m.source.data:
             return set()  # a label is only reached by a `goto` (`case` labels: see _killing_statement)
@@ -139,7 +140,7 @@ class ReachingWrites:
         if q is None:  # a grammar without these nodes: treat every function as having jumps
             return {id(f) for f in m.functions}
         out: set[int] = set()
-        for nodes in ts.QueryCursor(q).captures(m.root).values():
+        for nodes in captures(q, m.root).values():
             for n in nodes:
                 f = m.function_at(n.start_byte)
                 if f is not None:
@@ -148,6 +149,7 @@ class ReachingWrites:
 
     def _block_asm_outputs(self, candidates: dict[int, Var], blocked: set[int]) -> None:
         """Block variables an inline ``asm`` statement writes (``: "=r"(lane)``): not among the writes."""
+        from shaderlint.model.build import captures  # noqa: PLC0415
         m = self.m
         if m.language == "glsl" or b"asm" not in m.source.data:
             return
@@ -155,7 +157,7 @@ class ReachingWrites:
         if q is None:  # no inline asm in this grammar: block every candidate that could be written so
             blocked.update(candidates)
             return
-        for nodes in ts.QueryCursor(q).captures(m.root).values():
+        for nodes in captures(q, m.root).values():
             for n in nodes:
                 for c in n.named_children:
                     b = m.base_var(c) if c.type != "string_literal" else None

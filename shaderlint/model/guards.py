@@ -343,7 +343,8 @@ def _address_taken(model: "FileModel") -> list["Var"]:
                          '(pointer_expression operator: "&" argument: (identifier) @id)')
         _ADDRESS_QUERY[model.language] = query
     out = []
-    for ident in ts.QueryCursor(query).captures(model.root).get("id", []):
+    from shaderlint.model.build import captures
+    for ident in captures(query, model.root).get("id", []):
         v = model.resolve(ident)
         if v is not None:
             out.append(v)
