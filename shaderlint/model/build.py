@@ -1114,6 +1114,7 @@ class _Builder:
             deps[v] = frozenset({B.UNKNOWN_DEP})
         # Every write to a local variable: (target var, rhs nodes, statement)
         writes: list[tuple[Var, list[ts.Node], ts.Node]] = []
+        unknown_stores: set[int] = set()  # stores that may go through a pointer member (see below)
         for f in m.functions:
             for v in f.vars:
                 if v.init is not None:
@@ -1141,6 +1142,8 @@ class _Builder:
                 rhs.extend(c for c in left.named_children if c is not None)
             if self.text(a.child_by_field_name("operator")) != "=":
                 rhs.append(left)
+            if self.store_through_unknown_member(left):
+                unknown_stores.add(a.id)
             writes.append((base, rhs, a))
         for u in m.nodes("update"):
             arg = u.child_by_field_name("argument")
@@ -1174,6 +1177,8 @@ class _Builder:
                     if B.LOCAL in cd and uniform_idiom(m, m.function_at(c.start_byte), c):
                         continue  # same in every thread (a vote through shared memory, a uniform trip count)
                     d |= cd
+                if stmt.id in unknown_stores and d:
+                    d = {B.UNKNOWN_DEP}
                 key = (id(var), stmt.id)
                 old = wdeps.get(key, frozenset())
                 if not d <= old:
@@ -1198,6 +1203,32 @@ class _Builder:
                 break
         m._dep_reads = None
         m._deps_cache.clear()
+
+    def store_through_unknown_member(self, lvalue: ts.Node) -> bool:
+        """``params.ptr[i] = x`` where the type of ``params.ptr`` is not known (a parameter block
+        declared in a header): the store goes either through a pointer member, leaving ``params`` as
+        it was, or into an array member of the thread's own copy. Which one is unknown, so the write
+        makes ``params`` unknown, not thread-dependent (flashinfer's routing kernels wrote
+        ``params.mPtrExpandedIdxToPermutedIdx[idx]`` and every later ``params.mNumTokens`` looked
+        thread-dependent, which made their tile loops 'divergent')."""
+        n = unparen(lvalue)
+        for _ in range(64):
+            if n.type == "subscript_expression":
+                arg = n.child_by_field_name("argument")
+                if arg is None:
+                    return False
+                a = unparen(arg)
+                if a.type == "field_expression" and not self.m.type_of(a).is_known:
+                    return True
+                n = a
+            elif n.type == "field_expression":
+                nxt = n.child_by_field_name("argument")
+                if nxt is None:
+                    return False
+                n = unparen(nxt)
+            else:
+                return False
+        return False
 
     def stores_through_pointer(self, lvalue: ts.Node) -> bool:
         """True when writing to ``lvalue`` stores through a pointer (``s.ptr[i]``, ``a.b->c``,
