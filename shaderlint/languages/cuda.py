@@ -433,6 +433,72 @@ def _qualifier_definitions(source: Source) -> dict[bytes, tuple[str, ...] | None
     return out
 
 
+# `[=] XGBOOST_DEVICE(std::size_t i) -> T {`: an upper-case macro between a lambda's capture list and
+# its parameters (xgboost's `#define XGBOOST_DEVICE __host__ __device__`, from a header), where the
+# grammar reads only `__device__`/`__host__`. Found at the `]`; the `[` must open a lambda (not a
+# subscript or an attribute) and the parameters be followed by what may follow them in a lambda.
+_LAMBDA_MACRO = re.compile(rb"\][ \t]*([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\()")
+_LAMBDA_MACRO_NEEDS = re.compile(rb"\][ \t]*[A-Z]")  # what every match holds, found fast
+_AFTER_LAMBDA_PARAMETERS = re.compile(rb"\s*(?:\{|->|mutable\b|noexcept\b|constexpr\b|__device__\b|__host__\b)")
+
+
+def _lambda_capture_open(data: bytes, close: int) -> int | None:
+    """The ``[`` opening the capture list that ``close`` (a ``]``) ends, when it opens a lambda: its
+    code before is not an operand (a name, ``)`` or ``]``: ``a[i]``; ``return`` excepted) and it is not
+    an attribute (``[[``). None otherwise, or when no ``[`` is found within 1 KB on the way back."""
+    depth, i = 0, close
+    lo = max(0, close - 1024)
+    while i > lo:
+        i -= 1
+        c = data[i]
+        if c == 0x5D:  # ]
+            depth += 1
+        elif c == 0x5B:  # [
+            if depth == 0:
+                break
+            depth -= 1
+        elif c in b";{}":
+            return None
+    else:
+        return None
+    if data[i - 1:i] == b"[" or data[close + 1:close + 2] == b"]":
+        return None
+    j = i
+    while j > 0 and data[j - 1] in b" \t\r\n":
+        j -= 1
+    prev = data[j - 1:j]
+    if prev.isalnum() or prev in (b"_", b")", b"]"):
+        return i if data.endswith(b"return", 0, j) and not (data[j - 7:j - 6].isalnum() or data[j - 7:j - 6] == b"_") else None
+    return i
+
+
+def mask_lambda_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank an upper-case macro standing between a lambda's capture list and its parameters, as
+    ``__device__`` stands there in an extended lambda. Recorded as a lambda's "function-qualifier"
+    mask whose args are the qualifiers the file defines the name as (empty when it does not). A
+    function-like macro of the file (its use would be an invocation) is left alone."""
+    data = source.data
+    out: list[Mask] = []
+    function_like = qualifiers = None
+    for m in scan_code(source, _LAMBDA_MACRO, _LAMBDA_MACRO_NEEDS):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
+            continue
+        found = _call_arguments(data, e + _next_code(data[e:e + 64], 0))
+        if found is None or found[0] or _AFTER_LAMBDA_PARAMETERS.match(data, found[2] + 1) is None:
+            continue
+        if _lambda_capture_open(data, m.start()) is None:
+            continue
+        if function_like is None:
+            function_like = {d.group(1) for d in scan_directives(source, _FUNC_MACRO_MULTILINE)}
+            qualifiers = _qualifier_definitions(source)
+        if m.group(1) in function_like:
+            continue
+        out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "lambda", qualifiers.get(m.group(1)) or ()))
+        _blank(buf, s, e)
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -456,6 +522,7 @@ class CudaFrontEnd(FrontEnd):
         for m in scan_code(source, _LAMBDA_SPACE):
             masks.append(Mask(m.start(1), m.end(1), "function-qualifier", m.group(1).decode().strip(), "lambda"))
             _blank(buf, m.start(1), m.end(1))
+        masks.extend(mask_lambda_qualifier_macros(source, buf))
         defs = None
         for m in match_at(source.data, _QUALIFIER_MACROS, _qualifier_macro_starts(source)):
             if source.in_comment_or_string(m.start()):
