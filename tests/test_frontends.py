@@ -768,3 +768,41 @@ void main() {}
     assert [mk.text for mk in m.parsed.masks if mk.kind == "macro-invocation"] == ["DEQUANT4(a_packed)", "DEQUANT4(b_packed)"]
     broken = code.replace("return vec4(0.0);", "float y = SCALE(1.0)\\n    return vec4(y);")
     assert model("k.comp", broken).errors  # an expression macro without `;` is a real error
+
+
+def test_lambda_qualifier_macros_are_blanked_and_recorded():
+    code = ("#define DEV __host__ __device__\n"
+            "void f(float* a, int n) {\n"
+            "  auto g = [=] XGBOOST_DEVICE(int i) -> float { return a[i]; };\n"
+            "  auto h = [a] DEV(int i) mutable { return a[i]; };\n"
+            "}\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    quals = [mk for mk in m.parsed.masks if mk.kind == "function-qualifier" and mk.value == "lambda"]
+    assert [(mk.text, mk.args) for mk in quals] == [("XGBOOST_DEVICE", ()), ("DEV", ("__host__", "__device__"))]
+    # after a subscript or an attribute, an upper-case name is no lambda qualifier
+    bad = model("k.cu", "void f(float* a, int n) { float x = a[n] FOO(n); }\n[[nodiscard]] BAR(int x) { }\n")
+    assert not [mk for mk in bad.parsed.masks if mk.kind == "function-qualifier"]
+    assert bad.errors
+
+
+def test_file_scope_macro_invocation_lines_are_blanked():
+    code = ("#define CHECK(x) \\\n"
+            "  AT_ASSERTM(x, \"msg\")\n"
+            "#define inst(t, n) \\\n"
+            "  instantiate_kernel(\"k_\" #t, k, t, n)\n"
+            "inst(float, 4)\n"
+            "instantiate_kernel(\"k_half\",\n"
+            "    k, half, 8);\n"
+            "namespace a {\n"
+            "DEFINE_HAS_MEMBER(ptr)\n"
+            "}\n"
+            "KERNEL_HEAD(f)\n"
+            "{ }\n"
+            "static void\n"
+            "WRAP(g)(int x) { }\n")
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code.encode()))
+    blanked = [mk.text.split("(")[0] for mk in parsed.masks if mk.kind == "macro-invocation"]
+    # the body line of CHECK (a continuation line), the line before `{` and the one after `void` stay
+    assert blanked == ["inst", "instantiate_kernel", "DEFINE_HAS_MEMBER"]
+    assert b"AT_ASSERTM" in parsed.parse_bytes and b"WRAP(g)" in parsed.parse_bytes

@@ -106,6 +106,7 @@ class FrontEnd:
             masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
         masks.extend(mask_macro_definitions(source, buf))
+        masks.extend(mask_file_scope_macro_invocations(source, buf))
         masks.extend(mask_statement_macros(source, buf))
         masks.extend(mask_bare_macro_lines(source, buf))
         if self.name != "glsl":
@@ -277,6 +278,121 @@ def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
                 continue
             out.append(Mask(m.start(), m.end(), "macro-invocation", m.group(0).decode("utf-8", "replace").strip()))
             _blank(buf, m.start(), m.end())
+    return out
+
+
+# A line opening with `name(` (the invocation may run over several lines): at namespace scope, the
+# shape of a macro that expands to declarations (MLX's `instantiate_kernel("name", f, float)`).
+_FILE_SCOPE_CALL = re.compile(rb"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
+_LINE_TAIL = re.compile(rb"[ \t]*;?[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)?\r?(?:\n|$)")
+# Words that open a declaration no prefix macro can stand before.
+_DECLARATION_START = re.compile(rb"(?:template|namespace|using|typedef|static_assert)\b")
+_KEYWORD_CALLS = frozenset((b"if", b"for", b"while", b"switch", b"return", b"sizeof", b"alignof", b"decltype",
+                            b"static_assert", b"defined", b"operator", b"asm", b"__asm__", b"_Pragma", b"typeof"))
+
+
+def _next_code_after_directives(data: bytes, pos: int) -> int:
+    """Offset of the next code byte from ``pos``, stepping over comments and directive lines (their
+    ``\\`` continuation lines included)."""
+    n = len(data)
+    while True:
+        pos = _next_code(data, pos)
+        if pos >= n or data[pos] != 0x23:  # '#'
+            return pos
+        while True:
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                return n
+            cont = data[nl - 1] == 0x5C or (data[nl - 1] == 0x0D and data[nl - 2] == 0x5C)
+            pos = nl + 1
+            if not cont:
+                break
+
+
+_CALLS_ONLY = re.compile(rb"(?:\s*([A-Za-z_]\w*)[ \t]*" + _BALANCED + rb")+\s*")
+_ONE_CALL = re.compile(rb"([A-Za-z_]\w*)[ \t]*" + _BALANCED)
+_PREFIX_CALLS = frozenset((b"__launch_bounds__", b"__attribute__", b"__declspec", b"alignas", b"__align__",
+                           b"__cluster_dims__", b"decltype", b"typeof", b"__typeof__"))
+
+
+def _call_sequence_macros(source: Source) -> set[bytes]:
+    """Function-like macros of the file whose every definition's body is one or more invocations
+    (``#define inst_all(t) inst_a(t) inst_b(t)``) of names that are not declaration prefixes
+    (``__launch_bounds__(...)``, ``__attribute__((...))``): at namespace scope their expansion is
+    again such lines, which declare things."""
+    out: dict[bytes, bool] = {}
+    for m in scan_directives(source, _FUNC_MACRO):
+        body = _strip_comments(m.group(2))
+        ok = bool(body) and _CALLS_ONLY.fullmatch(body) is not None and not any(
+            c.group(1) in _PREFIX_CALLS for c in _ONE_CALL.finditer(body))
+        out[m.group(1)] = out.get(m.group(1), True) and ok
+    return {n for n, ok in out.items() if ok}
+
+
+def _continues_line(data: bytes, line_start: int) -> bool:
+    """The line starting at ``line_start`` continues the one before (a ``\\`` ends it: a macro body)."""
+    j = line_start - 1  # the line feed ending the line before
+    if j > 0 and data[j - 1] == 0x0D:
+        j -= 1
+    return j > 0 and data[j - 1] == 0x5C
+
+
+def mask_file_scope_macro_invocations(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank lines at namespace scope that hold nothing but a macro invocation ``name(args)``, with or
+    without ``;`` (MLX's ``instantiate_kq_sdpa(float16_t, float, 256)`` lines, the macro defined in the
+    file through a header macro, ``instantiate_kernel(...)``, whose body is not in the file): C and
+    C++ have no expression at namespace scope, and no declaration reads ``name(args)``, so such a
+    line can only be a macro that expands to declarations, which the grammar cannot read without
+    expanding it. Only where the code before is the end of a declaration or block (``;``, ``}``,
+    ``{`` of a namespace, ``)``, the file's start) and the code after is not what continues a
+    declaration (``{``, ``(``, ``:``, ``;``, ``=``, ``,``, ...): ``KERNEL(f)`` before ``{`` or a
+    ``void`` before the line keep their meaning (another pass or an SL001 deals with them)."""
+    data = source.data
+    if b"(" not in data:
+        return []
+    candidates = [m for m in match_at(data, _FILE_SCOPE_CALL, line_starts_with(data, rb"[A-Za-z_]"))
+                  if m.group(1) not in _KEYWORD_CALLS and not source.in_comment_or_string(m.start(1))
+                  and buf[m.start(1)] == data[m.start(1)] and not _continues_line(data, m.start())]
+    if not candidates:
+        return []
+    free = _at_namespace_scope(data, buf, _code_braces(source), candidates)
+    found_lines: list[tuple[int, int]] = []
+    for m, ok in zip(candidates, free):
+        s = m.start(1)
+        if not ok or (found_lines and s < found_lines[-1][1]):
+            continue
+        before, _ = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"}", b"{", b")", b""):
+            continue
+        found = _call_arguments(data, m.end() - 1)
+        if found is None or found[0]:
+            continue
+        tail = _LINE_TAIL.match(data, found[2] + 1)
+        if tail is None:
+            continue
+        e = found[2] + 1
+        if data[e:tail.end()].strip().startswith(b";"):
+            e = data.index(b";", e) + 1
+        if bytes(buf[s:e]) == data[s:e]:
+            found_lines.append((s, e))
+    # From the last line up: a line without `;` may be a prefix of the declaration after it
+    # (`LAUNCH_BOUNDS(256)` before `__global__ void k(`); it is blanked only when what follows is the
+    # file's or the namespace's end, a word that cannot continue a declaration, or another such line.
+    out: list[Mask] = []
+    taken: set[int] = set()
+    expands_to_calls = None
+    for s, e in reversed(found_lines):
+        nxt = _next_code_after_directives(data, e)
+        if data[e - 1] != 0x3B and not (nxt >= len(data) or data[nxt] == 0x7D or nxt in taken
+                                         or _DECLARATION_START.match(data, nxt)):
+            if expands_to_calls is None:
+                expands_to_calls = _call_sequence_macros(source)
+            if re.match(rb"\w+", data[s:e]).group(0) not in expands_to_calls:
+                continue
+        taken.add(s)
+        out.append(Mask(s, e, "macro-invocation", data[s:e].decode("utf-8", "replace")))
+        _blank(buf, s, e)
+    out.reverse()
     return out
 
 

@@ -461,8 +461,8 @@ def _lambda_capture_open(data: bytes, close: int) -> int | None:
             return None
     else:
         return None
-    if data[i - 1:i] == b"[" or data[close + 1:close + 2] == b"]":
-        return None
+    if data[i - 1:i] == b"[" or data[close + 1:close + 2] == b"]" or data[i:i + 2] == b"[[":
+        return None  # inside or around an attribute `[[...]]`
     j = i
     while j > 0 and data[j - 1] in b" \t\r\n":
         j -= 1
