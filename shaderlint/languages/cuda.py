@@ -499,6 +499,59 @@ def mask_lambda_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+# `__global__ FLASHINFER_SAMPLING_LAUNCH_BOUNDS(BLOCK_THREADS) void Kernel(`: an upper-case macro
+# invocation between a function's specifiers and its return type, which the grammar cannot read there.
+_SPECIFIER_MACRO = re.compile(
+    rb"(?<![\w#])(?:__global__|__device__|__host__|__forceinline__|__noinline__|static|inline|constexpr)"
+    rb"[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*\(")
+_SPECIFIER_MACRO_NEEDS = re.compile(rb"__[ \t]+[A-Z]|(?:static|inline|constexpr)[ \t]+[A-Z]")
+# After the invocation: more specifiers, a return type and the function's name, then `(` or `<`.
+_FUNCTION_HEADER_REST = re.compile(
+    rb"\s*(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
+    rb"|const|unsigned|signed|long|short)\s+)*"
+    rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:operator\s*\S{1,3}|[A-Za-z_~][\w:]*)\s*[(<]")
+_LAUNCH_BOUNDS_BODY = re.compile(rb"__launch_bounds__\s*\(")
+_LAUNCH_BOUNDS = b"__launch_bounds__"
+
+
+def mask_specifier_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Such an invocation (the look-alike ``static MAX(a, b)`` in an expression has no function header
+    after it and is left alone). When the file defines the name as ``__launch_bounds__(...)`` (in one
+    branch of an ``#if`` or all), the name is rewritten as ``__launch_bounds__`` padded with blanks, so
+    the grammar reads the launch bounds with their arguments. Otherwise the invocation is blanked and
+    recorded as a "launch-bounds-macro" mask: the model reads the kernel's launch bounds as unknown
+    (a header macro between the specifiers may well be launch bounds: SL506 stays silent)."""
+    data = source.data
+    out: list[Mask] = []
+    bodies = None
+    for m in scan_code(source, _SPECIFIER_MACRO, _SPECIFIER_MACRO_NEEDS):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        found = _call_arguments(data, m.end() - 1)
+        if found is None or found[0] or _FUNCTION_HEADER_REST.match(data, found[2] + 1) is None:
+            continue
+        close = found[2]
+        if bodies is None:
+            bodies = {}
+            for d in scan_directives(source, _FUNC_MACRO_MULTILINE):
+                bodies.setdefault(d.group(1), []).append(_strip_comments(d.group(2)))
+        defs = bodies.get(m.group(1), [])
+        text = data[s:close + 1].decode("utf-8", "replace")
+        if e - s >= len(_LAUNCH_BOUNDS) and any(_LAUNCH_BOUNDS_BODY.match(b) for b in defs):
+            out.append(Mask(s, e, "launch-bounds-macro", text, "rewritten"))
+            buf[s:e] = _LAUNCH_BOUNDS + b" " * (e - s - len(_LAUNCH_BOUNDS))
+            continue
+        if defs and not any(_LAUNCH_BOUNDS_BODY.search(b) for b in defs) and all(
+                set(b.split()) <= _QUALIFIER_TOKENS for b in defs):
+            value = "qualifiers"  # defined here as qualifiers (or nothing): no launch bounds
+        else:
+            value = "unknown"
+        out.append(Mask(s, close + 1, "launch-bounds-macro", text, value))
+        _blank(buf, s, close + 1)
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -523,6 +576,7 @@ class CudaFrontEnd(FrontEnd):
             masks.append(Mask(m.start(1), m.end(1), "function-qualifier", m.group(1).decode().strip(), "lambda"))
             _blank(buf, m.start(1), m.end(1))
         masks.extend(mask_lambda_qualifier_macros(source, buf))
+        masks.extend(mask_specifier_macros(source, buf))
         defs = None
         for m in match_at(source.data, _QUALIFIER_MACROS, _qualifier_macro_starts(source)):
             if source.in_comment_or_string(m.start()):
