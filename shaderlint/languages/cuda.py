@@ -45,13 +45,15 @@ same length, original text kept for the analysis:
 
 from __future__ import annotations
 
+import bisect
 import re
 
 import tree_sitter as ts
 import tree_sitter_cuda
 
 from shaderlint.languages.base import (
-    _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _call_arguments, _is_statement_body,
+    _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _at_namespace_scope, _blank, _call_arguments,
+    _code_braces, _is_statement_body,
     _macro_argument_semicolons,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else,
     mask_unbalanced_conditionals, on_directive_line, match_at, scan_code, scan_directives, word_starts)
@@ -552,6 +554,143 @@ def mask_specifier_macros(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+# `CUDA_1D_KERNEL_LOOP(i, n) {`: an upper-case invocation at the start of a statement followed by a
+# block (mmcv's and caffe's grid-stride loop from a header, `for (int i = ...; i < n; i += ...)`).
+_BLOCK_HEADER_MACRO = re.compile(rb"(?<![\w#.>:])([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*\(")
+_LOOP_WORDS = re.compile(rb"\b(?:for|while)\b")
+
+
+def mask_block_header_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Read such a header as ``while (args)`` (the name becomes ``while`` padded with blanks): C has no
+    statement ``f(x) {``, so the invocation is a loop header (or a scope guard) whose expansion opens
+    the block, and the block is read in a loop, as a grid-stride loop runs. The arguments become a
+    comma expression the analysis does not evaluate (the loop variable reads as unknown). A name
+    shorter than ``while``, or one the file defines with no ``for`` or ``while`` in the body, is left
+    alone; so is an invocation not at the start of a statement (a function header ``K(int i) {``)."""
+    data = source.data
+    if b"{" not in data:
+        return []
+    found_calls = []
+    for m in match_at(data, _BLOCK_HEADER_MACRO, source.upper_call_starts):
+        s, e = m.start(1), m.end(1)
+        if e - s < 5 or source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        found = _call_arguments(data, m.end() - 1)
+        if found is None or found[0]:
+            continue
+        close = found[2]
+        if data[_next_code_past_directives(data, close + 1):][:1] != b"{":
+            continue
+        if any(buf[i] != data[i] for i in range(m.end() - 1, close + 1) if data[i] in b"(),"):
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"{", b"}", b")") and not any(_ends_with_word(data, at + 1, w) for w in (b"else", b"do")):
+            continue
+        if before == b")" and _prev_is_function_header(source, buf, at):
+            continue
+        found_calls.append(m)
+    if not found_calls:
+        return []
+    # inside a function only: at namespace scope such a line opens a function (googletest's TEST_F,
+    # PYBIND11_MODULE), which mask_header_function_macros reads
+    braces = _code_braces(source)
+    at_namespace = _at_namespace_scope(data, buf, braces, found_calls)
+    out: list[Mask] = []
+    bodies = None
+    for m, outside in zip(found_calls, at_namespace):
+        if outside or _in_class_body(data, braces, m.start(1)):
+            continue
+        s, e = m.start(1), m.end(1)
+        if bodies is None:
+            bodies = {}
+            for d in scan_directives(source, _FUNC_MACRO_MULTILINE):
+                bodies.setdefault(d.group(1), []).append(d.group(2))
+        defs = bodies.get(m.group(1))
+        if defs is not None and not any(_LOOP_WORDS.search(b) for b in defs):
+            continue
+        out.append(Mask(s, e, "loop-macro", m.group(1).decode(), ""))
+        buf[s:e] = b"while" + b" " * (e - s - 5)
+    return out
+
+
+_CLASS_HEAD = re.compile(rb"\b(?:struct|class|union)\b[^;{}()]*(?:\([^;{}]*\)[^;{}()]*)*$")
+
+
+def _in_class_body(data: bytes, braces: list[int], pos: int) -> bool:
+    """The innermost block around ``pos`` (``braces``: the code braces in order) is a class body."""
+    depth = 0
+    for i in range(bisect.bisect_left(braces, pos) - 1, -1, -1):
+        b = braces[i]
+        if data[b] == 0x7D:
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            return _CLASS_HEAD.search(data, max(0, b - 400), b) is not None
+    return False
+
+
+def _prev_is_function_header(source: Source, buf: bytearray, close: int) -> bool:
+    """The ``)`` at ``close`` ends a parameter list at namespace or class scope (before it the
+    invocation would be a declaration's suffix), or a control statement's condition (``if (c) M(x)
+    {``: a statement). Approximated: the ``)`` closes parentheses opened right after a name that is
+    not a control keyword."""
+    data = source.data
+    depth, i = 0, close
+    lo = max(0, close - 4096)
+    while i > lo:
+        c = data[i]
+        if c == 0x29:
+            depth += 1
+        elif c == 0x28:
+            depth -= 1
+            if depth == 0:
+                break
+        i -= 1
+    else:
+        return True
+    j = i
+    while j > 0 and data[j - 1] in b" \t\r\n":
+        j -= 1
+    word = re.search(rb"(\w+)$", data[max(0, j - 64):j])
+    return word is None or word.group(1) not in (b"if", b"for", b"while", b"switch")
+
+
+# `CUTLASS_HOST_DEVICE constexpr NA1dDimT(T x_) : x(x_) {}`: an upper-case qualifier macro before a
+# constructor (no return type, so _QUALIFIER_MACROS does not see it). The name must be a class or
+# struct the file declares before.
+_CONSTRUCTOR_MACRO = re.compile(
+    rb"(?<![\w:.>#])([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+(?:(?:constexpr|explicit|inline)\s+)*(~?)([A-Za-z_]\w*)\s*\(")
+
+
+def mask_constructor_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank such a macro, recorded as a "function-qualifier" macro mask like a qualifier macro
+    before a function (with the qualifiers an in-file definition expands to)."""
+    data = source.data
+    if b"struct" not in data and b"class" not in data:
+        return []
+    out: list[Mask] = []
+    defs = None
+    classes: dict[bytes, list[int]] = {}
+    for m in scan_code(source, re.compile(rb"\b(?:struct|class)\s+(?:alignas\s*\([^()]*\)\s*)?([A-Za-z_]\w*)"),
+                       starts=(b"struct", b"class")):
+        classes.setdefault(m.group(1), []).append(m.start())
+    if not classes:
+        return []
+    for m in scan_code(source, _CONSTRUCTOR_MACRO, _QUALIFIER_MACRO_START):
+        s, e = m.start(1), m.end(1)
+        starts = classes.get(m.group(3))
+        if not starts or starts[0] > s or bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        if defs is None:
+            defs = _qualifier_definitions(source)
+        if m.group(1) in defs and defs[m.group(1)] is None:
+            continue  # defined here as something else than qualifiers
+        out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "macro", defs.get(m.group(1)) or ()))
+        _blank(buf, s, e)
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -577,6 +716,7 @@ class CudaFrontEnd(FrontEnd):
             _blank(buf, m.start(1), m.end(1))
         masks.extend(mask_lambda_qualifier_macros(source, buf))
         masks.extend(mask_specifier_macros(source, buf))
+        masks.extend(mask_constructor_qualifier_macros(source, buf))
         defs = None
         for m in match_at(source.data, _QUALIFIER_MACROS, _qualifier_macro_starts(source)):
             if source.in_comment_or_string(m.start()):
@@ -624,6 +764,7 @@ class CudaFrontEnd(FrontEnd):
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(mask_type_arguments(source, buf))
         masks.extend(mask_statement_macro_calls(source, buf))
+        masks.extend(mask_block_header_macros(source, buf))
         for m in scan_code(source, _OPERATOR_CALL_ARGS, starts=(b"operator",)):
             masks.append(Mask(m.start(1), m.end(1), "template-args", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))
