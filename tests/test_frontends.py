@@ -808,3 +808,18 @@ def test_file_scope_macro_invocation_lines_are_blanked():
     # the body line of CHECK (a continuation line), the line before `{` and the one after `void` stay
     assert blanked == ["inst", "instantiate_kernel", "DEFINE_HAS_MEMBER"]
     assert b"AT_ASSERTM" in parsed.parse_bytes and b"WRAP(g)" in parsed.parse_bytes
+
+
+def test_functional_cast_as_first_argument_of_a_declaration():
+    code = ("__global__ void k(float* p);\n"
+            "void run(float* p, int n, int m) {\n"
+            "    const dim3 grid(unsigned((n + 63) / 64), unsigned(m), 1);\n"
+            "    k<<<grid, 64>>>(p);\n"
+            "}\n"
+            "void take(int (*fp)(int), int x);\n"
+            "int g(int x) { return h(int(x)); }\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    casts = [mk for mk in m.parsed.masks if mk.kind == "constructor-name"]
+    assert [(mk.text, m.source.line_of(mk.start)) for mk in casts] == [("unsigned", 2)]
+    assert b"(_nsigned(" in m.parsed.parse_bytes and b"int (*fp)" in m.parsed.parse_bytes

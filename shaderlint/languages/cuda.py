@@ -691,6 +691,34 @@ def mask_constructor_qualifier_macros(source: Source, buf: bytearray) -> list[Ma
     return out
 
 
+# `dim3 grid(unsigned((n + 63) / 64), 1, 1)`: a functional cast to a primitive type as the first
+# argument of a declaration with parentheses; the grammar reads `unsigned(...)` as an abstract
+# declarator (C++'s most vexing parse) and the declaration as a broken function declaration.
+_PAREN_CAST = re.compile(
+    rb"(?<![\w:.>])([A-Za-z_][\w:]*)(?:[ \t]*<[^<>;{}()]*>)?[ \t]+[A-Za-z_]\w*[ \t]*\([ \t]*"
+    rb"((?:unsigned|signed|int|float|double|char|bool|long|short|size_t|u?int(?:8|16|32|64)_t))[ \t]*\((?![ \t]*[*&^)])")
+_NOT_A_TYPE = frozenset((b"return", b"else", b"case", b"goto", b"throw", b"new", b"delete", b"co_return",
+                         b"co_yield", b"sizeof", b"typename", b"using", b"operator"))
+_PAREN_CAST_NEEDS = re.compile(rb"(?:unsigned|signed|int|float|double|char|bool|long|short|_t)[ \t]*\(")
+
+
+def mask_functional_casts(source: Source, buf: bytearray) -> list[Mask]:
+    """Such a cast's type name gets ``_`` as its first byte in the parsed copy, so it reads as a call
+    (node text still comes from the file: the call's name is ``unsigned``). Only as the first
+    argument of ``Type name(``, and not before ``*``, ``&``, ``^`` or ``)`` (``void f(int (*fp)(int))``
+    declares a pointer to a function, ``int()`` a function type); elsewhere the grammar reads such a
+    cast already. Not on directive lines."""
+    data = source.data
+    out: list[Mask] = []
+    for m in scan_code(source, _PAREN_CAST, _PAREN_CAST_NEEDS):
+        s, e = m.start(2), m.end(2)
+        if m.group(1) in _NOT_A_TYPE or bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        out.append(Mask(s, e, "constructor-name", m.group(2).decode()))
+        buf[s] = 0x5F  # '_'
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -763,6 +791,7 @@ class CudaFrontEnd(FrontEnd):
         masks.extend(mask_unbalanced_conditionals(source, buf))
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(mask_type_arguments(source, buf))
+        masks.extend(mask_functional_casts(source, buf))
         masks.extend(mask_statement_macro_calls(source, buf))
         masks.extend(mask_block_header_macros(source, buf))
         for m in scan_code(source, _OPERATOR_CALL_ARGS, starts=(b"operator",)):
