@@ -823,3 +823,17 @@ def test_functional_cast_as_first_argument_of_a_declaration():
     casts = [mk for mk in m.parsed.masks if mk.kind == "constructor-name"]
     assert [(mk.text, m.source.line_of(mk.start)) for mk in casts] == [("unsigned", 2)]
     assert b"(_nsigned(" in m.parsed.parse_bytes and b"int (*fp)" in m.parsed.parse_bytes
+
+
+def test_decltype_values_and_template_member_calls():
+    code = ("__device__ void f(T tiled_mma, S o_smem, int w) {\n"
+            "    constexpr int n = cute::tile_size<1>(decltype(tiled_mma){});\n"
+            "    auto l = make_tile(typename decltype(tiled_mma)::AtomThrID{});\n"
+            "    o_smem.template store_128b(w, n);\n"
+            "    decltype(w) b{3};\n"
+            "}\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    masked = [mk.text for mk in m.parsed.masks if mk.kind in ("decltype-value", "template-args")]
+    assert masked == ["decltype(tiled_mma)", "typename decltype(tiled_mma)::", "template"]
+    assert b"decltype(w) b{3}" in m.parsed.parse_bytes  # a declaration keeps its type

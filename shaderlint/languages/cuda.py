@@ -719,6 +719,48 @@ def mask_functional_casts(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+# `decltype(tiled_mma){}`, `typename decltype(tiled_mma)::AtomThrID{}`, `decltype(f(a, b)){}`: a value
+# of a decltype type, built with braces (CuTe), which the grammar reads only in declarations.
+_DECLTYPE_VALUE = re.compile(rb"(?<![\w.>:])(?:typename[ \t]+)?decltype[ \t]*\(")
+# `obj.template name(args)`: `template` before a member that takes no explicit template arguments.
+_TEMPLATE_MEMBER_CALL = re.compile(rb"(?:\.|->)[ \t]*(template)[ \t]+[A-Za-z_]\w*[ \t]*(?=\()")
+
+
+def mask_decltype_values(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank such a ``decltype(...)`` (and ``typename``, and the ``::`` after it): ``{}`` or
+    ``AtomThrID{}`` remains, a braced value the grammar reads. Only where an expression stands (after
+    ``(``, ``,``, ``=``, ``return``, ...) and when ``{`` or ``::name{`` follows the parentheses.
+    The value's type is lost to the analysis (it could not read the expression before)."""
+    data = source.data
+    out: list[Mask] = []
+    for m in scan_code(source, _DECLTYPE_VALUE, b"decltype", (b"typename", b"decltype")):
+        s = m.start()
+        if bytes(buf[s:m.end()]) != data[s:m.end()] or _in_directive(data, s):
+            continue
+        found = _call_arguments(data, m.end() - 1)
+        if found is None or found[0]:
+            continue
+        e = found[2] + 1
+        # `{` right after, or `::Name{` (`decltype(a) b{}` declares b: no value)
+        rest = re.match(rb"[ \t]*(?:::[ \t]*(?:template[ \t]+)?(?=[A-Za-z_]\w*[ \t]*\{)|(?=\{))", data[e:e + 256])
+        if rest is None:
+            continue
+        e += len(rest.group(0))
+        before, at = _prev_code_byte(source, buf, s)
+        if (before not in _EXPRESSION_BEFORE or before in (b";", b"{", b"}")) and not _ends_with_word(
+                data, at + 1, b"return"):
+            continue  # not where an expression stands (a statement's start may be a declaration)
+        out.append(Mask(s, e, "decltype-value", data[s:e].decode("utf-8", "replace")))
+        _blank(buf, s, e)
+    for m in scan_code(source, _TEMPLATE_MEMBER_CALL, b"template"):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != b"template":
+            continue
+        out.append(Mask(s, e, "template-args", "template"))
+        _blank(buf, s, e)
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -792,6 +834,7 @@ class CudaFrontEnd(FrontEnd):
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(mask_type_arguments(source, buf))
         masks.extend(mask_functional_casts(source, buf))
+        masks.extend(mask_decltype_values(source, buf))
         masks.extend(mask_statement_macro_calls(source, buf))
         masks.extend(mask_block_header_macros(source, buf))
         for m in scan_code(source, _OPERATOR_CALL_ARGS, starts=(b"operator",)):
