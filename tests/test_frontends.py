@@ -837,3 +837,14 @@ def test_decltype_values_and_template_member_calls():
     masked = [mk.text for mk in m.parsed.masks if mk.kind in ("decltype-value", "template-args")]
     assert masked == ["decltype(tiled_mma)", "typename decltype(tiled_mma)::", "template"]
     assert b"decltype(w) b{3}" in m.parsed.parse_bytes  # a declaration keeps its type
+
+
+def test_qualifier_macro_before_a_member_of_a_template_specialization():
+    code = ("#define FI_INLINE inline __device__\n"
+            "template <> struct vec_t<__nv_fp8_e4m3, 1> { __nv_fp8_e4m3 data; void fill(__nv_fp8_e4m3 val); };\n"
+            "FI_INLINE void vec_t<__nv_fp8_e4m3, 1>::fill(__nv_fp8_e4m3 val) { data = val; }\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    assert [(mk.text, mk.args) for mk in m.parsed.masks if mk.kind == "function-qualifier"] == [
+        ("FI_INLINE", ("inline", "__device__"))]
+    assert [f.kind for f in m.functions] == ["device"]
