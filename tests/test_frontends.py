@@ -848,3 +848,27 @@ def test_qualifier_macro_before_a_member_of_a_template_specialization():
     assert [(mk.text, mk.args) for mk in m.parsed.masks if mk.kind == "function-qualifier"] == [
         ("FI_INLINE", ("inline", "__device__"))]
     assert [f.kind for f in m.functions] == ["device"]
+
+
+def test_function_headers_split_across_preprocessor_branches():
+    code = ("#if defined(USE_HIP) && \\\n"
+            "    (VERSION < 2)\n"
+            "int gemm(rocblas_handle h,\n"
+            "         int m)\n"
+            "#else\n"
+            "int gemm(cublasHandle_t h, int m)\n"
+            "#endif\n"
+            "{\n"
+            "    return m;\n"
+            "}\n"
+            "template <>\n"
+            "DS_D_INLINE float act_fn<ActivationType::RELU>(float val)\n"
+            "{ return val; }\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    assert len(m.functions) == 2 and m.functions[0].name == "gemm"
+    kept = m.parsed.parse_bytes.decode()
+    assert "cublasHandle_t" in kept and "rocblas_handle" not in kept  # the #else branch is read
+    # a branch that is not one header (here a declaration ending in ';') leaves the group alone
+    other = model("k.cu", "#ifdef A\nint f(int a);\n#else\nint f(int b)\n#endif\n{ return 0; }\n")
+    assert b"#ifdef A" in other.parsed.parse_bytes

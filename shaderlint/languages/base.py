@@ -102,6 +102,7 @@ class FrontEnd:
         masks.extend(mask_directive_comments(source, buf))
         masks.extend(mask_dead_branches(source, buf))
         masks.extend(mask_split_expressions(source, buf))
+        masks.extend(mask_split_function_headers(source, buf))
         if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
             masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
@@ -1302,10 +1303,11 @@ def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
-def _flat_conditional_groups(source: Source) -> list[list[re.Match]]:
+def _flat_conditional_groups(source: Source, pattern: re.Pattern[bytes] = _PP_LINE) -> list[list[re.Match]]:
     """Conditional groups that hold no other directive: the ``#if``/``#ifdef``/``#ifndef`` line, its
-    ``#elif``/``#else`` lines and the ``#endif``, in file order."""
-    lines = [m for m in scan_directives(source, _PP_LINE) if not source.in_comment_or_string(m.start(1))]
+    ``#elif``/``#else`` lines and the ``#endif``, in file order. (``pattern``: :data:`_CONDITIONAL` to
+    take in the directives' continuation lines.)"""
+    lines = [m for m in scan_directives(source, pattern) if not source.in_comment_or_string(m.start(1))]
     groups = []
     i = 0
     while i < len(lines):
@@ -1321,6 +1323,55 @@ def _flat_conditional_groups(source: Source) -> list[list[re.Match]]:
         groups.append(lines[i:j + 1])
         i = j + 1
     return groups
+
+
+_FUNCTION_HEADER_BRANCH = re.compile(
+    rb"\s*(?:template\s*<[^;{}]*>\s*)?[A-Za-z_][^;{}()]*\((?:[^;{}()]|" + _BALANCED + rb")*\)\s*(?:const\s*)?(?:noexcept\s*)?")
+
+
+def mask_split_function_headers(source: Source, buf: bytearray) -> list[Mask]:
+    """A function header chosen by the preprocessor, its body after ``#endif``::
+
+        #if defined(__HIP_PLATFORM_AMD__)
+        int cublas_gemm_ex(rocblas_handle handle, ...)
+        #else
+        int cublas_gemm_ex(cublasHandle_t handle, ...)
+        #endif
+        { ... }
+
+    The grammar cannot attach a body outside the group to a header inside it, and the file read as
+    one parse error (deepspeed's cuBLAS wrappers). As for :func:`mask_split_headers`, every branch
+    but one is blanked with the directive lines, leaving one header on its body: the ``#else``
+    branch when there is one, else the first. Only groups whose every branch is one header (a name
+    and a parenthesized list, no ``;`` or braces: a function's, or a statement's ``if (c)``, for
+    which the same choice holds), followed by ``{``. (Not tested against the enclosing scope: brace
+    counts across the ``#if`` branches of the function bodies before it are unreliable.)"""
+    data = source.data
+    if b"#" not in data or b"{" not in data:
+        return []
+    groups = []
+    for group in _flat_conditional_groups(source, _CONDITIONAL):
+        if any(buf[d.start()] != data[d.start()] for d in group):
+            continue
+        nxt = _next_code(data, group[-1].end())
+        if data[nxt:nxt + 1] != b"{":
+            continue
+        branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
+        codes = [_code_only(source, a, b) for a, b in branches]
+        if not all(c.strip() == b"" or _FUNCTION_HEADER_BRANCH.fullmatch(c) for c in codes) or not codes[0].strip():
+            continue
+        groups.append((group, branches, codes))
+    out: list[Mask] = []
+    for group, branches, codes in groups:
+        keep = len(codes) - 1 if codes[-1].strip() else 0
+        for k, (a, b) in enumerate(branches):
+            if k != keep and codes[k].strip():
+                out.append(Mask(a, b, "split-header", data[a:b].decode("utf-8", "replace")))
+                _blank(buf, a, b)
+        for d in group:
+            out.append(Mask(d.start(), d.end(), "split-header", d.group(0).decode("utf-8", "replace")))
+            _blank(buf, d.start(), d.end())
+    return out
 
 
 def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:

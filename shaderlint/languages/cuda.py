@@ -397,8 +397,9 @@ _QUALIFIER_MACROS = re.compile(
     # the return type itself is not a specifier: in `REAL __device__ f(` REAL is the (typedef) type
     rb"(?!(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__)\b)"
     rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?"
-    # the name may be a member of a class template specialization: `vec_t<__nv_fp8_e4m3, 1>::fill(`
-    rb"(?:operator\s*(?:\[\]|\(\)|[^\s\w(]{1,3})|[A-Za-z_~][\w:]*(?:\s*<[^;{}()<>]*>\s*::\s*~?[A-Za-z_]\w*)?)\s*\()")
+    # the name may be a member of a class template specialization (`vec_t<__nv_fp8_e4m3, 1>::fill(`) or a
+    # function template's specialization (`act_fn<ActivationType::RELU>(`)
+    rb"(?:operator\s*(?:\[\]|\(\)|[^\s\w(]{1,3})|[A-Za-z_~][\w:]*(?:\s*<[^;{}()<>]*>)?(?:\s*::\s*~?[A-Za-z_]\w*)?)\s*\()")
 # Where _QUALIFIER_MACROS can match: an upper-case word of two bytes or more, not after a word byte, `:`,
 # `.`, `>` or `#`, then a blank or a line break. The look-behind stands after the first byte, so the regex
 # engine skips to upper-case bytes instead of trying the look-behind at every byte.
