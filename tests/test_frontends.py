@@ -872,3 +872,16 @@ def test_function_headers_split_across_preprocessor_branches():
     # a branch that is not one header (here a declaration ending in ';') leaves the group alone
     other = model("k.cu", "#ifdef A\nint f(int a);\n#else\nint f(int b)\n#endif\n{ return 0; }\n")
     assert b"#ifdef A" in other.parsed.parse_bytes
+
+
+def test_null_directive_lines_are_blanked():
+    code = ("kernel void f(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+            "#if QK_K == 256\n"
+            "#\n"
+            "    a[i] = 1.0f;\n"
+            "#  // nothing\n"
+            "#endif\n"
+            "}\n")
+    m = model("k.metal", code)
+    assert not m.errors
+    assert [mk.text for mk in m.parsed.masks if mk.kind == "null-directive"] == ["#", "#  // nothing"]

@@ -100,6 +100,7 @@ class FrontEnd:
             masks.append(Mask(0, 3, "bom", ""))
             buf[0:3] = b"   "
         masks.extend(mask_directive_comments(source, buf))
+        masks.extend(mask_null_directives(source, buf))
         masks.extend(mask_dead_branches(source, buf))
         masks.extend(mask_split_expressions(source, buf))
         masks.extend(mask_split_function_headers(source, buf))
@@ -210,6 +211,22 @@ def ends_after_blanks(data: bytes, end: int, suffix) -> bool:
 def on_directive_line(data: bytes, pos: int) -> bool:
     """Whether ``pos`` is on a preprocessor line (only blanks before a ``#`` at its start)."""
     return data[data.rfind(b"\n", 0, pos) + 1:pos].lstrip().startswith(b"#")
+
+
+_NULL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)?\r?$", re.M)
+
+
+def mask_null_directives(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank null directives, lines holding nothing but ``#`` (C's "null directive", which the
+    preprocessor ignores; old ggml Metal kernels have one after ``#if QK_K == 256``). The grammar
+    reads a lone ``#`` as an error."""
+    out: list[Mask] = []
+    for m in scan_directives(source, _NULL_DIRECTIVE):
+        if source.in_comment_or_string(m.start()) or _continues_line(source.data, m.start()):
+            continue
+        out.append(Mask(m.start(), m.end(), "null-directive", m.group(0).decode("utf-8", "replace").strip()))
+        _blank(buf, m.start(), m.end())
+    return out
 
 
 def mask_directive_comments(source: Source, buf: bytearray) -> list[Mask]:
