@@ -885,3 +885,22 @@ def test_null_directive_lines_are_blanked():
     m = model("k.metal", code)
     assert not m.errors
     assert [mk.text for mk in m.parsed.masks if mk.kind == "null-directive"] == ["#", "#  // nothing"]
+
+
+def test_statement_bodies_split_across_preprocessor_branches():
+    code = ("__device__ float warp_sum(float val) {\n"
+            "  for (int offset = 16; offset > 0; offset /= 2)\n"
+            "#ifdef USE_HIP\n"
+            "    val += __shfl_down(val, offset);\n"
+            "#else\n"
+            "    val += __shfl_down_sync(0xffffffff, val, offset);\n"
+            "#endif\n"
+            "  return val;\n"
+            "}\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    text = m.parsed.parse_bytes.decode()
+    assert "__shfl_down_sync" in text and "__shfl_down(" not in text  # the #else branch is read
+    # after a statement that is no header, the group is left to the other passes
+    other = FRONT_ENDS["cuda"].parse(Source("k.cu", b"void f(int a) {\n  g(a);\n#ifdef X\n  a = 1;\n#else\n  a = 2;\n#endif\n}\n"))
+    assert b"#ifdef X" in other.parse_bytes

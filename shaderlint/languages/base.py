@@ -104,6 +104,7 @@ class FrontEnd:
         masks.extend(mask_dead_branches(source, buf))
         masks.extend(mask_split_expressions(source, buf))
         masks.extend(mask_split_function_headers(source, buf))
+        masks.extend(mask_split_bodies(source, buf))
         if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
             masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
@@ -1383,6 +1384,68 @@ def mask_split_function_headers(source: Source, buf: bytearray) -> list[Mask]:
         keep = len(codes) - 1 if codes[-1].strip() else 0
         for k, (a, b) in enumerate(branches):
             if k != keep and codes[k].strip():
+                out.append(Mask(a, b, "split-header", data[a:b].decode("utf-8", "replace")))
+                _blank(buf, a, b)
+        for d in group:
+            out.append(Mask(d.start(), d.end(), "split-header", d.group(0).decode("utf-8", "replace")))
+            _blank(buf, d.start(), d.end())
+    return out
+
+
+_CONTROL_BEFORE_PAREN = re.compile(rb"(?:\b(?:for|while|if)|\bif[ \t]+constexpr)[ \t]*$")
+
+
+def _closes_control_header(data: bytes, close: int) -> bool:
+    """The ``)`` at ``close`` ends a ``for``/``while``/``if`` header."""
+    depth, i = 0, close
+    lo = max(0, close - 4096)
+    while i > lo:
+        c = data[i]
+        if c == 0x29:
+            depth += 1
+        elif c == 0x28:
+            depth -= 1
+            if depth == 0:
+                return _CONTROL_BEFORE_PAREN.search(data, max(0, i - 32), i) is not None
+        i -= 1
+    return False
+
+
+def mask_split_bodies(source: Source, buf: bytearray) -> list[Mask]:
+    """A loop's or branch's one-statement body chosen by the preprocessor::
+
+        for (int offset = 16; offset > 0; offset /= 2)
+        #ifdef MMCV_WITH_HIP
+            sum += __shfl_down(sum, offset);
+        #else
+            sum += __shfl_down_sync(FULL_MASK, sum, offset);
+        #endif
+
+    The grammar cannot read a directive between a header and its statement, and the function read
+    as a parse error (mmcv's warp reductions). As for :func:`mask_split_headers`, every branch but
+    one is blanked with the directive lines: the ``#else`` branch when there is one, else the first.
+    Only groups right after a ``for``/``while``/``if`` header (or ``else``/``do``) whose every branch
+    is one statement (one ``;``, at its end, no braces)."""
+    data = source.data
+    if b"#" not in data:
+        return []
+    out: list[Mask] = []
+    for group in _flat_conditional_groups(source, _CONDITIONAL):
+        if any(buf[d.start()] != data[d.start()] for d in group):
+            continue
+        before, at = _prev_code_byte(source, buf, group[0].start())
+        if before == b")":
+            if not _closes_control_header(data, at):
+                continue
+        elif not (ends_after_blanks(data, at + 1, b"else") or ends_after_blanks(data, at + 1, b"do")) or before == b"":
+            continue
+        branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
+        codes = [_code_only(source, a, b).strip() for a, b in branches]
+        if not all(c.endswith(b";") and c.count(b";") == 1 and b"{" not in c and b"}" not in c for c in codes):
+            continue
+        keep = len(codes) - 1 if group[-2].group(1) == b"else" else 0
+        for k, (a, b) in enumerate(branches):
+            if k != keep:
                 out.append(Mask(a, b, "split-header", data[a:b].decode("utf-8", "replace")))
                 _blank(buf, a, b)
         for d in group:
