@@ -215,12 +215,15 @@ def on_directive_line(data: bytes, pos: int) -> bool:
 
 
 _NULL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)?\r?$", re.M)
+_NULL_DIRECTIVE_NEEDS = re.compile(rb"#[ \t]*(?:\r?\n|//|/\*|$)")  # what every match holds, found fast
 
 
 def mask_null_directives(source: Source, buf: bytearray) -> list[Mask]:
     """Blank null directives, lines holding nothing but ``#`` (C's "null directive", which the
     preprocessor ignores; old ggml Metal kernels have one after ``#if QK_K == 256``). The grammar
     reads a lone ``#`` as an error."""
+    if _NULL_DIRECTIVE_NEEDS.search(source.data) is None:
+        return []
     out: list[Mask] = []
     for m in scan_directives(source, _NULL_DIRECTIVE):
         if source.in_comment_or_string(m.start()) or _continues_line(source.data, m.start()):
@@ -300,9 +303,9 @@ def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
-# A line opening with `name(` (the invocation may run over several lines): at namespace scope, the
+# A line opening with `name(` at its first column (the invocation may run over several lines): at namespace scope, the
 # shape of a macro that expands to declarations (MLX's `instantiate_kernel("name", f, float)`).
-_FILE_SCOPE_CALL = re.compile(rb"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
+_FILE_SCOPE_CALL = re.compile(rb"^([A-Za-z_]\w*)[ \t]*\(", re.M)
 _LINE_TAIL = re.compile(rb"[ \t]*;?[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)?\r?(?:\n|$)")
 # Words that open a declaration no prefix macro can stand before.
 _DECLARATION_START = re.compile(rb"(?:template|namespace|using|typedef|static_assert)\b")
@@ -369,7 +372,9 @@ def mask_file_scope_macro_invocations(source: Source, buf: bytearray) -> list[Ma
     data = source.data
     if b"(" not in data:
         return []
-    candidates = [m for m in match_at(data, _FILE_SCOPE_CALL, line_starts_with(data, rb"[A-Za-z_]"))
+    # lines starting at the first column only: namespace-scope code is written there, a function's
+    # statements are indented (testing every call statement's scope cost more than all other passes)
+    candidates = [m for m in _FILE_SCOPE_CALL.finditer(data)
                   if m.group(1) not in _KEYWORD_CALLS and not source.in_comment_or_string(m.start(1))
                   and buf[m.start(1)] == data[m.start(1)] and not _continues_line(data, m.start())]
     if not candidates:

@@ -508,7 +508,7 @@ def mask_lambda_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
 _SPECIFIER_MACRO = re.compile(
     rb"(?<![\w#])(?:__global__|__device__|__host__|__forceinline__|__noinline__|static|inline|constexpr)"
     rb"[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*\(")
-_SPECIFIER_MACRO_NEEDS = re.compile(rb"__[ \t]+[A-Z]|(?:static|inline|constexpr)[ \t]+[A-Z]")
+_SPECIFIER_MACRO_NEEDS = re.compile(rb"(?:__|static|inline|constexpr)[ \t]+[A-Z][A-Z0-9_]*[A-Z0-9][ \t]*\(")
 # After the invocation: more specifiers, a return type and the function's name, then `(` or `<`.
 _FUNCTION_HEADER_REST = re.compile(
     rb"\s*(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
@@ -528,7 +528,9 @@ def mask_specifier_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out: list[Mask] = []
     bodies = None
-    for m in scan_code(source, _SPECIFIER_MACRO, _SPECIFIER_MACRO_NEEDS):
+    for m in scan_code(source, _SPECIFIER_MACRO, _SPECIFIER_MACRO_NEEDS, (
+            b"__global__", b"__device__", b"__host__", b"__forceinline__", b"__noinline__", b"static", b"inline",
+            b"constexpr")):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
             continue
@@ -665,24 +667,27 @@ _CONSTRUCTOR_MACRO = re.compile(
     rb"(?<![\w:.>#])([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+(?:(?:constexpr|explicit|inline)\s+)*(~?)([A-Za-z_]\w*)\s*\(")
 
 
-def mask_constructor_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
+_CLASS_NAME = re.compile(rb"\b(?:struct|class)\s+(?:alignas\s*\([^()]*\)\s*)?([A-Za-z_]\w*)")
+
+
+def mask_constructor_qualifier_macros(source: Source, buf: bytearray, starts: list[int] | None = None) -> list[Mask]:
     """Blank such a macro, recorded as a "function-qualifier" macro mask like a qualifier macro
     before a function (with the qualifiers an in-file definition expands to)."""
     data = source.data
     if b"struct" not in data and b"class" not in data:
         return []
     out: list[Mask] = []
-    defs = None
-    classes: dict[bytes, list[int]] = {}
-    for m in scan_code(source, re.compile(rb"\b(?:struct|class)\s+(?:alignas\s*\([^()]*\)\s*)?([A-Za-z_]\w*)"),
-                       starts=(b"struct", b"class")):
-        classes.setdefault(m.group(1), []).append(m.start())
-    if not classes:
-        return []
-    for m in scan_code(source, _CONSTRUCTOR_MACRO, _QUALIFIER_MACRO_START):
+    defs = classes = None
+    for m in match_at(data, _CONSTRUCTOR_MACRO, starts if starts is not None else _qualifier_macro_starts(source)):
         s, e = m.start(1), m.end(1)
-        starts = classes.get(m.group(3))
-        if not starts or starts[0] > s or bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+        if source.in_comment_or_string(s):
+            continue
+        if classes is None:
+            classes = {}
+            for c in scan_code(source, _CLASS_NAME, starts=(b"struct", b"class")):
+                classes.setdefault(c.group(1), []).append(c.start())
+        first = classes.get(m.group(3))
+        if not first or first[0] > s or bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
             continue
         if defs is None:
             defs = _qualifier_definitions(source)
@@ -697,11 +702,13 @@ def mask_constructor_qualifier_macros(source: Source, buf: bytearray) -> list[Ma
 # argument of a declaration with parentheses; the grammar reads `unsigned(...)` as an abstract
 # declarator (C++'s most vexing parse) and the declaration as a broken function declaration.
 _PAREN_CAST = re.compile(
-    rb"(?<![\w:.>])([A-Za-z_][\w:]*)(?:[ \t]*<[^<>;{}()]*>)?[ \t]+[A-Za-z_]\w*[ \t]*\([ \t]*"
-    rb"((?:unsigned|signed|int|float|double|char|bool|long|short|size_t|u?int(?:8|16|32|64)_t))[ \t]*\((?![ \t]*[*&^)])")
+    rb"\([ \t]*((?:unsigned|signed|int|float|double|char|bool|long|short|size_t|u?int(?:8|16|32|64)_t)"
+    rb")[ \t]*\((?![ \t]*[*&^)])")
+# What stands before that `(`: `Type name` (the declaration), tried backwards from the `(`.
+_DECLARATION_BEFORE_PAREN = re.compile(
+    rb"(?<![\w:.>])([A-Za-z_][\w:]*)(?:[ \t]*<[^<>;{}()]*>)?[ \t]+[A-Za-z_]\w*[ \t]*$")
 _NOT_A_TYPE = frozenset((b"return", b"else", b"case", b"goto", b"throw", b"new", b"delete", b"co_return",
                          b"co_yield", b"sizeof", b"typename", b"using", b"operator"))
-_PAREN_CAST_NEEDS = re.compile(rb"(?:unsigned|signed|int|float|double|char|bool|long|short|_t)[ \t]*\(")
 
 
 def mask_functional_casts(source: Source, buf: bytearray) -> list[Mask]:
@@ -712,11 +719,12 @@ def mask_functional_casts(source: Source, buf: bytearray) -> list[Mask]:
     cast already. Not on directive lines."""
     data = source.data
     out: list[Mask] = []
-    for m in scan_code(source, _PAREN_CAST, _PAREN_CAST_NEEDS):
-        s, e = m.start(2), m.end(2)
-        if m.group(1) in _NOT_A_TYPE or bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+    for m in scan_code(source, _PAREN_CAST):
+        s, e = m.start(1), m.end(1)
+        d = _DECLARATION_BEFORE_PAREN.search(data, max(0, m.start() - 256), m.start())
+        if d is None or d.group(1) in _NOT_A_TYPE or bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
             continue
-        out.append(Mask(s, e, "constructor-name", m.group(2).decode()))
+        out.append(Mask(s, e, "constructor-name", m.group(1).decode()))
         buf[s] = 0x5F  # '_'
     return out
 
@@ -726,6 +734,7 @@ def mask_functional_casts(source: Source, buf: bytearray) -> list[Mask]:
 _DECLTYPE_VALUE = re.compile(rb"(?<![\w.>:])(?:typename[ \t]+)?decltype[ \t]*\(")
 # `obj.template name(args)`: `template` before a member that takes no explicit template arguments.
 _TEMPLATE_MEMBER_CALL = re.compile(rb"(?:\.|->)[ \t]*(template)[ \t]+[A-Za-z_]\w*[ \t]*(?=\()")
+_TEMPLATE_MEMBER_CALL_NEEDS = re.compile(rb"template[ \t]+[A-Za-z_]\w*[ \t]*\(")  # found fast (literal prefix)
 
 
 def mask_decltype_values(source: Source, buf: bytearray) -> list[Mask]:
@@ -754,7 +763,7 @@ def mask_decltype_values(source: Source, buf: bytearray) -> list[Mask]:
             continue  # not where an expression stands (a statement's start may be a declaration)
         out.append(Mask(s, e, "decltype-value", data[s:e].decode("utf-8", "replace")))
         _blank(buf, s, e)
-    for m in scan_code(source, _TEMPLATE_MEMBER_CALL, b"template"):
+    for m in scan_code(source, _TEMPLATE_MEMBER_CALL, _TEMPLATE_MEMBER_CALL_NEEDS):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != b"template":
             continue
@@ -788,9 +797,10 @@ class CudaFrontEnd(FrontEnd):
             _blank(buf, m.start(1), m.end(1))
         masks.extend(mask_lambda_qualifier_macros(source, buf))
         masks.extend(mask_specifier_macros(source, buf))
-        masks.extend(mask_constructor_qualifier_macros(source, buf))
+        qualifier_starts = _qualifier_macro_starts(source)
+        masks.extend(mask_constructor_qualifier_macros(source, buf, qualifier_starts))
         defs = None
-        for m in match_at(source.data, _QUALIFIER_MACROS, _qualifier_macro_starts(source)):
+        for m in match_at(source.data, _QUALIFIER_MACROS, qualifier_starts):
             if source.in_comment_or_string(m.start()):
                 continue
             if on_directive_line(source.data, m.start()):
