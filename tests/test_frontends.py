@@ -904,3 +904,9 @@ def test_statement_bodies_split_across_preprocessor_branches():
     # after a statement that is no header, the group is left to the other passes
     other = FRONT_ENDS["cuda"].parse(Source("k.cu", b"void f(int a) {\n  g(a);\n#ifdef X\n  a = 1;\n#else\n  a = 2;\n#endif\n}\n"))
     assert b"#ifdef X" in other.parse_bytes
+
+
+def test_unnamed_enum_with_an_underlying_type():
+    m = model("k.cu", "typedef enum : int {\n    MODE_0 = 0,\n    MODE_1 = 1\n} adamMode_t;\nenum Named : int { A };\n")
+    assert not m.errors
+    assert [mk.text for mk in m.parsed.masks if mk.kind == "enum-base"] == [": int"]

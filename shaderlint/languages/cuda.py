@@ -772,6 +772,23 @@ def mask_decltype_values(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+# `typedef enum : int { ... } Mode;`: an unnamed enumeration with an underlying type, which the grammar
+# reads only for a named one. The `: int` is blanked (the underlying type bears on no rule).
+_UNNAMED_ENUM_BASE = re.compile(rb"\benum[ \t]+(:[ \t]*[A-Za-z_][\w:]*(?:[ \t]+(?:int|long|short|char))*)[ \t]*(?=\{|\r?\n[ \t]*\{)")
+
+
+def mask_unnamed_enum_bases(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank the underlying type of an unnamed enumeration (see _UNNAMED_ENUM_BASE)."""
+    out: list[Mask] = []
+    for m in scan_code(source, _UNNAMED_ENUM_BASE, b"enum", (b"enum",)):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != source.data[s:e]:
+            continue
+        out.append(Mask(s, e, "enum-base", m.group(1).decode()))
+        _blank(buf, s, e)
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -847,6 +864,7 @@ class CudaFrontEnd(FrontEnd):
         masks.extend(mask_type_arguments(source, buf))
         masks.extend(mask_functional_casts(source, buf))
         masks.extend(mask_decltype_values(source, buf))
+        masks.extend(mask_unnamed_enum_bases(source, buf))
         masks.extend(mask_statement_macro_calls(source, buf))
         masks.extend(mask_block_header_macros(source, buf))
         for m in scan_code(source, _OPERATOR_CALL_ARGS, starts=(b"operator",)):
