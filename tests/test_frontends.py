@@ -910,3 +910,16 @@ def test_unnamed_enum_with_an_underlying_type():
     m = model("k.cu", "typedef enum : int {\n    MODE_0 = 0,\n    MODE_1 = 1\n} adamMode_t;\nenum Named : int { A };\n")
     assert not m.errors
     assert [mk.text for mk in m.parsed.masks if mk.kind == "enum-base"] == [": int"]
+
+
+def test_unnamed_pointer_template_parameter_with_a_default():
+    code = ("template <typename F, std::enable_if_t<std::is_integral_v<F>>* = nullptr>\n"
+            "void f(F x) {}\n"
+            "template <typename T = size_t,\n"
+            "          std::enable_if_t<std::is_same_v<size_t, T>> * =  // NOLINT\n"
+            "              nullptr>\n"
+            "void g(T x) {}\n"
+            "void h(int* p = nullptr) {}\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    assert len([mk for mk in m.parsed.masks if mk.kind == "default-argument"]) == 2  # not h's

@@ -789,6 +789,24 @@ def mask_unnamed_enum_bases(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+# `template <typename F, std::enable_if_t<cond>* = nullptr>`: an unnamed non-type template parameter
+# of pointer type with a default, which the grammar cannot read (it reads it without the default).
+_UNNAMED_POINTER_DEFAULT = re.compile(rb">[ \t]*\*[ \t]*(=)[ \t]*(?://[^\n]*)?\s*(nullptr)(?=\s*[>,])")
+_UNNAMED_POINTER_DEFAULT_NEEDS = re.compile(rb"nullptr\s*>")
+
+
+def mask_unnamed_pointer_defaults(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank the ``= nullptr`` of such a parameter (SFINAE's enable_if; the default bears on no rule)."""
+    out: list[Mask] = []
+    for m in scan_code(source, _UNNAMED_POINTER_DEFAULT, _UNNAMED_POINTER_DEFAULT_NEEDS):
+        if buf[m.start(1)] != 0x3D or bytes(buf[m.start(2):m.end(2)]) != b"nullptr":
+            continue
+        out.append(Mask(m.start(1), m.end(2), "default-argument", "= nullptr"))
+        _blank(buf, m.start(1), m.end(1))
+        _blank(buf, m.start(2), m.end(2))
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -865,6 +883,7 @@ class CudaFrontEnd(FrontEnd):
         masks.extend(mask_functional_casts(source, buf))
         masks.extend(mask_decltype_values(source, buf))
         masks.extend(mask_unnamed_enum_bases(source, buf))
+        masks.extend(mask_unnamed_pointer_defaults(source, buf))
         masks.extend(mask_statement_macro_calls(source, buf))
         masks.extend(mask_block_header_macros(source, buf))
         for m in scan_code(source, _OPERATOR_CALL_ARGS, starts=(b"operator",)):
