@@ -423,7 +423,9 @@ NOT_A_FUNCTION(x, y);
     masked = [code[mk.start:mk.end] for mk in parsed.masks if mk.kind == "header-function-macro"]
     assert masked == [b"TEST(Suite,\n     Name)", b"TEST(\n    NoRoom, OnTheFirstLine)", b"TEST_F(F, G)"]
     assert parsed.parse_bytes.count(b"\n") == code.count(b"\n") and len(parsed.parse_bytes) == len(code)
-    assert b"void _" in parsed.parse_bytes and b"CUDA_KERNEL_LOOP(i, n)" in parsed.parse_bytes
+    assert b"void _" in parsed.parse_bytes
+    # inside a function, a header macro before a block is a loop header (mask_block_header_macros)
+    assert [mk.text for mk in parsed.masks if mk.kind == "loop-macro"] == ["CUDA_KERNEL_LOOP"]
     m = model("k.cu", code.decode())
     assert [f.name for f in m.functions if f.is_entry] == ["k"]
 
@@ -768,3 +770,156 @@ void main() {}
     assert [mk.text for mk in m.parsed.masks if mk.kind == "macro-invocation"] == ["DEQUANT4(a_packed)", "DEQUANT4(b_packed)"]
     broken = code.replace("return vec4(0.0);", "float y = SCALE(1.0)\\n    return vec4(y);")
     assert model("k.comp", broken).errors  # an expression macro without `;` is a real error
+
+
+def test_lambda_qualifier_macros_are_blanked_and_recorded():
+    code = ("#define DEV __host__ __device__\n"
+            "void f(float* a, int n) {\n"
+            "  auto g = [=] XGBOOST_DEVICE(int i) -> float { return a[i]; };\n"
+            "  auto h = [a] DEV(int i) mutable { return a[i]; };\n"
+            "}\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    quals = [mk for mk in m.parsed.masks if mk.kind == "function-qualifier" and mk.value == "lambda"]
+    assert [(mk.text, mk.args) for mk in quals] == [("XGBOOST_DEVICE", ()), ("DEV", ("__host__", "__device__"))]
+    # after a subscript or an attribute, an upper-case name is no lambda qualifier
+    bad = model("k.cu", "void f(float* a, int n) { float x = a[n] FOO(n); }\n[[nodiscard]] BAR(int x) { }\n")
+    assert not [mk for mk in bad.parsed.masks if mk.kind == "function-qualifier"]
+    assert bad.errors
+
+
+def test_file_scope_macro_invocation_lines_are_blanked():
+    code = ("#define CHECK(x) \\\n"
+            "  AT_ASSERTM(x, \"msg\")\n"
+            "#define inst(t, n) \\\n"
+            "  instantiate_kernel(\"k_\" #t, k, t, n)\n"
+            "inst(float, 4)\n"
+            "instantiate_kernel(\"k_half\",\n"
+            "    k, half, 8);\n"
+            "namespace a {\n"
+            "DEFINE_HAS_MEMBER(ptr)\n"
+            "}\n"
+            "KERNEL_HEAD(f)\n"
+            "{ }\n"
+            "static void\n"
+            "WRAP(g)(int x) { }\n")
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code.encode()))
+    blanked = [mk.text.split("(")[0] for mk in parsed.masks if mk.kind == "macro-invocation"]
+    # the body line of CHECK (a continuation line), the line before `{` and the one after `void` stay
+    assert blanked == ["inst", "instantiate_kernel", "DEFINE_HAS_MEMBER"]
+    assert b"AT_ASSERTM" in parsed.parse_bytes and b"WRAP(g)" in parsed.parse_bytes
+
+
+def test_functional_cast_as_first_argument_of_a_declaration():
+    code = ("__global__ void k(float* p);\n"
+            "void run(float* p, int n, int m) {\n"
+            "    const dim3 grid(unsigned((n + 63) / 64), unsigned(m), 1);\n"
+            "    k<<<grid, 64>>>(p);\n"
+            "}\n"
+            "void take(int (*fp)(int), int x);\n"
+            "int g(int x) { return h(int(x)); }\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    casts = [mk for mk in m.parsed.masks if mk.kind == "constructor-name"]
+    assert [(mk.text, m.source.line_of(mk.start)) for mk in casts] == [("unsigned", 2)]
+    assert b"(_nsigned(" in m.parsed.parse_bytes and b"int (*fp)" in m.parsed.parse_bytes
+
+
+def test_decltype_values_and_template_member_calls():
+    code = ("__device__ void f(T tiled_mma, S o_smem, int w) {\n"
+            "    constexpr int n = cute::tile_size<1>(decltype(tiled_mma){});\n"
+            "    auto l = make_tile(typename decltype(tiled_mma)::AtomThrID{});\n"
+            "    o_smem.template store_128b(w, n);\n"
+            "    decltype(w) b{3};\n"
+            "}\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    masked = [mk.text for mk in m.parsed.masks if mk.kind in ("decltype-value", "template-args")]
+    assert masked == ["decltype(tiled_mma)", "typename decltype(tiled_mma)::", "template"]
+    assert b"decltype(w) b{3}" in m.parsed.parse_bytes  # a declaration keeps its type
+
+
+def test_qualifier_macro_before_a_member_of_a_template_specialization():
+    code = ("#define FI_INLINE inline __device__\n"
+            "template <> struct vec_t<__nv_fp8_e4m3, 1> { __nv_fp8_e4m3 data; void fill(__nv_fp8_e4m3 val); };\n"
+            "FI_INLINE void vec_t<__nv_fp8_e4m3, 1>::fill(__nv_fp8_e4m3 val) { data = val; }\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    assert [(mk.text, mk.args) for mk in m.parsed.masks if mk.kind == "function-qualifier"] == [
+        ("FI_INLINE", ("inline", "__device__"))]
+    assert [f.kind for f in m.functions] == ["device"]
+
+
+def test_function_headers_split_across_preprocessor_branches():
+    code = ("#if defined(USE_HIP) && \\\n"
+            "    (VERSION < 2)\n"
+            "int gemm(rocblas_handle h,\n"
+            "         int m)\n"
+            "#else\n"
+            "int gemm(cublasHandle_t h, int m)\n"
+            "#endif\n"
+            "{\n"
+            "    return m;\n"
+            "}\n"
+            "template <>\n"
+            "DS_D_INLINE float act_fn<ActivationType::RELU>(float val)\n"
+            "{ return val; }\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    assert len(m.functions) == 2 and m.functions[0].name == "gemm"
+    kept = m.parsed.parse_bytes.decode()
+    assert "cublasHandle_t" in kept and "rocblas_handle" not in kept  # the #else branch is read
+    # a branch that is not one header (here a declaration ending in ';') leaves the group alone
+    other = model("k.cu", "#ifdef A\nint f(int a);\n#else\nint f(int b)\n#endif\n{ return 0; }\n")
+    assert b"#ifdef A" in other.parsed.parse_bytes
+
+
+def test_null_directive_lines_are_blanked():
+    code = ("kernel void f(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+            "#if QK_K == 256\n"
+            "#\n"
+            "    a[i] = 1.0f;\n"
+            "#  // nothing\n"
+            "#endif\n"
+            "}\n")
+    m = model("k.metal", code)
+    assert not m.errors
+    assert [mk.text for mk in m.parsed.masks if mk.kind == "null-directive"] == ["#", "#  // nothing"]
+
+
+def test_statement_bodies_split_across_preprocessor_branches():
+    code = ("__device__ float warp_sum(float val) {\n"
+            "  for (int offset = 16; offset > 0; offset /= 2)\n"
+            "#ifdef USE_HIP\n"
+            "    val += __shfl_down(val, offset);\n"
+            "#else\n"
+            "    val += __shfl_down_sync(0xffffffff, val, offset);\n"
+            "#endif\n"
+            "  return val;\n"
+            "}\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    text = m.parsed.parse_bytes.decode()
+    assert "__shfl_down_sync" in text and "__shfl_down(" not in text  # the #else branch is read
+    # after a statement that is no header, the group is left to the other passes
+    other = FRONT_ENDS["cuda"].parse(Source("k.cu", b"void f(int a) {\n  g(a);\n#ifdef X\n  a = 1;\n#else\n  a = 2;\n#endif\n}\n"))
+    assert b"#ifdef X" in other.parse_bytes
+
+
+def test_unnamed_enum_with_an_underlying_type():
+    m = model("k.cu", "typedef enum : int {\n    MODE_0 = 0,\n    MODE_1 = 1\n} adamMode_t;\nenum Named : int { A };\n")
+    assert not m.errors
+    assert [mk.text for mk in m.parsed.masks if mk.kind == "enum-base"] == [": int"]
+
+
+def test_unnamed_pointer_template_parameter_with_a_default():
+    code = ("template <typename F, std::enable_if_t<std::is_integral_v<F>>* = nullptr>\n"
+            "void f(F x) {}\n"
+            "template <typename T = size_t,\n"
+            "          std::enable_if_t<std::is_same_v<size_t, T>> * =  // NOLINT\n"
+            "              nullptr>\n"
+            "void g(T x) {}\n"
+            "void h(int* p = nullptr) {}\n")
+    m = model("k.cu", code)
+    assert not m.errors
+    assert len([mk for mk in m.parsed.masks if mk.kind == "default-argument"]) == 2  # not h's

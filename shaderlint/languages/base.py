@@ -111,12 +111,16 @@ class FrontEnd:
         if b"\0" in buf:
             _blank_literal_nuls(source, buf)
         masks.extend(mask_directive_comments(source, buf))
+        masks.extend(mask_null_directives(source, buf))
         masks.extend(mask_dead_branches(source, buf))
         masks.extend(mask_split_expressions(source, buf))
+        masks.extend(mask_split_function_headers(source, buf))
+        masks.extend(mask_split_bodies(source, buf))
         if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
             masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
         masks.extend(mask_macro_definitions(source, buf))
+        masks.extend(mask_file_scope_macro_invocations(source, buf))
         masks.extend(mask_statement_macros(source, buf))
         masks.extend(mask_bare_macro_lines(source, buf))
         if self.name != "glsl":
@@ -240,6 +244,25 @@ def on_directive_line(data: bytes, pos: int) -> bool:
     return data[data.rfind(b"\n", 0, pos) + 1:pos].lstrip().startswith(b"#")
 
 
+_NULL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)?\r?$", re.M)
+_NULL_DIRECTIVE_NEEDS = re.compile(rb"#[ \t]*(?:\r?\n|//|/\*|$)")  # what every match holds, found fast
+
+
+def mask_null_directives(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank null directives, lines holding nothing but ``#`` (C's "null directive", which the
+    preprocessor ignores; old ggml Metal kernels have one after ``#if QK_K == 256``). The grammar
+    reads a lone ``#`` as an error."""
+    if _NULL_DIRECTIVE_NEEDS.search(source.data) is None:
+        return []
+    out: list[Mask] = []
+    for m in scan_directives(source, _NULL_DIRECTIVE):
+        if source.in_comment_or_string(m.start()) or _continues_line(source.data, m.start()):
+            continue
+        out.append(Mask(m.start(), m.end(), "null-directive", m.group(0).decode("utf-8", "replace").strip()))
+        _blank(buf, m.start(), m.end())
+    return out
+
+
 def mask_directive_comments(source: Source, buf: bytearray) -> list[Mask]:
     """Mask block comments inside preprocessor lines (``#define M 4 /* rows */ + 1``). The
     preprocessor replaces a comment with a space before it reads the directive, but the grammar ends
@@ -307,6 +330,123 @@ def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
                 continue
             out.append(Mask(m.start(), m.end(), "macro-invocation", m.group(0).decode("utf-8", "replace").strip()))
             _blank(buf, m.start(), m.end())
+    return out
+
+
+# A line opening with `name(` at its first column (the invocation may run over several lines): at namespace scope, the
+# shape of a macro that expands to declarations (MLX's `instantiate_kernel("name", f, float)`).
+_FILE_SCOPE_CALL = re.compile(rb"^([A-Za-z_]\w*)[ \t]*\(", re.M)
+_LINE_TAIL = re.compile(rb"[ \t]*;?[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)?\r?(?:\n|$)")
+# Words that open a declaration no prefix macro can stand before.
+_DECLARATION_START = re.compile(rb"(?:template|namespace|using|typedef|static_assert)\b")
+_KEYWORD_CALLS = frozenset((b"if", b"for", b"while", b"switch", b"return", b"sizeof", b"alignof", b"decltype",
+                            b"static_assert", b"defined", b"operator", b"asm", b"__asm__", b"_Pragma", b"typeof"))
+
+
+def _next_code_after_directives(data: bytes, pos: int) -> int:
+    """Offset of the next code byte from ``pos``, stepping over comments and directive lines (their
+    ``\\`` continuation lines included)."""
+    n = len(data)
+    while True:
+        pos = _next_code(data, pos)
+        if pos >= n or data[pos] != 0x23:  # '#'
+            return pos
+        while True:
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                return n
+            cont = data[nl - 1] == 0x5C or (data[nl - 1] == 0x0D and data[nl - 2] == 0x5C)
+            pos = nl + 1
+            if not cont:
+                break
+
+
+_CALLS_ONLY = re.compile(rb"(?:\s*([A-Za-z_]\w*)[ \t]*" + _BALANCED + rb")+\s*")
+_ONE_CALL = re.compile(rb"([A-Za-z_]\w*)[ \t]*" + _BALANCED)
+_PREFIX_CALLS = frozenset((b"__launch_bounds__", b"__attribute__", b"__declspec", b"alignas", b"__align__",
+                           b"__cluster_dims__", b"decltype", b"typeof", b"__typeof__"))
+
+
+def _call_sequence_macros(source: Source) -> set[bytes]:
+    """Function-like macros of the file whose every definition's body is one or more invocations
+    (``#define inst_all(t) inst_a(t) inst_b(t)``) of names that are not declaration prefixes
+    (``__launch_bounds__(...)``, ``__attribute__((...))``): at namespace scope their expansion is
+    again such lines, which declare things."""
+    out: dict[bytes, bool] = {}
+    for m in scan_directives(source, _FUNC_MACRO):
+        body = _strip_comments(m.group(2))
+        ok = bool(body) and _CALLS_ONLY.fullmatch(body) is not None and not any(
+            c.group(1) in _PREFIX_CALLS for c in _ONE_CALL.finditer(body))
+        out[m.group(1)] = out.get(m.group(1), True) and ok
+    return {n for n, ok in out.items() if ok}
+
+
+def _continues_line(data: bytes, line_start: int) -> bool:
+    """The line starting at ``line_start`` continues the one before (a ``\\`` ends it: a macro body)."""
+    j = line_start - 1  # the line feed ending the line before
+    if j > 0 and data[j - 1] == 0x0D:
+        j -= 1
+    return j > 0 and data[j - 1] == 0x5C
+
+
+def mask_file_scope_macro_invocations(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank lines at namespace scope that hold nothing but a macro invocation ``name(args)``, with or
+    without ``;`` (MLX's ``instantiate_kq_sdpa(float16_t, float, 256)`` lines, the macro defined in the
+    file through a header macro, ``instantiate_kernel(...)``, whose body is not in the file): C and
+    C++ have no expression at namespace scope, and no declaration reads ``name(args)``, so such a
+    line can only be a macro that expands to declarations, which the grammar cannot read without
+    expanding it. Only where the code before is the end of a declaration or block (``;``, ``}``,
+    ``{`` of a namespace, ``)``, the file's start) and the code after is not what continues a
+    declaration (``{``, ``(``, ``:``, ``;``, ``=``, ``,``, ...): ``KERNEL(f)`` before ``{`` or a
+    ``void`` before the line keep their meaning (another pass or an SL001 deals with them)."""
+    data = source.data
+    if b"(" not in data:
+        return []
+    # lines starting at the first column only: namespace-scope code is written there, a function's
+    # statements are indented (testing every call statement's scope cost more than all other passes)
+    candidates = [m for m in _FILE_SCOPE_CALL.finditer(data)
+                  if m.group(1) not in _KEYWORD_CALLS and not source.in_comment_or_string(m.start(1))
+                  and buf[m.start(1)] == data[m.start(1)] and not _continues_line(data, m.start())]
+    if not candidates:
+        return []
+    free = _at_namespace_scope(data, buf, _code_braces(source), candidates)
+    found_lines: list[tuple[int, int]] = []
+    for m, ok in zip(candidates, free):
+        s = m.start(1)
+        if not ok or (found_lines and s < found_lines[-1][1]):
+            continue
+        before, _ = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"}", b"{", b")", b""):
+            continue
+        found = _call_arguments(data, m.end() - 1)
+        if found is None or found[0]:
+            continue
+        tail = _LINE_TAIL.match(data, found[2] + 1)
+        if tail is None:
+            continue
+        e = found[2] + 1
+        if data[e:tail.end()].strip().startswith(b";"):
+            e = data.index(b";", e) + 1
+        if bytes(buf[s:e]) == data[s:e]:
+            found_lines.append((s, e))
+    # From the last line up: a line without `;` may be a prefix of the declaration after it
+    # (`LAUNCH_BOUNDS(256)` before `__global__ void k(`); it is blanked only when what follows is the
+    # file's or the namespace's end, a word that cannot continue a declaration, or another such line.
+    out: list[Mask] = []
+    taken: set[int] = set()
+    expands_to_calls = None
+    for s, e in reversed(found_lines):
+        nxt = _next_code_after_directives(data, e)
+        if data[e - 1] != 0x3B and not (nxt >= len(data) or data[nxt] == 0x7D or nxt in taken
+                                         or _DECLARATION_START.match(data, nxt)):
+            if expands_to_calls is None:
+                expands_to_calls = _call_sequence_macros(source)
+            if re.match(rb"\w+", data[s:e]).group(0) not in expands_to_calls:
+                continue
+        taken.add(s)
+        out.append(Mask(s, e, "macro-invocation", data[s:e].decode("utf-8", "replace")))
+        _blank(buf, s, e)
+    out.reverse()
     return out
 
 
@@ -1216,10 +1356,11 @@ def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
-def _flat_conditional_groups(source: Source) -> list[list[re.Match]]:
+def _flat_conditional_groups(source: Source, pattern: re.Pattern[bytes] = _PP_LINE) -> list[list[re.Match]]:
     """Conditional groups that hold no other directive: the ``#if``/``#ifdef``/``#ifndef`` line, its
-    ``#elif``/``#else`` lines and the ``#endif``, in file order."""
-    lines = [m for m in scan_directives(source, _PP_LINE) if not source.in_comment_or_string(m.start(1))]
+    ``#elif``/``#else`` lines and the ``#endif``, in file order. (``pattern``: :data:`_CONDITIONAL` to
+    take in the directives' continuation lines.)"""
+    lines = [m for m in scan_directives(source, pattern) if not source.in_comment_or_string(m.start(1))]
     groups = []
     i = 0
     while i < len(lines):
@@ -1235,6 +1376,117 @@ def _flat_conditional_groups(source: Source) -> list[list[re.Match]]:
         groups.append(lines[i:j + 1])
         i = j + 1
     return groups
+
+
+_FUNCTION_HEADER_BRANCH = re.compile(
+    rb"\s*(?:template\s*<[^;{}]*>\s*)?[A-Za-z_][^;{}()]*\((?:[^;{}()]|" + _BALANCED + rb")*\)\s*(?:const\s*)?(?:noexcept\s*)?")
+
+
+def mask_split_function_headers(source: Source, buf: bytearray) -> list[Mask]:
+    """A function header chosen by the preprocessor, its body after ``#endif``::
+
+        #if defined(__HIP_PLATFORM_AMD__)
+        int cublas_gemm_ex(rocblas_handle handle, ...)
+        #else
+        int cublas_gemm_ex(cublasHandle_t handle, ...)
+        #endif
+        { ... }
+
+    The grammar cannot attach a body outside the group to a header inside it, and the file read as
+    one parse error (deepspeed's cuBLAS wrappers). As for :func:`mask_split_headers`, every branch
+    but one is blanked with the directive lines, leaving one header on its body: the ``#else``
+    branch when there is one, else the first. Only groups whose every branch is one header (a name
+    and a parenthesized list, no ``;`` or braces: a function's, or a statement's ``if (c)``, for
+    which the same choice holds), followed by ``{``. (Not tested against the enclosing scope: brace
+    counts across the ``#if`` branches of the function bodies before it are unreliable.)"""
+    data = source.data
+    if b"#" not in data or b"{" not in data:
+        return []
+    groups = []
+    for group in _flat_conditional_groups(source, _CONDITIONAL):
+        if any(buf[d.start()] != data[d.start()] for d in group):
+            continue
+        nxt = _next_code(data, group[-1].end())
+        if data[nxt:nxt + 1] != b"{":
+            continue
+        branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
+        codes = [_code_only(source, a, b) for a, b in branches]
+        if not all(c.strip() == b"" or _FUNCTION_HEADER_BRANCH.fullmatch(c) for c in codes) or not codes[0].strip():
+            continue
+        groups.append((group, branches, codes))
+    out: list[Mask] = []
+    for group, branches, codes in groups:
+        keep = len(codes) - 1 if codes[-1].strip() else 0
+        for k, (a, b) in enumerate(branches):
+            if k != keep and codes[k].strip():
+                out.append(Mask(a, b, "split-header", data[a:b].decode("utf-8", "replace")))
+                _blank(buf, a, b)
+        for d in group:
+            out.append(Mask(d.start(), d.end(), "split-header", d.group(0).decode("utf-8", "replace")))
+            _blank(buf, d.start(), d.end())
+    return out
+
+
+_CONTROL_BEFORE_PAREN = re.compile(rb"(?:\b(?:for|while|if)|\bif[ \t]+constexpr)[ \t]*$")
+
+
+def _closes_control_header(data: bytes, close: int) -> bool:
+    """The ``)`` at ``close`` ends a ``for``/``while``/``if`` header."""
+    depth, i = 0, close
+    lo = max(0, close - 4096)
+    while i > lo:
+        c = data[i]
+        if c == 0x29:
+            depth += 1
+        elif c == 0x28:
+            depth -= 1
+            if depth == 0:
+                return _CONTROL_BEFORE_PAREN.search(data, max(0, i - 32), i) is not None
+        i -= 1
+    return False
+
+
+def mask_split_bodies(source: Source, buf: bytearray) -> list[Mask]:
+    """A loop's or branch's one-statement body chosen by the preprocessor::
+
+        for (int offset = 16; offset > 0; offset /= 2)
+        #ifdef MMCV_WITH_HIP
+            sum += __shfl_down(sum, offset);
+        #else
+            sum += __shfl_down_sync(FULL_MASK, sum, offset);
+        #endif
+
+    The grammar cannot read a directive between a header and its statement, and the function read
+    as a parse error (mmcv's warp reductions). As for :func:`mask_split_headers`, every branch but
+    one is blanked with the directive lines: the ``#else`` branch when there is one, else the first.
+    Only groups right after a ``for``/``while``/``if`` header (or ``else``/``do``) whose every branch
+    is one statement (one ``;``, at its end, no braces)."""
+    data = source.data
+    if b"#" not in data:
+        return []
+    out: list[Mask] = []
+    for group in _flat_conditional_groups(source, _CONDITIONAL):
+        if any(buf[d.start()] != data[d.start()] for d in group):
+            continue
+        before, at = _prev_code_byte(source, buf, group[0].start())
+        if before == b")":
+            if not _closes_control_header(data, at):
+                continue
+        elif not (ends_after_blanks(data, at + 1, b"else") or ends_after_blanks(data, at + 1, b"do")) or before == b"":
+            continue
+        branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
+        codes = [_code_only(source, a, b).strip() for a, b in branches]
+        if not all(c.endswith(b";") and c.count(b";") == 1 and b"{" not in c and b"}" not in c for c in codes):
+            continue
+        keep = len(codes) - 1 if group[-2].group(1) == b"else" else 0
+        for k, (a, b) in enumerate(branches):
+            if k != keep:
+                out.append(Mask(a, b, "split-header", data[a:b].decode("utf-8", "replace")))
+                _blank(buf, a, b)
+        for d in group:
+            out.append(Mask(d.start(), d.end(), "split-header", d.group(0).decode("utf-8", "replace")))
+            _blank(buf, d.start(), d.end())
+    return out
 
 
 def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:

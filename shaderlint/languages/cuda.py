@@ -45,13 +45,15 @@ same length, original text kept for the analysis:
 
 from __future__ import annotations
 
+import bisect
 import re
 
 import tree_sitter as ts
 import tree_sitter_cuda
 
 from shaderlint.languages.base import (
-    _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _call_arguments, _is_statement_body,
+    _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _at_namespace_scope, _blank, _call_arguments,
+    _code_braces, _is_statement_body,
     _macro_argument_semicolons,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else,
     mask_unbalanced_conditionals, on_directive_line, match_at, scan_code, scan_directives, word_starts)
@@ -395,7 +397,9 @@ _QUALIFIER_MACROS = re.compile(
     # the return type itself is not a specifier: in `REAL __device__ f(` REAL is the (typedef) type
     rb"(?!(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__)\b)"
     rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?"
-    rb"(?:operator\s*(?:\[\]|\(\)|[^\s\w(]{1,3})|[A-Za-z_~][\w:]*)\s*\()")
+    # the name may be a member of a class template specialization (`vec_t<__nv_fp8_e4m3, 1>::fill(`) or a
+    # function template's specialization (`act_fn<ActivationType::RELU>(`)
+    rb"(?:operator\s*(?:\[\]|\(\)|[^\s\w(]{1,3})|[A-Za-z_~][\w:]*(?:\s*<[^;{}()<>]*>)?(?:\s*::\s*~?[A-Za-z_]\w*)?)\s*\()")
 # Where _QUALIFIER_MACROS can match: an upper-case word of two bytes or more, not after a word byte, `:`,
 # `.`, `>` or `#`, then a blank or a line break. The look-behind stands after the first byte, so the regex
 # engine skips to upper-case bytes instead of trying the look-behind at every byte.
@@ -433,6 +437,376 @@ def _qualifier_definitions(source: Source) -> dict[bytes, tuple[str, ...] | None
     return out
 
 
+# `[=] XGBOOST_DEVICE(std::size_t i) -> T {`: an upper-case macro between a lambda's capture list and
+# its parameters (xgboost's `#define XGBOOST_DEVICE __host__ __device__`, from a header), where the
+# grammar reads only `__device__`/`__host__`. Found at the `]`; the `[` must open a lambda (not a
+# subscript or an attribute) and the parameters be followed by what may follow them in a lambda.
+_LAMBDA_MACRO = re.compile(rb"\][ \t]*([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=\()")
+_LAMBDA_MACRO_NEEDS = re.compile(rb"\][ \t]*[A-Z]")  # what every match holds, found fast
+_AFTER_LAMBDA_PARAMETERS = re.compile(rb"\s*(?:\{|->|mutable\b|noexcept\b|constexpr\b|__device__\b|__host__\b)")
+
+
+def _lambda_capture_open(data: bytes, close: int) -> int | None:
+    """The ``[`` opening the capture list that ``close`` (a ``]``) ends, when it opens a lambda: its
+    code before is not an operand (a name, ``)`` or ``]``: ``a[i]``; ``return`` excepted) and it is not
+    an attribute (``[[``). None otherwise, or when no ``[`` is found within 1 KB on the way back."""
+    depth, i = 0, close
+    lo = max(0, close - 1024)
+    while i > lo:
+        i -= 1
+        c = data[i]
+        if c == 0x5D:  # ]
+            depth += 1
+        elif c == 0x5B:  # [
+            if depth == 0:
+                break
+            depth -= 1
+        elif c in b";{}":
+            return None
+    else:
+        return None
+    if data[i - 1:i] == b"[" or data[close + 1:close + 2] == b"]" or data[i:i + 2] == b"[[":
+        return None  # inside or around an attribute `[[...]]`
+    j = i
+    while j > 0 and data[j - 1] in b" \t\r\n":
+        j -= 1
+    prev = data[j - 1:j]
+    if prev.isalnum() or prev in (b"_", b")", b"]"):
+        return i if data.endswith(b"return", 0, j) and not (data[j - 7:j - 6].isalnum() or data[j - 7:j - 6] == b"_") else None
+    return i
+
+
+def mask_lambda_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank an upper-case macro standing between a lambda's capture list and its parameters, as
+    ``__device__`` stands there in an extended lambda. Recorded as a lambda's "function-qualifier"
+    mask whose args are the qualifiers the file defines the name as (empty when it does not). A
+    function-like macro of the file (its use would be an invocation) is left alone."""
+    data = source.data
+    out: list[Mask] = []
+    function_like = qualifiers = None
+    for m in scan_code(source, _LAMBDA_MACRO, _LAMBDA_MACRO_NEEDS):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
+            continue
+        found = _call_arguments(data, e + _next_code(data[e:e + 64], 0))
+        if found is None or found[0] or _AFTER_LAMBDA_PARAMETERS.match(data, found[2] + 1) is None:
+            continue
+        if _lambda_capture_open(data, m.start()) is None:
+            continue
+        if function_like is None:
+            function_like = {d.group(1) for d in scan_directives(source, _FUNC_MACRO_MULTILINE)}
+            qualifiers = _qualifier_definitions(source)
+        if m.group(1) in function_like:
+            continue
+        out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "lambda", qualifiers.get(m.group(1)) or ()))
+        _blank(buf, s, e)
+    return out
+
+
+# `__global__ FLASHINFER_SAMPLING_LAUNCH_BOUNDS(BLOCK_THREADS) void Kernel(`: an upper-case macro
+# invocation between a function's specifiers and its return type, which the grammar cannot read there.
+_SPECIFIER_MACRO = re.compile(
+    rb"(?<![\w#])(?:__global__|__device__|__host__|__forceinline__|__noinline__|static|inline|constexpr)"
+    rb"[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*\(")
+_SPECIFIER_MACRO_NEEDS = re.compile(rb"(?:__|static|inline|constexpr)[ \t]+[A-Z][A-Z0-9_]*[A-Z0-9][ \t]*\(")
+# After the invocation: more specifiers, a return type and the function's name, then `(` or `<`.
+_FUNCTION_HEADER_REST = re.compile(
+    rb"\s*(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
+    rb"|const|unsigned|signed|long|short)\s+)*"
+    rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:operator\s*\S{1,3}|[A-Za-z_~][\w:]*)\s*[(<]")
+_LAUNCH_BOUNDS_BODY = re.compile(rb"__launch_bounds__\s*\(")
+_LAUNCH_BOUNDS = b"__launch_bounds__"
+
+
+def mask_specifier_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Such an invocation (the look-alike ``static MAX(a, b)`` in an expression has no function header
+    after it and is left alone). When the file defines the name as ``__launch_bounds__(...)`` (in one
+    branch of an ``#if`` or all), the name is rewritten as ``__launch_bounds__`` padded with blanks, so
+    the grammar reads the launch bounds with their arguments. Otherwise the invocation is blanked and
+    recorded as a "launch-bounds-macro" mask: the model reads the kernel's launch bounds as unknown
+    (a header macro between the specifiers may well be launch bounds: SL506 stays silent)."""
+    data = source.data
+    out: list[Mask] = []
+    bodies = None
+    for m in scan_code(source, _SPECIFIER_MACRO, _SPECIFIER_MACRO_NEEDS, (
+            b"__global__", b"__device__", b"__host__", b"__forceinline__", b"__noinline__", b"static", b"inline",
+            b"constexpr")):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        found = _call_arguments(data, m.end() - 1)
+        if found is None or found[0] or _FUNCTION_HEADER_REST.match(data, found[2] + 1) is None:
+            continue
+        close = found[2]
+        if bodies is None:
+            bodies = {}
+            for d in scan_directives(source, _FUNC_MACRO_MULTILINE):
+                bodies.setdefault(d.group(1), []).append(_strip_comments(d.group(2)))
+        defs = bodies.get(m.group(1), [])
+        text = data[s:close + 1].decode("utf-8", "replace")
+        if e - s >= len(_LAUNCH_BOUNDS) and any(_LAUNCH_BOUNDS_BODY.match(b) for b in defs):
+            out.append(Mask(s, e, "launch-bounds-macro", text, "rewritten"))
+            buf[s:e] = _LAUNCH_BOUNDS + b" " * (e - s - len(_LAUNCH_BOUNDS))
+            continue
+        if defs and not any(_LAUNCH_BOUNDS_BODY.search(b) for b in defs) and all(
+                set(b.split()) <= _QUALIFIER_TOKENS for b in defs):
+            value = "qualifiers"  # defined here as qualifiers (or nothing): no launch bounds
+        else:
+            value = "unknown"
+        out.append(Mask(s, close + 1, "launch-bounds-macro", text, value))
+        _blank(buf, s, close + 1)
+    return out
+
+
+# `CUDA_1D_KERNEL_LOOP(i, n) {`: an upper-case invocation at the start of a statement followed by a
+# block (mmcv's and caffe's grid-stride loop from a header, `for (int i = ...; i < n; i += ...)`).
+_BLOCK_HEADER_MACRO = re.compile(rb"(?<![\w#.>:])([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*\(")
+_LOOP_WORDS = re.compile(rb"\b(?:for|while)\b")
+
+
+def mask_block_header_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Read such a header as ``while (args)`` (the name becomes ``while`` padded with blanks): C has no
+    statement ``f(x) {``, so the invocation is a loop header (or a scope guard) whose expansion opens
+    the block, and the block is read in a loop, as a grid-stride loop runs. The arguments become a
+    comma expression the analysis does not evaluate (the loop variable reads as unknown). A name
+    shorter than ``while``, or one the file defines with no ``for`` or ``while`` in the body, is left
+    alone; so is an invocation not at the start of a statement (a function header ``K(int i) {``)."""
+    data = source.data
+    if b"{" not in data:
+        return []
+    found_calls = []
+    for m in match_at(data, _BLOCK_HEADER_MACRO, source.upper_call_starts):
+        s, e = m.start(1), m.end(1)
+        if e - s < 5 or source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        found = _call_arguments(data, m.end() - 1)
+        if found is None or found[0]:
+            continue
+        close = found[2]
+        if data[_next_code_past_directives(data, close + 1):][:1] != b"{":
+            continue
+        if any(buf[i] != data[i] for i in range(m.end() - 1, close + 1) if data[i] in b"(),"):
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"{", b"}", b")") and not any(_ends_with_word(data, at + 1, w) for w in (b"else", b"do")):
+            continue
+        if before == b")" and _prev_is_function_header(source, buf, at):
+            continue
+        found_calls.append(m)
+    if not found_calls:
+        return []
+    # inside a function only: at namespace scope such a line opens a function (googletest's TEST_F,
+    # PYBIND11_MODULE), which mask_header_function_macros reads
+    braces = _code_braces(source)
+    at_namespace = _at_namespace_scope(data, buf, braces, found_calls)
+    out: list[Mask] = []
+    bodies = None
+    for m, outside in zip(found_calls, at_namespace):
+        if outside or _in_class_body(data, braces, m.start(1)):
+            continue
+        s, e = m.start(1), m.end(1)
+        if bodies is None:
+            bodies = {}
+            for d in scan_directives(source, _FUNC_MACRO_MULTILINE):
+                bodies.setdefault(d.group(1), []).append(d.group(2))
+        defs = bodies.get(m.group(1))
+        if defs is not None and not any(_LOOP_WORDS.search(b) for b in defs):
+            continue
+        out.append(Mask(s, e, "loop-macro", m.group(1).decode(), ""))
+        buf[s:e] = b"while" + b" " * (e - s - 5)
+    return out
+
+
+_CLASS_HEAD = re.compile(rb"\b(?:struct|class|union)\b[^;{}()]*(?:\([^;{}]*\)[^;{}()]*)*$")
+
+
+def _in_class_body(data: bytes, braces: list[int], pos: int) -> bool:
+    """The innermost block around ``pos`` (``braces``: the code braces in order) is a class body."""
+    depth = 0
+    for i in range(bisect.bisect_left(braces, pos) - 1, -1, -1):
+        b = braces[i]
+        if data[b] == 0x7D:
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            return _CLASS_HEAD.search(data, max(0, b - 400), b) is not None
+    return False
+
+
+def _prev_is_function_header(source: Source, buf: bytearray, close: int) -> bool:
+    """The ``)`` at ``close`` ends a parameter list at namespace or class scope (before it the
+    invocation would be a declaration's suffix), or a control statement's condition (``if (c) M(x)
+    {``: a statement). Approximated: the ``)`` closes parentheses opened right after a name that is
+    not a control keyword."""
+    data = source.data
+    depth, i = 0, close
+    lo = max(0, close - 4096)
+    while i > lo:
+        c = data[i]
+        if c == 0x29:
+            depth += 1
+        elif c == 0x28:
+            depth -= 1
+            if depth == 0:
+                break
+        i -= 1
+    else:
+        return True
+    j = i
+    while j > 0 and data[j - 1] in b" \t\r\n":
+        j -= 1
+    word = re.search(rb"(\w+)$", data[max(0, j - 64):j])
+    return word is None or word.group(1) not in (b"if", b"for", b"while", b"switch")
+
+
+# `CUTLASS_HOST_DEVICE constexpr NA1dDimT(T x_) : x(x_) {}`: an upper-case qualifier macro before a
+# constructor (no return type, so _QUALIFIER_MACROS does not see it). The name must be a class or
+# struct the file declares before.
+_CONSTRUCTOR_MACRO = re.compile(
+    rb"(?<![\w:.>#])([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+(?:(?:constexpr|explicit|inline)\s+)*(~?)([A-Za-z_]\w*)\s*\(")
+
+
+_CLASS_NAME = re.compile(rb"\b(?:struct|class)\s+(?:alignas\s*\([^()]*\)\s*)?([A-Za-z_]\w*)")
+
+
+def mask_constructor_qualifier_macros(source: Source, buf: bytearray, starts: list[int] | None = None) -> list[Mask]:
+    """Blank such a macro, recorded as a "function-qualifier" macro mask like a qualifier macro
+    before a function (with the qualifiers an in-file definition expands to)."""
+    data = source.data
+    if b"struct" not in data and b"class" not in data:
+        return []
+    out: list[Mask] = []
+    defs = classes = None
+    for m in match_at(data, _CONSTRUCTOR_MACRO, starts if starts is not None else _qualifier_macro_starts(source)):
+        s, e = m.start(1), m.end(1)
+        if source.in_comment_or_string(s):
+            continue
+        if classes is None:
+            classes = {}
+            for c in scan_code(source, _CLASS_NAME, starts=(b"struct", b"class")):
+                classes.setdefault(c.group(1), []).append(c.start())
+        first = classes.get(m.group(3))
+        if not first or first[0] > s or bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        if defs is None:
+            defs = _qualifier_definitions(source)
+        if m.group(1) in defs and defs[m.group(1)] is None:
+            continue  # defined here as something else than qualifiers
+        out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "macro", defs.get(m.group(1)) or ()))
+        _blank(buf, s, e)
+    return out
+
+
+# `dim3 grid(unsigned((n + 63) / 64), 1, 1)`: a functional cast to a primitive type as the first
+# argument of a declaration with parentheses; the grammar reads `unsigned(...)` as an abstract
+# declarator (C++'s most vexing parse) and the declaration as a broken function declaration.
+_PAREN_CAST = re.compile(
+    rb"\([ \t]*((?:unsigned|signed|int|float|double|char|bool|long|short|size_t|u?int(?:8|16|32|64)_t)"
+    rb")[ \t]*\((?![ \t]*[*&^)])")
+# What stands before that `(`: `Type name` (the declaration), tried backwards from the `(`.
+_DECLARATION_BEFORE_PAREN = re.compile(
+    rb"(?<![\w:.>])([A-Za-z_][\w:]*)(?:[ \t]*<[^<>;{}()]*>)?[ \t]+[A-Za-z_]\w*[ \t]*$")
+_NOT_A_TYPE = frozenset((b"return", b"else", b"case", b"goto", b"throw", b"new", b"delete", b"co_return",
+                         b"co_yield", b"sizeof", b"typename", b"using", b"operator"))
+
+
+def mask_functional_casts(source: Source, buf: bytearray) -> list[Mask]:
+    """Such a cast's type name gets ``_`` as its first byte in the parsed copy, so it reads as a call
+    (node text still comes from the file: the call's name is ``unsigned``). Only as the first
+    argument of ``Type name(``, and not before ``*``, ``&``, ``^`` or ``)`` (``void f(int (*fp)(int))``
+    declares a pointer to a function, ``int()`` a function type); elsewhere the grammar reads such a
+    cast already. Not on directive lines."""
+    data = source.data
+    out: list[Mask] = []
+    for m in scan_code(source, _PAREN_CAST):
+        s, e = m.start(1), m.end(1)
+        d = _DECLARATION_BEFORE_PAREN.search(data, max(0, m.start() - 256), m.start())
+        if d is None or d.group(1) in _NOT_A_TYPE or bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        out.append(Mask(s, e, "constructor-name", m.group(1).decode()))
+        buf[s] = 0x5F  # '_'
+    return out
+
+
+# `decltype(tiled_mma){}`, `typename decltype(tiled_mma)::AtomThrID{}`, `decltype(f(a, b)){}`: a value
+# of a decltype type, built with braces (CuTe), which the grammar reads only in declarations.
+_DECLTYPE_VALUE = re.compile(rb"(?<![\w.>:])(?:typename[ \t]+)?decltype[ \t]*\(")
+# `obj.template name(args)`: `template` before a member that takes no explicit template arguments.
+_TEMPLATE_MEMBER_CALL = re.compile(rb"(?:\.|->)[ \t]*(template)[ \t]+[A-Za-z_]\w*[ \t]*(?=\()")
+_TEMPLATE_MEMBER_CALL_NEEDS = re.compile(rb"template[ \t]+[A-Za-z_]\w*[ \t]*\(")  # found fast (literal prefix)
+
+
+def mask_decltype_values(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank such a ``decltype(...)`` (and ``typename``, and the ``::`` after it): ``{}`` or
+    ``AtomThrID{}`` remains, a braced value the grammar reads. Only where an expression stands (after
+    ``(``, ``,``, ``=``, ``return``, ...) and when ``{`` or ``::name{`` follows the parentheses.
+    The value's type is lost to the analysis (it could not read the expression before)."""
+    data = source.data
+    out: list[Mask] = []
+    for m in scan_code(source, _DECLTYPE_VALUE, b"decltype", (b"typename", b"decltype")):
+        s = m.start()
+        if bytes(buf[s:m.end()]) != data[s:m.end()] or _in_directive(data, s):
+            continue
+        found = _call_arguments(data, m.end() - 1)
+        if found is None or found[0]:
+            continue
+        e = found[2] + 1
+        # `{` right after, or `::Name{` (`decltype(a) b{}` declares b: no value)
+        rest = re.match(rb"[ \t]*(?:::[ \t]*(?:template[ \t]+)?(?=[A-Za-z_]\w*[ \t]*\{)|(?=\{))", data[e:e + 256])
+        if rest is None:
+            continue
+        e += len(rest.group(0))
+        before, at = _prev_code_byte(source, buf, s)
+        if (before not in _EXPRESSION_BEFORE or before in (b";", b"{", b"}")) and not _ends_with_word(
+                data, at + 1, b"return"):
+            continue  # not where an expression stands (a statement's start may be a declaration)
+        out.append(Mask(s, e, "decltype-value", data[s:e].decode("utf-8", "replace")))
+        _blank(buf, s, e)
+    for m in scan_code(source, _TEMPLATE_MEMBER_CALL, _TEMPLATE_MEMBER_CALL_NEEDS):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != b"template":
+            continue
+        out.append(Mask(s, e, "template-args", "template"))
+        _blank(buf, s, e)
+    return out
+
+
+# `typedef enum : int { ... } Mode;`: an unnamed enumeration with an underlying type, which the grammar
+# reads only for a named one. The `: int` is blanked (the underlying type bears on no rule).
+_UNNAMED_ENUM_BASE = re.compile(rb"\benum[ \t]+(:[ \t]*[A-Za-z_][\w:]*(?:[ \t]+(?:int|long|short|char))*)[ \t]*(?=\{|\r?\n[ \t]*\{)")
+
+
+def mask_unnamed_enum_bases(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank the underlying type of an unnamed enumeration (see _UNNAMED_ENUM_BASE)."""
+    out: list[Mask] = []
+    for m in scan_code(source, _UNNAMED_ENUM_BASE, b"enum", (b"enum",)):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != source.data[s:e]:
+            continue
+        out.append(Mask(s, e, "enum-base", m.group(1).decode()))
+        _blank(buf, s, e)
+    return out
+
+
+# `template <typename F, std::enable_if_t<cond>* = nullptr>`: an unnamed non-type template parameter
+# of pointer type with a default, which the grammar cannot read (it reads it without the default).
+_UNNAMED_POINTER_DEFAULT = re.compile(rb">[ \t]*\*[ \t]*(=)[ \t]*(?://[^\n]*)?\s*(nullptr)(?=\s*[>,])")
+_UNNAMED_POINTER_DEFAULT_NEEDS = re.compile(rb"nullptr\s*>")
+
+
+def mask_unnamed_pointer_defaults(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank the ``= nullptr`` of such a parameter (SFINAE's enable_if; the default bears on no rule)."""
+    out: list[Mask] = []
+    for m in scan_code(source, _UNNAMED_POINTER_DEFAULT, _UNNAMED_POINTER_DEFAULT_NEEDS):
+        if buf[m.start(1)] != 0x3D or bytes(buf[m.start(2):m.end(2)]) != b"nullptr":
+            continue
+        out.append(Mask(m.start(1), m.end(2), "default-argument", "= nullptr"))
+        _blank(buf, m.start(1), m.end(1))
+        _blank(buf, m.start(2), m.end(2))
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -456,8 +830,12 @@ class CudaFrontEnd(FrontEnd):
         for m in scan_code(source, _LAMBDA_SPACE):
             masks.append(Mask(m.start(1), m.end(1), "function-qualifier", m.group(1).decode().strip(), "lambda"))
             _blank(buf, m.start(1), m.end(1))
+        masks.extend(mask_lambda_qualifier_macros(source, buf))
+        masks.extend(mask_specifier_macros(source, buf))
+        qualifier_starts = _qualifier_macro_starts(source)
+        masks.extend(mask_constructor_qualifier_macros(source, buf, qualifier_starts))
         defs = None
-        for m in match_at(source.data, _QUALIFIER_MACROS, _qualifier_macro_starts(source)):
+        for m in match_at(source.data, _QUALIFIER_MACROS, qualifier_starts):
             if source.in_comment_or_string(m.start()):
                 continue
             if on_directive_line(source.data, m.start()):
@@ -502,7 +880,12 @@ class CudaFrontEnd(FrontEnd):
         masks.extend(mask_unbalanced_conditionals(source, buf))
         masks.extend(mask_dangling_else(source, buf))
         masks.extend(mask_type_arguments(source, buf))
+        masks.extend(mask_functional_casts(source, buf))
+        masks.extend(mask_decltype_values(source, buf))
+        masks.extend(mask_unnamed_enum_bases(source, buf))
+        masks.extend(mask_unnamed_pointer_defaults(source, buf))
         masks.extend(mask_statement_macro_calls(source, buf))
+        masks.extend(mask_block_header_macros(source, buf))
         for m in scan_code(source, _OPERATOR_CALL_ARGS, starts=(b"operator",)):
             masks.append(Mask(m.start(1), m.end(1), "template-args", m.group(1).decode("utf-8", "replace")))
             _blank(buf, m.start(1), m.end(1))

@@ -576,6 +576,9 @@ class _Builder:
                         f.launch_bounds_node = c
                         if vals and vals[0] is not None and vals[0] >= 1:  # `__launch_bounds__(-1)`: unknown
                             f.launch_bounds = tuple(int(v) for v in vals if v is not None)
+                if f.launch_bounds_node is None and any(  # `__global__ HEADER_MACRO(n) void k(`: bounds unknown
+                        mk.value == "unknown" for mk in m.masks_between(fd.start_byte, fdecl.start_byte, "launch-bounds-macro")):
+                    f.launch_bounds_node = fd
             params = fdecl.child_by_field_name("parameters")
             for p in params.named_children if params is not None else []:
                 if p.type not in ("parameter_declaration", "optional_parameter_declaration"):

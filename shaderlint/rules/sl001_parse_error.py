@@ -24,8 +24,10 @@ KERNEL(scale) { out[threadIdx.x] *= 2.0f; }   // not readable without expanding 
 
 A GLSL file whose unreadable line holds template placeholders -- vispy's
 hooks (`<viewport.clipping>`, `<paint>(...)`), `$name` or `${name}`
-substitutions, Jinja's `{{ name }}` -- is a shader template, not GLSL: the
-message says so, since only the generated shader can be analysed.
+substitutions, Jinja's `{{ name }}` -- is a shader template, not GLSL: a
+compiler rejects it too, and only the generated shader can be analysed. Such a
+file gets one report, at the first placeholder found on an unreadable line,
+naming it, instead of one per unreadable region.
 
 ## Use instead
 Write the kernel signature out, or add `// shaderlint: ignore-file[SL001]` to
@@ -60,7 +62,7 @@ MAX_REPORTS = 5
 # followed by a dotted name and `>` then `(`, `;`, `.`, `,` or `)` is not a comparison chain.
 _TEMPLATE_PLACEHOLDER = re.compile(
     rb"(?<![\w$])<[A-Za-z_][\w.]*(?:!?\([^<>\n]*\))?>[ \t]*[(;.,)]"
-    rb"|(?<![\w$])\$\{?[A-Za-z_]\w*|\{\{[ \t]*[A-Za-z_][\w.]*[ \t]*\}\}")
+    rb"|(?<![\w$])\$(?:\{[A-Za-z_]\w*\}|[A-Za-z_]\w*)|\{\{[ \t]*[A-Za-z_][\w.]*[ \t]*\}\}")
 
 
 class ParseErrorRule(Rule):
@@ -72,24 +74,35 @@ class ParseErrorRule(Rule):
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:
         errors = model.errors
-        template = model.language == "glsl" and any(self._placeholder(model, err.start) for err in errors)
-        hint = ("; the file looks like a shader template (placeholders such as `<hook>` or `$name`), "
-                "not GLSL: exclude it and lint the generated shader") if template else ""
+        if model.language == "glsl" and errors:
+            found = next((p for p in (self._placeholder(model, err.start) for err in errors) if p is not None), None)
+            if found is not None:
+                # a shader template: one report, at the placeholder, instead of one per unreadable region
+                # (a placeholder breaks the statement around it, and each break read as an error of its own)
+                start, end, text = found
+                regions = f"{len(errors)} unreadable region{'s' if len(errors) > 1 else ''}"
+                yield Finding(start, end, f"could not parse: template placeholder '{text}' -- this file is a shader "
+                                          f"template, not GLSL ({regions}); exclude it and lint the generated shader")
+                return
         for i, err in enumerate(errors[:MAX_REPORTS]):
             f = model.function_at(err.start)
             where = f"in function '{f.name}' (not analysed)" if f is not None else "at file scope"
             more = f"; {len(errors) - MAX_REPORTS} more unreadable regions in this file" if i == MAX_REPORTS - 1 and len(errors) > MAX_REPORTS else ""
             snippet = model.source.text(err.start, min(err.end, err.start + 40)).split("\n")[0].strip()
             what = f"{err.message} near '{snippet}'" if snippet else err.message
-            yield Finding(err.start, max(err.end, err.start), f"could not parse {what} {where}{hint if i == 0 else ''}"
-                                                              f"{more}", kernel=f.name if f is not None else None)
+            yield Finding(err.start, max(err.end, err.start), f"could not parse {what} {where}{more}",
+                          kernel=f.name if f is not None else None)
 
     @staticmethod
-    def _placeholder(model, pos: int) -> bool:
-        """A template placeholder on the line of ``pos``, outside comments and strings."""
+    def _placeholder(model, pos: int) -> tuple[int, int, str] | None:
+        """The first template placeholder on the line of ``pos``, outside comments and strings:
+        (start, end, text without what follows it)."""
         src = model.source
         i = src.line_of(pos)
         start = src.line_starts[i]
         end = src.line_starts[i + 1] if i + 1 < len(src.line_starts) else len(src.data)
-        return any(not src.in_comment_or_string(start + m.start())
-                   for m in _TEMPLATE_PLACEHOLDER.finditer(src.data, start, end))
+        for m in _TEMPLATE_PLACEHOLDER.finditer(src.data, start, end):
+            if not src.in_comment_or_string(m.start()):
+                text = m.group(0).rstrip(b"(;.,) \t") if m.group(0).startswith(b"<") else m.group(0)
+                return m.start(), m.start() + len(text), text.decode("utf-8", "replace")
+        return None
