@@ -70,7 +70,7 @@ def run(argv):
 
 
 def test_json_output_on_examples_follows_the_schema():
-    code, out, _ = run(["--format", "json", "--no-cache", str(ROOT / "examples")])
+    code, out, _ = run(["--format", "json", "--no-cache", "--extend-select", "ALL", str(ROOT / "examples")])
     data = json.loads(out)
     jsonschema.validate(data, DIAGNOSTIC_SCHEMA)
     assert code == 1 and data, "the examples contain findings"

@@ -2,6 +2,7 @@
 whose counter is only tainted by that return is not the cause (found on a real n-body shader)."""
 
 from shaderlint.engine import lint_source
+from shaderlint.config import Settings
 
 CODE = """#version 450
 layout(local_size_x = 64) in;
@@ -24,7 +25,7 @@ void main() {
 
 
 def test_early_return_is_named_as_the_cause():
-    r = lint_source("nbody.comp", CODE.encode())
+    r = lint_source("nbody.comp", CODE.encode(), Settings(select=("SL403",)))
     msgs = [d.message for d in r.diagnostics if d.code == "SL403"]
     assert len(msgs) == 2
     for m in msgs:

@@ -51,6 +51,13 @@ Loads rather than registers: preloaded constants cost no load instruction and
 no latency in the shader. The register model does not price it; the impact
 field is left empty.
 
+## Default
+Opt-in (`--extend-select SL103`). On the real-code corpus (`bench/realcode/`: 33
+PyPI source distributions, none of them ours; judgements in
+`bench/realcode/judged.tsv`), its 6 findings were 0 true, 2 false, 4 debatable:
+buffers whose size varies with the input (the constant address space preloads
+only what the compiler can size), and single reads off the hot path.
+
 ## Options
 None.
 """
@@ -71,6 +78,7 @@ class ConstantAddressSpaceCandidate(Rule):
     name = "constant-address-space-candidate"
     languages = frozenset({"metal"})
     severity = Severity.INFO
+    default_on = False
     summary = "read-only device buffer read only at thread-uniform offsets: use the constant address space"
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:

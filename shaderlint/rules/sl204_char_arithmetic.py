@@ -51,6 +51,13 @@ Instruction count rather than registers: one or two extra ALU operations per
 8-bit operation to re-establish 8-bit wrap-around. No register or occupancy
 change (impact null).
 
+## Default
+Opt-in (`--extend-select SL204`). On the real-code corpus (`bench/realcode/`: 33
+PyPI source distributions, none of them ours; judgements in
+`bench/realcode/judged.tsv`), its 8 findings were all false: 8-bit constants
+computed once outside loops and only used in `&` masks (no wrap-around to
+emulate), and `uchar` loop counters with small constant bounds.
+
 ## Options
 None.
 """
@@ -79,6 +86,7 @@ class CharArithmetic(Rule):
     name = "char-arithmetic"
     languages = frozenset({"metal"})
     severity = Severity.INFO
+    default_on = False
     fix = "unsafe"
     summary = "8-bit integer arithmetic (no native 8-bit ALU on Apple GPUs)"
 

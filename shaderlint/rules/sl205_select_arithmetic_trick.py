@@ -50,6 +50,14 @@ with a boolean vector selects per component.
 Instruction count: one select replaces a conversion and one or two
 multiply(-add)s; registers and occupancy unchanged (impact null).
 
+## Default
+Opt-in (`--extend-select SL205`). On the real-code corpus (`bench/realcode/`: 33
+PyPI source distributions, none of them ours; judgements in
+`bench/realcode/judged.tsv`), its 16 findings were 4 true, 2 false, 10
+debatable: most are correct but save nothing measurable (a condition the
+compiler converts once before the loop, one select per fragment in a memory-
+bound shader).
+
 ## Options
 None.
 
@@ -87,6 +95,7 @@ class SelectArithmeticTrick(Rule):
     name = "select-arithmetic-trick"
     languages = frozenset({"metal", "cuda", "glsl"})
     severity = Severity.INFO
+    default_on = False
     summary = "a select written as arithmetic on a 0/1 value instead of ?: or select"
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:

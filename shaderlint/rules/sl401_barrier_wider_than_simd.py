@@ -58,6 +58,15 @@ implementation with subgroups narrower than the target's (Intel GPUs run 8- or
 16-wide) makes the SIMD-scope barrier too weak, and the exchange through
 threadgroup memory becomes a data race.
 
+## Default
+Opt-in (`--extend-select SL401`). On the real-code corpus (`bench/realcode/`: 33
+PyPI source distributions, none of them ours; judgements in
+`bench/realcode/judged.tsv`), its 6 findings were all false: one-warp example
+kernels and a barrier next to system-scope fences and spin-waits, where a warp
+barrier would save nothing measurable. The win is real where a one-warp group
+synchronises in a hot loop (3.5x on an H100, `shared/data/h100-pitfall-
+costs.md`).
+
 ## Options
 None. The SIMD width is the target's (`--target`, default per language).
 
@@ -95,6 +104,7 @@ class BarrierWiderThanSimd(Rule):
     name = "barrier-wider-than-simd"
     languages = frozenset({"metal", "cuda", "glsl"})
     severity = Severity.WARNING
+    default_on = False
     fix = "unsafe"
     summary = "threadgroup-wide barrier in a kernel whose threadgroup fits one SIMD group"
 
