@@ -1047,6 +1047,8 @@ def reducing_functions(model: "FileModel") -> dict[str, ts.Node]:
         for f in model.functions:
             if f.is_entry or f.body is None or f.name in model._sync_reducers:
                 continue
+            if f.name in synchronising_functions(model):
+                continue  # it synchronises the group: its result combines every SIMD group (block_reduce)
             reduced = _compute_reductions(model, f)
             for r in _returns(f.body):
                 origin = _reduction_in(model, f, r, reduced, None)
@@ -1083,20 +1085,44 @@ def simd_reductions(model: "FileModel", f: Function) -> dict[Var, ts.Node]:
 
 
 def _compute_reductions(model: "FileModel", f: Function) -> dict[Var, ts.Node]:
+    """Locals holding a reduction (see :func:`simd_reductions`); each write that carries one is kept
+    too (``model._sync_write_origins``, by the dependence model's write key), so that a use the
+    reaching definitions decide sees only the writes that reach it (``s = warp_sum(x); s =
+    block_stage(s);``: the store after the second write stores no SIMD-only value)."""
     reduced: dict[Var, ts.Node] = {}
+    origins = model.__dict__.setdefault("_sync_write_origins", {})
+    by_var = model.__dict__.setdefault("_sync_var_writes", {})
     writes = _writes(model, f)
+    for v, _, stmt, _ in writes:
+        by_var.setdefault(id(v), []).append((stmt.start_byte, (id(v), stmt.id)))
     for _ in range(8):
         changed = False
         for v, rhs, stmt, combines in writes:
-            if v in reduced:
+            if (id(v), stmt.id) in origins:
                 continue
             origin = _reduction_in(model, f, rhs, reduced, v if combines or _mentions(model, rhs, v) else None)
             if origin is not None:
-                reduced[v] = origin
+                origins[(id(v), stmt.id)] = origin
+                reduced.setdefault(v, origin)
                 changed = True
         if not changed:
             break
     return reduced
+
+
+def _reduction_of_use(model: "FileModel", v: Var, use: ts.Node, reduced: dict[Var, ts.Node]) -> ts.Node | None:
+    """The reduction ``v`` holds at ``use``: from the writes that reach it when the reaching
+    definitions decide them, else from any of its writes."""
+    flow = model.flow
+    keys = flow.reaching(v, use) if flow is not None else None
+    origins = model.__dict__.get("_sync_write_origins", {})
+    if keys is None:
+        # Undecided (the variable was passed to a call that may take it by reference, ...): the
+        # last write before the use in the text must carry the reduction. A later `s = stage(s)`
+        # through code the file does not show leaves the value unknown, and unknown is silence.
+        before = [w for w in model.__dict__.get("_sync_var_writes", {}).get(id(v), ()) if w[0] < use.start_byte]
+        return origins.get(max(before)[1]) if before else reduced.get(v)
+    return next((origins[k] for k in keys if k in origins), None)
 
 
 def reduction_input_deps(model: "FileModel", call: ts.Node) -> frozenset[str]:
@@ -1129,7 +1155,9 @@ def _reduction_in(model: "FileModel", f: Function, expr: ts.Node, reduced: dict[
         if t == "identifier":
             v = model.resolve(n)
             if v is not None and v in reduced:
-                return reduced[v]
+                origin = _reduction_of_use(model, v, n, reduced)
+                if origin is not None:
+                    return origin
             continue
         if t == "subscript_expression":
             base = model.base_var(n)
@@ -1147,8 +1175,24 @@ def _reduction_in(model: "FileModel", f: Function, expr: ts.Node, reduced: dict[
             helper = getattr(model, "_sync_reducers", {}).get(name)
             if helper is not None and name != f.name:
                 return n
+            if not _passes_simd_values(model, n, name):
+                continue  # its result is not the argument's lanes: a block-wide stage, or unknown code
         stack.extend(reversed(n.named_children))
     return None
+
+
+def _passes_simd_values(model: "FileModel", call: ts.Node, name: str) -> bool:
+    """Whether a SIMD-reduced argument of ``call`` is still only its SIMD group's value in the
+    result: a built-in that computes on registers (``fmaxf(s, 0.f)``, a conversion) or a same-file
+    helper that does not synchronise the group. A helper that does (``block_reduce(warp_sum(v))``:
+    partials through shared memory, a barrier, a second pass) combines every SIMD group, and a call
+    into code the file does not show may do the same: the value is not a SIMD-only result."""
+    fn = call.child_by_field_name("function")
+    if fn is not None and fn.type == "field_expression":
+        return False  # a method of an object (`cub::BlockReduce(...).Sum(v)`): unknown
+    if name in model.function_by_name:
+        return name not in synchronising_functions(model)
+    return B.register_only(model.language, name) or parse_type_name(name).is_arithmetic
 
 
 _SIMD_INDEX_ROLES = frozenset({"simdgroup_index_in_threadgroup", "simdgroups_per_threadgroup"})
