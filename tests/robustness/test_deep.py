@@ -106,7 +106,8 @@ def test_ordinary_depths_stay_precise():
     n = 40
     const = "(1 + " * n + "1" + ")" * n
     var = "(x + " * n + "x" + ")" * n
-    data = (f"__global__ void k(int* a, int x) {{ a[0] = a[1] / {const}; a[2] = a[3] / {var}; }}\n").encode()
+    data = (f"__global__ void k(int* a, int x) {{ for (int i = 0; i < x; ++i) {{ a[i] = a[i] / {const}; "
+            f"a[i] += a[i + 1] / {var}; }} }}\n").encode()
     r = lint_source("k.cu", data, Settings(select=("SL201",)))
     # The constant denominator is folded (no report); the variable one is reported once, at its `/`.
     assert [d.code for d in r.diagnostics] == ["SL201"]
