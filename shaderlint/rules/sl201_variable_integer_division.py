@@ -321,9 +321,15 @@ def _address_taken(model, v, loop) -> bool:
     """Whether ``&v`` appears in ``loop`` (not ``x & v`` or ``c && v``): a call may write it there."""
     if model.language == "glsl":
         return False
-    text = model.source.data[loop.start_byte:loop.end_byte]
-    return any(not model.source.in_comment_or_string(loop.start_byte + m.end() - 1) for m in
-               re.finditer(rb"(?:^|[^\w)\]&\s])\s*&\s*" + re.escape(v.name.encode()) + rb"\b", text))
+    # Once per loop and variable: every division in a loop asks it, and the search reads the whole loop.
+    cache = model.__dict__.setdefault("_sl201_address_taken", {})
+    key = (loop.id, id(v))
+    got = cache.get(key)
+    if got is None:
+        text = model.source.data[loop.start_byte:loop.end_byte]
+        got = cache[key] = any(not model.source.in_comment_or_string(loop.start_byte + m.end() - 1) for m in
+                               re.finditer(rb"(?:^|[^\w)\]&\s])\s*&\s*" + re.escape(v.name.encode()) + rb"\b", text))
+    return got
 
 
 def _passed_out(model, loop) -> set[int]:
