@@ -930,7 +930,9 @@ SERVER_TIMEOUT = 30.0
 SERVER_ROUNDS = 40
 #: The fuzzed servers run with this --max-message-bytes, so that messages over the limit are cheap to send.
 SERVER_MAX_MESSAGE = 4 * 1024 * 1024
-_CHECK_KERNEL = "__global__ void scale(int* a, int n) {\n    int i = threadIdx.x;\n    a[i] = a[i] / n;\n}\n"
+# (the division repeats with a changing operand, a load in a block-stride loop: SL201 reports it)
+_CHECK_KERNEL = ("__global__ void scale(int* a, int n) {\n    for (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+                 "        a[i] = a[i] / n;\n}\n")
 _CHECK_URI = "file:///fuzz/check.cu"
 _CHECK_POS = (2, _CHECK_KERNEL.splitlines()[2].index("/ n"))
 _METHODS = ("textDocument/hover", "textDocument/codeAction", "textDocument/codeLens", "textDocument/diagnostic",

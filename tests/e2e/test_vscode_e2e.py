@@ -169,11 +169,11 @@ def test_cuda_sl201_problem_and_ignore_quick_fix(vsix, code_server, workspace):
     settings, extra_env = _real_server()
     result = _drive(vsix, workspace, settings, "SL201", extra_env, file=CUDA_FILE, fix="Ignore SL201 on this line")
     assert result["squiggles"] >= 1
-    assert any("SL201" in row and "[Ln 7, Col 15]" in row for row in result["problems"]), result["problems"]
+    assert any("SL201" in row and "[Ln 7, Col 22]" in row for row in result["problems"]), result["problems"]
     expected = _expected_after_fix(
         CUDA_FILE,
-        "    int q = a / n;  // expect: SL201\n",
-        "    int q = a / n;  // expect: SL201  // shaderlint: ignore[SL201]\n",
+        "        int q = a[i] / n;  // expect: SL201\n",
+        "        int q = a[i] / n;  // expect: SL201  // shaderlint: ignore[SL201]\n",
     )
     _assert_fixed(result, workspace, CUDA_FILE, "SL201", expected)
 

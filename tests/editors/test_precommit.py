@@ -40,8 +40,8 @@ BAD_CUDA = """\
 __global__ void bucketize(int *out, const int *in, int n, int buckets)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    out[i] = in[i] / buckets;
+    for (; i < n; i += blockDim.x * gridDim.x)
+        out[i] = in[i] / buckets;  // a load divided in every iteration: SL201
 }
 """
 BAD_GLSL = """\
@@ -50,9 +50,8 @@ layout(local_size_x = 64) in;
 layout(std430, binding = 0) buffer Data { int values[]; };
 layout(push_constant) uniform Push { int count; int divisor; };
 void main() {
-    uint i = gl_GlobalInvocationID.x;
-    if (i >= uint(count)) return;
-    values[i] = values[i] / divisor;
+    for (uint i = gl_GlobalInvocationID.x; i < uint(count); i += 64u)
+        values[i] = values[i] / divisor;  // a load divided in every iteration: SL201
 }
 """
 CLEAN_CUDA = BAD_CUDA.replace("in[i] / buckets", "in[i] * buckets")
@@ -173,7 +172,7 @@ def test_findings_fail_the_commit(project):
                           project.write("src/notes.txt", "x = a / n\n")], expect=False)
     assert re.search(r"shaderlint\.+Failed", out), out
     assert "src/bad.cu:5:" in out and "SL201" in out
-    assert "src/bad.comp:8:" in out  # GLSL, matched by name: identify has no tag for it
+    assert "src/bad.comp:7:" in out  # GLSL, matched by name: identify has no tag for it
     assert "notes.txt" not in out
 
 

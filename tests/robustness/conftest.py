@@ -13,13 +13,15 @@ from shaderlint.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-#: A kernel with exactly one finding (SL201 at 3:21) that must be reported next to any hostile file.
+#: A kernel with exactly one finding (SL201 at GOOD_AT, 3:21) that must be reported next to any hostile file
+#: (a load divided in every iteration of a grid-stride loop: SL201 reports divisions a thread repeats).
 GOOD = (
     "__global__ void scale(int* a, int n) {\n"
     "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)\n"
     "        a[i] = a[i] / n;\n"
     "}\n"
 )
+GOOD_AT = (3, 21)  # line, column (1-based) of its `/`
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ import pytest
 from shaderlint.config import Settings
 from shaderlint.engine import lint_source
 from shaderlint.model.source import Source
-from tests.robustness.conftest import GOOD, run, run_json
+from tests.robustness.conftest import GOOD, GOOD_AT, run, run_json
 
 CRASH = re.compile(r"failed on this file|could not analyse this file: [A-Z]\w*(Error|Exception)\b|Traceback")
 
@@ -112,7 +112,7 @@ def test_nasty_file_next_to_a_good_one(project, capsys, case):
     assert code in (0, 1), err
     assert "internal error" not in err and "Traceback" not in err
     good = [(d["code"], d["line"], d["column"]) for d in items if d["path"].endswith("good.cu")]
-    assert ("SL201", 3, 21) in good
+    assert ("SL201", *GOOD_AT) in good
     _check_positions(project / name, data, [d for d in items if d["path"].endswith(name)])
     # Every format copes with whatever came out (the results come from the cache now).
     for fmt in ("text", "sarif", "github"):
@@ -154,18 +154,19 @@ def test_line_endings_keep_positions(project, capsys, newline):
     data = GOOD.encode().replace(b"\n", newline)
     (project / "k.cu").write_bytes(data)
     code, items, _ = run_json(capsys, "--no-cache", "k.cu")
-    lines = 3 if newline != b"\n\r" else 5  # LF CR is two breaks
-    assert code == 1 and [(d["code"], d["line"], d["column"]) for d in items] == [("SL201", lines, 21)]
+    lines = GOOD_AT[0] if newline != b"\n\r" else 5  # LF CR is two breaks
+    assert code == 1 and [(d["code"], d["line"], d["column"]) for d in items] == [("SL201", lines, GOOD_AT[1])]
 
 
 def test_utf8_bom_keeps_positions(project, capsys):
     (project / "k.cu").write_bytes(b"\xef\xbb\xbf" + GOOD.encode())
     code, items, _ = run_json(capsys, "--no-cache", "k.cu")
-    assert [(d["code"], d["line"], d["column"]) for d in items] == [("SL201", 3, 21)]
+    assert [(d["code"], d["line"], d["column"]) for d in items] == [("SL201", *GOOD_AT)]
 
 
 def test_multibyte_columns_count_characters(project, capsys):
-    text = GOOD.replace("    if (i < n)", "/*é漢😀*/if (i < n)")
+    text = GOOD.replace("        a[i] = ", "/*é漢😀*/    a[i] = ")
+    assert text != GOOD
     (project / "k.cu").write_text(text, encoding="utf-8")
     _code, items, _ = run_json(capsys, "--no-cache", "k.cu")
     (d,) = items
@@ -188,7 +189,7 @@ def test_twenty_megabytes_end_within_the_budget(project, capsys):
     assert elapsed < 15, elapsed  # budget 4 s; reading, hashing and the parse's last chunk come on top
     big_items = [d for d in items if d["path"].endswith("big.cu")]
     assert any(d["code"] == "SL001" and "time budget" in d["message"] for d in big_items) or big_items
-    assert ("SL201", 3, 21) in [(d["code"], d["line"], d["column"]) for d in items if d["path"].endswith("good.cu")]
+    assert ("SL201", *GOOD_AT) in [(d["code"], d["line"], d["column"]) for d in items if d["path"].endswith("good.cu")]
 
 
 def test_time_budget_message_names_the_budget(project, capsys):

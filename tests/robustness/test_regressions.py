@@ -50,7 +50,7 @@ def test_low_occupancy_advice_with_absurd_resources():
 
 
 def test_empty_brackets_suppression_fix_is_idempotent():
-    src = b"__global__ void k(int* a, int n) { for (int i = 0; i < n; ++i) a[i] = a[i + 1] / n; }  // shaderlint: ignore-file[]\n"
+    src = b"__global__ void k(int* a, int n) { for (int i = 0; i < n; ++i) a[i] = a[i] / n; }  // shaderlint: ignore-file[]\n"
     s = settings_from_table({"extend-select": ["SL002"]})
     r = lint_source("k.cu", src, s)
     once, n = apply_fixes("k.cu", src, r.diagnostics, unsafe=True, settings=s)

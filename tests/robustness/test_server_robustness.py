@@ -21,7 +21,9 @@ from tests.server.raw_client import RawServer, frame
 
 SERVER = [sys.executable, "-m", "shaderlint", "lsp"]
 ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
-KERNEL = "__global__ void scale(int* a, int n) {\n    int i = threadIdx.x;\n    a[i] = a[i] / n;\n}\n"
+# The division repeats with a changing operand (a load in a block-stride loop): SL201 reports it.
+KERNEL = ("__global__ void scale(int* a, int n) {\n    for (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+          "        a[i] = a[i] / n;\n}\n")
 DIV = (2, KERNEL.splitlines()[2].index("/ n"))  # 0-based line, character of the SL201 finding
 
 
@@ -74,7 +76,7 @@ async def test_requests_about_unopened_documents(client, tmp_path):
 
 async def test_out_of_range_and_odd_edits(client, tmp_path):
     uri = (tmp_path / "k.cu").as_uri()
-    text = KERNEL.replace("int i", "/* 😀 */ int i")
+    text = KERNEL.replace("for (", "/* 😀 */ for (")
     open_doc(client, uri, text)
     await wait_diagnostics(client, uri, lambda ds: len(ds) == 1)
     edits = [

@@ -67,11 +67,10 @@ def test_spaces_and_non_ascii_names(project, capsys):
     for name in ("with space.cu", "ünïcödé/kérnel.cu", "日本語/カーネル.metal", "emoji 😀/k.comp", "tab\tname.cu"):
         text = GOOD if name.endswith(".cu") else (
             "kernel void k(device int* a [[buffer(0)]], constant int& n [[buffer(1)]]) {\n"
-            "    for (int i = 0; i < n; ++i) a[i] = a[i + 1] / n;\n}\n"
+            "    for (int i = 0; i < n; ++i) a[i] = a[i] / n;\n}\n"
             if name.endswith(".metal") else
             "#version 450\nlayout(local_size_x = 64) in;\nlayout(std430, binding = 0) buffer B { int a[]; };\n"
-            "layout(push_constant) uniform P { int n; };\n"
-            "void main() { for (int i = 0; i < n; ++i) a[i] = a[i + 1] / n; }\n")
+            "layout(push_constant) uniform P { int n; };\nvoid main() { for (int i = 0; i < n; ++i) a[i] = a[i] / n; }\n")
         write(project / name, text)
     code, items, err = run_json(capsys, "--no-cache", ".")
     assert code == 1, err

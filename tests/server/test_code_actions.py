@@ -79,7 +79,7 @@ async def test_ignore_action_suppresses_on_that_line(client, tmp_path):
     actions = await _actions(client, uri, div.range, [div])
     ignore = next(a for a in actions if a.title == "Ignore SL201 on this line")
     text = apply_text_edits(KERNEL, edits_of(ignore, uri))
-    assert "out[i + 1] = idx[i] / n;  // shaderlint: ignore[SL201]\n" in text
+    assert "out[j + 1] = idx[j] / n;  // shaderlint: ignore[SL201]\n" in text
     _full_change(client, uri, 2, text)
     diags = await wait_diagnostics(client, uri, lambda d: "SL201" not in codes(d))
     assert codes(diags) == ["SL990", "SL990"]
@@ -101,7 +101,8 @@ async def test_ignore_action_suppresses_on_that_line(client, tmp_path):
 
 async def test_fix_all_applies_safe_fixes_only(client, tmp_path):
     uri = (tmp_path / "blend.cu").as_uri()
-    text = KERNEL.replace("idx[i] / n;", "idx[i] / n * 0.25;")
+    text = KERNEL.replace("idx[j] / n;", "idx[j] / n * 0.25;")
+    assert text != KERNEL
     open_doc(client, uri, text)
     await wait_diagnostics(client, uri, lambda d: len(d) == 4)
     everything = _range(0, 0, 0)
@@ -111,7 +112,7 @@ async def test_fix_all_applies_safe_fixes_only(client, tmp_path):
     assert [a.kind for a in await _actions(client, uri, everything, [], only=["source"])] == ["source.fixAll.shaderlint"]
     fixed = apply_text_edits(text, edits_of(actions[0], uri))
     assert "a[i] * 0.5f + 3.14159265358979;" in fixed  # the unsafe one stays
-    assert "idx[i] / n * 0.25f;" in fixed
+    assert "idx[j] / n * 0.25f;" in fixed
     change(client, uri, 2, ((0, 0, len(text.splitlines()), 0), fixed))
     diags = await wait_diagnostics(client, uri, lambda d: client.published[-1][1] == 2)
     assert codes(diags) == ["SL201", "SL990"]

@@ -12,12 +12,13 @@ from tests.server.conftest import SELECT, change, codes, open_doc, wait_diagnost
 KERNEL = """\
 __global__ void scale(int *out, const int *in, int n, int parts)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    int q = in[i] / n;
-    out[i] = q;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        int q = in[i] / n;
+        out[i] = q;
+    }
 }
 """
-SL201_LINE = 3  # 0-based line of `in[i] / n`
+SL201_LINE = 3  # 0-based line of `in[i] / n` (a load divided in every iteration of a grid-stride loop)
 
 
 def _uri(tmp_path, name: str) -> str:
@@ -139,10 +140,13 @@ async def test_push_can_be_forced_for_pulling_clients(client, tmp_path):
 async def test_language_from_language_id_or_extension(client, tmp_path, language_id, name):
     texts = {
         "metal": "kernel void k(device int *a [[buffer(0)]], constant int &n [[buffer(1)]],\n"
-                 "              uint i [[thread_position_in_grid]]) {\n    a[i] = a[i] / n;\n}\n",
-        "cuda": "__global__ void k(int *a, int n) {\n    int i = threadIdx.x;\n    a[i] = a[i] / n;\n}\n",
+                 "              uint t [[thread_position_in_grid]]) {\n"
+                 "    for (uint i = t; i < 4096; i += 64)\n        a[i] = a[i] / n;\n}\n",
+        "cuda": "__global__ void k(int *a, int n) {\n    for (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+                "        a[i] = a[i] / n;\n}\n",
         "glsl": "#version 450\nlayout(local_size_x = 64) in;\nlayout(std430, binding = 0) buffer B { int a[]; };\n"
-                "uniform int n;\nvoid main() {\n    uint i = gl_GlobalInvocationID.x;\n    a[i] = a[i] / n;\n}\n",
+                "uniform int n;\nvoid main() {\n    for (uint i = gl_GlobalInvocationID.x; i < 4096u; i += 64u)\n"
+                "        a[i] = a[i] / n;\n}\n",
     }
     from shaderlint.server.settings import language_for
 

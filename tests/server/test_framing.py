@@ -19,7 +19,9 @@ from shaderlint.server.server import envelope_problem
 from shaderlint.server.transport import FrameReader
 from tests.server.raw_client import RawServer, did_open, frame, hover, notification, request
 
-KERNEL = "__global__ void scale(int* a, int n) {\n    int i = threadIdx.x;\n    a[i] = a[i] / n;\n}\n"
+# The division repeats with a changing operand (a load in a block-stride loop): SL201 reports it.
+KERNEL = ("__global__ void scale(int* a, int n) {\n    for (int i = threadIdx.x; i < n; i += blockDim.x)\n"
+          "        a[i] = a[i] / n;\n}\n")
 DIV = (2, KERNEL.splitlines()[2].index("/ n"))  # line, character of the SL201 finding
 OK = frame({"jsonrpc": "2.0", "id": 1, "method": "shutdown"})
 OK2 = frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown"})

@@ -14,10 +14,11 @@ from tests.server.conftest import apply_text_edits, change, codes, open_doc, ref
 KERNEL = """\
 __global__ void scale(int *out, const int *in, int n)
 {
-    int i = blockIdx.x * blockDim.x + threadIdx.x;
-    /* 😀 漢字 ü */ out[i] = in[i] / n;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+        /* 😀 漢字 ü */ out[i] = in[i] / n;
 }
 """
+# (`in[i] / n` repeats with a changing operand, a load in a grid-stride loop: SL201 reports it)
 
 
 def utf16_len(s: str) -> int:
@@ -37,7 +38,8 @@ async def test_utf16_columns_after_emoji_and_cjk(client, tmp_path):
     change(client, uri, 2, ((3, n_col, 3, n_col + 1), "4"))
     await wait_diagnostics(client, uri, lambda ds: len(ds) == 0)
     # ... and a non-BMP character inserted before it (in the comment) moves it by two UTF-16 units.
-    change(client, uri, 3, ((3, n_col, 3, n_col + 1), "n"), ((3, 7, 3, 7), "𝔸"))
+    emoji = line.index("😀")  # inside the comment, before the emoji (no non-BMP character before it)
+    change(client, uri, 3, ((3, n_col, 3, n_col + 1), "n"), ((3, emoji, 3, emoji), "𝔸"))
     (d,) = await wait_diagnostics(client, uri, lambda ds: len(ds) == 1)
     assert d.range.start.character == col + 2
 
