@@ -1,5 +1,7 @@
 """Deep syntax trees: no RecursionError anywhere, expression questions answer "unknown" past a depth
-limit (``shaderlint.model.expr.MAX_EXPR_DEPTH``), and ordinary depths keep their precise answers."""
+limit (``shaderlint.model.expr.MAX_EXPR_DEPTH``), and ordinary depths keep their precise answers.
+Deeper than ``shaderlint.languages.depth.MAX_TREE_DEPTH`` the front end cuts the code (SL001): see
+``test_bounds.py``."""
 
 from __future__ import annotations
 
@@ -12,12 +14,17 @@ import pytest
 from shaderlint.config import Settings
 from shaderlint.engine import lint_source
 from shaderlint.languages import FRONT_ENDS
+from shaderlint.languages.depth import MAX_TREE_DEPTH
 from shaderlint.model.build import build_model
 from shaderlint.model.expr import MAX_EXPR_DEPTH
 from shaderlint.model.source import Source
 from shaderlint.model.types import UNKNOWN
 
 DEPTH = 10_000
+# Deeper than the expression limit but within the tree the front end keeps (a call or subscript nests
+# two tree levels a time), so that the model holds the deep expressions.
+EXPR_DEPTH = (MAX_TREE_DEPTH - 50) // 2
+assert EXPR_DEPTH > 2 * MAX_EXPR_DEPTH
 CRASH = re.compile(r"failed on this file|could not analyse this file: [A-Z]\w*(Error|Exception)\b")
 
 #: Deeply nested expressions of every shape the grammars produce; ``E`` marks where each goes.
@@ -83,10 +90,10 @@ def _exprs(model):
 
 @pytest.mark.parametrize("shape", ["parens", "sum_left", "sum_right", "unary_minus", "calls", "ternary", "comma"])
 def test_expression_questions_answer_unknown_when_too_deep(shape):
-    data = WRAP["cuda"][1].format(E=SHAPES[shape](DEPTH)).encode()
+    data = WRAP["cuda"][1].format(E=SHAPES[shape](EXPR_DEPTH)).encode()
     m = _model("cuda", data)
     nodes = _exprs(m)
-    assert nodes
+    assert nodes and not m.errors
     # Ask from deep inside an already deep Python stack, as a recursive rule would.
     def ask(k: int):
         if k:
@@ -119,7 +126,7 @@ def test_ordinary_depths_stay_precise():
 
 
 def test_depth_counter_is_restored_after_errors():
-    data = WRAP["cuda"][1].format(E=SHAPES["sum_left"](DEPTH)).encode()
+    data = WRAP["cuda"][1].format(E=SHAPES["sum_left"](EXPR_DEPTH)).encode()
     m = _model("cuda", data)
     for n in _exprs(m)[:50]:
         m.type_of(n)
