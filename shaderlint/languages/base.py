@@ -1416,14 +1416,7 @@ def mask_split_function_headers(source: Source, buf: bytearray) -> list[Mask]:
         groups.append((group, branches, codes))
     out: list[Mask] = []
     for group, branches, codes in groups:
-        keep = len(codes) - 1 if codes[-1].strip() else 0
-        for k, (a, b) in enumerate(branches):
-            if k != keep and codes[k].strip():
-                out.append(Mask(a, b, "split-header", data[a:b].decode("utf-8", "replace")))
-                _blank(buf, a, b)
-        for d in group:
-            out.append(Mask(d.start(), d.end(), "split-header", d.group(0).decode("utf-8", "replace")))
-            _blank(buf, d.start(), d.end())
+        out.extend(_keep_one_branch(data, buf, group, branches, codes, len(codes) - 1 if codes[-1].strip() else 0))
     return out
 
 
@@ -1478,14 +1471,7 @@ def mask_split_bodies(source: Source, buf: bytearray) -> list[Mask]:
         codes = [_code_only(source, a, b).strip() for a, b in branches]
         if not all(c.endswith(b";") and c.count(b";") == 1 and b"{" not in c and b"}" not in c for c in codes):
             continue
-        keep = len(codes) - 1 if group[-2].group(1) == b"else" else 0
-        for k, (a, b) in enumerate(branches):
-            if k != keep:
-                out.append(Mask(a, b, "split-header", data[a:b].decode("utf-8", "replace")))
-                _blank(buf, a, b)
-        for d in group:
-            out.append(Mask(d.start(), d.end(), "split-header", d.group(0).decode("utf-8", "replace")))
-            _blank(buf, d.start(), d.end())
+        out.extend(_keep_one_branch(data, buf, group, branches, codes, len(codes) - 1 if group[-2].group(1) == b"else" else 0))
     return out
 
 
@@ -1518,12 +1504,20 @@ def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:
         follows = data[nxt:nxt + 1]
         if not (follows == b"{" or (not headers and re.match(rb"(?:for|while|do|if)\b|\[\[", data[nxt:nxt + 6]))):
             continue
-        keep = len(codes) - 1 if codes[-1].strip() else 0
-        for k, (s, e) in enumerate(branches):
-            if k != keep and codes[k].strip():
-                out.append(Mask(s, e, "split-header", data[s:e].decode("utf-8", "replace")))
-                _blank(buf, s, e)
-        for d in group:
-            out.append(Mask(d.start(), d.end(), "split-header", d.group(0).decode("utf-8", "replace")))
-            _blank(buf, d.start(), d.end())
+        out.extend(_keep_one_branch(data, buf, group, branches, codes, len(codes) - 1 if codes[-1].strip() else 0))
+    return out
+
+
+def _keep_one_branch(data: bytes, buf: bytearray, group: list[re.Match], branches: list[tuple[int, int]],
+                     codes: list[bytes], keep: int) -> list[Mask]:
+    """Blank the branches of the flat conditional ``group`` other than ``keep`` that hold code, and its
+    directive lines: the grammar reads the branch left in place (the split-header passes)."""
+    out = []
+    for k, (a, b) in enumerate(branches):
+        if k != keep and codes[k].strip():
+            out.append(Mask(a, b, "split-header", data[a:b].decode("utf-8", "replace")))
+            _blank(buf, a, b)
+    for d in group:
+        out.append(Mask(d.start(), d.end(), "split-header", d.group(0).decode("utf-8", "replace")))
+        _blank(buf, d.start(), d.end())
     return out
