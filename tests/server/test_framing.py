@@ -249,10 +249,14 @@ def test_a_large_document_is_linted_in_the_background():
     document's diagnostics; linting it inside didOpen, as before, published them first)."""
     with RawServer() as s:
         big, small = "file:///tmp/large.cu", "file:///tmp/small.cu"
+        t0 = time.monotonic()
         s.send(did_open(big, _large_cuda(600_000)) + did_open(small, KERNEL) + hover(1, small, *DIV))
         answer = s.response(1)
         assert "SL201" in answer["result"]["contents"]["value"]
-        assert not [m for m in s.received if m.get("params", {}).get("uri") == big]  # not yet
+        # The hover did not wait for the large document's lint (about 3.5 s of CPU). Which one is
+        # published first is a race between the reader thread and the first lint, so the test bounds
+        # the hover's latency instead of asserting the order.
+        assert time.monotonic() - t0 < 3.0
         assert s.diagnostics(big, timeout=120)["params"]["diagnostics"]  # then, in the background
         # While it is being linted again (after a change), another request is still answered at once.
         s.send(notification("textDocument/didChange", {
@@ -263,11 +267,12 @@ def test_a_large_document_is_linted_in_the_background():
         # A request about the large document itself, then one about another: the first gets what there
         # is (nothing yet) instead of holding up the second for the lint.
         where = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+        t0 = time.monotonic()
         s.send(request(3, "textDocument/codeAction", {"textDocument": {"uri": big}, "range": where,
                                                       "context": {"diagnostics": []}}) + hover(2, small, *DIV))
         assert "SL201" in s.response(2)["result"]["contents"]["value"]
         assert "error" not in s.response(3)
-        assert not [m for m in s.received if m.get("params", {}).get("uri") == big]  # the lint gave way
+        assert time.monotonic() - t0 < 3.0  # the lint gave way
         assert s.diagnostics(big, timeout=120)["params"]["version"] == 2
         assert s.stop() == 0
 
