@@ -94,6 +94,18 @@ class ShaderlintProtocol(LanguageServerProtocol):
     pygls' text workspace would keep a second copy of every document and could fail on edits the
     store clamps."""
 
+    def _send_handler_result(self, future, *, msg_id) -> None:
+        """A request the server cancels on purpose (a pull for a large document while other messages
+        wait: ServerCancelled with retriggerRequest) is answered without pygls' error log: it is no
+        error, and a traceback in the log for every pull would drown real ones."""
+        if not future.cancelled():
+            exc = future.exception()
+            if isinstance(exc, JsonRpcException) and exc.code == SERVER_CANCELLED:
+                self._request_futures.pop(msg_id, None)
+                self._send_response(msg_id, error=exc.to_response_error())
+                return
+        super()._send_handler_result(future, msg_id=msg_id)
+
     def send_error(self, msg_id: Any, code: int, message: str) -> None:
         """An error response; ``msg_id`` None is sent as ``"id": null`` (pygls would leave it out)."""
         if msg_id is None:
@@ -153,6 +165,11 @@ class ShaderlintProtocol(LanguageServerProtocol):
             elif method is not None:
                 log.warning("%s after shutdown: ignored", method)
             return
+        if method == types.CANCEL_REQUEST:
+            target = getattr(getattr(message, "params", None), "id", None)
+            if isinstance(target, bool) or not isinstance(target, (int, str)):
+                log.warning("$/cancelRequest with an id that is neither an integer nor a string: ignored")
+                return  # a notification gets no answer; pygls would fail hashing the id
         super().handle_message(message)
 
     @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)

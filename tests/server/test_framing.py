@@ -330,3 +330,22 @@ def test_max_document_bytes_setting():
         s.send(hover(1, larger, *DIV))  # a hover on it: no analysis, no crash
         assert "error" not in s.response(1)
         assert s.stop() == 0
+
+
+def test_malformed_cancel_requests_and_server_cancelled_pulls_log_no_traceback():
+    """Found by `bench/fuzz.py --server`: a `$/cancelRequest` whose id is an object made pygls fail
+    hashing it (a traceback in the log, the notification lost anyway), and every pull the server
+    cancels on purpose (ServerCancelled for a large document while other messages wait) was logged
+    by pygls with a traceback. Neither is an error of the server."""
+    with RawServer(capabilities={"textDocument": {"diagnostic": {}}}) as s:
+        small = "file:///tmp/small.cu"
+        s.send(did_open(small, KERNEL) + notification("$/cancelRequest", {"id": {"a": 1}})
+               + notification("$/cancelRequest", {"id": [1]}) + hover(1, small, *DIV))
+        assert "SL201" in s.response(1)["result"]["contents"]["value"]
+        big = "file:///tmp/pulled.cu"
+        s.send(did_open(big, _large_cuda(600_000)) + request(2, "textDocument/diagnostic", {"textDocument": {"uri": big}})
+               + hover(3, small, *DIV))
+        s.response(2)
+        assert "SL201" in s.response(3)["result"]["contents"]["value"]
+        assert s.stop() == 0
+        assert b"Traceback" not in s.stderr, s.stderr[-3000:]
