@@ -551,14 +551,17 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
         await ls.pull_configuration()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: ShaderlintServer, params: types.DidChangeConfigurationParams) -> None:
-        # The new settings come in the notification (VS Code with `synchronize`, Neovim), or are to be asked for.
+    def did_change_configuration(ls: ShaderlintServer, params: types.DidChangeConfigurationParams) -> None:
+        # The new settings come in the notification (VS Code with `synchronize`, Neovim), or are to be asked
+        # for. Settings that come with it apply before the next message is handled (a coroutine would run
+        # after it: a pull right behind the notification got the old settings' result).
         section = params.settings.get("shaderlint") if isinstance(params.settings, dict) else None
         if isinstance(section, dict):
             ls.set_client_settings(ls.init_settings.merged(section))
             ls.refresh_all()
         elif ls.capability("workspace.configuration"):
-            await ls.pull_configuration()
+            ls.config_pending = True
+            asyncio.ensure_future(ls.pull_configuration())
         else:
             ls.refresh_all()
 
