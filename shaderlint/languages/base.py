@@ -1423,8 +1423,8 @@ def mask_split_function_headers(source: Source, buf: bytearray) -> list[Mask]:
 _CONTROL_BEFORE_PAREN = re.compile(rb"(?:\b(?:for|while|if)|\bif[ \t]+constexpr)[ \t]*$")
 
 
-def _closes_control_header(data: bytes, close: int) -> bool:
-    """The ``)`` at ``close`` ends a ``for``/``while``/``if`` header."""
+def open_paren_of(data: bytes, close: int) -> int | None:
+    """The ``(`` matching the ``)`` at ``close``, searched back at most 4 KiB (None: not found)."""
     depth, i = 0, close
     lo = max(0, close - 4096)
     while i > lo:
@@ -1434,9 +1434,15 @@ def _closes_control_header(data: bytes, close: int) -> bool:
         elif c == 0x28:
             depth -= 1
             if depth == 0:
-                return _CONTROL_BEFORE_PAREN.search(data, max(0, i - 32), i) is not None
+                return i
         i -= 1
-    return False
+    return None
+
+
+def _closes_control_header(data: bytes, close: int) -> bool:
+    """The ``)`` at ``close`` ends a ``for``/``while``/``if`` header."""
+    i = open_paren_of(data, close)
+    return i is not None and _CONTROL_BEFORE_PAREN.search(data, max(0, i - 32), i) is not None
 
 
 def mask_split_bodies(source: Source, buf: bytearray) -> list[Mask]:

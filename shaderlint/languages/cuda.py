@@ -56,7 +56,7 @@ from shaderlint.languages.base import (
     _code_braces, _is_statement_body,
     _macro_argument_semicolons,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else,
-    mask_unbalanced_conditionals, on_directive_line, match_at, scan_code, scan_directives, word_starts)
+    mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, scan_code, scan_directives, word_starts)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
@@ -640,18 +640,8 @@ def _prev_is_function_header(source: Source, buf: bytearray, close: int) -> bool
     {``: a statement). Approximated: the ``)`` closes parentheses opened right after a name that is
     not a control keyword."""
     data = source.data
-    depth, i = 0, close
-    lo = max(0, close - 4096)
-    while i > lo:
-        c = data[i]
-        if c == 0x29:
-            depth += 1
-        elif c == 0x28:
-            depth -= 1
-            if depth == 0:
-                break
-        i -= 1
-    else:
+    i = open_paren_of(data, close)
+    if i is None:
         return True
     j = i
     while j > 0 and data[j - 1] in b" \t\r\n":
