@@ -135,24 +135,25 @@ class Cache:
     def _entry(self, key: str) -> str:
         return os.path.join(self.root, key[:2], key[2:] + ".json")
 
-    def get(self, key: str, path: str) -> tuple[list[Diagnostic], list[Suppression], str | None] | None:
-        """``(diagnostics, suppressions, language)`` for ``path``, or None on a miss."""
+    def get(self, key: str, path: str) -> tuple[list[Diagnostic], list[Suppression], str | None, int] | None:
+        """``(diagnostics, suppressions, language, unread regions)`` for ``path``, or None on a miss."""
         try:
             with open(self._entry(key), "rb") as fh:
                 o = json.loads(fh.read())
             return ([diagnostic_from_json(path, d) for d in o["diagnostics"]],
-                    [suppression_from_json(s) for s in o["suppressions"]], o["language"])
+                    [suppression_from_json(s) for s in o["suppressions"]], o["language"], int(o.get("unread", 0)))
         except (OSError, ValueError, KeyError, TypeError, IndexError):
             return None
 
     def put(self, key: str, diagnostics: list[Diagnostic], suppressions: list[Suppression],
-            language: str | None) -> bool:
+            language: str | None, unread: int = 0) -> bool:
         if not cacheable(diagnostics):
             return False
         payload = json.dumps({
             "language": language,
             "diagnostics": [diagnostic_to_json(d) for d in diagnostics],
             "suppressions": [suppression_to_json(s) for s in suppressions],
+            "unread": unread,
         }, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         target = self._entry(key)
         try:

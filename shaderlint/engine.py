@@ -47,6 +47,7 @@ class FileResult:
     parsed: Parsed | None = None
     timed_out: bool = False  # the time budget cut the analysis short (an SL001 says so); do not cache
     partial: bool = False  # diagnostics from shaderlint.incremental: no model or parse of the whole file
+    unread: int = 0  # regions the front end could not read, not listed because SL001 is not selected
 
 
 _ENABLED: dict[tuple, list[type[Rule]]] = {}  # memo: the same few selections, asked once per file
@@ -157,7 +158,9 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     findings = _attach_impacts(model, findings, target, facts, deadline, now)
     diags = [_resolve(source, rule_cls, fd) for rule_cls, fd in findings]
     if not any(r.code == PARSE_ERROR for r in rules):
-        diags = [d for d in diags if d.code != PARSE_ERROR]
+        # unreadable regions are listed only when SL001 is selected (the summary counts them); an
+        # analysis cut short (time budget, a failing rule) is always said, like a file that failed whole
+        result.unread = len(model.errors)
     sups = parse_suppressions(source)
     result.suppressions = sups
     diags = apply_suppressions(diags, sups)

@@ -55,14 +55,14 @@ class _Job:
     key: str | None
 
 
-_Outcome = tuple[int, list[Diagnostic], list[Suppression], str | None]
+_Outcome = tuple[int, list[Diagnostic], list[Suppression], str | None, int]
 
 
 def _lint_job(job: _Job) -> _Outcome:
     r = lint_source(job.path, job.data, job.settings)
     if job.cache_dir is not None and job.key is not None and not r.timed_out:  # a busy machine is no property of the file
-        Cache(job.cache_dir).put(job.key, r.diagnostics, r.suppressions, r.language)
-    return job.index, r.diagnostics, r.suppressions, r.language
+        Cache(job.cache_dir).put(job.key, r.diagnostics, r.suppressions, r.language, r.unread)
+    return job.index, r.diagnostics, r.suppressions, r.language, r.unread
 
 
 def _lint_chunk(jobs: list[_Job]) -> list[_Outcome]:
@@ -164,17 +164,18 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
             key = entry_key(path, data, settings)
             hit = cache.get(key, path)
             if hit is not None:
-                diags, sups, language = hit
-                results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups)
+                diags, sups, language, unread = hit
+                results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups, unread=unread)
                 if progress:
                     progress.advance()
                 continue
         pending.append(_Job(i, path, data, settings, cache_dir, key))
 
     def finish(outcome: _Outcome) -> None:
-        index, diags, sups, language = outcome
+        index, diags, sups, language, unread = outcome
         job = by_index[index]
-        results[index] = FileResult(job.path, Source(job.path, job.data), language, diags, suppressions=sups)
+        results[index] = FileResult(job.path, Source(job.path, job.data), language, diags, suppressions=sups,
+                                    unread=unread)
         if progress:
             progress.advance()
 

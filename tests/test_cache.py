@@ -66,7 +66,7 @@ def test_diagnostics_round_trip_exactly(tmp_path):
     cache = Cache(str(tmp_path / "c"))
     sup = Suppression(1, 2, False, ("SL101",), 3, {"SL101"})
     assert cache.put("ab" * 32, [d], [sup], "metal")
-    diags, sups, language = cache.get("ab" * 32, "a.metal")
+    diags, sups, language, _ = cache.get("ab" * 32, "a.metal")
     assert diags == [d] and diags[0].extra == d.extra and language == "metal"
     assert [(s.start, s.end, s.file_level, s.codes, s.line, s.used) for s in sups] == [
         (1, 2, False, ("SL101",), 3, {"SL101"})]
@@ -80,7 +80,7 @@ def test_real_results_round_trip(tmp_path, project):
     assert r.diagnostics and r.suppressions
     cache = Cache(str(tmp_path / "c"))
     cache.put("cd" * 32, r.diagnostics, r.suppressions, r.language)
-    diags, sups, _ = cache.get("cd" * 32, "k.cu")
+    diags, sups, _, _ = cache.get("cd" * 32, "k.cu")
     assert diags == r.diagnostics
     assert [(s.codes, s.line, s.used) for s in sups] == [(s.codes, s.line, s.used) for s in r.suppressions]
 

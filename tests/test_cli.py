@@ -569,3 +569,19 @@ def test_report_fails_for_a_path_it_could_not_read(project, capsys):
     code, out, err = run(capsys, "report", "--format", "json", "nope.cu", "./k.cu")
     assert code == 2 and err == "shaderlint: nope.cu: no such file or directory\n"
     assert [r["path"] for r in json.loads(out)] == ["k.cu"]
+
+
+def test_unreadable_code_is_counted_not_listed_unless_sl001_is_selected(project, capsys):
+    """SL001 is opt-in: what the front end cannot read is mostly valid code it lacks the context for
+    (a macro from a header), so by default the summary counts it -- from a cold run and from the
+    cache alike -- and `--extend-select SL001` lists it."""
+    write(project / "m.cu", "__global__ void cut(float* a) { a[0] = 1.0f +; }\n" + DIV)
+    footer = "Not analysed: 1 region in 1 file that shaderlint could not read (`--extend-select SL001` lists them)."
+    for _ in range(2):  # cold, then from the cache
+        code, out, _ = run(capsys, "m.cu")
+        assert code == 1 and "SL001 [" not in out and "SL201" in out
+        assert out.splitlines()[-1] == footer
+    code, out, _ = run(capsys, "--extend-select", "SL001", "m.cu")
+    assert "SL001 [error] could not parse" in out and "Not analysed" not in out
+    write(project / "ok.cu", CLEAN)
+    assert run(capsys, "ok.cu") == (0, "No problems found in 1 file.\n", "")

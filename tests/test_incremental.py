@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted(p for p in [*ROOT.joinpath("examples").rglob("*"), *ROOT.joinpath("tests", "fixtures").rglob("*")]
                if p.is_file() and language_for_path(str(p)) and not p.name.endswith(".fixed"))
 ALL_RULES = Settings(select=("ALL",), ignore=("SL002",))
+#: The default rules and SL001 (opt-in), which the mid-edit paths keep in the edited function.
+EDITOR = Settings(extend_select=("SL001",))
 
 
 def whole(path, data: bytes, language: str):
@@ -115,17 +117,17 @@ def test_partial_lint_equals_full_lint(path: Path) -> None:
 
 def test_edits_outside_bodies_and_special_bodies_fall_back() -> None:
     src = b"__global__ void k(float* a) { a[threadIdx.x] = 1.0f; }\n__device__ int g(int x) { return x / 3; }\n"
-    r = lint_source("k.cu", src, Settings(), "cuda")
-    outline = build_outline(r, Settings())
+    r = lint_source("k.cu", src, EDITOR, "cuda")
+    outline = build_outline(r, EDITOR)
     assert [s.name for s in outline.spans] == ["k", "g"]
     outline.edit(0, 0, 1)  # before the first function: not inside a body
     assert not outline.valid
-    assert partial_lint("k.cu", b" " + src, Settings(), "cuda", outline) is None
-    outline = build_outline(r, Settings())
+    assert partial_lint("k.cu", b" " + src, EDITOR, "cuda", outline) is None
+    outline = build_outline(r, EDITOR)
     at = src.index(b"return")
     outline.edit(at, at, len(b"// shaderlint: ignore-file\n"))
     new = src[:at] + b"// shaderlint: ignore-file\n" + src[at:]
-    assert partial_lint("k.cu", new, Settings(), "cuda", outline) is None
+    assert partial_lint("k.cu", new, EDITOR, "cuda", outline) is None
     with_sl002 = Settings(extend_select=("SL002",))
     outline = build_outline(lint_source("k.cu", src, with_sl002, "cuda"), with_sl002)
     outline.edit(at, at, 1)
@@ -139,14 +141,14 @@ def test_component_follows_references_both_ways_and_through_macros() -> None:
            b"__global__ void k(int* a) { a[0] = g(1); }\n"
            b"__global__ void lone(int* a) { a[0] = 2; }\n"
            b"void host(int* a) { k<<<1, 32>>>(a); }\n")
-    outline = build_outline(lint_source("m.cu", src, Settings(), "cuda"), Settings())
+    outline = build_outline(lint_source("m.cu", src, EDITOR, "cuda"), EDITOR)
     names = [s.name for s in outline.spans]
     comp = {names[i] for i in component(outline, [names.index("h")])}
     assert comp == {"h", "g", "k", "host"}
     assert {names[i] for i in component(outline, [names.index("lone")])} == {"lone"}
     overloads = (b"__global__ void f(int* a) { a[0] = 1; }\n__global__ void f(float* a) { a[0] = 2.0f; }\n"
                  b"__global__ void g(int* a) { a[0] = 3; }\n")
-    outline = build_outline(lint_source("o.cu", overloads, Settings(), "cuda"), Settings())
+    outline = build_outline(lint_source("o.cu", overloads, EDITOR, "cuda"), EDITOR)
     assert component(outline, [0]) == {0, 1}  # overloads share their reports (SL506)
 
 
@@ -154,15 +156,15 @@ def test_partial_lint_lints_only_the_component() -> None:
     units = "".join(f"__global__ void k{i}(int* a, int n, int d) {{ for (int i = threadIdx.x; i < n; i += 32) a[i] = a[i] / d; }}\n"
                     for i in range(20))
     src = units.encode()
-    r = lint_source("u.cu", src, Settings(), "cuda")
-    outline = build_outline(r, Settings())
+    r = lint_source("u.cu", src, EDITOR, "cuda")
+    outline = build_outline(r, EDITOR)
     s = outline.spans[7]
     at = s.body_start + 1
     outline.edit(at, at, 1)
     new = src[:at] + b" " + src[at:]
-    partial = partial_lint("u.cu", new, Settings(), "cuda", outline)
+    partial = partial_lint("u.cu", new, EDITOR, "cuda", outline)
     assert partial is not None and partial.linted == 1 and partial.total == 20
-    full = lint_source("u.cu", new, Settings(), "cuda")
+    full = lint_source("u.cu", new, EDITOR, "cuda")
     assert [key(d) for d in partial.result.diagnostics] == [key(d) for d in full.diagnostics]
     assert len(full.diagnostics) >= 20
 
@@ -172,7 +174,7 @@ def test_a_half_typed_declaration_that_closes_the_function_early_stays_per_funct
     `}` and leaves the last `}` at file scope. The errors stay in the function's region, the whole
     file reads that region the same way, so it is still linted per function, and equals a full lint."""
     src = "".join(GUARDED_UNIT.format(i=i) for i in range(6)).encode()
-    settings = Settings()
+    settings = EDITOR
     outline = build_outline(lint_source("t.cu", src, settings, "cuda"), settings)
     at = src.index(b"    if", outline.spans[3].body_start)
     data = src
@@ -192,7 +194,7 @@ def test_a_missing_semicolon_right_after_a_body_belongs_to_that_function() -> No
     edited function's (found by bench/fuzz.py's edit chains: it was dropped as the next function's)."""
     src = b"".join(b"kernel void k%d(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {\n"
                    b"    out[gid] = out[gid] + 1.0;\n}\n\n" % i for i in range(4))
-    settings = Settings()
+    settings = EDITOR
     outline = build_outline(lint_source("t.metal", src, settings, "metal"), settings)
     at = src.index(b" + 1.0;", outline.spans[1].body_start)
     text = b" memoryBarrierShared()"
@@ -217,7 +219,7 @@ def test_an_error_that_runs_on_into_the_next_functions_relints_them_too() -> Non
             "    }}\n"
             "}}\n\n")
     src = "".join(unit.format(i=i) for i in range(6)).encode()
-    settings = Settings()
+    settings = EDITOR
     outline = build_outline(lint_source("s.cu", src, settings, "cuda"), settings)
     at = src.index(b"    __syncthreads();", outline.spans[3].body_start)
     text = b"    for (int i = 0;\n"
@@ -235,7 +237,7 @@ def test_a_whole_file_lint_of_broken_text_keeps_the_outline() -> None:
     from shaderlint.incremental import carry_outline
 
     src = "".join(GUARDED_UNIT.format(i=i) for i in range(5)).encode()
-    settings = Settings()
+    settings = EDITOR
     outline = build_outline(lint_source("c.cu", src, settings, "cuda"), settings)
     at = src.index(b"    if", outline.spans[2].body_start)
     outline.edit(at, at, len(b"int t\n"))
@@ -262,7 +264,7 @@ def test_a_broken_declaration_does_not_shadow_the_globals_of_later_functions() -
            b"int grid_for(int n) { return (n + kBlock - 1) / kBlock; }\n"
            b"void launch_a(float* p, int n) {\n    k<<<grid_for(n), kBlock, 0>>>(p, n);\n}\n"
            b"void launch_b(float* p, int seq) {\n    const dim3 grid(seq / kBlock);\n    k<<<grid, kBlock>>>(p, seq);\n}\n")
-    settings = Settings()
+    settings = EDITOR
     outline = build_outline(lint_source("b.cu", src, settings, "cuda"), settings)
     at = src.index(b"k<<<grid_for")
     data = src[:at] + b"}" + src[at + 4:]
@@ -303,7 +305,7 @@ def test_no_outline_is_carried_over_an_open_comment() -> None:
     from shaderlint.incremental import carry_outline
 
     src = "".join(GUARDED_UNIT.format(i=i) for i in range(4)).encode()
-    settings = Settings()
+    settings = EDITOR
     outline = build_outline(lint_source("c.cu", src, settings, "cuda"), settings)
     at = src.index(b"    if", outline.spans[2].body_start)  # the comment runs from k2 to the end of the file
     outline.edit(at, at, 2)
@@ -323,7 +325,7 @@ def test_a_function_the_edit_stops_calling_is_linted_again() -> None:
            b"    out[gid] = far_depth();\n}\n\n"
            b"kernel void other(device half* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {\n"
            b"    out[gid] = 1.0h;\n}\n")
-    settings = Settings()
+    settings = EDITOR
     before = lint_source("f.metal", src, settings, "metal")
     outline = build_outline(before, settings)
     at = src.index(b"far_depth();")
@@ -369,7 +371,7 @@ def test_a_file_that_is_one_error_from_its_first_byte_is_linted_whole() -> None:
     say where the whole file's root starts: such a lint is a whole-file one."""
     path = str(ROOT / "tests/fixtures/cuda/sl001/macro_statement_argument.cu")
     data = Path(path).read_bytes()
-    answers = _chain(path, data, Settings(), "cuda",
+    answers = _chain(path, data, EDITOR, "cuda",
                      [(747, 0, b";"), (707, 12, b"\n"), (1466, 0, b"#define Z 1\n"), (1229, 12, b"(")])
     assert [a is not None for a in answers] == [True, True, True, False]
 
@@ -399,7 +401,7 @@ def test_a_mask_of_the_copy_that_reaches_into_cut_out_text_is_replaced_by_the_wh
     src = (b"__global__ void k1(int* p, int n) {\n    int x = threadIdx.x;\n    if (x < n) {\n        p[x] = x;\n    }\n}\n\n"
            b"__device__ int deep(int v) {\n    return min(max(min(max(v, 0), 1), 2), 3);\n}\n\n"
            b"__global__ void k3(int* q, int n) {\n    int y = threadIdx.x;\n    if (y < n) {\n        q[y] = y / n;\n    }\n}\n")
-    settings = Settings()
+    settings = EDITOR
     outline = build_outline(lint_source("m.cu", src, settings, "cuda"), settings)
     spans = outline.spans
     copy = _Copy(src, spans, {0, 2})
@@ -441,7 +443,7 @@ HIST_UNIT = ("__global__ void hist{i}(const float *v, int n, int *counts)\n{{\n"
              "        atomicAdd(&counts[b], local[b] / n);\n    }}\n}}\n\n")
 
 
-def _typing_chain(src: bytes, at: int, stmt: bytes, whole_parse_for, settings: Settings = Settings()):
+def _typing_chain(src: bytes, at: int, stmt: bytes, whole_parse_for, settings: Settings = EDITOR):
     """Type ``stmt`` at ``at`` one byte at a time, then delete it, each keystroke linted per function
     (mid-edit answers allowed) on the outline the last lint left; yields (text, answer, whole-file lint)."""
     from shaderlint.incremental import carry_outline
@@ -472,9 +474,9 @@ def test_a_statement_typed_mid_edit_keeps_the_error_in_the_function_and_the_rest
     lint. Also when the check's parse of the whole file takes too long (no tree): then the copy shows
     the error is not the text cut off."""
     src = "".join(HIST_UNIT.format(i=i) for i in range(4)).encode()
-    before = lint_source("h.cu", src, Settings(), "cuda")
+    before = lint_source("h.cu", src, EDITOR, "cuda")
     assert [d.code for d in before.diagnostics] == ["SL201"] * 4
-    outline = build_outline(before, Settings())
+    outline = build_outline(before, EDITOR)
     span = outline.spans[1]
     at = src.index(b"__syncthreads();", span.body_start) + len(b"__syncthreads();")
     mid = 0
@@ -504,7 +506,7 @@ def test_no_mid_edit_answer_when_the_edited_function_parses_on_its_own() -> None
     from shaderlint import incremental
 
     src = "".join(HIST_UNIT.format(i=i) for i in range(4)).encode()
-    outline = build_outline(lint_source("h.cu", src, Settings(), "cuda"), Settings())
+    outline = build_outline(lint_source("h.cu", src, EDITOR, "cuda"), EDITOR)
     at = src.index(b"__syncthreads();", outline.spans[1].body_start) + len(b"__syncthreads();")
     data = src[:at] + b" int t =" + src[at:]
     outline.edit(at, at, len(b" int t ="))
@@ -512,16 +514,16 @@ def test_no_mid_edit_answer_when_the_edited_function_parses_on_its_own() -> None
     real = incremental._mid_edit
     incremental._mid_edit = lambda *a: calls.append(a) or real(*a)
     try:
-        assert partial_lint("h.cu", data, Settings(), "cuda", outline, max_share=1.0,
+        assert partial_lint("h.cu", data, EDITOR, "cuda", outline, max_share=1.0,
                             whole_parse=whole("h.cu", data, "cuda")) is None  # not asked for mid-edit answers
         assert not calls
         # A function that parses in the copy: no mid-edit answer, even with a whole-file tree that has
         # errors there (here a stale one).
         broken_tree = whole("h.cu", data, "cuda")([])
         good = src[:at] + b" int t = 0;" + src[at:]
-        outline = build_outline(lint_source("h.cu", src, Settings(), "cuda"), Settings())
+        outline = build_outline(lint_source("h.cu", src, EDITOR, "cuda"), EDITOR)
         outline.edit(at, at, len(b" int t = 0;"))
-        assert incremental._mid_edit("h.cu", good, Settings(), "cuda", outline, Source("h.cu", good), None,
+        assert incremental._mid_edit("h.cu", good, EDITOR, "cuda", outline, Source("h.cu", good), None,
                                      broken_tree) is None
     finally:
         incremental._mid_edit = real
@@ -534,7 +536,7 @@ def test_a_function_with_a_comment_left_open_stays_in_every_copy() -> None:
     block_partials suppresses nothing in the whole file. A copy without saxpy_unchecked read that
     suppression and lost block_partials' SL001 ("missing ';'"). Such a function is kept in every copy."""
     path = str(ROOT / "tests/fixtures/cuda/sl105/missing_bounds_check.cu")
-    answers = _chain(path, Path(path).read_bytes(), Settings(), "cuda",
+    answers = _chain(path, Path(path).read_bytes(), EDITOR, "cuda",
                      [(1841, 2, b"// shaderlint: ignore\n"), (163, 12, b"/*"), (822, 1, b"#version 450\n")])
     assert answers[2] is not None  # per function, and equal to the whole-file lint (_chain asserts it)
     assert sum(d.code == "SL001" for d in answers[2].result.diagnostics) == 2

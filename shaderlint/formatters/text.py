@@ -100,13 +100,25 @@ def summary(results: list[FileResult], nfiles: int, unsafe: bool) -> list[str]:
             counts[d.severity.value] += 1
     total = sum(counts.values())
     if not total:
-        return [f"No problems found in {plural(nfiles, 'file')}."]
+        return [f"No problems found in {plural(nfiles, 'file')}."] + unread_summary(results)
     kinds = ", ".join(plural(n, k, "info" if k == "info" else None) for k, n in counts.items() if n)
     lines = [f"Found {plural(total, 'problem')} ({kinds}) in {plural(nfiles, 'file')}."]
     fixes = fix_summary(*fix_counts(results, unsafe))
     if fixes:
         lines.append(fixes)
-    return lines
+    return lines + unread_summary(results)
+
+
+def unread_summary(results: list[FileResult]) -> list[str]:
+    """Code the front end could not read is not analysed; SL001 lists it only when selected (what
+    shaderlint cannot read is mostly valid code it lacks the context for, not an error in the
+    file), so the summary says how much there is."""
+    regions = sum(r.unread for r in results)
+    if not regions:
+        return []
+    nfiles = sum(1 for r in results if r.unread)
+    return [f"Not analysed: {plural(regions, 'region')} in {plural(nfiles, 'file')} that shaderlint could not "
+            f"read (`--extend-select SL001` lists them)."]
 
 
 def format_text(results: list[FileResult], options: dict) -> str:

@@ -47,6 +47,7 @@ _BAR = 16  # "another barrier is a possible neighbour"
 _VAGUE = 32  # "an undeclared name the analysis cannot see into was used": no removal fix across it
 _W = 8  # TG/DEV/TEX << _W: that space was accessed through something writable (not const/readonly)
 _ALLW = ALL | ALL << _W
+_U = 12  # TG/DEV/TEX << _U: writable memory of that space was indexed at an address every thread shares
 SPACE_BITS = {"threadgroup": TG, "device": DEV, "texture": TEX}
 _LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
 _STRUCTURED = (*_LOOPS, "if_statement", "switch_statement")
@@ -533,13 +534,43 @@ def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
         if not _value_discarded(b.node):
             continue
         if k in flow.removed:
-            s = before[k]
-            out.append(Redundancy(b, "before", bool(s & _EDGE), bool(s & _BAR), o, _understood(s)))
+            s, other = before[k], after.get(k, _ALLW)
+            side = "before"
         elif k in after and not after[k] & orders[k]:
-            s = after[k]
-            out.append(Redundancy(b, "after", bool(s & _EDGE), bool(s & _BAR), o, _understood(s)))
+            s, other = after[k], before.get(k, _ALLW)
+            side = "after"
+        else:
+            continue
+        if _execution_exchange(s, other, orders[k]):
+            continue
+        out.append(Redundancy(b, side, bool(s & _EDGE), bool(s & _BAR), o, _understood(s)))
     out.sort(key=lambda r: r.barrier.node.start_byte)
     return out
+
+
+def _execution_exchange(side: int, other: int, orders: int) -> bool:
+    """Threads may exchange data across the barrier through writable memory its flags do not order:
+    one side indexes it at an address every thread of the group shares (not one that depends on the
+    thread), the other side accesses that memory too (Metal: thread 0 writes ``scales[row]`` to device
+    memory, a ``mem_threadgroup`` barrier, then every thread reads it). The flags are too weak to
+    order that exchange, but the barrier's execution ordering is what makes it work in practice: the
+    barrier is not redundant, the right change is stronger flags (``mem_device``). Accesses at each
+    thread's own element (``data[gid]`` on both sides) exchange nothing."""
+    unordered = ALL & ~orders
+    return bool(((side >> _U) & (other >> _W) | (other >> _U) & (side >> _W)) & unordered)
+
+
+def _shared_address(model: "FileModel", ident: ts.Node) -> bool:
+    """``ident[i]`` where ``i`` is the same for every thread of the group (``scales[row]`` with
+    ``row`` from the group's position)."""
+    p = ident.parent
+    if p is None or p.type != "subscript_expression" or p.child_by_field_name("argument") != ident:
+        return False
+    idx = p.child_by_field_name("index") or p.child_by_field_name("indices")
+    if idx is None:
+        return False
+    deps = model.deps(idx)
+    return B.LOCAL not in deps and B.UNKNOWN_DEP not in deps
 
 
 def _paired_fences(model: "FileModel", f: Function) -> set[int]:
@@ -718,7 +749,10 @@ class _Flow:
                 bits = ALL  # (a structured binding is not a variable of the model)
             if bits:
                 v = m.resolve(n)
-                out.append(("touch", bits if v is not None and _read_only(m, v) else bits | bits << _W))
+                if v is not None and _read_only(m, v):
+                    out.append(("touch", bits))
+                else:
+                    out.append(("touch", bits | bits << _W | (bits << _U if _shared_address(m, n) else 0)))
             elif _vague(m, n):
                 out.append(("touch", _VAGUE))
             return

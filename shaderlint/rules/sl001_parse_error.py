@@ -37,6 +37,21 @@ configuration) and lint the shaders generated from them.
 ## Impact
 None: this is a statement about coverage, not performance.
 
+## Default
+Opt-in: the unreadable regions are listed with `--extend-select SL001` (or
+`extend-select = ["SL001"]`); by default the text summary counts them ("Not
+analysed: 3 regions in 2 files that shaderlint could not read"). An analysis
+cut short -- the time budget, a rule that failed, a file over
+`max-file-size` -- is always reported, whatever is selected. Measured on the
+real-code corpus (2,473 files of 33 PyPI packages, `bench/realcode.py`): 176
+findings, none on code a compiler rejects. 47 name vispy/glumpy shader
+templates; the rest are valid code the front end lacks the context for -- a
+qualifier macro from a header (`XGBOOST_DEVICE operator()`), a statement macro
+without `;`, `#if` inside a declaration -- which the user cannot act on in
+the file (shaderlint does not read headers yet). An *error* on valid code is
+the false alarm that gets a linter switched off; the count keeps the coverage
+gap visible without claiming the code is wrong.
+
 ## Options
 `time-budget` (seconds per file, default 5) in configuration; files longer than
 5,000 lines get proportionally more (10,000 lines: twice the budget; at most four
@@ -70,6 +85,7 @@ class ParseErrorRule(Rule):
     name = "parse-error"
     languages = frozenset({"metal", "cuda", "glsl"})
     severity = Severity.ERROR
+    default_on = False
     summary = "the file could not be analysed (or only partly)"
 
     def check(self, model, ctx: RuleContext) -> Iterable[Finding]:

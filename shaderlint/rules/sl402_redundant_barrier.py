@@ -26,8 +26,15 @@ header's wrapper around inline PTX, a helper reaching shared memory through a
 global), and a memory fence (`__threadfence_block()`, GLSL
 `memoryBarrierShared()` not directly before `barrier()`). Only built-ins known
 to compute on registers (math, conversions, constructors, SIMD shuffles and
-reductions, texture sampling) touch nothing. A barrier whose result is used
-(`n = __syncthreads_count(p)`) is never reported. A kernel with a barrier on a
+reductions, texture sampling) touch nothing. Memory the barrier's flags do
+not order still counts when threads may exchange data through it across the
+barrier: writable memory indexed at an address every thread of the group
+shares on one side (thread 0 writes `scales[row]` to device memory), accessed
+on the other (every thread reads it). The flags are too weak to order that
+exchange, but the barrier's execution ordering is what makes it work in
+practice; the right change is `mem_device`, not removal. Accesses at each
+thread's own element (`data[gid]` on both sides) exchange nothing. A barrier
+whose result is used (`n = __syncthreads_count(p)`) is never reported. A kernel with a barrier on a
 path that threads may take differently is not analysed: under a condition that
 depends on the thread, on shared memory, or on a value from code the file does
 not define (a warp-specialised producer/consumer split on
@@ -73,11 +80,9 @@ stands alone on its line and every statement between it and its neighbour on
 the reported side is understood: no name there is undeclared in the file (a
 header's constant could be a macro touching memory), nothing unknown (calls,
 macros, inline assembly) is there, since those already keep the barrier from
-being reported, and no memory the barrier does not order is accessed there (a
-Metal `mem_threadgroup` barrier between thread 0 writing `scales[row]` and
-every thread reading it: the flags are too weak to order that exchange, but
-the barrier's execution ordering is what makes it work in practice, and the
-right change is `mem_device`, not removal). It is **unsafe** (applied only with
+being reported, and no writable memory the barrier does not order is accessed
+there (threads may rely on its execution ordering to exchange data through
+it). It is **unsafe** (applied only with
 `--unsafe-fixes`, never by the editor's fix-all): removing a barrier changes
 the ordering between threads, and the change is harmless only if the analysis
 saw every access -- an access it cannot see (a header it did not read, a

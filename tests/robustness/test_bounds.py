@@ -57,7 +57,7 @@ _CHILD = textwrap.dedent("""
             return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmRSS:"))
     before = rss()
     t0 = time.process_time()
-    r = lint_source(path, data, Settings(**{settings!r}))
+    r = lint_source(path, data, Settings(**{{"extend_select": ("SL001",), **{settings!r}}}))
     cpu = time.process_time() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(json.dumps({{"cpu": cpu, "peak": peak, "before": before, "size": len(data),
@@ -83,6 +83,9 @@ def in_child(args: tuple, **settings) -> dict:
     assert out.returncode == 0, out.stderr[-2000:]
     return json.loads(out.stdout.strip().splitlines()[-1])
 
+
+#: SL001 is opt-in: these tests read what it says about code cut or not read.
+WITH_SL001 = Settings(extend_select=("SL001",))
 
 needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RSS from /proc")
 
@@ -158,7 +161,7 @@ def test_split_query_finds_the_same_captures(case):
 def test_deep_code_is_cut_and_reported_the_rest_still_analysed():
     path, data = nested("cuda", MAX_TREE_DEPTH)
     data = GOOD.encode() + data
-    r = lint_source(path, data)
+    r = lint_source(path, data, WITH_SL001)
     codes = [(d.code, d.kernel) for d in r.diagnostics]
     assert ("SL201", "scale") in codes  # the ordinary kernel before it keeps its finding
     deep = [d for d in r.diagnostics if d.code == "SL001"]
@@ -174,14 +177,14 @@ def test_nesting_within_the_limit_is_analysed(language):
     path, data = nested(language, MAX_TREE_DEPTH - 50, "parens")
     parsed = FRONT_ENDS[language].parse(Source(path, data))
     assert not [mk for mk in parsed.masks if mk.kind == "too-deep"]
-    r = lint_source(path, data)
+    r = lint_source(path, data, WITH_SL001)
     assert not any("nested more than" in d.message for d in r.diagnostics)
 
 
 def test_deep_file_scope_code_blanks_only_its_declaration():
     deep = "int table = " + "(" * 3000 + "1" + ")" * 3000 + ";\n"
     data = (deep + GOOD).encode()
-    r = lint_source("k.cu", data)
+    r = lint_source("k.cu", data, WITH_SL001)
     assert ("SL201", "scale") in [(d.code, d.kernel) for d in r.diagnostics]
     sl001 = [d for d in r.diagnostics if d.code == "SL001"]
     assert len(sl001) == 1 and "at file scope" in sl001[0].message and sl001[0].start < len(deep)
@@ -189,7 +192,7 @@ def test_deep_file_scope_code_blanks_only_its_declaration():
 
 def test_deep_preprocessor_nesting_is_cut():
     data = ("#if A\n" * 3000 + "int x;\n" + "#endif\n" * 3000 + GOOD).encode()
-    r = lint_source("k.cu", data, Settings(time_budget=5.0))
+    r = lint_source("k.cu", data, Settings(time_budget=5.0, extend_select=("SL001",)))
     assert ("SL201", "scale") in [(d.code, d.kernel) for d in r.diagnostics]
     assert any("nested more than" in d.message for d in r.diagnostics)
 
@@ -304,7 +307,7 @@ NUL_CASES = {
 def test_nul_in_a_comment_is_not_a_parse_error(language, comment):
     path, wrap = NUL_CASES[language]
     data = wrap.format(C=comment).encode()
-    r = lint_source(path, data)
+    r = lint_source(path, data, WITH_SL001)
     assert not [d for d in r.diagnostics if d.code == "SL001"], [d.message for d in r.diagnostics]
     assert "SL201" in [d.code for d in r.diagnostics]  # the function was analysed
     assert data[r.diagnostics[-1].start:r.diagnostics[-1].start + 1] == b"/"
@@ -312,11 +315,11 @@ def test_nul_in_a_comment_is_not_a_parse_error(language, comment):
 
 def test_nul_in_a_string_literal_is_not_a_parse_error():
     data = NUL_CASES["cuda"][1].format(C='const char* s = "a\0b"; (void)s;').encode()
-    r = lint_source("k.cu", data)
+    r = lint_source("k.cu", data, WITH_SL001)
     assert [d.code for d in r.diagnostics] == ["SL201"]
 
 
 def test_nul_in_code_is_still_a_parse_error():
     data = NUL_CASES["cuda"][1].format(C="int x = 1 \0 2;").encode()
-    r = lint_source("k.cu", data)
+    r = lint_source("k.cu", data, WITH_SL001)
     assert any(d.code == "SL001" for d in r.diagnostics)

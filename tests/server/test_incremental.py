@@ -241,7 +241,8 @@ def test_a_function_mid_edit_is_linted_per_function_and_not_confirmed():
             "        atomicAdd(&counts[b], local[b] / n);\n    }}\n}}\n\n")
     text = "".join(unit.format(i=i) for i in range(4))
     published = []
-    linter = Linter(lambda d: (SETTINGS, None), published.append, lambda: UTF16, lambda: None)
+    with_sl001 = Settings(extend_select=("SL001",))  # opt-in: it names the error in the edited function
+    linter = Linter(lambda d: (with_sl001, None), published.append, lambda: UTF16, lambda: None)
     doc = Document("file:///h.cu", "/h.cu", "cuda", "cuda", 1, text.encode())
     linter.documents[doc.uri] = doc
     linter.ensure(doc)
