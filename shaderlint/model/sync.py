@@ -47,7 +47,12 @@ _BAR = 16  # "another barrier is a possible neighbour"
 _VAGUE = 32  # "an undeclared name the analysis cannot see into was used": no removal fix across it
 _W = 8  # TG/DEV/TEX << _W: that space was accessed through something writable (not const/readonly)
 _ALLW = ALL | ALL << _W
-_U = 12  # TG/DEV/TEX << _U: writable memory of that space was indexed at an address every thread shares
+# Since the last barrier of any kind (cleared at every barrier, whatever its flags): TG/DEV/TEX << _U,
+# writable memory of that space indexed at an address every thread of the group shares (or code the
+# analysis cannot see); << _XW, writable memory of that space accessed at all.
+_U = 12
+_XW = 16
+_EXEC = ALL << _U | ALL << _XW
 SPACE_BITS = {"threadgroup": TG, "device": DEV, "texture": TEX}
 _LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
 _STRUCTURED = (*_LOOPS, "if_statement", "switch_statement")
@@ -557,7 +562,7 @@ def _execution_exchange(side: int, other: int, orders: int) -> bool:
     barrier is not redundant, the right change is stronger flags (``mem_device``). Accesses at each
     thread's own element (``data[gid]`` on both sides) exchange nothing."""
     unordered = ALL & ~orders
-    return bool(((side >> _U) & (other >> _W) | (other >> _U) & (side >> _W)) & unordered)
+    return bool(((side >> _U) & (other >> _XW) | (other >> _U) & (side >> _XW)) & unordered)
 
 
 def _shared_address(model: "FileModel", ident: ts.Node) -> bool:
@@ -788,11 +793,13 @@ class _Flow:
     def _apply(self, ev: tuple[str, int], s: int) -> int:
         kind, val = ev
         if kind == "touch":
-            return s | val
+            if val & _ALLW == _ALLW:
+                val |= ALL << _U  # code the analysis cannot see may write anywhere
+            return s | val | ((val >> _W) & ALL) << _XW
         if val in self.removed:
             return s
         self.seen[val] = self.seen.get(val, 0) | s
-        return (s & ~self.orders[val] & ~(self.orders[val] << _W) & ~_EDGE & ~_VAGUE) | _BAR
+        return (s & ~self.orders[val] & ~(self.orders[val] << _W) & ~_EDGE & ~_VAGUE & ~_EXEC) | _BAR
 
     # -- forward: state = memory touched since the last barrier ordering it (+ _EDGE: since entry)
     def forward(self, n: ts.Node | None, s: int | None) -> int | None:
