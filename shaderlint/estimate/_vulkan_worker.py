@@ -225,6 +225,11 @@ class Device:
         self.api_version = words[0]
         self.driver_version = words[1]
         self.device_name = bytes(props[20:276]).split(b"\0", 1)[0].decode("utf-8", "replace")
+        # VkPhysicalDeviceLimits begins at byte 296 of VkPhysicalDeviceProperties;
+        # maxComputeSharedMemorySize is at 216 in it, maxComputeWorkGroupInvocations at 232.
+        limits = (u32 * 3).from_buffer(props, 296 + 216)
+        self.max_shared = limits[0]
+        self.max_invocations = (u32 * 1).from_buffer(props, 296 + 232)[0]
         self.driver_info = ""
         props2 = _chain_struct(PHYSICAL_DEVICE_PROPERTIES_2, 4096)
         v12 = _chain_struct(PHYSICAL_DEVICE_VULKAN_1_2_PROPERTIES, 4096)
@@ -425,7 +430,8 @@ def main() -> int:
         _emit({"fatal": str(exc)})
         return 1
     _emit({"device": device.device_name, "driver_version": _version(device.driver_version),
-           "driver_info": device.driver_info, "api_version": _version(device.api_version)})
+           "driver_info": device.driver_info, "api_version": _version(device.api_version),
+           "max_compute_shared_memory": device.max_shared, "max_compute_workgroup_invocations": device.max_invocations})
     for job in request.get("jobs", []):
         try:
             _emit({"id": job.get("id"), "executables": device.compile(job)})
