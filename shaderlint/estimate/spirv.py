@@ -266,6 +266,9 @@ def _descriptor_type(type_id: int, storage: int, types: dict, decorations: dict)
     if op == _OP_TYPE_SAMPLER:
         return SAMPLER
     if op == _OP_TYPE_SAMPLED_IMAGE:
+        image = types.get(t[1])
+        if image is not None and image[0] == _OP_TYPE_IMAGE and image[2] == _DIM_BUFFER:
+            return UNIFORM_TEXEL_BUFFER  # samplerBuffer
         return COMBINED_IMAGE_SAMPLER
     if op == _OP_TYPE_ACCELERATION_STRUCTURE:
         return ACCELERATION_STRUCTURE
