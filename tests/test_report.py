@@ -26,7 +26,7 @@ SCHEMA = {
             "language": {"enum": ["metal", "cuda", "glsl"]},
             "threads_per_group": {"type": ["integer", "null"], "minimum": 1},
             "registers": {"type": ["integer", "null"], "minimum": 0},
-            "registers_source": {"enum": ["estimate", "ptxas"]},
+            "registers_source": {"enum": ["estimate", "ptxas", "radv"]},
             "threadgroup_memory_bytes": {"type": ["integer", "null"], "minimum": 0},
             "stack_bytes": {"type": ["integer", "null"], "minimum": 0},
             "target": {"type": "string"},

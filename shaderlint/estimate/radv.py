@@ -401,6 +401,9 @@ def _run_family(family: str, requests: list[dict], icd: str | None,
                 except OSError:
                     pass
                 for line in _lines(proc, timeout):
+                    if line is None:
+                        outcome = "timeout"
+                        break
                     try:
                         msg = json.loads(line)
                     except ValueError:
@@ -416,8 +419,6 @@ def _run_family(family: str, requests: list[dict], icd: str | None,
                         continue
                     done.add(index)
                     yield index, _result(family, header, msg)
-                else:
-                    outcome = "timeout" if proc.poll() is None else ""
             finally:
                 if proc.poll() is None:
                     proc.kill()
@@ -441,8 +442,8 @@ def _run_family(family: str, requests: list[dict], icd: str | None,
         pending = rest[1:]
 
 
-def _lines(proc: subprocess.Popen, timeout: float) -> Iterable[bytes]:
-    """Lines of the worker's stdout; stops when one takes longer than ``timeout`` to arrive."""
+def _lines(proc: subprocess.Popen, timeout: float) -> Iterable[bytes | None]:
+    """Lines of the worker's stdout until it closes; None when one takes longer than ``timeout``."""
     assert proc.stdout is not None
     fd = proc.stdout.fileno()
     buffer = b""
@@ -452,7 +453,8 @@ def _lines(proc: subprocess.Popen, timeout: float) -> Iterable[bytes]:
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not sel.select(left):
-                return  # timed out: the caller sees proc.poll() is None
+                yield None
+                return
             chunk = os.read(fd, 65536)
             if not chunk:
                 if buffer:
