@@ -205,6 +205,7 @@ HEAVY = "\n".join(
 
 KINDS = """#version 450
 layout(local_size_x_id = 0, local_size_y = 4) in;
+layout(constant_id = 0) const int WX = 16;
 layout(std430, set = 0, binding = 0) buffer S { float s[]; };
 layout(std140, set = 0, binding = 1) uniform U { vec4 u; };
 layout(set = 1, binding = 0) uniform sampler2D tex[4];
@@ -226,7 +227,11 @@ def test_reflection_of_glslang_output() -> None:
     assert spirv is not None, log
     r = reflect(spirv)
     assert r.ok and r.entry_point == "main"
-    assert r.local_size == (1, 4, 1)  # local_size_x_id without a default: 1, as the driver compiles it
+    # local_size_x_id = 0 shares id 0 with WX = 16: the size an application specializing WX gets.
+    assert r.local_size == (16, 4, 1) and r.specialization == {0: 16} and not r.local_size_unknown
+    alone, _ = compile_spirv(KINDS.replace("layout(constant_id = 0) const int WX = 16;\n", ""))
+    ra = reflect(alone)
+    assert ra.local_size == (1, 4, 1) and ra.specialization == {} and ra.local_size_unknown  # no default: 1
     assert r.push_constant_bytes == 80  # vec3 + float + mat4
     assert r.sets() == [[(0, STORAGE_BUFFER, 1), (1, UNIFORM_BUFFER, 1)],
                         [(0, COMBINED_IMAGE_SAMPLER, 4), (2, STORAGE_IMAGE, 1)],
@@ -238,6 +243,20 @@ def test_reflection_of_glslang_output() -> None:
     assert unsized is not None
     ru = reflect(unsized)
     assert ru.sets()[0][0] == (0, COMBINED_IMAGE_SAMPLER, RUNTIME_ARRAY_COUNT) and ru.notes
+
+
+def test_specialized_workgroup_size_is_compiled() -> None:
+    needs_radv()
+    shader = ("#version 450\nlayout(local_size_x_id = 0) in;\nlayout(constant_id = 0) const uint BLOCK = 64;\n"
+              "layout(std430, binding = 0) buffer B { float d[]; };\nshared float s[BLOCK];\n"
+              "void main() { uint i = gl_LocalInvocationID.x; s[i] = d[i]; barrier(); d[i] = s[BLOCK - 1 - i]; }\n")
+    r = measure_radv(shader, "navi21", subgroup_size=64)
+    assert r.ok, r.error
+    assert r.local_size == (64, 1, 1) and r.threads_per_group == 64
+    one = measure_radv(shader.replace("layout(constant_id = 0) const uint BLOCK = 64;", "const uint BLOCK = 64;"),
+                       "navi21", subgroup_size=64)
+    assert one.ok and one.local_size_unknown and one.local_size == (1, 1, 1)
+    assert any("without a default" in n for n in one.notes)
 
 
 def test_measure_small_shaders_on_three_generations() -> None:

@@ -8,7 +8,8 @@ request to stdin::
 
     {"jobs": [{"id": "...", "spv": "/path/x.spv", "entry": "main",
                "sets": [[[binding, descriptor_type, count], ...], ...],
-               "push_constant_bytes": 16, "subgroup_size": 64 or null}]}
+               "push_constant_bytes": 16, "subgroup_size": 64 or null,
+               "specialization": [[constant_id, uint32 value], ...]}]}
 
 The worker prints one JSON line describing the device, then one line per job
 as soon as the job is done (so the parent knows which job a crash hit)::
@@ -128,6 +129,14 @@ class PipelineLayoutCreateInfo(Base):
 
 class RequiredSubgroupSizeCreateInfo(Base):
     _fields_ = [("sType", u32), ("pNext", ptr), ("requiredSubgroupSize", u32)]
+
+
+class SpecializationMapEntry(Base):
+    _fields_ = [("constantID", u32), ("offset", u32), ("size", ctypes.c_size_t)]
+
+
+class SpecializationInfo(Base):
+    _fields_ = [("mapEntryCount", u32), ("pMapEntries", ptr), ("dataSize", ctypes.c_size_t), ("pData", ptr)]
 
 
 class PipelineShaderStageCreateInfo(Base):
@@ -359,9 +368,17 @@ class Device:
             if job.get("subgroup_size"):
                 size_info = RequiredSubgroupSizeCreateInfo(PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO,
                                                            None, int(job["subgroup_size"]))
+            spec = job.get("specialization") or []
+            entries = (SpecializationMapEntry * max(len(spec), 1))()
+            data = (u32 * max(len(spec), 1))()
+            for i, (constant_id, value) in enumerate(spec):
+                entries[i] = SpecializationMapEntry(int(constant_id), 4 * i, 4)
+                data[i] = int(value) & 0xFFFFFFFF
+            spec_info = SpecializationInfo(len(spec), ctypes.addressof(entries), 4 * len(spec), ctypes.addressof(data))
             stage = PipelineShaderStageCreateInfo(PIPELINE_SHADER_STAGE_CREATE_INFO,
                                                   ctypes.addressof(size_info) if size_info is not None else None,
-                                                  0, SHADER_STAGE_COMPUTE, module.value, entry, None)
+                                                  0, SHADER_STAGE_COMPUTE, module.value, entry,
+                                                  ctypes.addressof(spec_info) if spec else None)
             cpci = ComputePipelineCreateInfo(COMPUTE_PIPELINE_CREATE_INFO, None, CAPTURE_STATISTICS, stage,
                                              layout.value, 0, -1)
             self._check(self.create_compute(self.device, 0, 1, ctypes.byref(cpci), None, ctypes.byref(pipeline)),

@@ -68,7 +68,7 @@ from shaderlint.estimate.spirv import Reflection, reflect
 
 DEFAULT_TIMEOUT = 60.0
 #: Bump when the cached entry's layout or the worker's behaviour changes.
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 
 #: ``RADV_FORCE_FAMILY`` names that Mesa 22.3 accepts, by graphics generation. RADV aborts
 #: (exit 134) on any other name (``gfx1030``, ``gfx900``, ``sienna_cichlid``), so names are
@@ -110,8 +110,10 @@ class RadvResult:
     subgroups_per_simd: int | None = None
     code_size: int | None = None
     instructions: int | None = None
-    #: Workgroup size of the compiled shader (spec constants at their defaults).
+    #: Workgroup size of the compiled shader (spec constants at their defaults; see spirv.py).
     local_size: tuple[int, int, int] | None = None
+    #: A workgroup dimension is a specialization constant without a default: compiled as 1.
+    local_size_unknown: bool = False
     entry_point: str | None = None
     #: Every statistic the driver reported, by its name.
     statistics: dict[str, object] = field(default_factory=dict)
@@ -152,7 +154,8 @@ class RadvResult:
             "spilled_sgprs": self.spilled_sgprs, "scratch_bytes": self.scratch_bytes, "lds_bytes": self.lds_bytes,
             "pre_sched_vgprs": self.pre_sched_vgprs, "subgroups_per_simd": self.subgroups_per_simd,
             "code_size": self.code_size, "instructions": self.instructions,
-            "local_size": list(self.local_size) if self.local_size else None, "entry_point": self.entry_point,
+            "local_size": list(self.local_size) if self.local_size else None,
+            "local_size_unknown": self.local_size_unknown, "entry_point": self.entry_point,
             "statistics": self.statistics, "notes": self.notes, "error": self.error,
         }
 
@@ -357,11 +360,13 @@ def measure_spirv(jobs: Sequence[Job], *, timeout: float = DEFAULT_TIMEOUT,
                     fh.write(jobs[index].spirv)
                 requests.append({"id": index, "spv": spv, "entry": refl.entry_point, "sets": refl.sets(),
                                  "push_constant_bytes": refl.push_constant_bytes,
-                                 "subgroup_size": jobs[index].subgroup_size})
+                                 "subgroup_size": jobs[index].subgroup_size,
+                                 "specialization": sorted(refl.specialization.items())})
             by_index = {index: (key, refl) for index, key, refl in items}
             for index, result in _run_family(name, requests, icd, timeout):
                 key, refl = by_index[index]
                 result.local_size = refl.local_size
+                result.local_size_unknown = refl.local_size_unknown
                 result.entry_point = refl.entry_point
                 result.notes[:0] = refl.notes
                 if result.error is None:

@@ -12,7 +12,15 @@ Semantics:
 * Workgroup size: a constant decorated ``BuiltIn WorkgroupSize`` wins over the
   ``LocalSize`` / ``LocalSizeId`` execution modes (SPIR-V specification).
   Specialization constants keep their default values, as they do when an
-  application passes no specialization info.
+  application passes no specialization info, with one exception: GLSL's
+  ``layout(local_size_x_id = N) in;`` makes glslang emit a workgroup-size
+  constant of default 1 next to the shader's own ``layout(constant_id = N)``
+  constant (``BLOCK_SIZE = 32``), and an application that sets constant N sets
+  both. A driver given no value compiles a one-thread group, where every value
+  is uniform and lives in scalar registers: no shader runs like that. So when
+  another constant shares the dimension's specialization id, its default is the
+  size, and ``specialization`` holds that id and value for the pipeline. A size
+  with no such default stays 1, with a note.
 * Descriptor arrays multiply their lengths; a runtime-sized (unsized) array has
   no count in the module and gets :data:`RUNTIME_ARRAY_COUNT`, with a note.
 * Two variables at one (set, binding) (aliasing) give one binding: the first.
@@ -48,6 +56,7 @@ _OP_TYPE_STRUCT = 30
 _OP_TYPE_POINTER = 32
 _OP_CONSTANT = 43
 _OP_CONSTANT_COMPOSITE = 44
+_OP_SPEC_CONSTANT_TRUE = 48
 _OP_SPEC_CONSTANT = 50
 _OP_SPEC_CONSTANT_COMPOSITE = 51
 _OP_VARIABLE = 59
@@ -60,6 +69,7 @@ _MODEL_GLCOMPUTE = 5
 _MODE_LOCAL_SIZE = 17
 _MODE_LOCAL_SIZE_ID = 38
 
+_DEC_SPEC_ID = 1
 _DEC_BLOCK = 2
 _DEC_BUFFER_BLOCK = 3
 _DEC_ROW_MAJOR = 4
@@ -107,6 +117,10 @@ class Reflection:
     local_size: tuple[int, int, int] | None = None
     bindings: list[Binding] = field(default_factory=list)
     push_constant_bytes: int = 0
+    #: Specialization constant id -> 32-bit value to pass with the pipeline (see the module docstring).
+    specialization: dict[int, int] = field(default_factory=dict)
+    #: True when a workgroup dimension is a specialization constant with no default but 1.
+    local_size_unknown: bool = False
     notes: list[str] = field(default_factory=list)
     #: None when the module could be read, else why not.
     error: str | None = None
@@ -168,6 +182,7 @@ def _reflect(data: bytes) -> Reflection:
     member_decorations: dict[tuple[int, int], dict[int, list[int]]] = {}
     variables: list[tuple[int, int, int]] = []  # (pointer type, id, storage class)
     entries: list[tuple[int, int, str]] = []
+    spec_constants: list[int] = []
     modes: dict[int, list[tuple[int, list[int]]]] = {}
     i = 5
     n = len(words)
@@ -192,6 +207,8 @@ def _reflect(data: bytes) -> Reflection:
             types[args[0]] = (op, *args[1:])
         elif op in (_OP_CONSTANT, _OP_SPEC_CONSTANT) and len(args) >= 3:
             constants[args[1]] = args[2]
+            if op == _OP_SPEC_CONSTANT:
+                spec_constants.append(args[1])
         elif op in (_OP_CONSTANT_COMPOSITE, _OP_SPEC_CONSTANT_COMPOSITE):
             composites[args[1]] = list(args[2:])
         elif op == _OP_VARIABLE and len(args) >= 3:
@@ -206,16 +223,17 @@ def _reflect(data: bytes) -> Reflection:
     if len(compute) > 1:
         result.notes.append(f"{len(compute)} compute entry points: the first ({entry_name}) is used")
 
+    size_ids: list[int] | None = None
     for mode, operands in modes.get(entry_id, []):
         if mode == _MODE_LOCAL_SIZE and len(operands) >= 3:
             result.local_size = (operands[0], operands[1], operands[2])
         elif mode == _MODE_LOCAL_SIZE_ID and len(operands) >= 3:
-            result.local_size = tuple(constants.get(x, 1) for x in operands[:3])  # type: ignore[assignment]
+            size_ids = list(operands[:3])
     for target, decs in decorations.items():
-        if decs.get(_DEC_BUILTIN) == [_BUILTIN_WORKGROUP_SIZE] and target in composites:
-            parts = composites[target]
-            if len(parts) >= 3:
-                result.local_size = tuple(constants.get(x, 1) for x in parts[:3])  # type: ignore[assignment]
+        if decs.get(_DEC_BUILTIN) == [_BUILTIN_WORKGROUP_SIZE] and len(composites.get(target, ())) >= 3:
+            size_ids = composites[target][:3]
+    if size_ids is not None:
+        _spec_local_size(result, size_ids, constants, decorations, spec_constants)
 
     seen: set[tuple[int, int]] = set()
     for pointer, var, storage in variables:
@@ -252,6 +270,33 @@ def _reflect(data: bytes) -> Reflection:
         result.bindings.append(Binding(set_index, binding, dtype, max(count, 1)))
     result.bindings.sort(key=lambda b: (b.set, b.binding))
     return result
+
+
+def _spec_local_size(result: Reflection, ids: list[int], constants: dict[int, int], decorations: dict,
+                     spec_constants: list[int]) -> None:
+    """Workgroup size from constant ids, specialization constants resolved as the module docstring says."""
+    by_spec_id: dict[int, list[int]] = {}
+    for c in spec_constants:
+        sid = decorations.get(c, {}).get(_DEC_SPEC_ID)
+        if sid:
+            by_spec_id.setdefault(sid[0], []).append(c)
+    size = []
+    for axis, cid in zip("xyz", ids):
+        value = constants.get(cid, 1)
+        sid = decorations.get(cid, {}).get(_DEC_SPEC_ID)
+        if sid is not None and cid in spec_constants:
+            others = [constants[o] for o in by_spec_id.get(sid[0], []) if o != cid and constants.get(o, 0) > 0]
+            if others and others[0] != value:
+                value = others[0]
+                result.specialization[sid[0]] = value
+                result.notes.append(f"workgroup size {axis} is specialization constant {sid[0]}: compiled with "
+                                    f"{value}, the default of the constant that shares its id")
+            elif value == 1:
+                result.local_size_unknown = True
+                result.notes.append(f"workgroup size {axis} is specialization constant {sid[0]} without a default: "
+                                    "compiled as 1, as a driver does without specialization")
+        size.append(value)
+    result.local_size = (size[0], size[1], size[2])
 
 
 def _descriptor_type(type_id: int, storage: int, types: dict, decorations: dict) -> int | None:
