@@ -59,6 +59,7 @@ def needs_radv() -> None:
 def private_cache(monkeypatch, tmp_path):
     """Every test starts with an empty memory cache and its own disk cache."""
     monkeypatch.setattr(radv, "_MEMORY", {})
+    monkeypatch.setattr(radv, "_SPIRV_MEMORY", {})
     monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / "cache"))
 
 
@@ -257,6 +258,25 @@ def test_specialized_workgroup_size_is_compiled() -> None:
                        "navi21", subgroup_size=64)
     assert one.ok and one.local_size_unknown and one.local_size == (1, 1, 1)
     assert any("without a default" in n for n in one.notes)
+
+
+def test_spirv_cache_follows_included_files(tmp_path, monkeypatch) -> None:
+    needs_radv()
+    (tmp_path / "sizes.glsl").write_text("#define N 64\n")
+    shader = tmp_path / "k.comp"
+    shader.write_text("#version 450\n#extension GL_GOOGLE_include_directive : enable\n#include \"sizes.glsl\"\n"
+                      "layout(local_size_x = N) in;\nvoid main() {}\n")
+    first, _ = compile_spirv(shader)
+    assert reflect(first).local_size == (64, 1, 1)
+    calls = []
+    real_run = radv.subprocess.run
+    monkeypatch.setattr(radv.subprocess, "run", lambda *a, **k: calls.append(a) or real_run(*a, **k))
+    monkeypatch.setattr(radv, "_SPIRV_MEMORY", {})  # a new process: the disk entry answers
+    assert compile_spirv(shader)[0] == first and calls == []
+    (tmp_path / "sizes.glsl").write_text("#define N 128\n")  # the include changes: compiled again
+    os.utime(tmp_path / "sizes.glsl", ns=(1, 1))
+    again, _ = compile_spirv(shader)
+    assert reflect(again).local_size == (128, 1, 1) and len(calls) == 1
 
 
 def test_measure_small_shaders_on_three_generations() -> None:

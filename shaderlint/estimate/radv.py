@@ -50,6 +50,7 @@ and on disk under ``$SHADERLINT_CACHE_DIR/radv`` or
 from __future__ import annotations
 
 import ctypes.util
+import functools
 import glob
 import hashlib
 import json
@@ -192,10 +193,16 @@ def radeon_icd() -> str | None:
 
 def unavailable_reason() -> str | None:
     """Why RADV figures cannot be measured here (a missing package), or None when they can."""
+    return _unavailable_reason()
+
+
+@functools.lru_cache(maxsize=1)
+def _unavailable_reason() -> str | None:
+    # Checked once per process: find_library may run ldconfig, far slower than a compile from the cache.
     missing = []
     if glslang_path() is None:
         missing.append("glslangValidator (Debian: glslang-tools)")
-    if ctypes.util.find_library("vulkan") is None and not _loadable("libvulkan.so.1"):
+    if not _loadable("libvulkan.so.1") and ctypes.util.find_library("vulkan") is None:
         missing.append("the Vulkan loader (Debian: libvulkan1)")
     if radeon_icd() is None:
         missing.append("Mesa's RADV driver (Debian: mesa-vulkan-drivers)")
@@ -248,23 +255,42 @@ def _driver_stamp(icd: str | None) -> str:
 
 def compile_spirv(path_or_source: str | os.PathLike[str], *, defines: Sequence[str] = (),
                   include_dirs: Sequence[str] = (), stage: str = "comp",
-                  timeout: float = DEFAULT_TIMEOUT) -> tuple[bytes | None, str]:
-    """SPIR-V of a GLSL shader (file or source text) and glslang's messages; None on failure."""
+                  timeout: float = DEFAULT_TIMEOUT, cache_dir: str | None = "default") -> tuple[bytes | None, str]:
+    """SPIR-V of a GLSL shader (file or source text) and glslang's messages; None on failure.
+
+    A successful compile is cached by the source text, the options and
+    glslangValidator's identity, with the files it included (glslang's depfile)
+    and their sizes and modification times: editing an included file is a miss.
+    """
     tool = glslang_path()
     if tool is None:
         return None, "glslangValidator not found on PATH (Debian: glslang-tools)"
+    if _looks_like_path(path_or_source):
+        source_path = Path(path_or_source).resolve()
+        try:
+            text = source_path.read_bytes()
+        except OSError:
+            return None, f"no such file: {source_path}"
+        base = source_path.parent
+    else:
+        source_path, text = None, str(path_or_source).encode("utf-8")
+        base = None
+    key = hashlib.sha256(json.dumps([CACHE_FORMAT, _stamp(tool), stage, list(defines), list(include_dirs),
+                                     str(base)]).encode() + b"\0" + text).hexdigest()
+    directory = _cache_directory(cache_dir)
+    spv_dir = os.path.join(directory, "spv") if directory else None
+    hit = _spirv_cache_get(spv_dir, key)
+    if hit is not None:
+        return hit
     with tempfile.TemporaryDirectory(prefix="shaderlint-radv-") as tmp:
-        if _looks_like_path(path_or_source):
-            source = Path(path_or_source).resolve()
-            if not source.is_file():
-                return None, f"no such file: {source}"
-        else:
-            source = Path(tmp) / "shader.comp"
-            source.write_text(str(path_or_source), encoding="utf-8")
+        source = source_path or Path(tmp) / "shader.comp"
+        if source_path is None:
+            source.write_bytes(text)
         out = Path(tmp) / "shader.spv"
+        depfile = Path(tmp) / "shader.d"
         command = [tool, "-V", "--quiet", "--target-env", "vulkan1.2", "-S", stage, "-I" + str(source.parent)]
         command += ["-I" + d for d in include_dirs] + ["-D" + d for d in defines]
-        command += ["-o", str(out), str(source)]
+        command += ["--depfile", str(depfile), "-o", str(out), str(source)]
         try:
             proc = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=tmp, check=False,
                                   errors="replace")
@@ -275,7 +301,91 @@ def compile_spirv(path_or_source: str | os.PathLike[str], *, defines: Sequence[s
         log = (proc.stdout + proc.stderr).strip()
         if proc.returncode != 0 or not out.is_file():
             return None, log or f"glslangValidator exited with status {proc.returncode}"
-        return out.read_bytes(), log
+        spirv = out.read_bytes()
+        deps = _depfile_paths(depfile, [source.parent, *map(Path, include_dirs)], exclude=(tmp, str(source)))
+    _spirv_cache_put(spv_dir, key, spirv, log, deps)
+    return spirv, log
+
+
+def _stamp(path: str) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return path
+    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _depfile_paths(depfile: Path, bases: list[Path], exclude: tuple[str, ...]) -> list[str] | None:
+    """Absolute paths of the files a compile read (the depfile's prerequisites), or None if unreadable."""
+    try:
+        text = depfile.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    _, _, rest = text.partition(": ")
+    names, cur, escaped = [], "", False
+    for ch in rest.replace("\\\n", " "):
+        if escaped:
+            cur += ch
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        elif ch.isspace():
+            if cur:
+                names.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur:
+        names.append(cur)
+    out = []
+    for name in names:
+        candidates = [Path(name)] if os.path.isabs(name) else [b / name for b in bases]
+        found = next((c.resolve() for c in candidates if c.is_file()), None)
+        if found is None:
+            return None  # a dependency we cannot find again: do not cache
+        if not str(found).startswith(exclude[0]) and str(found) != exclude[1]:
+            out.append(str(found))
+    return out
+
+
+_SPIRV_MEMORY: dict[str, dict] = {}
+
+
+def _spirv_cache_get(directory: str | None, key: str) -> tuple[bytes, str] | None:
+    entry = _SPIRV_MEMORY.get(key)
+    if entry is None and directory:
+        try:
+            with open(os.path.join(directory, key + ".json"), encoding="utf-8") as fh:
+                entry = json.load(fh)
+        except (OSError, ValueError):
+            return None
+    try:
+        if any(_stamp(path) != stamp for path, stamp in entry["deps"]):
+            return None
+        return bytes.fromhex(entry["spirv"]), str(entry.get("log", ""))
+    except (TypeError, KeyError, ValueError):
+        return None
+
+
+def _spirv_cache_put(directory: str | None, key: str, spirv: bytes, log: str, deps: list[str] | None) -> None:
+    if deps is None:
+        return
+    entry = {"spirv": spirv.hex(), "log": log, "deps": [[p, _stamp(p)] for p in deps]}
+    _SPIRV_MEMORY[key] = entry
+    _write_json(directory, key, entry)
+
+
+def _write_json(directory: str | None, key: str, entry: dict) -> None:
+    if not directory:
+        return
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(entry, fh)
+        os.replace(tmp, os.path.join(directory, key + ".json"))
+    except OSError:
+        pass
 
 
 def _looks_like_path(value: str | os.PathLike[str]) -> bool:
@@ -315,7 +425,8 @@ def measure_radv(path_or_source: str | os.PathLike[str], family: str = "navi21",
     missing = unavailable_reason()
     if missing:
         return RadvResult(family=name, error=f"RADV measurement unavailable: {missing}")
-    spirv, log = compile_spirv(path_or_source, defines=defines, include_dirs=include_dirs, timeout=timeout)
+    spirv, log = compile_spirv(path_or_source, defines=defines, include_dirs=include_dirs, timeout=timeout,
+                               cache_dir=cache_dir)
     if spirv is None:
         return RadvResult(family=name, error=f"glslang: {_first_line(log)}", log=log)
     return measure_spirv([Job(spirv, name, subgroup_size)], timeout=timeout, cache_dir=cache_dir)[0]
@@ -555,14 +666,4 @@ def _cache_get(directory: str | None, key: str) -> RadvResult | None:
 def _cache_put(directory: str | None, key: str, result: RadvResult) -> None:
     entry = result.to_json()
     _MEMORY[key] = entry
-    if not directory:
-        return
-    sub = os.path.join(directory, key[:2])
-    try:
-        os.makedirs(sub, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=sub, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(entry, fh)
-        os.replace(tmp, os.path.join(sub, key + ".json"))
-    except OSError:
-        pass
+    _write_json(os.path.join(directory, key[:2]) if directory else None, key, entry)
