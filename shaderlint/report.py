@@ -335,7 +335,9 @@ def _radv_row(path: str, model, est: KernelEstimate, r, target: Target) -> Row:
         notes.append(f"the driver compiled wave{r.wave_size}, not the target's wave{target.simd_width}")
     if r.waves_per_simd is not None:
         raw = r.subgroups_per_simd
-        doubled = f" (its 'Subgroups per SIMD' is {raw}: gfx10+ counts in wave32 units)" if raw != r.waves_per_simd else ""
+        doubled = ""
+        if raw != r.waves_per_simd:
+            doubled = f" (its 'Subgroups per SIMD' is {raw}: gfx10+ counts in wave32 units)"
         notes.append(f"RADV's own occupancy: {r.waves_per_simd} waves per SIMD{doubled}")
     notes.extend(r.notes)
     threads = r.threads_per_group or est.threads_per_group
