@@ -55,6 +55,7 @@ import glob
 import hashlib
 import json
 import os
+import platform
 import selectors
 import shutil
 import subprocess
@@ -181,11 +182,12 @@ def glslang_path() -> str | None:
 
 def radeon_icd() -> str | None:
     """Path of RADV's Vulkan ICD manifest, or None when mesa-vulkan-drivers is not installed."""
+    machine = platform.machine()
     for pattern in _ICD_GLOBS:
-        for path in sorted(glob.glob(pattern)):
-            if path.endswith(("x86_64.json", "aarch64.json")) or "radeon_icd.json" in path:
-                return path
         found = sorted(glob.glob(pattern))
+        for path in found:  # this machine's driver first (multiarch systems install several)
+            if path.endswith((f".{machine}.json", "/radeon_icd.json")):
+                return path
         if found:
             return found[0]
     return None
@@ -547,6 +549,12 @@ def _run_family(family: str, requests: list[dict], icd: str | None,
         if outcome.startswith("RADV could not start"):
             for req in rest:
                 yield req["id"], RadvResult(family=family, error=outcome, log=stderr)
+            return
+        if not header and outcome != "timeout":
+            # Died before it had a device: every shader would fail the same way.
+            error = f"the driver crashed while starting ({_status(proc.returncode)}): {_last_line(stderr)}"
+            for req in rest:
+                yield req["id"], RadvResult(family=family, error=error.rstrip(": "), log=stderr)
             return
         culprit = rest[0]
         if outcome == "timeout":
