@@ -289,8 +289,10 @@ def test_measure_small_shaders_on_three_generations() -> None:
         assert r.driver.startswith("Mesa") and r.family.upper() in r.device
         assert r.local_size == (64, 1, 1) and r.spilled_vgprs == 0 and r.scratch_bytes == 0
     assert (w64.wave_size, w32.wave_size, vega.wave_size) == (64, 32, 64)
-    # Allocation granules: gfx10.3 8 (wave64) and 16 (wave32), gfx9 4; a tiny shader needs one granule.
-    assert (w64.vgprs, w32.vgprs, vega.vgprs) == (8, 16, 4)
+    # Allocation granules: gfx10.3 8 (wave64) and 16 (wave32), gfx9 4.
+    assert (w64.vgprs % 8, w32.vgprs % 16, vega.vgprs % 4) == (0, 0, 0)
+    if w64.driver.startswith("Mesa 22.3"):  # Debian 12's ACO: the tiny shader fits one granule
+        assert (w64.vgprs, w32.vgprs, vega.vgprs) == (8, 16, 4)
     # SGPRs: 128 on gfx10+ whatever the use; a real count on gfx9.
     assert w64.sgprs == 128 and vega.sgprs < 128
     # Caps of a trivial shader: 16 waves per SIMD on gfx10.3 (RADV reports 32 for wave64), 10 on gfx9.
