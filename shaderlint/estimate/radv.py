@@ -44,7 +44,8 @@ Errors never raise: a :class:`RadvResult` carries ``error`` (glslang's message,
 a driver crash, a timeout, missing packages). Results are cached by content
 (the SPIR-V bytes, chip, wave size and the installed driver library), in memory
 and on disk under ``$SHADERLINT_CACHE_DIR/radv`` or
-``$XDG_CACHE_HOME/shaderlint/radv`` (default ``~/.cache``).
+``$XDG_CACHE_HOME/shaderlint/radv`` (default ``~/.cache``); so is glslang's
+SPIR-V (see :func:`compile_spirv`). A shader glslang rejects is not cached.
 """
 
 from __future__ import annotations
