@@ -111,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           language_for=lambda p: resolver.for_path(p).language_for(p)))
     for p, reason in errors:
         print(f"shaderlint: {p}: {reason}", file=sys.stderr)
+    if args.compiler in ("radv", "auto"):
+        _prefetch_radv(files, resolver)
     rows: list[Row] = []
     for path in files:
         settings = resolver.for_path(path)
@@ -287,8 +289,41 @@ def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> R
     )
 
 
+def _radv_wave(target: Target) -> int | None:
+    """The subgroup size to ask RADV for: the target's on gfx10+ (wave32 and wave64), none before (wave64 only)."""
+    from shaderlint.estimate.radv import FAMILIES
+
+    return target.simd_width if target.radv_family and FAMILIES[target.radv_family] >= 10 else None
+
+
+def _prefetch_radv(files: list[str], resolver) -> None:
+    """Measure every GLSL compute shader the report will ask RADV about in one driver process per chip."""
+    from shaderlint.estimate import radv
+
+    if radv.unavailable_reason():
+        return
+    shaders = []
+    for path in files:
+        settings = resolver.for_path(path)
+        if settings.language_for(path) != "glsl":
+            continue
+        target = get_target(settings.target) if settings.target else default_target("glsl")
+        if target.radv_family is None:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if FRONT_ENDS["glsl"].stage_for(path, Source(path, data)) != "compute":
+            continue
+        shaders.append((data.decode("utf-8", "replace"), [os.path.dirname(os.path.abspath(path))],
+                        target.radv_family, _radv_wave(target)))
+    radv.prefetch(shaders)
+
+
 def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], target: Target) -> list[Row]:
-    from shaderlint.estimate.radv import FAMILIES, measure_radv, unavailable_reason
+    from shaderlint.estimate.radv import measure_radv, unavailable_reason
 
     fallback = None
     stage = getattr(model, "stage", None)
@@ -300,8 +335,7 @@ def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], t
         fallback = f"RADV {missing}: estimated"
     result = None
     if fallback is None:
-        # gfx10+ runs wave32 and wave64: ask for the target's; earlier chips have wave64 only.
-        wave = target.simd_width if FAMILIES[target.radv_family] >= 10 else None
+        wave = _radv_wave(target)
         # The text as read (it may be an editor's buffer), with the file's directory for #include.
         result = measure_radv(data.decode("utf-8", "replace"), target.radv_family, subgroup_size=wave,
                               include_dirs=[os.path.dirname(os.path.abspath(path))])

@@ -60,6 +60,7 @@ def private_cache(monkeypatch, tmp_path):
     """Every test starts with an empty memory cache and its own disk cache."""
     monkeypatch.setattr(radv, "_MEMORY", {})
     monkeypatch.setattr(radv, "_SPIRV_MEMORY", {})
+    monkeypatch.setattr(radv, "_SPIRV_FAILED", {})
     monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / "cache"))
 
 
@@ -345,6 +346,18 @@ def test_report_uses_radv_for_amd_targets(tmp_path, capsys) -> None:
     assert report_main([str(tmp_path), "--compiler", "auto", "--target", "rdna3", "--notes"]) == 0
     text = capsys.readouterr().out
     assert " radv " in text and "RADV GFX1100" in text and "wave32" in text
+
+
+def test_report_starts_the_driver_once_for_many_shaders(tmp_path, capsys, monkeypatch) -> None:
+    needs_radv()
+    for i in range(3):
+        (tmp_path / f"k{i}.comp").write_text(SAXPY.replace("pc.a *", f"{i + 1}.0 * pc.a *"))
+    starts = []
+    real_popen = radv.subprocess.Popen
+    monkeypatch.setattr(radv.subprocess, "Popen", lambda *a, **k: starts.append(a) or real_popen(*a, **k))
+    assert report_main([str(tmp_path), "--compiler", "radv", "--target", "rdna2", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["registers_source"] for r in rows] == ["radv"] * 3 and len(starts) == 1
 
 
 def test_report_auto_estimates_where_radv_does_not_apply(tmp_path, capsys) -> None:
