@@ -1,9 +1,19 @@
-"""Calibrate the static register estimator against ptxas.
+"""Calibrate the static register estimator against ptxas (CUDA) and RADV (GLSL compute).
 
     python bench/calibrate.py                 # compile bench/calibration/*.cu live (needs nvcc)
     python bench/calibrate.py --reference     # use bench/calibration/ptxas_reference.json
     python bench/calibrate.py --reference --fit   # grid-search the coefficients on sm_80,
                                                   # with leave-one-file-out cross-validation
+    python bench/calibrate.py --radv DIR      # GLSL compute shaders under DIR against Mesa's RADV
+                                              # (glslang-tools, mesa-vulkan-drivers; no GPU)
+
+``--radv`` takes every ``.comp`` file (and ``.glsl`` file the GLSL front end
+calls compute) under DIR that glslangValidator compiles on its own (no defines;
+the file's directory on the include path), measures it with RADV on the
+``--radv-target`` profile's chip and wave size, and compares the register
+model's estimate for the same profile: exact matches after rounding the
+estimate up to the VGPR allocation granule (RADV reports allocated VGPRs),
+median absolute error, Spearman's rho, against the constant baseline "8 VGPRs".
 
 For each architecture (sm_80, sm_90) it prints the number of kernels, Spearman's
 rank correlation between estimated and measured registers, the median absolute
@@ -201,6 +211,76 @@ def fit(models, rows, arch: str) -> Coefficients:
     return replace(DEFAULT_COEFFICIENTS, **combos[best])
 
 
+def radv_rows(root: Path, target_name: str, defines: list[str] = (), includes: bool = False) -> tuple[list[dict], dict]:
+    """(path, estimate, measured) rows for the GLSL compute shaders under ``root``, and counts."""
+    from shaderlint.estimate.radv import FAMILIES, Job, compile_spirv, measure_spirv, unavailable_reason
+    from shaderlint.report import report_file
+
+    missing = unavailable_reason()
+    if missing:
+        sys.exit(f"RADV {missing}")
+    target = get_target(target_name)
+    if target.radv_family is None:
+        sys.exit(f"{target_name} is not an AMD target")
+    wave = target.simd_width if FAMILIES[target.radv_family] >= 10 else None
+    glsl = FRONT_ENDS["glsl"]
+    paths = []
+    for p in sorted(root.rglob("*")):
+        if p.suffix == ".comp" or (p.suffix == ".glsl" and p.is_file()
+                                   and glsl.stage_for(str(p), Source(str(p), p.read_bytes())) == "compute"):
+            paths.append(p)
+    counts = {"files": len(paths), "compiled": 0, "measured": 0, "one_thread_groups": 0, "estimated": 0}
+    compiled = []
+    for p in paths:
+        if includes:  # as glslc/shaderc compile: #include without the extension line
+            import re
+
+            text = re.sub(r"^(#version[^\n]*\n)", r"\1#extension GL_GOOGLE_include_directive : enable\n",
+                          p.read_text(encoding="utf-8", errors="replace"), count=1, flags=re.M)
+            spirv, _ = compile_spirv(text, defines=defines, include_dirs=[str(p.parent)])
+        else:
+            spirv, _ = compile_spirv(p, defines=defines)
+        if spirv is not None:
+            compiled.append((p, spirv))
+    counts["compiled"] = len(compiled)
+    results = measure_spirv([Job(spirv, target.radv_family, wave) for _, spirv in compiled])
+    rows = []
+    for (p, _), r in zip(compiled, results):
+        if not r.ok:
+            continue
+        counts["measured"] += 1
+        if r.local_size_unknown:  # a workgroup size left to the application: compiled as one thread, left out
+            counts["one_thread_groups"] += 1
+            continue
+        est = next((row for row in report_file(str(p), target=target) if row.kernel == "main"), None)
+        if est is None or est.registers is None:
+            continue
+        counts["estimated"] += 1
+        rows.append({"file": str(p.relative_to(root)), "estimate": est.registers, "radv": r.vgprs,
+                     "pre_sched": r.pre_sched_vgprs, "spilled": r.spilled_vgprs or 0})
+    return rows, counts
+
+
+def radv_metrics(rows: list[dict], granule: int) -> dict:
+    def up(x: float) -> int:
+        return max(granule, -(-int(x) // granule) * granule)
+
+    real = [r["radv"] for r in rows]
+    out = {"shaders": len(rows)}
+    for name, guess in (("estimate", [r["estimate"] for r in rows]), ("constant_8", [8] * len(rows))):
+        rounded = [up(g) for g in guess]
+        err = [abs(g - m) for g, m in zip(rounded, real)]
+        out[name] = {
+            "exact": sum(e == 0 for e in err) / len(err) if err else 0.0,
+            "median_abs_error": statistics.median(err) if err else 0.0,
+            "median_ape": statistics.median(e / m for e, m in zip(err, real)) if err else 0.0,
+            "within_25": sum(e <= 0.25 * m for e, m in zip(err, real)) / len(err) if err else 0.0,
+            "spearman": spearman([float(g) for g in guess], [float(m) for m in real]),
+            "under": sum(g < m for g, m in zip(rounded, real)) / len(err) if err else 0.0,
+        }
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--reference", action="store_true", help="use ptxas_reference.json instead of running nvcc")
@@ -208,7 +288,39 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--worst", type=int, default=8, help="outliers to list per architecture")
     ap.add_argument("--fit", action="store_true", help="grid-search coefficients on sm_80 (slow)")
     ap.add_argument("--json", help="write the metrics to this file")
+    ap.add_argument("--radv", metavar="DIR", type=Path, help="compare on the GLSL compute shaders under DIR "
+                                                             "against Mesa's RADV instead of ptxas")
+    ap.add_argument("--radv-target", default="rdna2-wave64", help="AMD profile for --radv (default rdna2-wave64)")
+    ap.add_argument("--radv-define", action="append", default=[], metavar="NAME=VALUE",
+                    help="--radv: a macro for glslangValidator (a shader variant, as a project's build passes)")
+    ap.add_argument("--radv-includes", action="store_true",
+                    help="--radv: allow #include without GL_GOOGLE_include_directive (as glslc does)")
     args = ap.parse_args(argv)
+    if args.radv is not None:
+        t0 = time.process_time()
+        rows, counts = radv_rows(args.radv, args.radv_target, args.radv_define, args.radv_includes)
+        target = get_target(args.radv_target)
+        m = radv_metrics(rows, target.register_alloc_unit // target.simd_width)
+        m["counts"] = counts
+        print(f"{args.radv_target} ({target.radv_family}): {counts['files']} compute shaders, "
+              f"{counts['compiled']} compile{' standalone' if not args.radv_define else ' with the defines'}, "
+              f"{counts['measured']} measured, {counts['one_thread_groups']} left out (workgroup size set only by "
+              f"the application), "
+              f"{counts['estimated']} estimated ({time.process_time() - t0:.1f} s CPU in this process)")
+        for name in ("estimate", "constant_8"):
+            x = m[name]
+            print(f"  {name:10}  exact {100 * x['exact']:5.1f} %  median |error| {x['median_abs_error']:.0f} VGPRs "
+                  f"({100 * x['median_ape']:.1f} %)  within ±25 %: {100 * x['within_25']:5.1f} %  "
+                  f"Spearman {x['spearman']:.3f}  below RADV: {100 * x['under']:.1f} %")
+        ranked = sorted(rows, key=lambda r: -abs(r["estimate"] - r["radv"]) / r["radv"])
+        if args.worst:
+            print(f"  worst {args.worst}:")
+            for r in ranked[:args.worst]:
+                print(f"    {r['file']:70} RADV {r['radv']:4d} (pre-sched {r['pre_sched']}, spilled "
+                      f"{r['spilled']})  estimate {r['estimate']:4d}")
+        if args.json:
+            Path(args.json).write_text(json.dumps({"metrics": m, "rows": rows}, indent=1) + "\n")
+        return 0
     models = load_models()
     out = {}
     coeffs = DEFAULT_COEFFICIENTS

@@ -4,10 +4,22 @@ One row per kernel (per template instance found in the file): path, kernel, line
 language, threads per group, registers per thread, where the register count
 comes from, threadgroup/shared memory, stack bytes, target, occupancy and its
 limiter. Registers are estimated by the static model
-(:mod:`shaderlint.estimate.registers`) unless ``--compiler ptxas`` asks NVIDIA's
-compiler (CUDA files, NVIDIA targets, nvcc on PATH): then registers, stack and
-static shared memory are ptxas's own figures, one row per instance ptxas
-compiled, and the estimate is the fallback when compilation fails.
+(:mod:`shaderlint.estimate.registers`) unless a compiler is asked:
+
+* ``--compiler ptxas``: NVIDIA's compiler (CUDA files, NVIDIA targets, nvcc on
+  PATH); registers, stack and static shared memory are ptxas's own figures, one
+  row per instance ptxas compiled.
+* ``--compiler radv``: Mesa's RADV driver on its null device (GLSL compute
+  shaders, AMD targets, Mesa's Vulkan driver and glslang installed; see
+  :mod:`shaderlint.estimate.radv`); VGPRs, LDS and scratch are the ACO
+  compiler's figures for the target's chip and wave size.
+* ``--compiler auto``: ptxas for CUDA files on NVIDIA targets when nvcc is on
+  PATH, RADV for GLSL compute shaders on AMD targets when it is installed, the
+  estimate otherwise.
+
+Where a compiler does not apply or fails, the row is the estimate and its notes
+say why; ``registers_source`` says which it is (``estimate``, ``ptxas``,
+``radv``). Only the report compiles: linting never does (too slow).
 
 ``--format json`` prints the stable array of SPEC.md; the text table labels
 estimates (``~``) with the target they assume. ``main(argv) -> int``: 0 on
@@ -33,6 +45,7 @@ from shaderlint.languages import FRONT_ENDS, language_for_path
 from shaderlint.model.build import build_model
 from shaderlint.model.source import Source
 
+COMPILERS = ("none", "ptxas", "radv", "auto")
 JSON_KEYS = ("path", "kernel", "line", "language", "threads_per_group", "registers", "registers_source",
              "threadgroup_memory_bytes", "stack_bytes", "target", "occupancy", "limiter")
 
@@ -45,7 +58,7 @@ class Row:
     language: str
     threads_per_group: int | None
     registers: int | None
-    registers_source: str  # "estimate" | "ptxas"
+    registers_source: str  # "estimate" | "ptxas" | "radv"
     threadgroup_memory_bytes: int | None
     stack_bytes: int | None
     target: str
@@ -64,14 +77,16 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="shaderlint report",
         description="Registers, threadgroup memory, stack, threads per group and occupancy per kernel "
-                    "(estimated by shaderlint's register model, or exact from ptxas with --compiler ptxas).",
+                    "(estimated by shaderlint's register model, or exact from ptxas or RADV with --compiler).",
     )
     p.add_argument("paths", nargs="*", help="files or directories (default: .)")
     p.add_argument("--output-format", "--format", dest="format", choices=("text", "json"), default="text",
                    metavar="FORMAT", help="text (a table, default) or json (the stable array of SPEC.md)")
     p.add_argument("--target", metavar="NAME", help="GPU profile (default: per language, or the configured target)")
-    p.add_argument("--compiler", choices=("none", "ptxas"), default="none",
-                   help="ptxas: compile CUDA files with nvcc for the target's architecture and report its figures")
+    p.add_argument("--compiler", choices=COMPILERS, default="none",
+                   help="ptxas: compile CUDA files with nvcc for the target's architecture; radv: compile GLSL compute "
+                        "shaders with Mesa's RADV for the AMD target's chip (no GPU needed); auto: whichever applies "
+                        "and is installed; none (default): estimates only")
     p.add_argument("--notes", action="store_true", help="text format: list the assumptions behind each row")
     p.add_argument("--config", metavar="FILE", help="configuration file (default: closest shaderlint.toml / pyproject.toml)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
@@ -96,6 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                           language_for=lambda p: resolver.for_path(p).language_for(p)))
     for p, reason in errors:
         print(f"shaderlint: {p}: {reason}", file=sys.stderr)
+    if args.compiler in ("radv", "auto"):
+        _prefetch_radv(files, resolver)
     rows: list[Row] = []
     for path in files:
         settings = resolver.for_path(path)
@@ -152,13 +169,44 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     except TimeBudgetExceeded:
         print(f"shaderlint: {path}: estimates stopped: the per-file time budget of {budget:.3g} s was exceeded",
               file=sys.stderr)
+    why_not = None
+    if compiler == "auto":
+        compiler, why_not = _auto_compiler(language, target, model)
     if compiler == "ptxas" and language == "cuda":
         return _ptxas_rows(path, model, estimates, target)
+    if compiler == "radv" and language == "glsl":
+        return _radv_rows(path, data, model, estimates, target)
     rows = [_estimate_row(path, model, e, target) for e in estimates]
     if compiler == "ptxas":
+        why_not = f"--compiler ptxas applies to CUDA files only; {language} is estimated"
+    elif compiler == "radv":
+        why_not = f"--compiler radv applies to GLSL compute shaders only; {language} is estimated"
+    if why_not:
         for r in rows:
-            r.notes.insert(0, f"--compiler ptxas applies to CUDA files only; {language} is estimated")
+            r.notes.insert(0, why_not)
     return rows
+
+
+def _auto_compiler(language: str, target: Target, model) -> tuple[str, str | None]:
+    """The compiler ``--compiler auto`` uses for a file, and why none when none."""
+    if language == "cuda":
+        from shaderlint.estimate.ptxas import ptxas_available
+
+        if target.ptxas_arch is None:
+            return "none", None
+        if not ptxas_available():
+            return "none", "auto: nvcc is not on PATH: estimated"
+        return "ptxas", None
+    if language == "glsl":
+        from shaderlint.estimate.radv import unavailable_reason
+
+        if target.radv_family is None or getattr(model, "stage", None) != "compute":
+            return "none", None
+        missing = unavailable_reason()
+        if missing:
+            return "none", f"auto: RADV {missing}: estimated"
+        return "radv", None
+    return "none", None
 
 
 def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
@@ -241,6 +289,106 @@ def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> R
     )
 
 
+def _radv_wave(target: Target) -> int | None:
+    """The subgroup size to ask RADV for: the target's on gfx10+ (wave32 and wave64), none before (wave64 only)."""
+    from shaderlint.estimate.radv import FAMILIES
+
+    return target.simd_width if target.radv_family and FAMILIES[target.radv_family] >= 10 else None
+
+
+def _prefetch_radv(files: list[str], resolver) -> None:
+    """Measure every GLSL compute shader the report will ask RADV about in one driver process per chip."""
+    from shaderlint.estimate import radv
+
+    if radv.unavailable_reason():
+        return
+    shaders = []
+    for path in files:
+        settings = resolver.for_path(path)
+        if settings.language_for(path) != "glsl":
+            continue
+        target = get_target(settings.target) if settings.target else default_target("glsl")
+        if target.radv_family is None:
+            continue
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        if FRONT_ENDS["glsl"].stage_for(path, Source(path, data)) != "compute":
+            continue
+        shaders.append((data.decode("utf-8", "replace"), [os.path.dirname(os.path.abspath(path))],
+                        target.radv_family, _radv_wave(target)))
+    radv.prefetch(shaders)
+
+
+def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], target: Target) -> list[Row]:
+    from shaderlint.estimate.radv import measure_radv, unavailable_reason
+
+    fallback = None
+    stage = getattr(model, "stage", None)
+    if target.radv_family is None:
+        fallback = f"RADV does not apply to target {target.name} (not an AMD GPU): estimated"
+    elif stage != "compute":
+        fallback = f"RADV measures compute shaders only, not {stage or 'a shader of unknown stage'}: estimated"
+    elif missing := unavailable_reason():
+        fallback = f"RADV {missing}: estimated"
+    result = None
+    if fallback is None:
+        wave = _radv_wave(target)
+        # The text as read (it may be an editor's buffer), with the file's directory for #include.
+        result = measure_radv(data.decode("utf-8", "replace"), target.radv_family, subgroup_size=wave,
+                              include_dirs=[os.path.dirname(os.path.abspath(path))])
+        if not result.ok:
+            fallback = f"RADV failed ({result.error}): estimated"
+    rows: list[Row] = []
+    done = False
+    for e in estimates:
+        if result is not None and result.ok and not done and e.function.name == (result.entry_point or "main"):
+            rows.append(_radv_row(path, model, e, result, target))
+            done = True
+            continue
+        row = _estimate_row(path, model, e, target)
+        if fallback:
+            row.notes.insert(0, fallback)
+        elif result is not None:
+            row.notes.insert(0, f"not the compute entry point ({result.entry_point}): estimated")
+        rows.append(row)
+    return rows
+
+
+def _radv_row(path: str, model, est: KernelEstimate, r, target: Target) -> Row:
+    wave = r.wave_size or target.simd_width
+    scratch = r.scratch_bytes or 0
+    stack = -(-scratch // wave) if wave else None
+    shared = r.lds_bytes if r.lds_bytes is not None else est.shared_bytes
+    notes = [f"RADV {r.driver or 'Mesa'} on {r.device or r.family}: {r.vgprs} VGPRs allocated in wave{wave}, "
+             f"{r.sgprs} SGPRs, {r.spilled_vgprs or 0} VGPRs and {r.spilled_sgprs or 0} SGPRs spilled, "
+             f"{scratch} B scratch per wave, {r.lds_bytes or 0} B LDS"]
+    if r.wave_size and r.wave_size != target.simd_width:
+        notes.append(f"the driver compiled wave{r.wave_size}, not the target's wave{target.simd_width}")
+    if r.waves_per_simd is not None:
+        raw = r.subgroups_per_simd
+        doubled = ""
+        if raw != r.waves_per_simd:
+            doubled = f" (its 'Subgroups per SIMD' is {raw}: gfx10+ counts in wave32 units)"
+        notes.append(f"RADV's own occupancy: {r.waves_per_simd} waves per SIMD{doubled}")
+    notes.extend(r.notes)
+    threads = r.threads_per_group or est.threads_per_group
+    occ = None
+    try:
+        if threads:
+            occ = occupancy(target, threads, r.vgprs, shared)
+    except ValueError:
+        occ = None
+    return Row(
+        path=path, kernel=est.name, line=model.source.position(est.function.name_node.start_byte)[0],
+        language="glsl", threads_per_group=threads, registers=r.vgprs, registers_source="radv",
+        threadgroup_memory_bytes=shared, stack_bytes=stack, target=target.name,
+        occupancy=_round(occ.occupancy) if occ else None, limiter=occ.limiter if occ else None, notes=notes,
+    )
+
+
 def _static_shared(e: KernelEstimate) -> int:
     dyn = 0
     for n in e.notes:
@@ -319,7 +467,11 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
     lines.append("")
     if any(r.registers_source == "estimate" for r in rows):
         lines.append(f"~ registers are estimates of shaderlint's register model (target {', '.join(targets)}); "
-                     "see docs/register-model.md. --compiler ptxas reports exact CUDA figures.")
+                     "see docs/register-model.md. --compiler ptxas (CUDA) and --compiler radv (GLSL compute, "
+                     "AMD targets) report measured figures.")
+    if any(r.registers_source == "radv" for r in rows):
+        lines.append("radv: VGPRs measured by Mesa's RADV/ACO for the target's chip, as allocated (rounded to the "
+                     "allocation granule); stack is scratch per lane.")
     if any(r.occupancy_is_bound for r in rows):
         lines.append("≤ occupancy is the best case over group sizes: the kernel does not declare its group size "
                      "(annotate with // shaderlint: threadgroup-size=N).")

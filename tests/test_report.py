@@ -26,7 +26,7 @@ SCHEMA = {
             "language": {"enum": ["metal", "cuda", "glsl"]},
             "threads_per_group": {"type": ["integer", "null"], "minimum": 1},
             "registers": {"type": ["integer", "null"], "minimum": 0},
-            "registers_source": {"enum": ["estimate", "ptxas"]},
+            "registers_source": {"enum": ["estimate", "ptxas", "radv"]},
             "threadgroup_memory_bytes": {"type": ["integer", "null"], "minimum": 0},
             "stack_bytes": {"type": ["integer", "null"], "minimum": 0},
             "target": {"type": "string"},
@@ -158,3 +158,13 @@ def test_ptxas_figures_match_a_direct_compile(tree, capsys):
         assert row["stack_bytes"] == k.stack_bytes
         assert row["threadgroup_memory_bytes"] == k.shared_bytes
     assert by_name["stage"]["threads_per_group"] == 256
+
+
+def test_auto_compiler_picks_ptxas_for_cuda_where_nvcc_is(tree, capsys):
+    code, out = run(capsys, str(tree / "k.cu"), "--compiler", "auto", "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    jsonschema.validate(rows, SCHEMA)
+    assert {r["registers_source"] for r in rows} == ({"ptxas"} if ptxas_available() else {"estimate"})
+    code, out = run(capsys, str(tree / "k.cu"), "--compiler", "auto", "--target", "apple-m1", "--format", "json")
+    assert {r["registers_source"] for r in json.loads(out)} == {"estimate"}  # not an NVIDIA target

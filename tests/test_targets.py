@@ -20,9 +20,9 @@ from shaderlint.estimate.targets import (
 EXPECTED = {
     "apple-a8", "apple-a11", "apple-m1", "apple-m3",
     "sm_75", "sm_80", "sm_86", "sm_89", "sm_90",
-    "rdna2-wave32", "rdna2-wave64", "generic-32",
+    "rdna2-wave32", "rdna2-wave64", "rdna3-wave32", "rdna3-wave64", "gfx9", "generic-32",
 }
-META_FIELDS = {"name", "vendor", "description", "ptxas_arch", "sources", "estimated", "notes"}
+META_FIELDS = {"name", "vendor", "description", "ptxas_arch", "radv_family", "sources", "estimated", "notes"}
 
 
 def test_all_profiles_present() -> None:
@@ -60,6 +60,7 @@ def test_profile_is_consistent(name: str) -> None:
     assert t.shared_memory_per_group + t.shared_reserved_per_group <= t.shared_memory_per_core
     assert t.register_unit_bits in (16, 32)
     assert (t.ptxas_arch is not None) == (t.vendor == "nvidia")
+    assert (t.radv_family is not None) == (t.vendor == "amd")
     # A full group of the largest size fits the register file at one register.
     assert t.registers_per_core >= t.max_threads_per_group
 
@@ -126,8 +127,33 @@ def test_rdna2_wave_modes() -> None:
     assert w32.max_simd_groups_per_core == w64.max_simd_groups_per_core == 32
 
 
+def test_rdna3_has_one_and_a_half_times_the_vgprs() -> None:
+    w32, w64 = get_target("rdna3-wave32"), get_target("rdna3-wave64")
+    assert (w32.simd_width, w64.simd_width) == (32, 64)
+    assert w32.registers_per_core == w64.registers_per_core == 3 * get_target("rdna2").registers_per_core // 2
+    assert (w32.register_alloc_unit, w64.register_alloc_unit) == (24 * 32, 12 * 64)
+    assert w32.radv_family == w64.radv_family == "gfx1100"
+
+
+def test_gfx9_is_four_simd16_running_wave64() -> None:
+    t = get_target("gfx9")
+    assert (t.simd_width, t.max_simd_groups_per_core, t.simd_alloc_granularity) == (64, 40, 4)
+    assert t.registers_per_core == 4 * 256 * 64 and t.register_alloc_unit == 4 * 64
+    assert (t.shared_alloc_unit, t.radv_family) == (512, "vega10")
+
+
+def test_amd_profiles_name_chips_radv_accepts() -> None:
+    from shaderlint.estimate.radv import check_family
+
+    assert {t.radv_family for t in TARGETS.values() if t.vendor == "amd"} == {"navi21", "gfx1100", "vega10"}
+    for t in TARGETS.values():
+        if t.radv_family is not None:
+            assert check_family(t.radv_family) == t.radv_family
+
+
 def test_aliases_and_lookup() -> None:
     assert get_target("rdna2") is get_target("rdna2-wave32")
+    assert get_target("rdna3") is get_target("rdna3-wave32")
     assert get_target("SM_80") is TARGETS["sm_80"]
     assert get_target(" apple-m1 ") is TARGETS["apple-m1"]
     assert set(ALIASES.values()) <= set(TARGETS)

@@ -34,6 +34,19 @@ What is public and what is estimated
   granules (16 / 8) and LDS granularity (1 KB) come from the AMDGPU backend in
   LLVM and from Mesa's ``ac_gpu_info.c``; workgroups per CU (16, a barrier
   limit) from LLVM's ``getMaxWorkGroupsPerCU``.
+* **AMD RDNA3** (``rdna3-wave32``, ``rdna3-wave64``; ``rdna3`` = wave32):
+  gfx1100 / gfx1101 (RX 7900 / 7800), whose SIMDs have 1.5 times RDNA2's
+  VGPRs (1536 per SIMD in wave32, granule 24; 768 and 12 in wave64), from
+  LLVM's ``FeatureGFX11FullVGPRs`` and confirmed on RADV's null device
+  (Mesa 22.3.6, ``RADV_FORCE_FAMILY=gfx1100``: 144 VGPRs in wave32 give 10
+  waves per SIMD, 132 in wave64 give 5). gfx1102 (RX 7600) keeps RDNA2's
+  1024 and is not this profile.
+* **AMD GCN gfx9** (``gfx9``, Vega 10): a CU of four SIMD16 units running
+  wave64, 10 waves and 256 VGPRs per SIMD lane, VGPR granule 4, LDS
+  granularity 512 bytes (LLVM AMDGPUBaseInfo for gfx9, Mesa ``ac_gpu_info.c``,
+  and RADV's null device for the same figures).
+* Every AMD profile names the chip (``radv_family``) that
+  :mod:`shaderlint.estimate.radv` compiles for to get exact figures.
 * **generic-32**: not a real part. Group limits are the minimum maxima that
   OpenGL 4.3+ guarantees for compute shaders; core resources are modelled on an
   NVIDIA Turing SM (the part in the GL_NV_shader_sm_builtins article the SPEC
@@ -122,6 +135,9 @@ class Target:
     shared_reserved_per_group: int
     #: ``nvcc -arch`` value for exact register counts, or None.
     ptxas_arch: str | None
+    #: ``RADV_FORCE_FAMILY`` chip for exact register counts from Mesa's RADV
+    #: driver (:mod:`shaderlint.estimate.radv`), or None (not an AMD part).
+    radv_family: str | None = None
     #: Field name -> citation.
     sources: Mapping[str, str] = field(default_factory=dict)
     #: Fields whose values are not published; the reasoning is in ``notes``.
@@ -634,6 +650,7 @@ def _rdna2(name: str, wave: int) -> Target:
         shared_alloc_unit=1024,
         shared_reserved_per_group=0,
         ptxas_arch=None,
+        radv_family="navi21",
         sources=sources,
         notes={
             "general": (
@@ -648,6 +665,138 @@ def _rdna2(name: str, wave: int) -> Target:
 
 RDNA2_WAVE32 = _rdna2("rdna2-wave32", 32)
 RDNA2_WAVE64 = _rdna2("rdna2-wave64", 64)
+
+
+# --------------------------------------------------------------------------
+# AMD RDNA3 (gfx11: gfx1100 / gfx1101), one compute unit in CU mode
+
+_LLVM_GFX11 = "LLVM AMDGPU backend, AMDGPUBaseInfo.cpp for gfx1100 (FeatureGFX11FullVGPRs): {what}"
+_RADV_NULL = (
+    "measured with Mesa 22.3.6 RADV on its null device (RADV_FORCE_FAMILY={chip}, "
+    "shaderlint.estimate.radv): {what}"
+)
+
+
+def _rdna3(name: str, wave: int) -> Target:
+    base = _rdna2(name, wave)
+    vgprs_per_simd = 1536 if wave == 32 else 768
+    granule = 24 if wave == 32 else 12
+    sources = dict(base.sources)
+    sources.update({
+        "simd_width": "AMD RDNA3 ISA guide: wave32 and wave64; " + _LLVM_GFX11.format(what="getWavefrontSize"),
+        "max_threads_per_group": "AMD RDNA3 ISA guide: max workgroup size 1024; " + _RADV_NULL.format(
+            chip="gfx1100", what="maxComputeWorkGroupInvocations 1024"),
+        "max_threads_per_core": f"32 waves x {wave} lanes; " + _LLVM_GFX11.format(
+            what="getMaxWavesPerEU 16, getEUsPerCU 2 in CU mode"),
+        "max_simd_groups_per_core": _LLVM_GFX11.format(what="getMaxWavesPerEU 16 x getEUsPerCU 2 (CU mode)")
+        + "; " + _RADV_NULL.format(chip="gfx1100", what="a trivial shader reports 32 subgroups per SIMD, "
+                                                         "16 wave64 waves times RADV's factor 2"),
+        "max_groups_per_core": _LLVM_GFX11.format(
+            what="getMaxWorkGroupsPerCU: 16 barriers per CU in CU mode for multi-wave groups"),
+        "group_limit_counts_single_simd": _LLVM_GFX11.format(
+            what="getMaxWorkGroupsPerCU: 'Single-wave workgroups don't consume barrier resources'"),
+        "registers_per_core": _LLVM_GFX11.format(
+            what=f"getTotalNumVGPRs {vgprs_per_simd} (wave{wave}) per SIMD x 2 SIMDs x {wave} lanes")
+        + "; " + _RADV_NULL.format(chip="gfx1100", what="144 VGPRs in wave32 -> 10 waves per SIMD, "
+                                                        "132 in wave64 -> 5"),
+        "register_alloc_unit": _LLVM_GFX11.format(what=f"getVGPRAllocGranule {granule} (wave{wave}) x {wave} lanes")
+        + "; " + _RADV_NULL.format(chip="gfx1100", what="VGPR counts are multiples of 24 in wave32, 12 in wave64"),
+        "simd_alloc_granularity": _LLVM_GFX11.format(
+            what="VGPR occupancy is per SIMD (getNumWavesPerEUWithNumVGPRs); 2 SIMDs per CU"),
+        "max_registers_per_thread": _LLVM_GFX11.format(what="getAddressableNumVGPRs 256"),
+        "register_unit_bits": "AMD RDNA3 ISA guide: VGPRs are 32 bits per lane",
+        "shared_memory_per_core": _LLVM_GFX11.format(what="getLocalMemorySize 65536 per CU (doubled per WGP)"),
+        "shared_memory_per_group": _RADV_NULL.format(chip="gfx1100", what="maxComputeSharedMemorySize 65536")
+        + "; " + _LLVM_GFX11.format(what="getAddressableLocalMemorySize 65536"),
+        "shared_alloc_unit": _MESA_AC.format(what="lds_alloc_granularity 256*4 bytes on GFX10_3 and later"),
+    })
+    return Target(
+        **{**{f.name: getattr(base, f.name) for f in fields(Target)},
+           "name": name,
+           "description": f"AMD RDNA3 compute unit (gfx1100/gfx1101, RX 7900/7800), wave{wave}",
+           "registers_per_core": 2 * vgprs_per_simd * wave,
+           "register_alloc_unit": granule * wave,
+           "radv_family": "gfx1100",
+           "sources": sources,
+           "notes": {
+               "general": (
+                   "A core is one CU in CU mode (2 SIMD32, 64 KB LDS); WGP mode doubles every per-core "
+                   "figure. gfx1102 (RX 7600) has 1024 VGPRs per SIMD like RDNA2: use an rdna2 profile "
+                   "for it. SGPR and scratch limits are not modelled."
+               ),
+           }},
+    )
+
+
+RDNA3_WAVE32 = _rdna3("rdna3-wave32", 32)
+RDNA3_WAVE64 = _rdna3("rdna3-wave64", 64)
+
+
+# --------------------------------------------------------------------------
+# AMD GCN gfx9 (Vega 10), one compute unit
+
+_LLVM_GFX9 = "LLVM AMDGPU backend, AMDGPUBaseInfo.cpp for gfx900: {what}"
+_VEGA_ISA = "AMD 'Vega' Instruction Set Architecture reference guide: {what}"
+
+GFX9 = Target(
+    name="gfx9",
+    vendor="amd",
+    description="AMD GCN gfx9 compute unit (Vega 10: RX Vega 56/64), wave64",
+    simd_width=64,
+    max_threads_per_group=1024,
+    max_group_dims=(1024, 1024, 1024),
+    max_threads_per_core=40 * 64,
+    max_simd_groups_per_core=40,
+    max_groups_per_core=16,
+    group_limit_counts_single_simd=False,
+    registers_per_core=4 * 256 * 64,
+    register_alloc_unit=4 * 64,
+    simd_alloc_granularity=4,
+    max_registers_per_thread=256,
+    register_unit_bits=32,
+    shared_memory_per_core=65536,
+    shared_memory_per_group=65536,
+    shared_alloc_unit=512,
+    shared_reserved_per_group=0,
+    ptxas_arch=None,
+    radv_family="vega10",
+    sources={
+        "simd_width": _VEGA_ISA.format(what="64 work-items per wavefront") + "; "
+        + _LLVM_GFX9.format(what="getWavefrontSize 64"),
+        "max_threads_per_group": _RADV_NULL.format(chip="vega10", what="maxComputeWorkGroupInvocations 1024"),
+        "max_group_dims": "Vulkan device limits reported by RADV for GCN (maxComputeWorkGroupSize 1024 x 1024 x "
+                          "1024, bounded by the 1024 total)",
+        "max_threads_per_core": "40 waves x 64 lanes; " + _LLVM_GFX9.format(what="getMaxWavesPerEU 10, "
+                                                                              "getEUsPerCU 4"),
+        "max_simd_groups_per_core": _LLVM_GFX9.format(what="getMaxWavesPerEU 10 x getEUsPerCU 4") + "; "
+        + _RADV_NULL.format(chip="vega10", what="a trivial shader reports 10 subgroups per SIMD"),
+        "max_groups_per_core": _LLVM_GFX9.format(what="getMaxWorkGroupsPerCU: 16 barriers per CU for multi-wave "
+                                                      "groups"),
+        "group_limit_counts_single_simd": _LLVM_GFX9.format(
+            what="getMaxWorkGroupsPerCU: 'Single-wave workgroups don't consume barrier resources'"),
+        "registers_per_core": _LLVM_GFX9.format(what="getTotalNumVGPRs 256 per SIMD x 4 SIMDs x 64 lanes") + "; "
+        + _RADV_NULL.format(chip="vega10", what="144 VGPRs -> 1 wave per SIMD"),
+        "register_alloc_unit": _LLVM_GFX9.format(what="getVGPRAllocGranule 4 x 64 lanes") + "; "
+        + _RADV_NULL.format(chip="vega10", what="a trivial shader reports 4 VGPRs"),
+        "simd_alloc_granularity": _LLVM_GFX9.format(
+            what="VGPR occupancy is per SIMD (getNumWavesPerEUWithNumVGPRs); 4 SIMDs per CU"),
+        "max_registers_per_thread": _LLVM_GFX9.format(what="getAddressableNumVGPRs 256"),
+        "register_unit_bits": _VEGA_ISA.format(what="VGPRs are 32 bits per work-item"),
+        "shared_memory_per_core": _VEGA_ISA.format(what="64 KB of LDS per compute unit") + "; "
+        + _LLVM_GFX9.format(what="getLocalMemorySize 65536"),
+        "shared_memory_per_group": _RADV_NULL.format(chip="vega10", what="maxComputeSharedMemorySize 65536"),
+        "shared_alloc_unit": _MESA_AC.format(what="lds_encode_granularity 128*4 bytes on GFX7 and later") + "; "
+        + _RADV_NULL.format(chip="vega10", what="10400 bytes of shared memory report an LDS size of 10752"),
+        "shared_reserved_per_group": "A workgroup may address the CU's whole 64 KB LDS, so nothing is reserved",
+    },
+    notes={
+        "general": (
+            "A core is one GCN CU: 4 SIMD16 units, each running wave64 over four cycles, 64 KB LDS. "
+            "SGPRs do limit occupancy on gfx9 (800 per SIMD, about 102 per wave) but are not modelled; "
+            "RADV's measured SGPR count is shown with --compiler radv."
+        ),
+    },
+)
 
 
 # --------------------------------------------------------------------------
@@ -741,13 +890,16 @@ TARGETS: Mapping[str, Target] = MappingProxyType(
             SM_90,
             RDNA2_WAVE32,
             RDNA2_WAVE64,
+            RDNA3_WAVE32,
+            RDNA3_WAVE64,
+            GFX9,
             GENERIC_32,
         )
     }
 )
 
 #: Alternative spellings accepted by :func:`get_target`.
-ALIASES: Mapping[str, str] = MappingProxyType({"rdna2": "rdna2-wave32"})
+ALIASES: Mapping[str, str] = MappingProxyType({"rdna2": "rdna2-wave32", "rdna3": "rdna3-wave32"})
 
 #: The target assumed per language when none is configured.
 DEFAULT_TARGET: Mapping[str, str] = MappingProxyType(
