@@ -310,13 +310,9 @@ def _hot_here(model, f, node, loops: list, via) -> bool | None:
     innermost *work* loop around the division (the first of the multipliers that is not short,
     else the hot loop) also runs another loop that is not short (:func:`_work_loop`). True when
     it is hot."""
-    changed = [_varies_in(model, node, lp) for lp in loops]
-    if True not in changed:
-        return None
-    first = changed.index(True)
     multipliers: list = []
-    for lp, varies in zip(loops[first:], changed[first:]):
-        if not varies:
+    for lp in loops:  # (asked lazily: the innermost loops decide almost every division)
+        if not _varies_in(model, node, lp):
             continue  # hoisted out of this loop; if it does work, that is work of the iteration
         if _loop_kind(model, f, lp) != "runtime":
             multipliers.append(lp)
