@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from shaderlint.config import Settings
 from shaderlint.baseline import BaselineError, load_baseline, write_baseline
 from shaderlint.cli import main
 from shaderlint.engine import lint_source
@@ -103,7 +104,7 @@ def test_statistics_and_text_respect_the_baseline(project, capsys):
 
 
 def test_api_round_trip(project):
-    r = lint_source(str(project / "k.cu"), KERNEL.encode())
+    r = lint_source(str(project / "k.cu"), KERNEL.encode(), Settings(extend_select=("SL201",)))
     assert write_baseline(str(project / "b.json"), [r]) == 1
     kept, dropped = load_baseline(str(project / "b.json")).filter([r])
     assert dropped == 1 and kept[0].diagnostics == [] and r.diagnostics  # the input is not modified

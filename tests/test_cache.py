@@ -29,7 +29,7 @@ KERNEL = (
 
 @pytest.fixture(autouse=True)
 def project(tmp_path, monkeypatch):
-    (tmp_path / "shaderlint.toml").write_text("")
+    (tmp_path / "shaderlint.toml").write_text('extend-select = ["SL201"]\n')  # opt-in; the tests read it
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / ".cache"))
     return tmp_path
@@ -76,7 +76,7 @@ def test_diagnostics_round_trip_exactly(tmp_path):
 
 
 def test_real_results_round_trip(tmp_path, project):
-    r = lint_source("k.cu", KERNEL.encode())
+    r = lint_source("k.cu", KERNEL.encode(), Settings(extend_select=("SL201",)))
     assert r.diagnostics and r.suppressions
     cache = Cache(str(tmp_path / "c"))
     cache.put("cd" * 32, r.diagnostics, r.suppressions, r.language)

@@ -30,7 +30,7 @@ MSG = "integer division by 'n', which is not a compile-time constant (int / is e
 @pytest.fixture(autouse=True)
 def project(tmp_path, monkeypatch):
     """An isolated project: an empty config stops the upward search, a private cache."""
-    (tmp_path / "shaderlint.toml").write_text("")
+    (tmp_path / "shaderlint.toml").write_text('extend-select = ["SL201"]\n')  # opt-in; the tests read it
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / ".cache"))
     monkeypatch.delenv("NO_COLOR", raising=False)
@@ -206,6 +206,8 @@ def test_cli_select_ignore_layer_over_config(project, capsys):
     assert run(capsys, "-q", "--select", "SL201", "k.cu")[0] == 1  # --select replaces the selection
     assert run(capsys, "-q", "--extend-select", "SL201", "k.cu")[0] == 1  # a later layer
     (project / "shaderlint.toml").write_text('select = ["SL2"]\n')
+    assert run(capsys, "-q", "k.cu") == (0, "", "")  # a prefix does not enable an opt-in rule (SL201)
+    (project / "shaderlint.toml").write_text('select = ["SL2", "SL201"]\n')
     assert run(capsys, "-q", "k.cu")[0] == 1
     assert run(capsys, "-q", "--ignore", "SL201", "k.cu") == (0, "", "")  # --ignore adds to the config
 
@@ -379,7 +381,7 @@ def test_paths_have_no_dot_slash_prefix_and_the_diff_applies_with_git(project, c
 # ---- fixable marks (issue 19 item 6) ------------------------------------------------------------------
 def test_fixable_findings_are_marked_and_counted_as_fix_would_fix(project, capsys):
     write(project / "m.metal", METAL_FIXABLE)
-    (project / "shaderlint.toml").write_text('extend-select = ["SL301"]\n')  # SL301 is opt-in
+    (project / "shaderlint.toml").write_text('extend-select = ["SL201", "SL301"]\n')  # both opt-in
     code, out, _ = run(capsys, "--show-unused-ignores", "--output-format", "concise", "m.metal")
     assert code == 1
     lines = out.splitlines()
@@ -472,7 +474,7 @@ def test_control_characters_in_source_lines_are_shown_not_sent(project, capsys):
 
 # ---- what ruff users reach for (issue 19 item 12) -------------------------------------------------
 def test_show_files_and_show_settings(project, capsys):
-    (project / "shaderlint.toml").write_text('target = "sm_90"\nignore = ["SL205"]\n')
+    (project / "shaderlint.toml").write_text('target = "sm_90"\nextend-select = ["SL201"]\nignore = ["SL205"]\n')
     write(project / "b" / "k.cu", DIV)
     write(project / "a.comp", "#version 450\nvoid main() { }\n")
     write(project / "notes.txt", "")

@@ -78,7 +78,7 @@ def test_closest_file_wins_without_merging(root):
 def test_closest_wins_per_file_in_one_run(root, capsys):
     write(root / "shaderlint.toml", 'ignore = ["SL201"]\n')
     write(root / "a.cu", DIV)
-    write(root / "strict" / "shaderlint.toml", "")
+    write(root / "strict" / "shaderlint.toml", 'extend-select = ["SL201"]\n')  # opt-in
     write(root / "strict" / "b.cu", DIV)
     code, data, _ = lint_json(capsys, ".")
     assert code == 1 and [d["path"] for d in data] == [os.path.join("strict", "b.cu")]  # no "./" prefix

@@ -150,7 +150,7 @@ __global__ void k(int* a, int n) { for (int i = 0; i < n; ++i) a[i] = a[i + 1] /
 __global__ void k(int* a, int n) { for (int i = 0; i < n; ++i) a[i] = a[i + 1] % n; }
 #endif
 """
-    r = lint_source("k.cu", code.encode())
+    r = lint_source("k.cu", code.encode(), Settings(select=("SL201",)))
     assert [d.code for d in r.diagnostics] == ["SL201", "SL201"]
 
 

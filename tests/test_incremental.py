@@ -22,8 +22,8 @@ ROOT = Path(__file__).resolve().parents[1]
 FILES = sorted(p for p in [*ROOT.joinpath("examples").rglob("*"), *ROOT.joinpath("tests", "fixtures").rglob("*")]
                if p.is_file() and language_for_path(str(p)) and not p.name.endswith(".fixed"))
 ALL_RULES = Settings(select=("ALL",), ignore=("SL002",))
-#: The default rules and SL001 (opt-in), which the mid-edit paths keep in the edited function.
-EDITOR = Settings(extend_select=("SL001",))
+#: The default rules, SL001 (opt-in: the mid-edit paths keep it in the edited function) and SL201 (opt-in).
+EDITOR = Settings(extend_select=("SL001", "SL201"))
 
 
 def whole(path, data: bytes, language: str):

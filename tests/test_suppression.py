@@ -163,8 +163,8 @@ def test_sl002_is_suppressed_only_by_a_directive_that_names_it():
 def test_show_unused_ignores_flag(tmp_path, capsys):
     p = tmp_path / "k.cu"
     p.write_bytes(cu("out[i] = in[i] / 16;  // shaderlint: ignore[SL201]"))
-    assert main([str(p), "--no-cache", "-q"]) == 0
+    assert main([str(p), "--no-cache", "-q", "--extend-select", "SL201"]) == 0
     assert "SL002" not in capsys.readouterr().out
-    assert main([str(p), "--no-cache", "-q", "--show-unused-ignores"]) == 0  # info: below --fail-on warning
+    assert main([str(p), "--no-cache", "-q", "--extend-select", "SL201", "--show-unused-ignores"]) == 0  # info: below --fail-on warning
     out = capsys.readouterr().out
     assert "SL002" in out and ":3:" in out

@@ -96,6 +96,7 @@ def test_neovim_shows_shaderlint_diagnostics(tmp_path):
     exe.chmod(0o755)
     work = tmp_path / "project"
     work.mkdir()
+    (work / "shaderlint.toml").write_text('extend-select = ["SL201"]\n')  # opt-in; the test reads it
     source = work / "normalize.cu"
     source.write_text(KERNEL)
     init = tmp_path / "config" / "nvim" / "init.lua"  # where Neovim reads the user's init.lua

@@ -55,7 +55,7 @@ void main() {
 }
 """
 CLEAN_CUDA = BAD_CUDA.replace("in[i] / buckets", "in[i] * buckets")
-PROJECT_CONFIG = '[tool.shaderlint]\nexclude = ["third_party/**"]\n'
+PROJECT_CONFIG = '[tool.shaderlint]\nexclude = ["third_party/**"]\nextend-select = ["SL201"]\n'  # SL201: opt-in
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
            "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}

@@ -23,11 +23,15 @@ GOOD = (
 )
 GOOD_AT = (3, 21)  # line, column (1-based) of its `/`
 
+#: Both are opt-in; these tests select them: SL201 reports GOOD's division, SL001 what a hostile file cuts.
+SENTINEL_RULES = ("SL001", "SL201")
+SENTINEL_CONFIG = "extend-select = [%s]\n" % ", ".join(f'"{c}"' for c in SENTINEL_RULES)
+
 
 @pytest.fixture
 def project(tmp_path, monkeypatch):
-    """An isolated project: an empty config stops the upward search, a private cache."""
-    (tmp_path / "shaderlint.toml").write_text("")
+    """An isolated project: a config that selects SENTINEL_RULES stops the upward search; a private cache."""
+    (tmp_path / "shaderlint.toml").write_text(SENTINEL_CONFIG)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / ".cache"))
     return tmp_path

@@ -23,7 +23,7 @@ from shaderlint.languages import FRONT_ENDS
 from shaderlint.languages.depth import MAX_TREE_DEPTH
 from shaderlint.model.build import build_model
 from shaderlint.model.source import Source
-from tests.robustness.conftest import GOOD, ROOT, run
+from tests.robustness.conftest import SENTINEL_CONFIG, GOOD, ROOT, SENTINEL_RULES, run
 
 WRAP = {
     "cuda": ("k.cu", "__global__ void k(int* a) {{ a[threadIdx.x] = {E}; }}\n"),
@@ -57,7 +57,7 @@ _CHILD = textwrap.dedent("""
             return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmRSS:"))
     before = rss()
     t0 = time.process_time()
-    r = lint_source(path, data, Settings(**{{"extend_select": ("SL001",), **{settings!r}}}))
+    r = lint_source(path, data, Settings(**{{"extend_select": ("SL001", "SL201"), **{settings!r}}}))
     cpu = time.process_time() - t0
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(json.dumps({{"cpu": cpu, "peak": peak, "before": before, "size": len(data),
@@ -84,8 +84,8 @@ def in_child(args: tuple, **settings) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-#: SL001 is opt-in: these tests read what it says about code cut or not read.
-WITH_SL001 = Settings(extend_select=("SL001",))
+#: SL001 and SL201 are opt-in: these tests read what SL001 says about code cut or not read, next to SL201.
+WITH_SL001 = Settings(extend_select=SENTINEL_RULES)
 
 needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RSS from /proc")
 
@@ -192,7 +192,7 @@ def test_deep_file_scope_code_blanks_only_its_declaration():
 
 def test_deep_preprocessor_nesting_is_cut():
     data = ("#if A\n" * 3000 + "int x;\n" + "#endif\n" * 3000 + GOOD).encode()
-    r = lint_source("k.cu", data, Settings(time_budget=5.0, extend_select=("SL001",)))
+    r = lint_source("k.cu", data, Settings(time_budget=5.0, extend_select=SENTINEL_RULES))
     assert ("SL201", "scale") in [(d.code, d.kernel) for d in r.diagnostics]
     assert any("nested more than" in d.message for d in r.diagnostics)
 
@@ -200,13 +200,13 @@ def test_deep_preprocessor_nesting_is_cut():
 # ---- size ----------------------------------------------------------------------------------------
 def test_file_over_the_size_limit_is_refused_at_once():
     data = (GOOD * 100).encode()
-    small = Settings(max_file_size=len(data) - 1)
+    small = Settings(extend_select=SENTINEL_RULES, max_file_size=len(data) - 1)
     r = lint_source("k.cu", data, small)
     assert [d.code for d in r.diagnostics] == ["SL001"]
     assert "larger than the per-file limit" in r.diagnostics[0].message and "max-file-size" in r.diagnostics[0].message
     assert r.timed_out and r.model is None  # not cached: the limit is a setting, not a property of the file
-    assert [d.code for d in lint_source("k.cu", data, Settings(max_file_size=len(data))).diagnostics] == ["SL201"] * 100
-    assert [d.code for d in lint_source("k.cu", data, Settings(max_file_size=0)).diagnostics] == ["SL201"] * 100
+    assert [d.code for d in lint_source("k.cu", data, Settings(extend_select=SENTINEL_RULES, max_file_size=len(data))).diagnostics] == ["SL201"] * 100
+    assert [d.code for d in lint_source("k.cu", data, Settings(extend_select=SENTINEL_RULES, max_file_size=0)).diagnostics] == ["SL201"] * 100
     assert Settings().max_file_size == MAX_FILE_SIZE == 1 << 20
 
 
@@ -216,7 +216,7 @@ def test_max_file_size_config_key(project, capsys):
     for bad in (-1, 1.5, "1M", True):
         with pytest.raises(ConfigError, match="max-file-size"):
             settings_from_table({"max-file-size": bad})
-    (project / "shaderlint.toml").write_text("max-file-size = 100\n")
+    (project / "shaderlint.toml").write_text(SENTINEL_CONFIG + "max-file-size = 100\n")
     (project / "k.cu").write_text(GOOD)
     code, out, _ = run(capsys, "--no-cache", "k.cu")
     assert code == 1 and "SL001" in out and "per-file limit of 100 bytes" in out
@@ -269,7 +269,7 @@ def test_fix_memory_does_not_grow_with_the_number_of_fixed_files(tmp_path):
     def peak(copies: int) -> int:
         d = tmp_path / f"c{copies}"
         d.mkdir()
-        (d / "shaderlint.toml").write_text("")
+        (d / "shaderlint.toml").write_text(SENTINEL_CONFIG + "")
         for k in range(copies):
             for name, data in _fixable_sources():
                 stem, ext = os.path.splitext(name)

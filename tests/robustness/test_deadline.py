@@ -17,7 +17,7 @@ from shaderlint.engine import lint_source
 from shaderlint.languages import FRONT_ENDS
 from shaderlint.model.source import Source
 from shaderlint.rules.sl201_variable_integer_division import VariableIntegerDivision
-from tests.robustness.conftest import GOOD, run, run_json
+from tests.robustness.conftest import SENTINEL_CONFIG, SENTINEL_RULES, GOOD, run, run_json
 
 SLACK = 2.0  # the watchdog polls every 50 ms; a loaded CI machine adds more
 
@@ -44,7 +44,7 @@ def test_hung_rule_ends_in_sl001(monkeypatch, body):
 
     monkeypatch.setattr(VariableIntegerDivision, "check", check)
     t0 = time.monotonic()
-    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.5))
+    r = lint_source("k.cu", GOOD.encode(), Settings(extend_select=SENTINEL_RULES, time_budget=0.5))
     assert time.monotonic() - t0 < 0.5 + SLACK
     assert r.timed_out
     msgs = [d.message for d in r.diagnostics if d.code == "SL001"]
@@ -54,7 +54,7 @@ def test_hung_rule_ends_in_sl001(monkeypatch, body):
 def test_hung_model_build_ends_in_sl001(monkeypatch):
     monkeypatch.setattr(engine, "build_model", lambda parsed: _spin())
     t0 = time.monotonic()
-    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.3))
+    r = lint_source("k.cu", GOOD.encode(), Settings(extend_select=SENTINEL_RULES, time_budget=0.3))
     assert time.monotonic() - t0 < 0.3 + SLACK
     assert r.timed_out and r.model is None
     (d,) = r.diagnostics
@@ -72,7 +72,7 @@ def test_slow_rules_before_the_budget_keep_their_findings(monkeypatch):
         _spin()
 
     monkeypatch.setattr(last, "check", check)
-    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=1.0))
+    r = lint_source("k.cu", GOOD.encode(), Settings(extend_select=SENTINEL_RULES, time_budget=1.0))
     codes = [d.code for d in r.diagnostics]
     assert "SL201" in codes
     assert any(d.code == "SL001" and f"exceeded in {last.code}" in d.message for d in r.diagnostics)
@@ -146,7 +146,7 @@ def test_time_budget_config_key(project, capsys, monkeypatch):
     for bad in (0, -1, "5", True):
         with pytest.raises(ConfigError):
             settings_from_table({"time-budget": bad})
-    (project / "shaderlint.toml").write_text("time-budget = \"soon\"\n")
+    (project / "shaderlint.toml").write_text(SENTINEL_CONFIG + "time-budget = \"soon\"\n")
     (project / "k.cu").write_text(GOOD)
     code, _out, err = run(capsys, "k.cu")
     assert code == 2 and "time-budget" in err
@@ -156,7 +156,7 @@ def test_time_budget_config_key(project, capsys, monkeypatch):
 def test_cli_reports_the_other_files_and_does_not_cache_a_timeout(project, capsys, monkeypatch, jobs):
     import shaderlint.runner as runner
 
-    (project / "shaderlint.toml").write_text("time-budget = 0.5\n")
+    (project / "shaderlint.toml").write_text(SENTINEL_CONFIG + "time-budget = 0.5\n")
     (project / "hang.cu").write_text(GOOD.replace("scale", "hang"))
     for i in range(3):
         (project / f"k{i}.cu").write_text(GOOD)
@@ -190,7 +190,7 @@ def test_impact_step_is_bounded(monkeypatch):
 
     monkeypatch.setattr(whatif, "attach_impacts", lambda *a, **k: _spin())
     t0 = time.monotonic()
-    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.5))
+    r = lint_source("k.cu", GOOD.encode(), Settings(extend_select=SENTINEL_RULES, time_budget=0.5))
     assert time.monotonic() - t0 < 0.5 + SLACK
     assert [d.code for d in r.diagnostics] == ["SL201"]
 
@@ -198,7 +198,7 @@ def test_impact_step_is_bounded(monkeypatch):
 def test_budget_scales_with_long_files_only():
     from shaderlint.config import BUDGET_LINES
 
-    s = Settings(time_budget=2.0)
+    s = Settings(extend_select=SENTINEL_RULES, time_budget=2.0)
     assert s.budget_for(b"") == 2.0
     assert s.budget_for(b"x;\n" * (BUDGET_LINES - 1)) == 2.0
     assert s.budget_for(b"x;\n" * (3 * BUDGET_LINES - 1)) == pytest.approx(6.0)
@@ -217,7 +217,7 @@ def test_long_file_gets_the_scaled_budget_in_the_message(monkeypatch):
     monkeypatch.setattr(VariableIntegerDivision, "check", check)
     data = (GOOD + "\n" * (int(2.5 * BUDGET_LINES) - GOOD.count("\n"))).encode()
     t0 = time.monotonic()
-    r = lint_source("k.cu", data, Settings(time_budget=0.2))
+    r = lint_source("k.cu", data, Settings(extend_select=SENTINEL_RULES, time_budget=0.2))
     elapsed = time.monotonic() - t0
     assert 0.5 - 0.05 <= elapsed < 0.5 + SLACK
     msgs = [d.message for d in r.diagnostics if d.code == "SL001"]
@@ -250,7 +250,7 @@ def test_engine_budget_ignores_time_spent_waiting(monkeypatch):
         yield from original(self, model, ctx)
 
     monkeypatch.setattr(Rule, "check", check)
-    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.3))
+    r = lint_source("k.cu", GOOD.encode(), Settings(extend_select=SENTINEL_RULES, time_budget=0.3))
     if hasattr(time, "pthread_getcpuclockid"):
         assert not r.timed_out and any(d.code == "SL201" for d in r.diagnostics)
     else:  # wall-clock budget: the sleep uses it up

@@ -19,6 +19,7 @@ from shaderlint.model.build import build_model
 from shaderlint.model.expr import MAX_EXPR_DEPTH
 from shaderlint.model.source import Source
 from shaderlint.model.types import UNKNOWN
+from tests.robustness.conftest import SENTINEL_RULES
 
 DEPTH = 10_000
 # Deeper than the expression limit but within the tree the front end keeps (a call or subscript nests
@@ -68,7 +69,7 @@ def test_deep_expressions_never_crash(language):
     for shape, make in shapes.items():
         data = wrap.format(E=make(DEPTH)).encode()
         t0 = time.monotonic()
-        r = lint_source(path, data, Settings(time_budget=1.0))  # past it: an SL001, which is fine here
+        r = lint_source(path, data, Settings(extend_select=SENTINEL_RULES, time_budget=1.0))  # past it: an SL001, which is fine here
         assert time.monotonic() - t0 < 6, shape
         for d in r.diagnostics:
             assert not (d.code == "SL001" and CRASH.search(d.message)), (shape, d.message)
@@ -148,6 +149,6 @@ def test_deep_statements_never_crash(language):
     }
     for name, body in bodies.items():
         data = wrap.format(E="a[1]").replace("int t[4];", body).encode()
-        r = lint_source(path, data, Settings(time_budget=1.0))
+        r = lint_source(path, data, Settings(extend_select=SENTINEL_RULES, time_budget=1.0))
         for d in r.diagnostics:
             assert not (d.code == "SL001" and CRASH.search(d.message)), (name, d.message)

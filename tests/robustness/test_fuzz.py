@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from shaderlint.config import ConfigError, Settings, settings_from_table
-from tests.robustness.conftest import load_fuzz
+from tests.robustness.conftest import SENTINEL_CONFIG, load_fuzz
 
 fuzz = load_fuzz()
 SEEDS = fuzz.load_seeds()
@@ -101,7 +101,7 @@ def test_random_toml_text(project, text):
     """Any configuration file text: exit 0/1 with a valid file, 2 with a message otherwise; never a crash."""
     from shaderlint.cli import main
 
-    (project / "shaderlint.toml").write_text(text, encoding="utf-8", errors="surrogatepass")
+    (project / "shaderlint.toml").write_text(SENTINEL_CONFIG + text, encoding="utf-8", errors="surrogatepass")
     (project / "k.cu").write_text("__global__ void k(int* a, int n) { a[0] = a[1] / n; }\n")
     assert main(["--no-cache", "-q", "k.cu"]) in (0, 1, 2)
 

@@ -18,7 +18,7 @@ import pytest
 from shaderlint.config import Settings
 from shaderlint.engine import lint_source
 from shaderlint.model.source import Source
-from tests.robustness.conftest import GOOD, GOOD_AT, run, run_json
+from tests.robustness.conftest import SENTINEL_CONFIG, SENTINEL_RULES, GOOD, GOOD_AT, run, run_json
 
 CRASH = re.compile(r"failed on this file|could not analyse this file: [A-Z]\w*(Error|Exception)\b|Traceback")
 
@@ -103,7 +103,7 @@ def _check_positions(path, data: bytes, items: list[dict]) -> None:
 @pytest.mark.parametrize("case", sorted(NASTY))
 def test_nasty_file_next_to_a_good_one(project, capsys, case):
     name, data = NASTY[case]
-    (project / "shaderlint.toml").write_text("time-budget = 2\n")  # what cannot be read in 2 s is an SL001
+    (project / "shaderlint.toml").write_text(SENTINEL_CONFIG + "time-budget = 2\n")  # what cannot be read in 2 s is an SL001
     (project / name).write_bytes(data)
     (project / "good.cu").write_text(GOOD)
     t0 = time.monotonic()
@@ -124,7 +124,7 @@ def test_nasty_file_next_to_a_good_one(project, capsys, case):
 def test_nasty_inputs_in_every_language(language, ext):
     """Each input also goes through the engine as each language (the front ends differ)."""
     for case, (_name, data) in sorted(NASTY.items()):
-        r = lint_source("x" + ext, data, Settings(time_budget=2.0))
+        r = lint_source("x" + ext, data, Settings(extend_select=SENTINEL_RULES, time_budget=2.0))
         assert r.language == language
         n = len(data)
         for d in r.diagnostics:
@@ -177,7 +177,7 @@ def test_multibyte_columns_count_characters(project, capsys):
 def test_twenty_megabytes_end_within_the_budget(project, capsys):
     """A 20 MB file finishes inside its time budget or is reported as over it, in seconds, not minutes;
     the other files of the run are still reported."""
-    (project / "shaderlint.toml").write_text("time-budget = 1\n")  # 4 s: a long file gets up to 4x
+    (project / "shaderlint.toml").write_text(SENTINEL_CONFIG + "time-budget = 1\n")  # 4 s: a long file gets up to 4x
     unit = GOOD.encode().replace(b"scale", b"scale_%07d")
     big = b"".join(unit.replace(b"%07d", b"%07d" % i) for i in range(20_000_000 // len(unit) + 1))
     (project / "big.cu").write_bytes(big)
@@ -193,7 +193,7 @@ def test_twenty_megabytes_end_within_the_budget(project, capsys):
 
 
 def test_time_budget_message_names_the_budget(project, capsys):
-    (project / "shaderlint.toml").write_text("time-budget = 0.001\n")
+    (project / "shaderlint.toml").write_text(SENTINEL_CONFIG + "time-budget = 0.001\n")
     unit = GOOD.replace("scale", "scale_%d")
     (project / "many.cu").write_text("".join(unit % i for i in range(1000)))  # 4,000 lines: not scaled
     code, items, _ = run_json(capsys, "--no-cache", "-j", "1", "many.cu")

@@ -11,6 +11,7 @@ import pytest
 from shaderlint.config import Settings, settings_from_table
 from shaderlint.engine import lint_source
 from shaderlint.fixes import apply_fixes
+from tests.robustness.conftest import SENTINEL_RULES
 
 CRASH = re.compile(r"failed on this file|could not analyse this file: [A-Z]\w*(Error|Exception)\b")
 
@@ -18,7 +19,7 @@ CRASH = re.compile(r"failed on this file|could not analyse this file: [A-Z]\w*(E
 def lint(path: str, text: str | bytes, settings: Settings | None = None, limit: float = 3.0):
     data = text.encode() if isinstance(text, str) else text
     t0 = time.monotonic()
-    r = lint_source(path, data, settings or Settings(time_budget=limit + 2))
+    r = lint_source(path, data, settings or Settings(extend_select=SENTINEL_RULES, time_budget=limit + 2))
     elapsed = time.monotonic() - t0
     sl001 = [d.message for d in r.diagnostics if d.code == "SL001"]
     assert not any(CRASH.search(m) or "time budget" in m for m in sl001), sl001
@@ -51,7 +52,7 @@ def test_low_occupancy_advice_with_absurd_resources():
 
 def test_empty_brackets_suppression_fix_is_idempotent():
     src = b"__global__ void k(int* a, int n) { for (int i = 0; i < n; ++i) a[i] = a[i] / n; }  // shaderlint: ignore-file[]\n"
-    s = settings_from_table({"extend-select": ["SL002"]})
+    s = settings_from_table({"extend-select": ["SL002", "SL201"]})
     r = lint_source("k.cu", src, s)
     once, n = apply_fixes("k.cu", src, r.diagnostics, unsafe=True, settings=s)
     assert n == 1 and b"ignore-file[SL201]" in once

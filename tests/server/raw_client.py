@@ -50,6 +50,10 @@ def hover(msg_id: Any, uri: str, line: int = 0, character: int = 0) -> bytes:
                                                   "position": {"line": line, "character": character}})
 
 
+#: The rules these tests read (both opt-in): SL201 on the kernels they open, SL001 on broken text.
+SENTINEL_SELECT = ("SL001", "SL201")
+
+
 class RawServer:
     """The server as a subprocess. ``send`` writes bytes; ``response(id)`` waits for the answer to a
     request; ``next_error()`` for the next error response with id null; every message received is
@@ -67,8 +71,9 @@ class RawServer:
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._drain_stderr, daemon=True).start()
         if initialize:
+            options = {"select": list(SENTINEL_SELECT), **(init_options or {})}
             self.send(request("init", "initialize", {"capabilities": capabilities or {}, "processId": None,
-                                                     "initializationOptions": init_options or {}}))
+                                                     "initializationOptions": options}))
             assert "result" in self.response("init")
             self.send(notification("initialized", {}))
 

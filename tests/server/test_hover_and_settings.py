@@ -102,7 +102,7 @@ async def test_ignore_from_initialization_options(client, tmp_path):
     assert codes(await wait_diagnostics(client, uri)) == ["SL101"]
 
 
-@pytest.mark.lsp(init={"select": ["SL2"]})
+@pytest.mark.lsp(init={"select": ["SL201"]})
 async def test_select_from_initialization_options(client, tmp_path):
     uri = (tmp_path / "scale.cu").as_uri()
     open_doc(client, uri, CUDA)
