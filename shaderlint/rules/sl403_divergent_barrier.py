@@ -280,10 +280,10 @@ def _broken_loop(stmt, guard):
     return target
 
 
-def _quiet(model, start: int, end: int) -> bool:
-    """Nothing in [start, end) can synchronise a group: every call is to a function of the file
-    that executes no barrier, a built-in or a known runtime call, and no inline ``asm`` names an
-    instruction that may wait for other threads."""
+def _quiet(model, start: int, end: int, _seen: frozenset[str] = frozenset()) -> bool:
+    """Nothing in [start, end) can synchronise a group: every call is to a built-in, a known
+    runtime call or a function of the file whose body is quiet in the same sense, and no inline
+    ``asm`` names an instruction that may wait for other threads."""
     sync = synchronising_functions(model)
     for call in nodes_in(model, "call", start, end):
         name = model.callee_name(call)
@@ -291,9 +291,13 @@ def _quiet(model, start: int, end: int) -> bool:
             continue
         if name in sync or _is_barrier_name(name):
             return False  # also a warp's `__shfl_sync`: lanes still in the loop would never join it
-        if name in model.function_by_name or model._builtin(name) is not None:
+        if model._builtin(name) is not None or name in _CASTS:
             continue
-        return False
+        g = model.function_by_name.get(name)
+        if g is None or g.body is None or len(_seen) > 8:
+            return False
+        if name not in _seen and not _quiet(model, g.body.start_byte, g.body.end_byte, _seen | {name}):
+            return False
     if b"asm" not in model.source.data[start:end]:
         return True
     stack = [model.root]
@@ -309,6 +313,7 @@ def _quiet(model, start: int, end: int) -> bool:
     return True
 
 
+_CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "bit_cast"})
 #: Inline PTX that may wait for other threads (bar.sync, barrier.*, mbarrier waits, elect.sync, ...).
 _ASM_SYNC = re.compile(r"bar|sync|wait|elect|arrive", re.I)
 
