@@ -19,8 +19,8 @@ an error for Metal, GLSL and CUDA compiled for other targets (HIP on AMD,
 `--target rdna2-wave64`), whose specifications have no such rule. The same holds
 there for threads that leave a loop early (its condition fails, or they `break`)
 when the loop is in no other loop and nothing after it can synchronise before the
-kernel ends: every call there is a function of the file that runs no barrier or
-a built-in, and no inline `asm` may wait for other threads (a persistent kernel's token loop
+kernel ends: every call there is a built-in or a function of the file whose body
+is as quiet, and no inline `asm` may wait for other threads (a persistent kernel's token loop
 `for (idx = first + lane; idx < total; idx += stride)` around a block reduction).
 Those threads only exit, as if they returned. A call the file does not define (a
 header's block reduction), a barrier after the loop or an outer loop keeps the
@@ -235,8 +235,8 @@ _NO_BARRIER = frozenset({"cudaTriggerProgrammaticLaunchCompletion", "cudaGridDep
 def _exits_after(model, f, cond, node) -> bool:
     """The threads that ``cond`` sends past ``node`` only leave the kernel: they leave a loop (its
     condition fails, or they ``break``) that is in no other loop,
-    and after it nothing can synchronise before the kernel's end (every call there is a function of
-    the file without a barrier or a built-in; no inline ``asm``). They exit without arriving at any
+    and after it nothing can synchronise before the kernel's end (see :func:`_quiet`). They exit
+    without arriving at any
     barrier, which is what an early ``return`` does (see :func:`_kernel_exit`): the barriers the
     other threads run wait for the non-exited threads only. A call the file does not define may
     hold a barrier (a header's block reduction), and then the finding stays."""
