@@ -154,7 +154,12 @@ None.
 non-exited threads of the CTA. The fixture's early-return `smooth` compiles to
 `@%p1 bra $L__BB0_2;` past the `bar.sync 0;` to `$L__BB0_2: ret;`: those threads
 exit, which is why it is not reported on NVIDIA targets (and is, with
-`// target: rdna2-wave64`, in `early_exit_amd.cu`).
+`// target: rdna2-wave64`, in `early_exit_amd.cu`). A kernel ending with `for (idx =
+threadIdx.x; idx < total; idx += 96) { ...; __syncthreads(); ...; __syncthreads(); }`
+compiles (`nvcc -arch=sm_90 -ptx`, loop unrolled) to `@%p1 bra $L__BB0_7;` before
+the first trip and `@%p4 bra $L__BB0_7;` between the unrolled trips, with
+`$L__BB0_7: ret;`: every way out of the loop is the early return's shape, which
+is why `exit_after_loop.cu`'s `rows_to_end` is not reported.
 """
 
 from __future__ import annotations
