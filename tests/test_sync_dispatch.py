@@ -99,9 +99,11 @@ def test_break_in_a_loop_makes_every_barrier_in_it_divergent():
         __syncthreads();
         if (keys[base + threadIdx.x] == key) break;
     }
+    __syncthreads();
 }
 """
-    # continue only skips the rest of its iteration; break ends the loop for some threads
+    # continue only skips the rest of its iteration; break ends the loop for some threads, which
+    # then reach the last barrier (without it they would only exit: exit_after_loop.cu)
     assert codes("k.cu", text, "SL403") == [(8, "SL403"), (11, "SL403")]
 
 

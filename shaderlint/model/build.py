@@ -18,7 +18,7 @@ from shaderlint.languages.base import Mask, Parsed
 from shaderlint.model import builtins as B
 from shaderlint.model.consteval import eval_text, parse_number
 from shaderlint.model.expr import ExprAnalysis, compared_with, unparen
-from shaderlint.model.flow import ReachingWrites
+from shaderlint.model.flow import ReachingWrites, opaque_call_outputs
 from shaderlint.model.preproc import branch_literals, exclusive
 from shaderlint.model.kernel import (
     parse_dims,
@@ -1157,6 +1157,15 @@ class _Builder:
                 if self.stores_through_pointer(arg):
                     continue
                 writes.append((base, [arg], u))
+        # A local handed by name to a call of unknown signature may be written through a reference
+        # there (`BlockReduce(tmp).Reduce(lo, op)`): a write at the call, not known either way when
+        # what the call reads is thread-dependent (it may be an input only), else nothing known.
+        # The guess must not make a uniform variable look thread-dependent or unknown.
+        opaque_writes: set[int] = set()
+        for call, v in opaque_call_outputs(m):
+            if v not in mem_refs:
+                writes.append((v, [call], call))
+                opaque_writes.add(call.id)
         writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
         conds = [_value_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
         from shaderlint.model.idioms import uniform_idiom  # noqa: PLC0415 (idioms imports the model's helpers)
@@ -1175,6 +1184,9 @@ class _Builder:
                 d: set[str] = set()
                 for r in rhs:
                     d |= m.deps(r)
+                if stmt.id in opaque_writes:
+                    cs = ()
+                    d = {B.UNKNOWN_DEP} if B.LOCAL in d else set()
                 for c in cs:
                     cd = m.deps(c)
                     if B.LOCAL in cd and uniform_idiom(m, m.function_at(c.start_byte), c):
@@ -1286,7 +1298,7 @@ class _Builder:
             for v in sorted(f.vars, key=lambda x: x.node.start_byte):
                 if v.is_param or v.init is None or not is_reference(v):
                     continue
-                init = unparen(v.init)
+                init = _uncast(m, unparen(v.init))
                 if init.type not in ("subscript_expression", "field_expression", "pointer_expression",
                                      "identifier"):
                     continue
@@ -1323,6 +1335,22 @@ class _Builder:
 
     def control_deps(self, node: ts.Node) -> frozenset[str]:
         return control_deps(self.m, node)
+
+
+_REF_CASTS = frozenset({"reinterpret_cast", "static_cast", "const_cast"})
+
+
+def _uncast(m: FileModel, init: ts.Node) -> ts.Node:
+    """The operand of a C++ cast to a reference (``reinterpret_cast<S&>(smem)``): the reference is
+    bound to what the operand names, as with ``*reinterpret_cast<S*>(smem)``."""
+    for _ in range(8):
+        if init.type != "call_expression" or m.callee_name(init) not in _REF_CASTS:
+            return init
+        args = [a for a in m.call_args(init) if a.type != "comment"]
+        if len(args) != 1:
+            return init
+        init = unparen(args[0])
+    return init
 
 
 def control_deps(m: FileModel, node: ts.Node) -> frozenset[str]:

@@ -19,7 +19,11 @@ A use is narrowed to the writes that can reach it only where the order is certai
   ``static``), its address is never taken, no reference is bound to it, no lambda or inline
   ``asm`` writes it, the use is not inside a lambda below the killing write's block, and every
   call that is handed ``v`` (or a part of it) is known to take it by value (a built-in math/shuffle function, a conversion, a function
-  of the file whose parameter there is neither a non-const reference nor ``out``/``inout``).
+  of the file whose parameter there is neither a non-const reference nor ``out``/``inout``)
+  or is a call of unknown signature handed ``v`` itself by name (a method, a header's function:
+  the dependence fixpoint counts it as a write of ``v`` there, see :func:`opaque_call_outputs`);
+- the condition of a ``do … while`` is reached from the end of the body: the body's last killing
+  write dominates it when no ``continue`` of that loop jumps there.
 
 Anything else keeps the union, as before.
 """
@@ -196,6 +200,9 @@ class ReachingWrites:
         """Block variables whose address is taken, that a reference is bound to, or that a call may
         write through a reference parameter."""
         m = self.m
+        # handed by name to a call of unknown signature: the call is among the writes (see
+        # opaque_call_outputs), at its place in the code
+        opaque = {(call.id, id(v)) for call, v in opaque_call_outputs(m)}
         for call in m.nodes("call"):
             fn = call.child_by_field_name("function")
             if fn is not None and fn.type == "field_expression":
@@ -207,6 +214,8 @@ class ReachingWrites:
             for i, a in enumerate(a for a in m.call_args(call) if a.type != "comment"):
                 b = m.base_var(a)
                 if b is None or id(b) not in candidates or id(b) in blocked:
+                    continue
+                if (call.id, id(b)) in opaque and unparen(a).type == "identifier":
                     continue
                 if not self._by_value(call, name, i):
                     blocked.add(id(b))
@@ -348,6 +357,13 @@ class ReachingWrites:
             t = p.type
             if t == "lambda_expression":
                 return None  # the lambda may run after later writes
+            if t == "do_statement" and child == p.child_by_field_name("condition"):
+                # `do { ...; v = x; ... } while (cond(v));`: the condition runs after the whole body, so
+                # the body's last killing write dominates it unless a `continue` jumps there first
+                body = p.child_by_field_name("body")
+                kills = self._kills.get((k, body.id)) if body is not None else None
+                if kills and not _continues_to(body):
+                    return self._from(k, kills[-1], use, loops)
             if t in _LOOPS:
                 loops.append(p)
             elif t == "compound_statement":
@@ -385,6 +401,52 @@ def _nodes_of(root: ts.Node, *types: str, own: bool = False) -> list[ts.Node]:
             continue
         stack.extend(n.named_children)
     return out
+
+
+def opaque_call_outputs(m: "FileModel") -> list[tuple[ts.Node, Var]]:
+    """(call, variable) for a local scalar or struct handed by name to a call whose signature the
+    file does not show: a method (``BlockReduce(tmp).Reduce(v, op)``, ``scan.ExclusiveSum(x, out)``)
+    or a function it does not define, that is not a built-in taking its arguments by value. The
+    callee may write the variable through a reference parameter, at that call. (The object of a
+    method call, ``&v``, arrays and references are not among them: an alias may be written later.)"""
+    got = m.__dict__.get("_opaque_call_outputs")
+    if got is not None:
+        return got
+    from shaderlint.model.memory import is_reference  # noqa: PLC0415 (memory imports the model)
+    out: list[tuple[ts.Node, Var]] = []
+    if m.language != "glsl":
+        for call in m.nodes("call"):
+            fn = call.child_by_field_name("function")
+            if fn is None:
+                continue
+            if fn.type != "field_expression":
+                name = m.callee_name(call)
+                if name in m.function_by_name or _by_value_builtin(name):
+                    continue
+            for a in m.call_args(call):
+                a = unparen(a)
+                if a.type != "identifier":
+                    continue
+                v = m.resolve(a)
+                if (v is None or v.is_global or v.function is None or v.address_space is not None or v.dims
+                        or is_reference(v) or v.type.kind in ("pointer", "array")):
+                    continue
+                out.append((call, v))
+    m.__dict__["_opaque_call_outputs"] = out
+    return out
+
+
+def _continues_to(body: ts.Node) -> bool:
+    """A ``continue`` of the loop whose body is ``body`` (not of a loop nested in it)."""
+    stack = list(body.named_children)
+    while stack:
+        n = stack.pop()
+        if n.type == "continue_statement":
+            return True
+        if n.type in _LOOPS or n.type in ("lambda_expression", "function_definition"):
+            continue
+        stack.extend(n.named_children)
+    return False
 
 
 def _inside_lambda(node: ts.Node, stop: ts.Node | None) -> bool:

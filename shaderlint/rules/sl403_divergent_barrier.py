@@ -16,9 +16,17 @@ non-exited threads in the block" (CUDA C++ Programming Guide, independent thread
 scheduling; the PTX ISA has `bar.sync` wait for the non-exited threads of the
 CTA). `if (i >= n) return;` before a barrier is therefore fine there, and stays
 an error for Metal, GLSL and CUDA compiled for other targets (HIP on AMD,
-`--target rdna2-wave64`), whose specifications have no such rule. A `return`
-from a helper, a `break` and a `continue` leave the thread alive and still count
-everywhere.
+`--target rdna2-wave64`), whose specifications have no such rule. The same holds
+there for threads that leave a loop early (its condition fails, or they `break`)
+when the loop is in no other loop and nothing after it can synchronise before the
+kernel ends: every call there is a built-in or a function of the file whose body
+is as quiet, and no inline `asm` may wait for other threads (a persistent kernel's token loop
+`for (idx = first + lane; idx < total; idx += stride)` around a block reduction).
+Those threads only exit, as if they returned. A call the file does not define (a
+header's block reduction), a barrier after the loop or an outer loop keeps the
+finding. A `return` from a helper, a `continue`, and a `break` followed by more
+barriers leave the thread alive and still count everywhere; so does skipping an
+`if`, which the rule keeps reporting (its example below).
 
 Thread dependence comes from the model's uniformity analysis: it flows from the
 thread-ID built-ins (`threadIdx`, `thread_position_in_*`,
@@ -32,7 +40,8 @@ votes `__syncthreads_count`/`_and`/`_or` (not of the warp votes `__any_sync`,
 `__ballot_sync`, …). A value read from threadgroup/shared memory is not known
 either way and the rule stays silent on it; that includes reads through a local
 reference bound to memory (`int& count = smem_ints[0];`, `auto& s =
-*reinterpret_cast<S*>(smem);`) or through a struct passed by reference (`Scratch&
+*reinterpret_cast<S*>(smem);`, `auto& s = reinterpret_cast<S&>(smem);`) or
+through a struct passed by reference (`Scratch&
 st`, the caller's object: in practice the block's shared scratch), and a store
 through a pointer (`p[tid] = x`, `params.out[tid] = x`) or such a reference
 changes the memory, not the variable. Scalars passed by reference are
@@ -44,8 +53,14 @@ it, namely that write, the writes between the two (in any branch) and those in a
 loop around the use. `lo = ~0u;` followed by a fold over shared values hides the
 thread's own `lo` from before; a later `lo = tid;` does not make earlier uses
 thread-dependent. Where a lambda writes the variable, its address is taken, a
-reference is bound to it, a call may take it by reference or the function has a
-`goto`, every write counts. A call's result depends on the arguments whose
+reference is bound to it, a function of the file may take it by reference or the function has a
+`goto`, every write counts. A call the file does not define (a method such as
+`BlockReduce(tmp).Reduce(lo, op)`, a header's function) may write a local it is
+handed by name through a reference: that is a write at the call, not known
+either way when what the call reads is thread-dependent, and a later `lo =
+s.lo;` still hides it. The condition of a `do … while` runs after the whole body,
+so the body's last plain assignment decides it (unless a `continue` jumps there
+first). A call's result depends on the arguments whose
 values can reach the callee's `return`s (a helper that overwrites a parameter
 before returning it ignores what was passed). In GLSL,
 `gl_GlobalInvocationID.y`/`.z` is the group's along an axis the group is one
@@ -112,15 +127,20 @@ estimated (the impact's deltas are null).
 ## Default
 Opt-in (`--extend-select SL403`), and a warning rather than an error. On the
 real-code corpus (`bench/realcode/`: 33 PyPI source distributions, none of them
-ours; judgements in `bench/realcode/judged.tsv`), its 33 findings were 10 true
+ours; judgements in `bench/realcode/judged.tsv`), its 23 findings are 10 true
 (nerfacc's scan kernels run different barrier counts per row; a latent one in
-flashinfer's all-reduce), 16 false, 7 debatable: conditions that are the same in
-the whole block for reasons the analysis does not follow (`idx < n * H / V` with
-`idx = token * H / V + lane`, `m` stepping by a multiple of the bound, values
-broadcast through shared memory after a barrier), branches a `#define` in the
-same file disables, and threads that skip the barrier only to leave the kernel.
-A divergent barrier is a hang, so the rule must be right essentially always
-before it is on by default.
+flashinfer's all-reduce, whose threads leave a loop and then meet a block
+reduction), 6 false, 7 debatable (62.5 % of the decided ones true). The false
+ones are conditions the same in the whole block for reasons the analysis does
+not follow: a block's window of rows `m` stepping by a multiple of a bound rounded
+up to that window, a group size the launcher sets to 1, branches a `#define` in
+the same file disables. The debatable ones run matching barrier counts at
+different call sites, or exit on AMD. Before this page's figures, 34 more
+findings (all false) came from shared-memory scratch bound with
+`reinterpret_cast<S&>(smem)` and values re-read from it after a barrier
+(flashinfer's sampling kernels), and from loops ending the kernel whose leavers
+only exit. A divergent barrier is a hang, so the rule must be right essentially
+always before it is on by default.
 
 ## Options
 None.
@@ -134,17 +154,23 @@ None.
 non-exited threads of the CTA. The fixture's early-return `smooth` compiles to
 `@%p1 bra $L__BB0_2;` past the `bar.sync 0;` to `$L__BB0_2: ret;`: those threads
 exit, which is why it is not reported on NVIDIA targets (and is, with
-`// target: rdna2-wave64`, in `early_exit_amd.cu`).
+`// target: rdna2-wave64`, in `early_exit_amd.cu`). A kernel ending with `for (idx =
+threadIdx.x; idx < total; idx += 96) { ...; __syncthreads(); ...; __syncthreads(); }`
+compiles (`nvcc -arch=sm_90 -ptx`, loop unrolled) to `@%p1 bra $L__BB0_7;` before
+the first trip and `@%p4 bra $L__BB0_7;` between the unrolled trips, with
+`$L__BB0_7: ret;`: every way out of the loop is the early return's shape, which
+is why `exit_after_loop.cu`'s `rows_to_end` is not reported.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model.build import _only_returns
-from shaderlint.model.dispatch import GROUP_WORDS
-from shaderlint.model.sync import divergent_conditions, group_barriers, sync_calls
+from shaderlint.model.dispatch import GROUP_WORDS, nodes_in
+from shaderlint.model.sync import divergent_conditions, group_barriers, sync_calls, synchronising_functions
 from shaderlint.rules.base import Rule, RuleContext
 
 _LOOPS = ("for_statement", "while_statement", "do_statement", "for_range_loop")
@@ -168,7 +194,7 @@ class DivergentBarrier(Rule):
             for node, name, inner in sorted(sites, key=lambda s: s[0].start_byte):
                 conds = divergent_conditions(model, node)
                 if conds and f.is_entry and model.language == "cuda" and ctx.target.vendor == "nvidia":
-                    conds = [c for c in conds if not _kernel_exit(c, node)]
+                    conds = [c for c in conds if not _kernel_exit(c, node) and not _exits_after(model, f, c, node)]
                 if not conds:
                     continue
                 where = _describe(model, node, _root(conds, node))
@@ -205,6 +231,101 @@ def _kernel_exit(cond, node) -> bool:
     NVIDIA target here) a block barrier waits for the non-exited threads only."""
     stmt = _statement(cond)
     return not (stmt.start_byte <= node.start_byte < stmt.end_byte) and _only_returns(stmt, cond)
+
+
+#: Device-side CUDA runtime calls that are no group barrier (programmatic dependent launch).
+_NO_BARRIER = frozenset({"cudaTriggerProgrammaticLaunchCompletion", "cudaGridDependencySynchronize"})
+
+
+def _exits_after(model, f, cond, node) -> bool:
+    """The threads that ``cond`` sends past ``node`` only leave the kernel: they leave a loop (its
+    condition fails, or they ``break``) that is in no other loop,
+    and after it nothing can synchronise before the kernel's end (see :func:`_quiet`). They exit
+    without arriving at any
+    barrier, which is what an early ``return`` does (see :func:`_kernel_exit`): the barriers the
+    other threads run wait for the non-exited threads only. A call the file does not define may
+    hold a barrier (a header's block reduction), and then the finding stays."""
+    stmt = _statement(cond)
+    if stmt is cond or cond.parent is None or cond.parent.type == "binary_expression":
+        return False  # the left operand of `&&`/`||`
+    if stmt.start_byte <= node.start_byte < stmt.end_byte:
+        if stmt.type not in _LOOPS:
+            return False  # an `if`, a switch, `?:`: reported as before (see the rule's page)
+        region = stmt
+    else:
+        region = _broken_loop(stmt, cond)
+        if region is None or not (region.start_byte <= node.start_byte < region.end_byte):
+            return False
+    p = region.parent
+    while p is not None and p != f.body:
+        if p.type in _LOOPS or p.type in ("lambda_expression", "switch_statement"):
+            return False
+        p = p.parent
+    return p is not None and _quiet(model, region.end_byte, f.body.end_byte)
+
+
+def _broken_loop(stmt, guard):
+    """The loop every jump under the early exit ``stmt`` leaves with a ``break`` (None when one is
+    a ``continue``, a ``goto``, a ``return`` or breaks out of a ``switch``)."""
+    target = None
+    stack = [c for c in stmt.named_children if c.id != guard.id]
+    while stack:
+        n = stack.pop()
+        if n.type in ("continue_statement", "goto_statement", "return_statement"):
+            return None
+        if n.type == "break_statement":
+            p = n.parent
+            while p is not None and p.type not in _LOOPS and p.type != "switch_statement":
+                p = p.parent
+            if p is None or p.type == "switch_statement" or (target is not None and p != target):
+                return None
+            target = p
+        elif n.type not in ("function_definition", "lambda_expression") and n.type not in _LOOPS:
+            stack.extend(n.named_children)
+    return target
+
+
+def _quiet(model, start: int, end: int, _seen: frozenset[str] = frozenset()) -> bool:
+    """Nothing in [start, end) can synchronise a group: every call is to a built-in, a known
+    runtime call or a function of the file whose body is quiet in the same sense, and no inline
+    ``asm`` names an instruction that may wait for other threads."""
+    sync = synchronising_functions(model)
+    for call in nodes_in(model, "call", start, end):
+        name = model.callee_name(call)
+        if name in _NO_BARRIER:
+            continue
+        if name in sync or _is_barrier_name(name):
+            return False  # also a warp's `__shfl_sync`: lanes still in the loop would never join it
+        if model._builtin(name) is not None or name in _CASTS:
+            continue
+        g = model.function_by_name.get(name)
+        if g is None or g.body is None or len(_seen) > 8:
+            return False
+        if name not in _seen and not _quiet(model, g.body.start_byte, g.body.end_byte, _seen | {name}):
+            return False
+    if b"asm" not in model.source.data[start:end]:
+        return True
+    stack = [model.root]
+    while stack:
+        n = stack.pop()
+        if n.end_byte <= start or n.start_byte >= end:
+            continue
+        if n.type in ("gnu_asm_expression", "asm_statement"):
+            if n.start_byte < start or _ASM_SYNC.search(model.text(n)):
+                return False
+            continue
+        stack.extend(n.children)
+    return True
+
+
+_CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "bit_cast"})
+#: Inline PTX that may wait for other threads (bar.sync, barrier.*, mbarrier waits, elect.sync, ...).
+_ASM_SYNC = re.compile(r"bar|sync|wait|elect|arrive", re.I)
+
+
+def _is_barrier_name(name: str) -> bool:
+    low = name.lower()
+    return "sync" in low or "barrier" in low or "arrive" in low or "wait" in low
 
 
 def _statement(cond):
