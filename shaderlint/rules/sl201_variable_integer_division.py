@@ -239,19 +239,26 @@ class VariableIntegerDivision(Rule):
             sites.append((f, node, op_node, (
                 f"integer {what} by '{model.text(unparen(right))}', which is not a compile-time constant "
                 f"({rt.name} {op.rstrip('=')} is emulated in many instructions)")))
-        partner = _quotient_pairs(model, [(f, node) for f, node, _, _ in sites])
+        rep = _same_divisions(model, [(f, node) for f, node, _, _ in sites])
+        members: dict[int, list[int]] = {}
+        for i, j in rep.items():
+            members.setdefault(j, []).append(i)
         for i, (f, node, op_node, message) in enumerate(sites):
-            j = partner.get(i)
-            if j is not None and j < i:
-                continue  # reported with the first of the pair
+            if i in rep:
+                continue  # the compiler reuses an earlier identical division: reported there
             related: tuple[Related, ...] = ()
-            if j is not None:
-                other_op = sites[j][2]
-                kind = "modulo" if "%" in model.text(other_op) else "division"
-                message += (f"; the {kind} '{model.text(sites[j][1])}' with the same operands reuses this emulated "
+            others = sorted(members.get(i, ()))
+            if others:
+                texts = []
+                for j in others:
+                    kind = "modulo" if "%" in model.text(sites[j][2]) else "division"
+                    texts.append((kind, model.text(sites[j][1]), sites[j][2]))
+                kind, text, _ = texts[0]
+                more = f" (and {len(texts) - 1} more)" if len(texts) > 1 else ""
+                message += (f"; the {kind} '{text}'{more} with the same operands reuses this emulated "
                             f"division and is not reported separately")  # (no line number: messages move with edits)
-                related = (Related(other_op.start_byte, other_op.end_byte,
-                                   f"{kind} '{model.text(sites[j][1])}' with the same operands"),)
+                related = tuple(Related(o.start_byte, o.end_byte, f"{k} '{t}' with the same operands")
+                                for k, t, o in texts)
             yield Finding(op_node.start_byte, op_node.end_byte, message, kernel=f.name, related=related,
                           fingerprint_text=model.text(node))
 
@@ -745,17 +752,54 @@ def _pure(model, node) -> bool:
     stack = [node]
     while stack:
         n = stack.pop()
+        if not n.is_named:
+            continue  # an operator or a parenthesis
         if n.type not in _PURE or (n.type == "field_expression" and model.text(n.child(1) or n) == "->"):
             return False
         stack.extend(n.children if n.type != "field_expression" else n.children[:1])
     return True
 
 
+def _canonical(model, node) -> str:
+    """``node``'s text without blanks and redundant parentheses: ``(a / b) % c`` and ``a / b % c``
+    name the same sub-expression ``a / b``."""
+    n = unparen(node)
+    if n.type == "binary_expression":
+        left, right, op = n.child_by_field_name("left"), n.child_by_field_name("right"), n.child_by_field_name("operator")
+        if left is not None and right is not None and op is not None:
+            return f"({_canonical(model, left)}{model.text(op)}{_canonical(model, right)})"
+    return "".join(model.text(n).split())
+
+
 def _operands(model, node) -> tuple[str, str] | None:
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     if node.type != "binary_expression" or not _pure(model, left) or not _pure(model, right):
         return None
-    return "".join(model.text(left).split()), "".join(model.text(right).split())
+    return _canonical(model, left), _canonical(model, right)
+
+
+#: Statements that run as a whole once reached (a division in them runs whenever the statement does,
+#: unless it sits in a conditional part of an expression).
+_STRAIGHT = ("declaration", "expression_statement", "return_statement")
+
+
+def _unconditional_in(node, stmt) -> bool:
+    """Whether evaluating ``stmt`` always evaluates ``node`` (not in a ``?:`` branch or on the right
+    of ``&&``/``||``; in an ``if``, only its condition)."""
+    child, p = node, node.parent
+    while p is not None and child.id != stmt.id:
+        if p.type == "conditional_expression" and child != p.child_by_field_name("condition"):
+            return False
+        if p.type == "binary_expression" and child == p.child_by_field_name("right"):
+            op = p.child_by_field_name("operator")
+            if op is not None and op.type in ("&&", "||", "and", "or"):
+                return False
+        if p.type in ("if_statement", "switch_statement") and p.id == stmt.id:
+            return child == p.child_by_field_name("condition")
+        if p.type.endswith("_statement") and p.id != stmt.id or p.type == "lambda_expression":
+            return False
+        child, p = p, p.parent
+    return child.id == stmt.id and (stmt.type in _STRAIGHT or stmt.type in ("if_statement", "switch_statement"))
 
 
 def _statement_of(node):
@@ -766,35 +810,62 @@ def _statement_of(node):
     return n, n.parent
 
 
-def _quotient_pairs(model, sites) -> dict[int, int]:
-    """Index -> index of a '/' and a '%' (not '/=', '%=') with the same side-effect-free operands in one
-    block of one function, with no write to their variables between them: compilers compute the
-    remainder from the quotient (`nvcc -ptx`: one `div`, then `mul.lo` and `sub`), so they are one cost."""
-    groups: dict[tuple, list[int]] = {}
+def _same_iteration(first, second, block) -> bool:
+    """Whether ``second`` lies in ``block`` with no loop or lambda between them (it runs in the same
+    iteration as ``block``'s statements, if at all)."""
+    p = second.parent
+    while p is not None and p.id != block.id:
+        if p.type in _LOOP_TYPES or p.type == "lambda_expression":
+            return False
+        p = p.parent
+    return p is not None
+
+
+def _same_divisions(model, sites) -> dict[int, int]:
+    """Index -> index of an earlier division of the same function that computes the same quotient:
+    the same operands (after blanks and parentheses), side-effect free, with the earlier one always
+    evaluated before the later in the same loop iteration (in a statement of a block that holds the
+    later, not conditionally) and no write to their variables between them. ``a / b`` again is the
+    same value (common subexpression), and ``a % b`` after ``a / b`` (or the reverse) is derived from
+    the quotient (`nvcc -ptx`: one ``div``, then ``mul.lo`` and ``sub``): one emulated division. Each
+    maps to the first of its group. ``/=`` and ``%=`` write their left side and are never merged."""
+    keyed: dict[tuple, list[int]] = {}
     for i, (f, node) in enumerate(sites):
+        op = node.child_by_field_name("operator")
+        if op is None or model.text(op) not in ("/", "%"):
+            continue
         ops = _operands(model, node)
-        if ops is None:
-            continue
-        stmt, block = _statement_of(node)
-        if block is None or block.type != "compound_statement":
-            continue
-        groups.setdefault((id(f), block.id, ops), []).append(i)
+        if ops is not None:
+            keyed.setdefault((id(f), ops), []).append(i)
     out: dict[int, int] = {}
-    for members in groups.values():
-        divs = [i for i in members if model.text(sites[i][1].child_by_field_name("operator")) == "/"]
-        mods = [i for i in members if model.text(sites[i][1].child_by_field_name("operator")) == "%"]
-        for d in divs:
-            for m in mods:
-                if m in out or d in out:
+    for members in keyed.values():
+        if len(members) < 2:
+            continue
+        members.sort(key=lambda i: sites[i][1].start_byte)
+        for k, j in enumerate(members):
+            later = sites[j][1]
+            for i in reversed(members[:k]):
+                first = sites[i][1]
+                stmt, block = _statement_of(first)
+                if block is None or block.type != "compound_statement" or later.start_byte < first.end_byte:
                     continue
-                a, b = sorted((sites[d][1], sites[m][1]), key=lambda n: n.start_byte)
-                if not _written_between(model, sites[d][1], a.end_byte, b.start_byte):
-                    out[d], out[m] = m, d
+                if not ((_unconditional_in(first, stmt) and _same_iteration(first, later, block))
+                        or _statement_of(later)[1] == block):
+                    continue  # (two statements of one block: a guard such as `if (x % s) continue;` before `x / s`)
+                if _written_between(model, first, first.end_byte, later.start_byte):
+                    continue
+                out[j] = out.get(i, i)  # the group's first
+                break
     return out
 
 
 def _written_between(model, node, start: int, end: int) -> bool:
-    """Whether a variable named in ``node``'s operands may be written between ``start`` and ``end``."""
+    """Whether a variable named in ``node``'s operands may be written between ``start`` and ``end``:
+    assigned, its address taken (``&v``), or passed by name to a call that may take it by reference
+    (anything but a function of the file with a by-value parameter there and the math built-ins)."""
+    from shaderlint.model.memory import is_reference  # noqa: PLC0415
+    data = model.source.data[start:end]
+    calls = None
     for n in descendants(node, "identifier"):
         v = model.resolve(n)
         if v is None:
@@ -803,6 +874,22 @@ def _written_between(model, node, start: int, end: int) -> bool:
             continue
         if any(start <= w.start_byte < end for w in model.direct_writes(v)):
             return True
+        if model.language != "glsl" and re.search(rb"&\s*" + re.escape(v.name.encode()) + rb"\b", data):
+            return True
+        if calls is None:
+            calls = [c for c in nodes_in(model, "call", start, end)]
+        for call in calls:
+            for k, a in enumerate(_args(model, call)):
+                if unparen(a).type != "identifier" or model.resolve(unparen(a)) is not v:
+                    continue
+                name = model.callee_name(call)
+                g = model.function_by_name.get(name)
+                if g is not None and k < len(g.params) and not is_reference(g.params[k]) \
+                        and g.params[k].address_space not in ("out", "inout"):
+                    continue
+                if g is None and (name in _PURE_CALLS or parse_type_name(name).is_arithmetic):
+                    continue
+                return True
     return False
 
 
