@@ -232,7 +232,7 @@ class VariableIntegerDivision(Rule):
             if model.is_constant(right) or _constant_once_unrolled(model, f, right) or _constant_context(model, node) \
                     or _constant_from_callers(model, f, right):
                 continue
-            if not _repeated(model, f, node, 0):
+            if not _runs(model, f) or not _repeated(model, f, node, 0):
                 continue  # once per thread: about 8 % of a memory-bound kernel, not worth a warning
             op = model.text(op_node)
             what = "modulo" if "%" in op else "division"
@@ -304,12 +304,72 @@ def _repeated(model, f, node, depth: int, at=None, via=None) -> bool:
     if f.is_entry or depth > 2 or f.body is None:
         return False
     loads = _varies_in(model, node, f.body)  # reads more than the helper's parameters
+    used = None if loads else _params_used(model, f, node, 0)
     for call in _calls_by_name(model).get(f.name, ()):
         g = model.function_at(call.start_byte)
         if g is None or g is f:
             continue
-        if any(_repeated(model, g, e, depth + 1, via=call) for e in ([call] if loads else _args(model, call))):
+        args = [call] if loads else [a for k, a in enumerate(_args(model, call)) if used is None or k in used]
+        if any(_repeated(model, g, e, depth + 1, via=call) for e in args):
             return True
+    return False
+
+
+def _params_used(model, f, node, depth: int) -> set[int] | None:
+    """Indices of the parameters of ``f`` that the value of ``node`` depends on (through locals of
+    ``f`` initialized from them and never assigned), or None when it cannot be told: only these
+    arguments of a call can make the division change from call to call (``gather(row, i)`` with
+    ``row % n`` in it does not change with ``i``)."""
+    out: set[int] = set()
+    for n in descendants(node, "identifier"):
+        if n.parent is not None and n.parent.type == "field_expression" and n.parent.child_by_field_name("field") == n:
+            continue
+        v = model.resolve(n)
+        if v is None:
+            if model.is_constant(n) or model._builtin(model.text(n)) is not None:
+                continue
+            return None
+        if v.is_param and v.function is f:
+            if v not in f.params:
+                return None
+            out.add(f.params.index(v))
+        elif v.function is f:
+            if v.init is None or depth > 4 or model.direct_writes(v):
+                return None
+            got = _params_used(model, f, v.init, depth + 1)
+            if got is None:
+                return None
+            out |= got
+        elif not v.is_global:
+            return None
+    return out
+
+
+def _runs(model, f) -> bool:
+    """Whether ``f`` is an entry point or a function that one calls (through other functions of
+    the file, at most 6 deep): a helper nothing in the file calls may never run (a header's helper:
+    its callers, their loops and launch sizes are not in view), even a loop of its own is not
+    known to be hot."""
+    cache = model.__dict__.setdefault("_sl201_runs", {})
+    got = cache.get(id(f))
+    if got is None:
+        got = cache[id(f)] = _runs_uncached(model, f)
+    return got
+
+
+def _runs_uncached(model, f) -> bool:
+    seen, todo = {id(f)}, [f]
+    for _ in range(7):
+        nxt = []
+        for g in todo:
+            if g.is_entry or g.kind == "kernel":
+                return True
+            for call in _calls_by_name(model).get(g.name, ()):
+                h = model.function_at(call.start_byte)
+                if h is not None and id(h) not in seen:
+                    seen.add(id(h))
+                    nxt.append(h)
+        todo = nxt
     return False
 
 
