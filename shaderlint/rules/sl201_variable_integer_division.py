@@ -393,7 +393,7 @@ def _hot_here(model, f, node, loops: list, via) -> bool | None:
         exclude = {m.id for m in multipliers} | {lp.id}
         work = next((m for m in multipliers if not _short(model, f, m)), lp)
         if _work_loop(model, f, work, exclude) or _work_loop(model, f, lp, exclude, runtime_only=True) \
-                or _costly_call(model, f, lp, via):
+                or _costly_call(model, f, lp, via) or _global_atomic(model, lp):
             return False
         return True
     return None
@@ -604,6 +604,75 @@ def _costly_call(model, f, region, via) -> bool:
     call of the helper holding the division) does not count."""
     return any(c.id != (via.id if via is not None else -1) and not _cheap_call(model, f, c, 0)
                for c in _inside(model, region)[1])
+
+
+_ATOMIC = re.compile(r"atomic(?:Add|Sub|Exch|Min|Max|Inc|Dec|CAS|And|Or|Xor)\w*|atomic_fetch_\w+|atomic_exchange\w*"
+                     r"|atomic_compare_exchange\w*")
+
+
+def _global_atomic(model, region) -> bool:
+    """Whether ``region`` makes an atomic read-modify-write on device (global) memory whose value
+    it uses (``int pos = atomicAdd(&count[e], 1)``): the thread waits for a round trip to the L2
+    cache (`atom.global`, hundreds of cycles, more under contention), which costs more than an
+    emulated division. Its address must be based on a device buffer or a pointer parameter of a
+    kernel (not shared/threadgroup memory, not a pointer the analysis cannot place). An atomic
+    whose value is unused does not count: nothing waits for it (a scattered ``atomicAdd`` of a
+    gradient is issued and left to the memory system)."""
+    for call in _inside(model, region)[1]:
+        if not _ATOMIC.fullmatch(model.callee_name(call) or ""):
+            continue
+        args = _args(model, call)
+        parent = call.parent
+        while parent is not None and parent.type in ("parenthesized_expression", "cast_expression"):
+            parent = parent.parent
+        if not args or parent is None or parent.type == "expression_statement" \
+                or (call.parent.type == "cast_expression" and "void" in model.text(call.parent.child_by_field_name("type") or call)):
+            continue  # its value unused: nothing in the thread waits for it
+        if _global_base(model, args[0], 0):
+            return True
+    return False
+
+
+def _global_base(model, node, depth: int) -> bool:
+    """Whether the address ``node`` (``&a[i]``, ``a + i``, ``a``) points into device (global)
+    memory: ``a`` is a device buffer, a pointer parameter of a kernel, or a pointer parameter of a
+    helper that every call in the file passes such an address (shared memory, a local pointer or
+    anything else the analysis cannot place: no)."""
+    n = unparen(node)
+    while True:
+            if n.type == "pointer_expression" or n.type == "unary_expression":
+                n = unparen(n.child_by_field_name("argument") or n)
+            elif n.type == "subscript_expression":
+                n = unparen(n.child_by_field_name("argument") or n)
+            elif n.type == "field_expression":
+                n = unparen(n.child_by_field_name("argument") or n)
+            elif n.type == "binary_expression" and model.text(n.child_by_field_name("operator")) == "+":
+                n = unparen(n.child_by_field_name("left") or n)
+            else:
+                break
+            if n.type == "identifier":
+                break
+    if n.type != "identifier":
+        return False
+    v = model.resolve(n)
+    if v is None or v.address_space in ("threadgroup", "shared", "thread", "constant"):
+        return False
+    if v.address_space == "device":
+        return True
+    g = v.function
+    if not v.is_param or g is None or v.type.kind != "pointer" or model.language != "cuda" or depth > 3:
+        return False
+    if g.is_entry or g.kind == "kernel":
+        return True
+    calls = _calls_by_name(model).get(g.name, ())
+    index = g.params.index(v) if v in g.params else -1
+    if not calls or index < 0:
+        return False
+    for call in calls:
+        args = _args(model, call)
+        if index >= len(args) or not _global_base(model, args[index], depth + 1):
+            return False
+    return True
 
 
 #: Built-in functions beyond the model's register-only ones that cost about as much as a load or
