@@ -877,13 +877,20 @@ _PURE = frozenset({"identifier", "number_literal", "field_expression", "parenthe
                    "true", "false", "char_literal"})
 
 
-def _pure(model, node) -> bool:
+def _pure(model, node, loads: bool = False) -> bool:
+    """Whether ``node`` has no side effect and no call (with ``loads``, array element reads
+    ``a[i]`` count as pure: the caller checks that nothing stores between two of them)."""
     stack = [node]
     while stack:
         n = stack.pop()
         if not n.is_named:
             continue  # an operator or a parenthesis
+        if loads and n.type in ("subscript_expression", "subscript_argument_list"):
+            stack.extend(n.children)
+            continue
         if n.type not in _PURE or (n.type == "field_expression" and model.text(n.child(1) or n) == "->"):
+            return False
+        if n.type == "unary_expression" and model.text(n.child(0) or n) in ("*", "&"):
             return False
         stack.extend(n.children if n.type != "field_expression" else n.children[:1])
     return True
@@ -901,10 +908,37 @@ def _canonical(model, node) -> str:
 
 
 def _operands(model, node) -> tuple[str, str] | None:
+    """The canonical texts of a division's dividend and divisor (side-effect free, array reads
+    allowed), or None."""
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-    if node.type != "binary_expression" or not _pure(model, left) or not _pure(model, right):
+    if node.type not in ("binary_expression", "assignment_expression") or left is None or right is None \
+            or not _pure(model, left, loads=True) or not _pure(model, right, loads=True):
         return None
     return _canonical(model, left), _canonical(model, right)
+
+
+def _loads(node) -> bool:
+    return bool(descendants(node, "subscript_expression"))
+
+
+def _stores_between(model, start: int, end: int) -> bool:
+    """Whether memory may be written between ``start`` and ``end``: a store through an array
+    element, a pointer or a member, or a call (but ``min``/``max``/conversions)."""
+    for call in nodes_in(model, "call", start, end):
+        name = model.callee_name(call)
+        if not (name in _PURE_CALLS or parse_type_name(name).is_arithmetic):
+            return True
+    node = model.root.descendant_for_byte_range(start, end)
+    while node is not None and not (node.start_byte <= start and end <= node.end_byte):
+        node = node.parent
+    for n in (node,) if node is not None else ():
+        for w in list(descendants(n, "assignment_expression")) + list(descendants(n, "update_expression")):
+            if not (start <= w.start_byte < end):
+                continue
+            target = unparen(w.child_by_field_name("left") or w.child_by_field_name("argument") or w)
+            if target.type != "identifier":
+                return True
+    return False
 
 
 #: Statements that run as a whole once reached (a division in them runs whenever the statement does,
@@ -961,7 +995,7 @@ def _same_divisions(model, sites) -> dict[int, int]:
     keyed: dict[tuple, list[int]] = {}
     for i, (f, node) in enumerate(sites):
         op = node.child_by_field_name("operator")
-        if op is None or model.text(op) not in ("/", "%"):
+        if op is None or model.text(op) not in ("/", "%", "/=", "%="):
             continue
         ops = _operands(model, node)
         if ops is not None:
@@ -975,13 +1009,16 @@ def _same_divisions(model, sites) -> dict[int, int]:
             later = sites[j][1]
             for i in reversed(members[:k]):
                 first = sites[i][1]
+                if first.type != "binary_expression":
+                    continue  # `x /= d` writes x: only the later of two
                 stmt, block = _statement_of(first)
                 if block is None or block.type != "compound_statement" or later.start_byte < first.end_byte:
                     continue
                 if not ((_unconditional_in(first, stmt) and _same_iteration(first, later, block))
                         or _statement_of(later)[1] == block):
                     continue  # (two statements of one block: a guard such as `if (x % s) continue;` before `x / s`)
-                if _written_between(model, first, first.end_byte, later.start_byte):
+                if _written_between(model, first, first.end_byte, later.start_byte) \
+                        or (_loads(first) and _stores_between(model, first.end_byte, later.start_byte)):
                     continue
                 out[j] = out.get(i, i)  # the group's first
                 break
