@@ -27,7 +27,7 @@ from typing import TextIO
 from shaderlint.cache import Cache, cache_dir_for, entry_key
 from shaderlint.config import Settings
 from shaderlint.diagnostics import Diagnostic, Finding
-from shaderlint.engine import FileResult, lint_source
+from shaderlint.engine import FileResult, collector_paused, lint_source
 from shaderlint.languages import language_for_path
 from shaderlint.model.source import Source
 from shaderlint.suppression import Suppression
@@ -59,10 +59,15 @@ _Outcome = tuple[int, list[Diagnostic], list[Suppression], str | None, int]
 
 
 def _lint_job(job: _Job) -> _Outcome:
-    r = lint_source(job.path, job.data, job.settings)
-    if job.cache_dir is not None and job.key is not None and not r.timed_out:  # a busy machine is no property of the file
-        Cache(job.cache_dir).put(job.key, r.diagnostics, r.suppressions, r.language, r.unread)
-    return job.index, r.diagnostics, r.suppressions, r.language, r.unread
+    # The collector's pause (see shaderlint.engine.collector_paused) ends here, after the file's model
+    # is dropped: the collection that follows frees its cycles at once instead of promoting them.
+    with collector_paused():
+        r = lint_source(job.path, job.data, job.settings)
+        if job.cache_dir is not None and job.key is not None and not r.timed_out:  # a busy machine is no property of the file
+            Cache(job.cache_dir).put(job.key, r.diagnostics, r.suppressions, r.language, r.unread)
+        outcome = job.index, r.diagnostics, r.suppressions, r.language, r.unread
+        del r
+    return outcome
 
 
 def _lint_chunk(jobs: list[_Job]) -> list[_Outcome]:
