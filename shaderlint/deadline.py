@@ -106,7 +106,7 @@ def _watch() -> None:
             if d.when <= now:
                 d.firing = True
                 if not d.done:
-                    d.fired = True
+                    d.fired = d.sent = True
                     _set_async_exc(d.thread_id, TimeBudgetExceeded)
                 d.firing = False
                 _active.pop(d.token, None)
@@ -136,6 +136,7 @@ class Deadline:
         self.done = False  # the block has finished: the watchdog must not fire any more
         self.firing = False  # the watchdog is deciding whether to fire
         self.fired = False  # the exception was scheduled (or raised by check())
+        self.sent = False  # the watchdog scheduled the exception
 
     def expired(self) -> bool:
         return self.clock() >= self.when
@@ -162,7 +163,7 @@ class Deadline:
         self.start = self.clock()
         if self.seconds and self.seconds > 0:
             self.when = self.start + self.seconds
-        self.done = self.firing = self.fired = False
+        self.done = self.firing = self.fired = self.sent = False
         if self.when != float("inf") and _set_async_exc is not None:
             _ensure_watcher()
             _active[self.token] = self
@@ -176,9 +177,10 @@ class Deadline:
             # once ``firing`` is clear, it either saw ``done`` (and will not fire) or has fired.
             while self.firing:
                 time.sleep(0)
-            if self.fired and exc[0] is None:
-                # Fired just as the block finished: drop the exception scheduled but not yet raised,
-                # so that it cannot surface in the caller.
+            if self.sent and (exc[0] is None or issubclass(exc[0], TimeBudgetExceeded)):
+                # Fired just as the block finished, or just after the block ended by a TimeBudgetExceeded
+                # of its own (check(), a cancelled parse): drop the exception scheduled but not yet
+                # raised, so that it cannot surface in the caller (a no-op when it was raised).
                 _set_async_exc(self.thread_id, ctypes.py_object())
         return False
 

@@ -12,7 +12,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 
 from shaderlint.config import Settings, rule_enabled
-from shaderlint.deadline import Deadline, TimeBudgetExceeded, clock
+from shaderlint.deadline import Deadline, TimeBudgetExceeded
 from shaderlint.diagnostics import Diagnostic, Finding, RelatedLocation, Severity
 from shaderlint.languages import FRONT_ENDS, Parsed, language_for_path
 from shaderlint.model.build import FileModel, build_model
@@ -157,63 +157,72 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
         return result
     findings: list[tuple[type[Rule], Finding]] = []
     budget = settings.budget_for(data)
-    now = clock()  # CPU time of this thread where it can be read (see shaderlint.deadline)
-    deadline = now() + budget
-    try:  # the time budget is enforced by a watchdog (shaderlint.deadline), not only between rules
-        with Deadline(budget) as dl:
-            parsed = FRONT_ENDS[language].parse(source, old, deadline=dl, context=context)
-            result.parsed = parsed
-            model = build_model(parsed)
-            result.model = model
-    except TimeBudgetExceeded:
-        phase = "parsing" if result.parsed is None else "building the model"
-        result.parsed = result.model = None
-        result.timed_out = True
-        result.diagnostics = [_internal(source, f"could not analyse this file: the per-file time budget of "
-                                                f"{budget:.3g} s was exceeded while {phase} "
-                                                f"(raise `time-budget` in the configuration to allow more)")]
-        return result
-    except Exception as exc:  # never crash: the whole file becomes one SL001
-        result.diagnostics = [_internal(source, f"could not analyse this file: {type(exc).__name__}: {exc}")]
-        return result
-    rules = enabled_rules(settings, language, path)
-    facts = dict(settings.facts_for(path))
+    # One budget for the file, on one clock (CPU time of this thread where it can be read, see
+    # shaderlint.deadline): a watchdog enforces it anywhere in the parse, the model and the rules,
+    # not only between rules; the impact step gets what is left of it.
+    dl = Deadline(budget)
+    stage = "parsing"
+    rules: list[type[Rule]] = []
+    at = 0  # the rule about to run or running (index in ``rules``)
+    running = False
     try:
-        target = resolve_target(settings, language)
-    except Exception:
-        from shaderlint.estimate.targets import default_target
-        target = default_target(language)
-    ctx = RuleContext(settings=settings, target=target, facts=facts)
-    errored = [f for f in model.functions if f.has_error]
-    unreadable = {f.name for f in errored} - {f.name for f in model.functions if not f.has_error}
-    for rule_cls in rules:
-        if now() > deadline:
+        with dl:
+            try:
+                parsed = FRONT_ENDS[language].parse(source, old, deadline=dl, context=context)
+                result.parsed = parsed
+                stage = "building the model"
+                model = build_model(parsed)
+                result.model = model
+            except Exception as exc:  # never crash: the whole file becomes one SL001
+                result.diagnostics = [_internal(source, f"could not analyse this file: {type(exc).__name__}: {exc}")]
+                return result
+            stage = "rules"
+            rules = enabled_rules(settings, language, path)
+            facts = dict(settings.facts_for(path))
+            try:
+                target = resolve_target(settings, language)
+            except Exception:
+                from shaderlint.estimate.targets import default_target
+                target = default_target(language)
+            ctx = RuleContext(settings=settings, target=target, facts=facts)
+            errored = [f for f in model.functions if f.has_error]
+            unreadable = {f.name for f in errored} - {f.name for f in model.functions if not f.has_error}
+            for at, rule_cls in enumerate(rules):
+                if dl.expired():  # (the watchdog's exception may not have arrived yet, or there is none)
+                    raise TimeBudgetExceeded
+                running = True
+                try:
+                    for fd in rule_cls().check(model, ctx):
+                        if rule_cls.code != PARSE_ERROR and errored:
+                            if any(f.node.start_byte <= fd.start < f.node.end_byte for f in errored) \
+                                    or fd.kernel in unreadable:
+                                continue  # never report inside (or about) code we could not read
+                            if fd.fix is not None and any(f.node.start_byte <= e.end and e.start < f.node.end_byte
+                                                          for e in fd.fix.edits for f in errored):
+                                fd = replace(fd, fix=None)  # nor edit it: the fix could not see what is there
+                        findings.append((rule_cls, fd))
+                except Exception as exc:
+                    tb = traceback.extract_tb(exc.__traceback__)
+                    where = f" at {tb[-1].name}:{tb[-1].lineno}" if tb else ""
+                    findings.append((_PARSE_RULE, Finding(0, 0, f"rule {rule_cls.code} failed on this file "
+                                                                f"({type(exc).__name__}: {exc}{where}); other rules still ran")))
+                running = False
+            stage = "done"
+    except TimeBudgetExceeded:
+        result.timed_out = True
+        if stage != "rules":  # (after "done" only the block's exit was left: nothing is lost)
+            if stage != "done":
+                result.parsed = result.model = None
+                result.diagnostics = [_internal(source, f"could not analyse this file: the per-file time budget "
+                                                        f"of {budget:.3g} s was exceeded while {stage} (raise "
+                                                        f"`time-budget` in the configuration to allow more)")]
+                return result
+        elif rules:
+            where = "in" if running else "before"
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
-                                                        f"{budget:.3g} s was exceeded before {rule_cls.code}")))
-            result.timed_out = True
-            break
-        try:
-            with Deadline(max(1e-3, deadline - now())):
-                for fd in rule_cls().check(model, ctx):
-                    if rule_cls.code != PARSE_ERROR and errored:
-                        if any(f.node.start_byte <= fd.start < f.node.end_byte for f in errored) \
-                                or fd.kernel in unreadable:
-                            continue  # never report inside (or about) code we could not read
-                        if fd.fix is not None and any(f.node.start_byte <= e.end and e.start < f.node.end_byte
-                                                      for e in fd.fix.edits for f in errored):
-                            fd = replace(fd, fix=None)  # nor edit it: the fix could not see what is there
-                    findings.append((rule_cls, fd))
-        except TimeBudgetExceeded:
-            findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
-                                                        f"{budget:.3g} s was exceeded in {rule_cls.code}")))
-            result.timed_out = True
-            break
-        except Exception as exc:
-            tb = traceback.extract_tb(exc.__traceback__)
-            where = f" at {tb[-1].name}:{tb[-1].lineno}" if tb else ""
-            findings.append((_PARSE_RULE, Finding(0, 0, f"rule {rule_cls.code} failed on this file "
-                                                        f"({type(exc).__name__}: {exc}{where}); other rules still ran")))
-    findings = _attach_impacts(model, findings, target, facts, deadline, now)
+                                                        f"{budget:.3g} s was exceeded {where} {rules[at].code}")))
+    if not result.timed_out:
+        findings = _attach_impacts(model, findings, target, facts, dl.remaining())
     diags = [_resolve(source, rule_cls, fd) for rule_cls, fd in findings]
     if not any(r.code == PARSE_ERROR for r in rules):
         # unreadable regions are listed only when SL001 is selected (the summary counts them); an
@@ -236,14 +245,15 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
 from shaderlint.rules.sl001_parse_error import ParseErrorRule as _PARSE_RULE  # noqa: E402
 
 
-def _attach_impacts(model, findings, target, facts, deadline, now=time.monotonic):
-    """Impact step (separate from the rules): estimate each affected kernel as written and
-    as the rule's ``what_if`` advice would leave it; see :mod:`shaderlint.estimate.whatif`."""
-    if not findings or now() > deadline:
+def _attach_impacts(model, findings, target, facts, seconds: float):
+    """Impact step (separate from the rules), within ``seconds`` (what is left of the file's budget):
+    estimate each affected kernel as written and as the rule's ``what_if`` advice would leave it; see
+    :mod:`shaderlint.estimate.whatif`."""
+    if not findings or seconds <= 0:
         return findings
     try:
         from shaderlint.estimate.whatif import attach_impacts
-        with Deadline(max(1e-3, deadline - now())):
+        with Deadline(seconds):
             return attach_impacts(model, [(r, fd) for r, fd in findings if r is not _PARSE_RULE], target, facts) \
                 + [(r, fd) for r, fd in findings if r is _PARSE_RULE]
     except (Exception, TimeBudgetExceeded):  # impacts are an extra: never lose diagnostics over them

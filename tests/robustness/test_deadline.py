@@ -255,3 +255,40 @@ def test_engine_budget_ignores_time_spent_waiting(monkeypatch):
         assert not r.timed_out and any(d.code == "SL201" for d in r.diagnostics)
     else:  # wall-clock budget: the sleep uses it up
         assert r.timed_out
+
+
+def test_a_rule_that_swallows_the_stop_is_caught_before_the_next_rule(monkeypatch):
+    """A rule that catches BaseException keeps the watchdog's exception from ending the analysis:
+    the file's budget is still checked before each rule, and the next one does not start."""
+    def check(self, model, ctx):
+        yield from ()
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < 0.4 + SLACK:
+            try:
+                sum(range(1000))
+            except BaseException:  # noqa: BLE001
+                break
+
+    monkeypatch.setattr(VariableIntegerDivision, "check", check)
+    r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.3, extend_select=("SL201",)))
+    assert r.timed_out
+    msgs = [d.message for d in r.diagnostics if d.code == "SL001"]
+    assert msgs == ["analysis stopped: the per-file time budget of 0.3 s was exceeded before SL203"], msgs
+
+
+def test_one_budget_clock_per_file(monkeypatch):
+    """The rules run under the file's one deadline (set up once), not one each: at most two per file
+    (the analysis, and what is left of it for the impact step)."""
+    import shaderlint.deadline as deadline
+
+    entered = []
+    original = deadline.Deadline.__enter__
+
+    def enter(self):
+        entered.append(self.seconds)
+        return original(self)
+
+    monkeypatch.setattr(deadline.Deadline, "__enter__", enter)
+    r = lint_source("k.cu", GOOD.encode(), Settings(extend_select=("SL201",)))
+    assert any(d.code == "SL201" for d in r.diagnostics)
+    assert 1 <= len(entered) <= 2, entered
