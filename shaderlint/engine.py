@@ -176,7 +176,6 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
             except Exception as exc:  # never crash: the whole file becomes one SL001
                 result.diagnostics = [_internal(source, f"could not analyse this file: {type(exc).__name__}: {exc}")]
                 return result
-            stage = "rules"
             rules = enabled_rules(settings, language, path)
             facts = dict(settings.facts_for(path))
             try:
@@ -187,6 +186,7 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
             ctx = RuleContext(settings=settings, target=target, facts=facts)
             errored = [f for f in model.functions if f.has_error]
             unreadable = {f.name for f in errored} - {f.name for f in model.functions if not f.has_error}
+            stage = "rules"
             for at, rule_cls in enumerate(rules):
                 if dl.expired():  # (the watchdog's exception may not have arrived yet, or there is none)
                     raise TimeBudgetExceeded
@@ -221,16 +221,18 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
             where = "in" if running else "before"
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
                                                         f"{budget:.3g} s was exceeded {where} {rules[at].code}")))
-    if not result.timed_out:
-        findings = _attach_impacts(model, findings, target, facts, dl.remaining())
-    diags = [_resolve(source, rule_cls, fd) for rule_cls, fd in findings]
+    resolved = [(rule_cls, fd, _resolve(source, rule_cls, fd)) for rule_cls, fd in findings]
     if not any(r.code == PARSE_ERROR for r in rules):
         # unreadable regions are listed only when SL001 is selected (the summary counts them); an
         # analysis cut short (time budget, a failing rule) is always said, like a file that failed whole
         result.unread = len(model.errors)
     sups = parse_suppressions(source)
     result.suppressions = sups
-    diags = apply_suppressions(diags, sups)
+    kept = {id(d) for d in apply_suppressions([d for _, _, d in resolved], sups)}
+    resolved = [x for x in resolved if id(x[2]) in kept]
+    if not result.timed_out:  # estimates only for what is reported: they are the costliest step
+        resolved = _attach_impacts(model, resolved, target, facts, dl.remaining())
+    diags = [d for _, _, d in resolved]
     incomplete = any(rc is _PARSE_RULE and fd.message.startswith(("rule ", "analysis stopped")) for rc, fd in findings)
     if any(r.code == UNUSED_CODE for r in rules) and not incomplete:  # SL002 needs every other rule's result
         from shaderlint.rules.registry import BY_CODE
@@ -245,19 +247,28 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
 from shaderlint.rules.sl001_parse_error import ParseErrorRule as _PARSE_RULE  # noqa: E402
 
 
-def _attach_impacts(model, findings, target, facts, seconds: float):
-    """Impact step (separate from the rules), within ``seconds`` (what is left of the file's budget):
-    estimate each affected kernel as written and as the rule's ``what_if`` advice would leave it; see
-    :mod:`shaderlint.estimate.whatif`."""
-    if not findings or seconds <= 0:
-        return findings
+def _attach_impacts(model, resolved, target, facts, seconds: float):
+    """Impact step (separate from the rules) for ``resolved``, the (rule, finding, diagnostic) triples
+    to report, within ``seconds`` (what is left of the file's budget): estimate each affected kernel
+    as written and as the rule's ``what_if`` advice would leave it (see :mod:`shaderlint.estimate.whatif`);
+    the triples come back with the impacts in their diagnostics."""
+    todo = [(r, fd) for r, fd, _ in resolved if r is not _PARSE_RULE and fd.impact is None]
+    if not todo or seconds <= 0:
+        return resolved
     try:
         from shaderlint.estimate.whatif import attach_impacts
         with Deadline(seconds):
-            return attach_impacts(model, [(r, fd) for r, fd in findings if r is not _PARSE_RULE], target, facts) \
-                + [(r, fd) for r, fd in findings if r is _PARSE_RULE]
+            done = iter(attach_impacts(model, todo, target, facts))
     except (Exception, TimeBudgetExceeded):  # impacts are an extra: never lose diagnostics over them
-        return findings
+        return resolved
+    out = []
+    for r, fd, d in resolved:
+        if r is not _PARSE_RULE and fd.impact is None:
+            fd = next(done)[1]
+            if fd.impact is not None:
+                d = replace(d, impact=fd.impact)
+        out.append((r, fd, d))
+    return out
 
 
 _BOMS = ((b"\xff\xfe\x00\x00", "UTF-32 (little-endian)"), (b"\x00\x00\xfe\xff", "UTF-32 (big-endian)"),

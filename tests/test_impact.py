@@ -200,3 +200,29 @@ def test_a_kernel_too_large_to_walk_gets_no_what_if(monkeypatch):
     (cut,) = lint(SL101_CUDA, "k.cu", ("SL101",))
     assert cut.impact is not None and cut.impact.occupancy_before is not None
     assert (cut.impact.registers, cut.impact.stack_bytes, cut.impact.occupancy_after) == (None, None, None)
+
+
+def test_suppressed_findings_are_not_estimated(monkeypatch):
+    """Estimates are made for the diagnostics that are reported: a suppressed finding costs none, and
+    the diagnostics that remain get the same impact as without the suppression."""
+    import shaderlint.estimate.registers as registers
+
+    calls = []
+    original = registers.estimate_kernel
+
+    def counting(*a, **kw):
+        calls.append(a[1].name)
+        return original(*a, **kw)
+
+    monkeypatch.setattr(registers, "estimate_kernel", counting)
+    monkeypatch.setattr(registers, "_SHARED", type(registers._SHARED)())  # no estimate from another test
+    suppressed = SL101_CUDA.replace("float h[16];", "float h[16];  // shaderlint: ignore[SL101]")
+    assert lint(suppressed, "k.cu", ("SL101",)) == []
+    assert calls == []
+    (d,) = lint(SL101_CUDA, "k.cu", ("SL101",))
+    assert calls and d.impact.stack_bytes == -64
+    both = SL101_CUDA + SL101_CUDA.replace("hist", "hist2").replace("float h[16];", "float h[16];  // shaderlint: ignore")
+    calls.clear()
+    (kept,) = lint(both, "k.cu", ("SL101",))
+    assert kept.kernel == "hist" and kept.impact == d.impact
+    assert set(calls) == {"hist"}
