@@ -143,11 +143,13 @@ class FileModel(ExprAnalysis):
         self.workgroup_mask: Mask | None = None
         self.workgroup_spec_ids: tuple[str | None, ...] = ()
         self.captures: dict[str, list[ts.Node]] = {}
-        self.var_deps: dict[Var, frozenset[str]] = {}
-        self.intrinsic_deps: dict[Function, frozenset[str]] = {}
+        self._var_deps: dict[Var, frozenset[str]] = {}
+        self._intrinsic_deps: dict[Function, frozenset[str]] = {}
         #: While compute_dependence runs: the variables and write keys whose dependence was read.
         self._dep_reads: dict | None = None
-        self.flow: ReachingWrites | None = None  # set by the dependence fixpoint
+        self._flow: ReachingWrites | None = None  # set by the dependence fixpoint
+        #: True from the end of the build until the thread dependence is first asked for (see ``var_deps``).
+        self._dependence_pending = False
         self._vars_by_name: dict[str, list[Var]] = defaultdict(list)
         self._function_starts: list[int] = []
         self._resolve_cache: dict[int, Var | None] = {}
@@ -155,6 +157,49 @@ class FileModel(ExprAnalysis):
         self._const_cache: dict[int, int | float | None] = {}
         self._isconst_cache: dict[int, bool] = {}
         self._deps_cache: dict[int, frozenset[str]] = {}
+
+    # ---- thread dependence, computed when first asked for -------------------------------------------
+    # The dependence fixpoint (``_Builder.compute_dependence``) is the costliest part of the model, and
+    # many files never ask for it: none of the rules that ran needed it (no barrier, no division, no
+    # guarded access to judge). It runs at the first read of ``var_deps``, ``intrinsic_deps``, ``flow``
+    # or ``deps()`` after the build, on the finished model: the same input as at the end of the build
+    # (the analyses the rules ran meanwhile only fill memo caches of pure functions of the tree).
+    def _ensure_dependence(self) -> None:
+        if self._dependence_pending:
+            self._dependence_pending = False
+            try:
+                _Builder(self).compute_dependence()
+            except BaseException:  # (a time budget ran out in it): asked again, it starts over
+                self._var_deps, self._intrinsic_deps, self._flow, self._dep_reads = {}, {}, None, None
+                self._deps_cache.clear()
+                self._dependence_pending = True
+                raise
+
+    @property
+    def var_deps(self) -> dict[Var, frozenset[str]]:
+        if self._dependence_pending:
+            self._ensure_dependence()
+        return self._var_deps
+
+    @var_deps.setter
+    def var_deps(self, value: dict[Var, frozenset[str]]) -> None:
+        self._var_deps = value
+
+    @property
+    def intrinsic_deps(self) -> dict[Function, frozenset[str]]:
+        if self._dependence_pending:
+            self._ensure_dependence()
+        return self._intrinsic_deps
+
+    @property
+    def flow(self) -> ReachingWrites | None:
+        if self._dependence_pending:
+            self._ensure_dependence()
+        return self._flow
+
+    @flow.setter
+    def flow(self, value: ReachingWrites | None) -> None:
+        self._flow = value
 
     @property
     def kernels(self) -> list[Function]:
@@ -239,7 +284,8 @@ class _Builder:
         self.collect_calls()
         self.collect_launch_group_sizes()
         self.collect_accesses()
-        self.compute_dependence()
+        m._deps_cache.clear()  # (what the build asked before the fixpoint: as compute_dependence does)
+        m._dependence_pending = True  # compute_dependence at the first use (FileModel.var_deps)
 
     # ---- parse errors ------------------------------------------------------------------------
     def collect_errors(self) -> None:

@@ -672,6 +672,9 @@ class ExprAnalysis:
         key = node.id
         d = self._deps_cache.get(key)
         if d is None:
+            if self._dependence_pending:  # (the cache is empty until the fixpoint ran: see FileModel.var_deps)
+                self._ensure_dependence()
+                return self.deps(node)
             depth = self.__dict__.get("_expr_depth", 0)
             if depth >= MAX_EXPR_DEPTH:
                 return frozenset({B.UNKNOWN_DEP})

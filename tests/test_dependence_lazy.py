@@ -1,0 +1,107 @@
+"""The thread-dependence fixpoint of the model runs when first asked for, not in every build: a file
+whose rules never ask skips its cost, and the answers are those the eager build gave."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import shaderlint.model.build as build
+from shaderlint.config import Settings
+from shaderlint.engine import lint_source
+from shaderlint.languages import FRONT_ENDS, language_for_path
+from shaderlint.model.build import build_model
+from shaderlint.model.source import Source
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+NO_QUESTION = """
+__global__ void add_one(const float* a, float* out, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a[i] + 1.0f;
+}
+"""
+
+BARRIER = """
+__global__ void stage(const float* a, float* out) {
+    __shared__ float tile[256];
+    int t = threadIdx.x;
+    tile[t] = a[t];
+    __syncthreads();
+    if (t < 128) {
+        __syncthreads();
+    }
+    out[t] = tile[255 - t];
+}
+"""
+
+
+def _model(path: str, text: str):
+    return build_model(FRONT_ENDS[language_for_path(path)].parse(Source(path, text.encode())))
+
+
+@pytest.fixture
+def runs(monkeypatch):
+    count = []
+    original = build._Builder.compute_dependence
+
+    def counted(self):
+        count.append(1)
+        return original(self)
+
+    monkeypatch.setattr(build._Builder, "compute_dependence", counted)
+    return count
+
+
+def test_not_computed_when_no_rule_asks(runs):
+    r = lint_source("k.cu", NO_QUESTION.encode(), Settings())
+    assert r.model is not None and r.diagnostics == []
+    assert runs == []
+
+
+def test_computed_once_when_a_rule_asks(runs):
+    r = lint_source("k.cu", BARRIER.encode(), Settings(select=("SL403",)))
+    assert [d.code for d in r.diagnostics] == ["SL403"]
+    assert runs == [1]
+    r.model.var_deps, r.model.flow, r.model.deps(r.model.root)  # answered from the first run
+    assert runs == [1]
+
+
+def _answers(model) -> dict:
+    out = {}
+    for f in model.functions:
+        for v in list(f.params) + list(f.vars):
+            out[(f.name, v.name, v.node.start_byte)] = model.var_deps.get(v, frozenset())
+        out[(f.name, "<intrinsic>")] = model.intrinsic_deps.get(f, frozenset())
+    for n in model.nodes("binary") + model.nodes("call"):
+        out[("node", n.start_byte, n.end_byte, n.type)] = model.deps(n)
+    return out
+
+
+@pytest.mark.parametrize("path", sorted(str(p) for p in FIXTURES.rglob("*")
+                                        if p.is_file() and language_for_path(str(p)) and ".fixed." not in p.name))
+def test_same_answers_as_computed_at_the_end_of_the_build(path):
+    text = Path(path).read_text(encoding="utf-8", errors="surrogateescape")
+    eager = _model(path, text)
+    eager._ensure_dependence()  # what the build used to do as its last step
+    lazy = lint_source(path, text.encode("utf-8", "surrogateescape"), Settings(select=("ALL",))).model
+    if lazy is None:
+        pytest.skip("not analysed")
+    assert _answers(lazy) == _answers(eager)
+
+
+def test_an_interrupted_fixpoint_starts_over_when_asked_again(monkeypatch):
+    model = _model("k.cu", BARRIER)
+    original = build.ReachingWrites
+
+    def interrupted(*a, **kw):  # halfway through the fixpoint (as a time budget running out would)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(build, "ReachingWrites", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        model.var_deps
+    monkeypatch.setattr(build, "ReachingWrites", original)
+    eager = _model("k.cu", BARRIER)
+    eager._ensure_dependence()
+    assert model.var_deps and _answers(model) == _answers(eager)
