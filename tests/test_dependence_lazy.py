@@ -37,6 +37,14 @@ __global__ void stage(const float* a, float* out) {
 """
 
 
+DIVISION = """
+__global__ void scale(const float* a, float* out, float s) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    out[i] = a[i] / s + a[i >> 2];
+}
+"""
+
+
 def _model(path: str, text: str):
     return build_model(FRONT_ENDS[language_for_path(path)].parse(Source(path, text.encode())))
 
@@ -57,6 +65,14 @@ def runs(monkeypatch):
 def test_not_computed_when_no_rule_asks(runs):
     r = lint_source("k.cu", NO_QUESTION.encode(), Settings())
     assert r.model is not None and r.diagnostics == []
+    assert runs == []
+
+
+def test_not_computed_for_divisions_by_other_than_the_simd_width(runs):
+    """SL404 asks whether the left side of ``x / 32`` (``x >> 5``) is thread-dependent only when the
+    divisor is the SIMD width."""
+    r = lint_source("k.cu", DIVISION.encode(), Settings())
+    assert r.diagnostics == []
     assert runs == []
 
 

@@ -516,12 +516,6 @@ def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
     barriers = {b.node.id: b for b in group_barriers(f)}
     if not barriers:
         return []
-    # Barriers on thread-dependent paths (warp-specialised producer/consumer branches) pair up by
-    # count across paths: removing one desynchronises the others (flashinfer's mla_hopper.cuh pairs
-    # the producer's `__syncthreads(); __syncthreads();` with the consumer's). Not analysed.
-    if any(_maybe_divergent(model, b.node) for b in barriers.values()) or any(
-            _maybe_divergent(model, call) for call, _ in sync_calls(model, f)):
-        return []
     orders = {k: _order_bits(model, b) for k, b in barriers.items()}
     try:
         flow = _Flow(model, f, orders)
@@ -549,6 +543,14 @@ def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
         if _execution_exchange(s, other, orders[k]):
             continue
         out.append(Redundancy(b, side, bool(s & _EDGE), bool(s & _BAR), o, _understood(s)))
+    # Barriers on thread-dependent paths (warp-specialised producer/consumer branches) pair up by
+    # count across paths: removing one desynchronises the others (flashinfer's mla_hopper.cuh pairs
+    # the producer's `__syncthreads(); __syncthreads();` with the consumer's). Not analysed. (Asked
+    # last: it needs the model's thread-dependence fixpoint, which most kernels with barriers, none
+    # of them redundant, then never compute.)
+    if out and (any(_maybe_divergent(model, b.node) for b in barriers.values()) or any(
+            _maybe_divergent(model, call) for call, _ in sync_calls(model, f))):
+        return []
     out.sort(key=lambda r: r.barrier.node.start_byte)
     return out
 
@@ -1258,9 +1260,10 @@ def spans_several_simd_groups(model: "FileModel", f: Function, width: int) -> bo
         if n.type == "binary_expression":
             op = model.text(n.child_by_field_name("operator"))
             left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
-            if op in ("/", ">>") and left is not None and right is not None and B.LOCAL in model.deps(left):
+            if op in ("/", ">>") and left is not None and right is not None:
                 rv = model.const_value(right)
-                if (op == "/" and (rv == width or model.text(right) == "warpSize")) or (op == ">>" and rv == shift):
+                if ((op == "/" and (rv == width or model.text(right) == "warpSize")) or (op == ">>" and rv == shift)) \
+                        and B.LOCAL in model.deps(left):  # (last: it needs the dependence fixpoint)
                     return True
         stack.extend(n.named_children)
     return False
