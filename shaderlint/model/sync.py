@@ -22,6 +22,8 @@ Everything leans towards silence: unknown callees, pointers of unknown address s
 from __future__ import annotations
 
 import bisect
+import functools
+import operator
 import re
 
 from dataclasses import dataclass
@@ -708,6 +710,8 @@ class _Flow:
         self.m = model
         self.f = f
         self.orders = orders
+        # spaces some barrier of the kernel does not order: only accesses to those can be exchanges
+        self.unordered = ALL & ~functools.reduce(operator.and_, orders.values(), ALL)
         self.removed: set[int] = set()
         self.seen: dict[int, int] = {}
         self.sync = synchronising_functions(model)
@@ -759,7 +763,8 @@ class _Flow:
                 if v is not None and _read_only(m, v):
                     out.append(("touch", bits))
                 else:
-                    out.append(("touch", bits | bits << _W | (bits << _U if _shared_address(m, n) else 0)))
+                    shared = bits & self.unordered and _shared_address(m, n)  # (asks for thread dependence)
+                    out.append(("touch", bits | bits << _W | (bits << _U if shared else 0)))
             elif _vague(m, n):
                 out.append(("touch", _VAGUE))
             return
