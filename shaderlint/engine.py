@@ -76,6 +76,14 @@ def resolve_target(settings: Settings, language: str):
     return default_target(language)
 
 
+def predefined_for(settings: Settings, language: str):
+    """The macros the build defines before the file (``defines``, and ``__CUDA_ARCH__`` from the
+    configured target): what :mod:`shaderlint.languages.conditions` decides ``#if`` branches with."""
+    from shaderlint.languages.conditions import predefined
+
+    return predefined(language, settings.target, settings.defines)
+
+
 def lint_source(path: str, data: bytes, settings: Settings | None = None, language: str | None = None,
                 old: Parsed | None = None, context=None) -> FileResult:
     """Lint one file's bytes. ``language`` overrides detection by extension; ``context``: see
@@ -103,7 +111,8 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     deadline = now() + budget
     try:  # the time budget is enforced by a watchdog (shaderlint.deadline), not only between rules
         with Deadline(budget) as dl:
-            parsed = FRONT_ENDS[language].parse(source, old, deadline=dl, context=context)
+            parsed = FRONT_ENDS[language].parse(source, old, deadline=dl, context=context,
+                                                predefined=predefined_for(settings, language))
             result.parsed = parsed
             model = build_model(parsed)
             result.model = model
