@@ -177,7 +177,10 @@ def lint_source(path: str, data: bytes, settings: Settings | None = None, langua
     if any(r.code == UNUSED_CODE for r in rules) and not incomplete:  # SL002 needs every other rule's result
         from shaderlint.rules.registry import BY_CODE
         blind = [(f.node.start_byte, f.node.end_byte) for f in errored]  # findings there were dropped
-        unused = unused_suppressions(source, sups, {r.code for r in rules}, set(BY_CODE), blind)
+        # a suppression in a branch dead for this build may be needed in another (other defines, target)
+        dead = [(mk.start, mk.end) for mk in result.parsed.masks if mk.kind == "dead-branch"]
+        live = [s for s in sups if s.file_level or not any(a <= s.start < b for a, b in dead)] if dead else sups
+        unused = unused_suppressions(source, live, {r.code for r in rules}, set(BY_CODE), blind)
         diags += [_resolve(source, BY_CODE[UNUSED_CODE], fd) for fd in unused]
     diags.sort(key=Diagnostic.sort_key)
     result.diagnostics = diags

@@ -165,3 +165,21 @@ def test_glsl_and_metal_read_their_own_defines():
     metal = b"#define SIMD 32\n#if SIMD != 32\nkernel void a() {}\n#endif\nkernel void b() {}\n"
     parsed = FRONT_ENDS["metal"].parse(Source("k.metal", metal), predefined=(("SIMD_OVERRIDE", "1"),))
     assert b"void a" not in parsed.parse_bytes and b"void b" in parsed.parse_bytes
+
+
+def test_suppressions_in_dead_branches_are_not_reported_unused():
+    from shaderlint.config import Settings
+    from shaderlint.engine import lint_source
+
+    code = b"""__global__ void k(float* a, int n) {
+#if __CUDA_ARCH__ < 800
+    if (threadIdx.x < n) __syncthreads();  // shaderlint: ignore[SL403]
+#endif
+    a[threadIdx.x] = 0.0f;  // shaderlint: ignore[SL403]
+}
+"""
+    for target, lines in (("sm_75", [5]), ("sm_90", [5])):
+        r = lint_source("k.cu", code, Settings(select=("SL403", "SL002"), target=target))
+        assert [d.line for d in r.diagnostics if d.code == "SL002"] == lines
+    r = lint_source("k.cu", code, Settings(select=("SL403",), target="sm_90"))
+    assert r.diagnostics == []
