@@ -324,7 +324,7 @@ def _directive_text(raw: bytes) -> str:
 
 
 class _Group:
-    __slots__ = ("directives", "status", "start_state", "saved", "ends", "taken", "inert")
+    __slots__ = ("directives", "status", "saved", "ends", "taken", "inert")
 
     def __init__(self, inert: bool) -> None:
         self.inert = inert  # inside a dead branch: only nesting is tracked
