@@ -1128,6 +1128,8 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
 
 # A conditional directive line (continuation lines included): `#if 0`, `#  else`, `#endif // X`.
 _CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+
+
 def mask_dead_branches(source: Source, buf: bytearray, predefined=()) -> list[Mask]:
     """Blank the branches the compiler does not read where the macros are known (``#if 0``, ``#ifdef
     X`` after ``#undef X``, ``#if __CUDA_ARCH__ >= 800`` on a configured target, ``-D`` defines from
@@ -1156,7 +1158,7 @@ _DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
 
 def _brace_delta(source: Source, buf: bytearray, start: int, end: int) -> int:
     """``{`` minus ``}`` in code between start and end (not in comments, strings or directive lines,
-    nor in dead branches: :func:`mask_dead_branches`)."""
+    nor braces an earlier pass blanked: those of dead branches, :func:`mask_dead_branches`)."""
     data = source.data
     skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
     delta = 0
