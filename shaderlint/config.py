@@ -65,6 +65,7 @@ class Settings:
     time_budget: float = 5.0  # seconds per file (per BUDGET_LINES lines for longer files: budget_for)
     extension: tuple[tuple[str, str], ...] = ()  # ((".fs", "glsl"), ...): extra extension -> language
     max_file_size: int = MAX_FILE_SIZE  # bytes; larger files are not analysed (0: no limit)
+    defines: tuple[str, ...] = ()  # the build's -D flags: "FUSED", "N=4" (shaderlint.languages.conditions)
     config_path: str | None = None
 
     def language_for(self, path: str) -> str | None:
@@ -88,7 +89,7 @@ class Settings:
         """Everything that can change what the rules report (for the cache)."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores, self.target,
                      self.occupancy_threshold, self.facts, self.extension,
-                     self.base_dir() if self.config_path else None, self.max_file_size))
+                     self.base_dir() if self.config_path else None, self.max_file_size, self.defines))
 
     def base_dir(self) -> str:
         """The directory globs are relative to: the config file's, else the current one."""
@@ -199,7 +200,7 @@ def rule_enabled(code: str, default_on: bool, select: tuple[str, ...], ignore: t
 
 CONFIG_KEYS = ("extend", "select", "ignore", "extend-select", "per-file-ignores", "target", "occupancy-threshold",
                "exclude", "extend-exclude", "extension", "facts", "threadgroup-size", "grid-size", "dispatch",
-               "time-budget", "max-file-size")
+               "time-budget", "max-file-size", "defines")
 LANGUAGES = ("metal", "cuda", "glsl")
 FACT_KEYS = ("threadgroup-size", "grid-size", "dispatch")
 DISPATCH_VALUES = ("threads", "threadgroups")
@@ -312,7 +313,7 @@ def layer(base: Settings, own: Settings, table: dict[str, Any]) -> Settings:
     if "per-file-ignores" in table:
         kw["per_file_ignores"] = own.per_file_ignores
     for key, attr in (("target", "target"), ("occupancy-threshold", "occupancy_threshold"),
-                      ("time-budget", "time_budget")):
+                      ("time-budget", "time_budget"), ("defines", "defines")):
         if key in table:
             kw[attr] = getattr(own, attr)
     if "exclude" in table:
@@ -356,6 +357,18 @@ def check_target(value: Any, where: str) -> str:
         return get_target(value).name
     except KeyError:
         raise ConfigError(f"{where}: {value!r} is not a known target ({', '.join(target_names())})") from None
+
+
+def check_defines(value: Any, where: str) -> tuple[str, ...]:
+    """``["FUSED", "N=4"]``: macros the build defines (``-D``), ``NAME`` (defined as 1) or ``NAME=VALUE``."""
+    from shaderlint.languages.conditions import parse_define
+
+    if isinstance(value, str) or not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        raise ConfigError(f"{where} must be a list of macro definitions as -D takes them, e.g. [\"FUSED\", \"N=4\"]")
+    for d in value:
+        if parse_define(d) is None:
+            raise ConfigError(f"{where}: {d!r} is not a macro definition (NAME or NAME=VALUE; no function-like macros)")
+    return tuple(d.strip() for d in value)
 
 
 def check_fact(key: str, value: Any, where: str) -> str:
@@ -432,6 +445,8 @@ def settings_from_table(table: dict[str, Any], path: str = "<config>") -> Settin
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ConfigError(f"{where('max-file-size')} must be a number of bytes (0: no limit), not {v!r}")
         kw["max_file_size"] = v
+    if "defines" in table:
+        kw["defines"] = check_defines(table["defines"], where("defines"))
     if "exclude" in table or "extend-exclude" in table:
         kw["exclude"] = (_globs(table["exclude"], where("exclude")) if "exclude" in table else ()) \
             + (_globs(table["extend-exclude"], where("extend-exclude")) if "extend-exclude" in table else ())

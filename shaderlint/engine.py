@@ -127,6 +127,14 @@ class _CollectorPause:
         return False
 
 
+def predefined_for(settings: Settings, language: str):
+    """The macros the build defines before the file (``defines``, and ``__CUDA_ARCH__`` from the
+    configured target): what :mod:`shaderlint.languages.conditions` decides ``#if`` branches with."""
+    from shaderlint.languages.conditions import predefined
+
+    return predefined(language, settings.target, settings.defines)
+
+
 def lint_source(path: str, data: bytes, settings: Settings | None = None, language: str | None = None,
                 old: Parsed | None = None, context=None) -> FileResult:
     """Lint one file's bytes. ``language`` overrides detection by extension; ``context``: see
@@ -168,7 +176,8 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
     try:
         with dl:
             try:
-                parsed = FRONT_ENDS[language].parse(source, old, deadline=dl, context=context)
+                parsed = FRONT_ENDS[language].parse(source, old, deadline=dl, context=context,
+                                                    predefined=predefined_for(settings, language))
                 result.parsed = parsed
                 stage = "building the model"
                 model = build_model(parsed)
@@ -237,7 +246,10 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
     if any(r.code == UNUSED_CODE for r in rules) and not incomplete:  # SL002 needs every other rule's result
         from shaderlint.rules.registry import BY_CODE
         blind = [(f.node.start_byte, f.node.end_byte) for f in errored]  # findings there were dropped
-        unused = unused_suppressions(source, sups, {r.code for r in rules}, set(BY_CODE), blind)
+        # a suppression in a branch dead for this build may be needed in another (other defines, target)
+        dead = [(mk.start, mk.end) for mk in result.parsed.masks if mk.kind == "dead-branch"]
+        live = [s for s in sups if s.file_level or not any(a <= s.start < b for a, b in dead)] if dead else sups
+        unused = unused_suppressions(source, live, {r.code for r in rules}, set(BY_CODE), blind)
         diags += [_resolve(source, BY_CODE[UNUSED_CODE], fd) for fd in unused]
     diags.sort(key=Diagnostic.sort_key)
     result.diagnostics = diags

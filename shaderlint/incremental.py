@@ -40,7 +40,7 @@ import tree_sitter as ts
 
 from shaderlint.config import Settings
 from shaderlint.diagnostics import Diagnostic, Edit
-from shaderlint.engine import PARSE_ERROR, FileResult, enabled_rules, lint_source
+from shaderlint.engine import PARSE_ERROR, FileResult, enabled_rules, lint_source, predefined_for
 from shaderlint.languages import FRONT_ENDS
 from shaderlint.languages.base import Mask
 from shaderlint.model.source import _LEXICAL, Source
@@ -398,7 +398,7 @@ def _lint_copy(path: str, data: bytes, settings: Settings, language: str, spans:
     text = copy.data if until is None else copy.data[:copy.to_copy(until)]
     part = lint_source(path, text, settings, language=language, context=(None, stage))
     if part.parsed is not None and not all(copy.within_kept(m.start, m.end) for m in part.parsed.masks):
-        carried = copy.context(*fe.masked(source))
+        carried = copy.context(*fe.masked(source, predefined_for(settings, language)))
         if carried is None:
             return None
         masked, masks = carried
@@ -806,7 +806,8 @@ def _mid_edit(path: str, data: bytes, settings: Settings, language: str, outline
         if not (wroot.is_error or any((c.has_error or c.is_missing) and c.start_byte <= spans[i].body_end
                                       and c.end_byte >= spans[i].start for c in wroot.children for i in dirty)):
             return None  # the whole file reads the edited functions without an error: no mid-edit reading
-    elif not _cannot_parse_in_any_context(part, to_copy, spans, dirty, FRONT_ENDS[language].masked(source)[0]):
+    elif not _cannot_parse_in_any_context(part, to_copy, spans, dirty,
+                                          FRONT_ENDS[language].masked(source, predefined_for(settings, language))[0]):
         return None
     out: list[Diagnostic] = []
     for d in part.diagnostics:

@@ -7,6 +7,7 @@
 - ``// rules: SL101 SL201`` in the first lines scopes the file to those rules
   (SL001 is always checked: fixtures must parse). Without it every rule counts.
 - ``// target: sm_75`` in the first lines selects the target profile.
+- ``// defines: FUSED N=4`` in the first lines sets the ``defines`` setting (the build's ``-D`` flags).
 - A sibling ``name.fixed.<ext>`` holds the expected text after applying every
   fix (safe and unsafe); applying the fixes again must change nothing.
 """
@@ -25,6 +26,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 _EXPECT = re.compile(r"//\s*(todo-expect|expect):\s*([A-Z0-9, ]+?)\s*(?:\*/)?\s*$")
 _RULES = re.compile(r"//\s*rules:\s*([A-Z0-9 ,]+)")
 _TARGET = re.compile(r"//\s*target:\s*([\w.-]+)")
+_DEFINES = re.compile(r"//\s*defines:\s*(.+?)\s*$")
 
 
 def fixture_files() -> list[Path]:
@@ -41,6 +43,7 @@ class Expectations:
     todo: dict[int, set[str]]
     rules: tuple[str, ...]
     target: str | None
+    defines: tuple[str, ...] = ()
 
 
 def read_expectations(text: str) -> Expectations:
@@ -48,6 +51,7 @@ def read_expectations(text: str) -> Expectations:
     todo: dict[int, set[str]] = {}
     rules: tuple[str, ...] = ()
     target = None
+    defines: tuple[str, ...] = ()
     for i, line in enumerate(text.splitlines(), start=1):
         if i <= 15:
             m = _RULES.search(line)
@@ -56,6 +60,9 @@ def read_expectations(text: str) -> Expectations:
             m = _TARGET.search(line)
             if m and target is None:
                 target = m.group(1)
+            m = _DEFINES.search(line)
+            if m and not defines:
+                defines = tuple(m.group(1).split())
         m = _EXPECT.search(line)
         if m:
             codes = [c for c in re.split(r"[ ,]+", m.group(2).strip()) if c]
@@ -63,12 +70,12 @@ def read_expectations(text: str) -> Expectations:
                 expected[i] = Counter(codes)
             else:
                 todo[i] = set(codes)
-    return Expectations(expected, todo, rules, target)
+    return Expectations(expected, todo, rules, target, defines)
 
 
 def fixture_settings(exp: Expectations) -> Settings:
     select = tuple(exp.rules) + ("SL001",) if exp.rules else ("ALL",)
-    return Settings(select=select, target=exp.target)
+    return Settings(select=select, target=exp.target, defines=exp.defines)
 
 
 def check_fixture(path: Path) -> list[str]:

@@ -109,6 +109,43 @@ def test_target_from_config_reaches_the_rules(root, capsys):
     assert load_config(str(root / "shaderlint.toml")).target == "rdna2-wave32"  # alias, any case
 
 
+ARCH = """__global__ void k(float* out, int n) {
+    __shared__ float s[64];
+    s[threadIdx.x] = out[threadIdx.x];
+#if __CUDA_ARCH__ < 800 || OLD_PATH
+    if (threadIdx.x < n) __syncthreads();
+#endif
+    out[threadIdx.x] = s[threadIdx.x];
+}
+"""
+
+
+def test_defines_and_target_decide_branches_in_a_run(root, capsys):
+    """`defines` (file and --config) and the target's __CUDA_ARCH__ reach the front end, and the
+    cache keeps results apart per setting."""
+    write(root / "k.cu", ARCH)
+    codes = lambda *argv: [d["code"] for d in lint_json(capsys, "k.cu", *argv)[1]]  # noqa: E731
+    write(root / "shaderlint.toml", 'select = ["SL403"]\ntarget = "sm_90"\n')
+    assert codes() == ["SL403"]  # 900 < 800 is false, but OLD_PATH is unknown: the branch is read
+    write(root / "shaderlint.toml", 'select = ["SL403"]\ntarget = "sm_90"\ndefines = ["OLD_PATH=0"]\n')
+    assert codes() == []
+    assert codes("--config", 'target = "sm_75"') == ["SL403"]
+    assert codes("--config", 'defines = ["OLD_PATH"]') == ["SL403"]
+    assert codes() == []  # cached apart from the runs with other settings
+    write(root / "shaderlint.toml", 'select = ["SL403"]\ndefines = ["OLD_PATH=0"]\n')
+    assert codes() == ["SL403"]  # no target: __CUDA_ARCH__'s value is unknown
+
+
+def test_defines_setting_and_layering(root):
+    write(root / "base.toml", 'defines = ["A", "N = 4"]\n')
+    write(root / "shaderlint.toml", 'extend = "base.toml"\n')
+    assert load_config(str(root / "shaderlint.toml")).defines == ("A", "N = 4")
+    write(root / "shaderlint.toml", 'extend = "base.toml"\ndefines = ["B="]\n')
+    s = load_config(str(root / "shaderlint.toml"))
+    assert s.defines == ("B=",)  # replaces the base's, as target does
+    assert s.key() != Settings().key()
+
+
 # ---- globs ----------------------------------------------------------------------------------------
 def test_globs_are_relative_to_the_config_directory(root, monkeypatch):
     write(root / "shaderlint.toml", '[per-file-ignores]\n"legacy/*.cu" = ["SL201"]\n"*.cuh" = ["SL1"]\n'
@@ -212,6 +249,9 @@ BAD = [
     ('extend-exclude = "build"\n', "'extend-exclude' must be a list of globs", None),
     ('extend = 3\n', "'extend' must be the path of another configuration file", None),
     ('extend = "../nope.toml"\n', "'extend': '../nope.toml' is not a file", None),
+    ('defines = "FUSED"\n', "'defines' must be a list of macro definitions", None),
+    ('defines = ["N(x)=x"]\n', "'defines': 'N(x)=x' is not a macro definition", None),
+    ('defines = ["4=N"]\n', "'defines': '4=N' is not a macro definition", None),
 ]
 
 

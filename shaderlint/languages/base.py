@@ -98,11 +98,21 @@ class FrontEnd:
     def mask(self, source: Source, buf: bytearray) -> list[Mask]:
         return []
 
+    def predefined(self, predefined=None):
+        """The build's macros (:func:`shaderlint.languages.conditions.predefined`); None: this
+        language's defaults, with no target or ``defines`` configured."""
+        if predefined is not None:
+            return predefined
+        from shaderlint.languages.conditions import predefined as defaults
+
+        return defaults(self.name, None)
+
     def stage_for(self, path: str, source: Source) -> str | None:
         return None
 
-    def masked(self, source: Source) -> tuple[bytes, list[Mask]]:
-        """The text the grammar parses (``source`` with every mask applied, same length) and the masks."""
+    def masked(self, source: Source, predefined=None) -> tuple[bytes, list[Mask]]:
+        """The text the grammar parses (``source`` with every mask applied, same length) and the masks.
+        ``predefined``: the build's macros (see :meth:`predefined`)."""
         buf = bytearray(source.data)
         masks: list[Mask] = []
         if buf.startswith(b"\xef\xbb\xbf"):
@@ -112,7 +122,7 @@ class FrontEnd:
             _blank_literal_nuls(source, buf)
         masks.extend(mask_directive_comments(source, buf))
         masks.extend(mask_null_directives(source, buf))
-        masks.extend(mask_dead_branches(source, buf))
+        masks.extend(mask_dead_branches(source, buf, self.predefined(predefined)))
         masks.extend(mask_split_expressions(source, buf))
         masks.extend(mask_split_function_headers(source, buf))
         masks.extend(mask_split_bodies(source, buf))
@@ -134,12 +144,14 @@ class FrontEnd:
         return bytes(buf), masks
 
     def parse(self, source: Source, old: Parsed | None = None, deadline=None,
-              context: tuple[tuple[bytes, list[Mask]] | None, str | None] | None = None) -> Parsed:
+              context: tuple[tuple[bytes, list[Mask]] | None, str | None] | None = None, predefined=None) -> Parsed:
         """Mask and parse ``source``. With a :class:`shaderlint.deadline.Deadline`, a long parse is
         cancelled when it passes (raising :class:`shaderlint.deadline.TimeBudgetExceeded`).
         ``context``: (masked text and masks or None, stage) to use instead of what ``source`` alone
-        gives (``shaderlint.incremental`` parses a copy of a file read in the whole file's context)."""
-        parse_bytes, masks = context[0] if context is not None and context[0] is not None else self.masked(source)
+        gives (``shaderlint.incremental`` parses a copy of a file read in the whole file's context).
+        ``predefined``: the build's macros (see :meth:`predefined`)."""
+        parse_bytes, masks = context[0] if context is not None and context[0] is not None \
+            else self.masked(source, predefined)
         stage = context[1] if context is not None else self.stage_for(source.path, source)
         parser = self.parser()
         tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
@@ -1116,70 +1128,43 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
 
 # A conditional directive line (continuation lines included): `#if 0`, `#  else`, `#endif // X`.
 _CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
-_CONSTANT_CONDITION = re.compile(rb"[ \t]*\(?[ \t]*([01])[ \t]*\)?[ \t]*(?://[^\n]*|/\*.*?\*/[ \t]*)?\r?", re.S)
 
 
-def mask_dead_branches(source: Source, buf: bytearray) -> list[Mask]:
-    """Blank the branches a literal condition rules out: the body of ``#if 0`` (up to its ``#else``)
-    and the ``#else`` branch of ``#if 1``, with the directive lines of the chain. The compiler never
-    sees that code, but the grammar parses it as statements, so rules reported on it (llama.cpp's
-    flash-attention kernel keeps an obsolete early-exit barrier under ``#if 0``). Only plain
-    ``#if``/``#else``/``#endif`` chains with a literal ``0`` or ``1``; a chain with ``#elif`` is left
-    alone."""
+def mask_dead_branches(source: Source, buf: bytearray, predefined=()) -> list[Mask]:
+    """Blank the branches the compiler does not read where the macros are known (``#if 0``, ``#ifdef
+    X`` after ``#undef X``, ``#if __CUDA_ARCH__ >= 800`` on a configured target, ``-D`` defines from
+    the settings: :mod:`shaderlint.languages.conditions`), and the directive lines of a group one of
+    whose branches is decidedly taken. The grammar would parse that code as statements, and rules
+    reported on it (llama.cpp's flash-attention kernel keeps an obsolete early-exit barrier under
+    ``#if 0``); its ``#define`` lines would define macros the build never sees."""
+    from shaderlint.languages.conditions import dead_regions
+
     data = source.data
-    if b"#" not in data:
-        return []
-    stack: list[list] = []  # [if-match, constant or None, else-match or None, has elif]
-    chains = []
-    for m in scan_directives(source, _CONDITIONAL):
-        if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != data[m.start():m.end()]:
-            continue
-        kind = m.group(1)
-        if kind in (b"if", b"ifdef", b"ifndef"):
-            const = None
-            if kind == b"if":
-                c = _CONSTANT_CONDITION.fullmatch(m.group(2))
-                const = int(c.group(1)) if c else None
-            stack.append([m, const, None, False])
-        elif not stack:
-            continue  # unbalanced: a fragment of a larger file
-        elif kind == b"elif":
-            stack[-1][3] = True
-        elif kind == b"else":
-            stack[-1][2] = m
-        else:
-            top = stack.pop()
-            if top[1] is not None and not top[3]:
-                chains.append((top[0], top[1], top[2], m))
     out: list[Mask] = []
-    for if_m, const, else_m, endif_m in sorted(chains, key=lambda c: c[0].start()):  # outer chains first
-        line_end = lambda mm: mm.end() + 1 if data[mm.end():mm.end() + 1] == b"\n" else mm.end()  # noqa: E731
-        if const == 0:
-            dead = [(if_m.start(), line_end(else_m if else_m is not None else endif_m))]
-            if else_m is not None:
-                dead.append((endif_m.start(), line_end(endif_m)))
-        else:
-            dead = [(if_m.start(), line_end(if_m))]
-            dead.append(((else_m or endif_m).start(), line_end(endif_m)))
-        for s, e in dead:
-            if buf[s:e] != data[s:e]:
-                continue  # a dead branch inside another one, already blanked
-            out.append(Mask(s, e, "dead-branch", data[s:e].decode("utf-8", "replace")))
-            _blank(buf, s, e)
+    for s, e in dead_regions(source, predefined):
+        out.append(Mask(s, e, "dead-branch", data[s:e].decode("utf-8", "replace")))
+        _blank(buf, s, e)
     return out
+
+
+def _blanked(buf: bytearray, data: bytes, directive: re.Match) -> bool:
+    """Whether an earlier pass blanked the directive line (its keyword is no longer there)."""
+    i = directive.start(1)
+    return buf[i] != data[i]
 
 
 _DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
 
 
-def _brace_delta(source: Source, start: int, end: int) -> int:
-    """``{`` minus ``}`` in code between start and end (not in comments, strings or directive lines)."""
+def _brace_delta(source: Source, buf: bytearray, start: int, end: int) -> int:
+    """``{`` minus ``}`` in code between start and end (not in comments, strings or directive lines,
+    nor braces an earlier pass blanked: those of dead branches, :func:`mask_dead_branches`)."""
     data = source.data
     skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
     delta = 0
     for m in re.finditer(rb"[{}]", data[start:end]):
         i = start + m.start()
-        if source.in_comment_or_string(i) or any(a <= i < b for a, b in skip):
+        if source.in_comment_or_string(i) or any(a <= i < b for a, b in skip) or buf[i] != data[i]:
             continue
         delta += 1 if data[i] == 0x7B else -1
     return delta
@@ -1203,7 +1188,7 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
         return []
     groups, stack = [], []
     for m in scan_directives(source, _CONDITIONAL):
-        if source.in_comment_or_string(m.start()):
+        if source.in_comment_or_string(m.start()) or _blanked(buf, data, m):
             continue
         kind = m.group(1)
         if kind in (b"if", b"ifdef", b"ifndef"):
@@ -1223,12 +1208,12 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
     singles, out = [], []
     for g in groups:
         if len(g) == 2:
-            d = _brace_delta(source, g[0].end(), g[1].start())
+            d = _brace_delta(source, buf, g[0].end(), g[1].start())
             if d:
                 singles.append((g, d))
         elif len(g) == 3 and g[1].group(1) == b"else":
-            a = _brace_delta(source, g[0].end(), g[1].start())
-            b = _brace_delta(source, g[1].end(), g[2].start())
+            a = _brace_delta(source, buf, g[0].end(), g[1].start())
+            b = _brace_delta(source, buf, g[1].end(), g[2].start())
             if a and a == b and all(buf[i] == data[i] for i in (g[0].start(), g[1].start(), g[2].start())):
                 # the #else branch is read: its code is compiled where the condition is false
                 read = ("read", g[0].group(1).decode(), _condition_text(g[0]), "0")
@@ -1335,7 +1320,7 @@ def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
     if b"#" not in data:
         return []
     out: list[Mask] = []
-    for group in _flat_conditional_groups(source):
+    for group in _flat_conditional_groups(source, buf):
         prev, _ = _prev_code_byte(source, buf, group[0].start())
         if not prev or prev[0] not in _EXPRESSION_CONTEXT or any(buf[d.start()] != data[d.start()] for d in group):
             continue
@@ -1356,11 +1341,13 @@ def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
-def _flat_conditional_groups(source: Source, pattern: re.Pattern[bytes] = _PP_LINE) -> list[list[re.Match]]:
+def _flat_conditional_groups(source: Source, buf: bytearray, pattern: re.Pattern[bytes] = _PP_LINE) -> list[list[re.Match]]:
     """Conditional groups that hold no other directive: the ``#if``/``#ifdef``/``#ifndef`` line, its
     ``#elif``/``#else`` lines and the ``#endif``, in file order. (``pattern``: :data:`_CONDITIONAL` to
-    take in the directives' continuation lines.)"""
-    lines = [m for m in scan_directives(source, pattern) if not source.in_comment_or_string(m.start(1))]
+    take in the directives' continuation lines.) Directive lines an earlier pass blanked (those of
+    dead branches and of decided groups) are not read."""
+    lines = [m for m in scan_directives(source, pattern)
+             if not source.in_comment_or_string(m.start(1)) and not _blanked(buf, source.data, m)]
     groups = []
     i = 0
     while i < len(lines):
@@ -1403,7 +1390,7 @@ def mask_split_function_headers(source: Source, buf: bytearray) -> list[Mask]:
     if b"#" not in data or b"{" not in data:
         return []
     groups = []
-    for group in _flat_conditional_groups(source, _CONDITIONAL):
+    for group in _flat_conditional_groups(source, buf, _CONDITIONAL):
         if any(buf[d.start()] != data[d.start()] for d in group):
             continue
         nxt = _next_code(data, group[-1].end())
@@ -1464,7 +1451,7 @@ def mask_split_bodies(source: Source, buf: bytearray) -> list[Mask]:
     if b"#" not in data:
         return []
     out: list[Mask] = []
-    for group in _flat_conditional_groups(source, _CONDITIONAL):
+    for group in _flat_conditional_groups(source, buf, _CONDITIONAL):
         if any(buf[d.start()] != data[d.start()] for d in group):
             continue
         before, at = _prev_code_byte(source, buf, group[0].start())
@@ -1500,7 +1487,7 @@ def mask_split_headers(source: Source, buf: bytearray) -> list[Mask]:
     branches, a statement) are touched."""
     data = source.data
     out: list[Mask] = []
-    for group in _flat_conditional_groups(source):
+    for group in _flat_conditional_groups(source, buf):
         branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
         codes = [_code_only(source, s, e) for s, e in branches]
         if not all(_is_bare_header(c) for c in codes) or not any(c.strip() for c in codes):

@@ -1,8 +1,10 @@
 """Preprocessor branches: which ``#if``/``#ifdef``/``#elif``/``#else`` branch a node sits in, and
 whether two nodes can ever be compiled together.
 
-The analysis reads every branch of a conditional group as live (it cannot know the build's
-macros). Two nodes are *exclusive* when their branches disagree on one condition: ``#if X`` and
+Branches whose condition the front end decides (the file's own ``#define``/``#undef`` lines, the
+``defines`` setting, ``__CUDA_ARCH__`` from the target: :mod:`shaderlint.languages.conditions`) are
+gone from the tree: dead ones are blanked, and a taken branch reads as unconditional code. Every
+other branch of a conditional group is read as live (the build's other macros are unknown). Two nodes are *exclusive* when their branches disagree on one condition: ``#if X`` and
 its ``#else``, ``#if X`` and a later ``#if !X``, ``#ifdef X`` and ``#ifndef X`` (or ``#if
 !defined(X)``), ``#if A == B`` and ``#if A != B``; a true ``#if A && B`` also decides ``A`` and
 ``B``, a false ``#if A || B`` both of them. Conditions are compared as normalised text, so
@@ -15,6 +17,7 @@ if the condition held, or the ``#else`` branch is read) keep their condition for
 
 from __future__ import annotations
 
+import bisect
 import re
 from typing import TYPE_CHECKING
 
@@ -64,14 +67,22 @@ def _literals(m: "FileModel", cond: ts.Node, value: bool, out: set[Literal]) -> 
 
 def macro_names(m: "FileModel", undef: bool = False) -> frozenset[str]:
     """Names the file itself ``#define``s (with ``undef``, also those it ``#undef``s), outside
-    comments and strings, anywhere (also inside function bodies)."""
+    comments and strings, anywhere (also inside function bodies), but not in dead branches (the
+    front end's ``dead-branch`` masks: :mod:`shaderlint.languages.conditions`)."""
     cache = m.__dict__.setdefault("_pp_macro_names", {})
     names = cache.get(undef)
     if names is None:
         src = m.source
+        dead = [(mk.start, mk.end) for mk in m.parsed.masks if mk.kind == "dead-branch"]
+        starts = [s for s, _ in dead]
+
+        def live(pos: int) -> bool:
+            i = bisect.bisect_right(starts, pos) - 1
+            return i < 0 or pos >= dead[i][1]
+
         names = cache[undef] = frozenset(
             x.group(2).decode() for x in _DIRECTIVE.finditer(src.data)
-            if (undef or x.group(1) == b"define") and not src.in_comment_or_string(x.start(2)))
+            if (undef or x.group(1) == b"define") and not src.in_comment_or_string(x.start(2)) and live(x.start()))
     return names
 
 
