@@ -144,7 +144,10 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
                 data = fh.read()
         budget = (settings or Settings()).budget_for(data)
         with Deadline(budget) as dl:  # the same per-file budget as linting (see shaderlint.deadline)
-            model = build_model(FRONT_ENDS[language].parse(Source(path, data), deadline=dl))
+            from shaderlint.engine import predefined_for
+
+            model = build_model(FRONT_ENDS[language].parse(Source(path, data), deadline=dl,
+                                                           predefined=predefined_for(settings or Settings(), language)))
     except TimeBudgetExceeded:
         print(f"shaderlint: {path}: could not analyse: the per-file time budget of {budget:.3g} s was exceeded",
               file=sys.stderr)
