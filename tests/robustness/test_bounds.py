@@ -59,7 +59,10 @@ _CHILD = textwrap.dedent("""
     t0 = time.process_time()
     r = lint_source(path, data, Settings(**{{"extend_select": ("SL001", "SL201"), **{settings!r}}}))
     cpu = time.process_time() - t0
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    def hwm():  # this process's own peak (ru_maxrss carries a large parent's peak over fork and exec)
+        with open("/proc/self/status") as fh:
+            return next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:"))
+    peak = hwm()
     print(json.dumps({{"cpu": cpu, "peak": peak, "before": before, "size": len(data),
                       "sl001": [d.message for d in r.diagnostics if d.code == "SL001"]}}))
 """)
@@ -279,7 +282,8 @@ def test_fix_memory_does_not_grow_with_the_number_of_fixed_files(tmp_path):
             sys.path.insert(0, {ROOT!r})
             from shaderlint.cli import main
             rc = main(["--no-cache", "-j", "1", "--fix", "--unsafe-fixes", "-q", {str(d)!r}])
-            print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+            with open("/proc/self/status") as fh:  # this process's own peak, not a parent's (ru_maxrss)
+                print(next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmHWM:")))
         """)
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                              cwd=str(d), env=dict(os.environ, SHADERLINT_CACHE_DIR=str(tmp_path / "cache")))
