@@ -486,7 +486,8 @@ def expand_statement_macros(model, f):
         from shaderlint.deadline import Deadline
 
         with Deadline(5.0) as dl:  # the expanded text gets the default per-file budget of its own
-            m2 = build_model(FRONT_ENDS[model.language].parse(Source(model.source.path, data), deadline=dl))
+            m2 = build_model(FRONT_ENDS[model.language].parse(Source(model.source.path, data), deadline=dl,
+                                                              predefined=model.parsed.predefined))
     except Exception:
         return None
     by_start = {(g.name, g.name_node.start_byte): g for g in m2.functions}

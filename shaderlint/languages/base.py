@@ -43,6 +43,7 @@ class Parsed:
     attrs_after: dict[int, list[Mask]] = field(default_factory=dict)
     attrs_before: dict[int, list[Mask]] = field(default_factory=dict)
     qualifiers_before: dict[int, list[Mask]] = field(default_factory=dict)
+    predefined: object = None  # the build's macros the branches were decided with (None: the defaults)
 
     @property
     def root(self) -> ts.Node:
@@ -156,7 +157,7 @@ class FrontEnd:
         parser = self.parser()
         tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
         tree, parse_bytes, masks = _bound_depth(parser, tree, parse_bytes, masks, deadline)
-        parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage)
+        parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage, predefined=predefined)
         gaps = _Gaps(parse_bytes)
         for m in masks:
             if m.kind == "attribute":
