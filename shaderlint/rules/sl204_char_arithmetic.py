@@ -54,7 +54,7 @@ change (impact null).
 ## Default
 Opt-in (`--extend-select SL204`). On the real-code corpus (`bench/realcode/`: 33
 PyPI source distributions, none of them ours; judgements in
-`bench/realcode/judged.tsv`), its 8 findings were all false: 8-bit constants
+`bench/realcode/judged.tsv`), its 11 findings were all false: 8-bit constants
 computed once outside loops and only used in `&` masks (no wrap-around to
 emulate), and `uchar` loop counters with small constant bounds.
 
