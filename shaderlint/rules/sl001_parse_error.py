@@ -44,10 +44,14 @@ analysed: 3 regions in 2 files that shaderlint could not read"). An analysis
 cut short -- the time budget, a rule that failed, a file over
 `max-file-size` -- is always reported, whatever is selected. Measured on the
 real-code corpus (2,473 files of 33 PyPI packages, `bench/realcode.py`): 176
-findings, none on code a compiler rejects. 47 name vispy/glumpy shader
-templates; the rest are valid code the front end lacks the context for -- a
-qualifier macro from a header (`XGBOOST_DEVICE operator()`), a statement macro
-without `;`, `#if` inside a declaration -- which the user cannot act on in
+findings, every one judged by reading the code: 3 on code a compiler rejects
+(two misplaced parentheses in a vispy transform, a `static_assert` without
+`;` in a branch only old toolkits compile), 47 shader templates (vispy and
+glumpy hooks, `str.format` and `string.Template` sources), 126 on valid code
+the front end lacks the context for -- a qualifier macro from a header
+(`XGBOOST_DEVICE operator()`, `CUTE_GRID_CONSTANT`), a statement macro
+without `;`, `#if` splitting a declaration or an `else` arm, fold
+expressions, `using typename Base::t;` -- which the user cannot act on in
 the file (shaderlint does not read headers yet). An *error* on valid code is
 the false alarm that gets a linter switched off; the count keeps the coverage
 gap visible without claiming the code is wrong.

@@ -80,15 +80,22 @@ an array too large for the register budget shows up as a spill instead.
 ## Default
 Opt-in (`--extend-select SL101`). On the real-code corpus (`bench/realcode/`: 33
 PyPI source distributions, none of them ours; judgements in
-`bench/realcode/judged.tsv`), a random sample of 40 of its 205 findings was 8
-true (DeepSpeed's layer-norm backward with a 512-byte stack frame, top-k routing
-writes at a data-dependent index), 17 false, 15 debatable. The false ones: loop
-bounds that are constants the analysis does not follow (a `static constexpr`
-member or template-derived bound used inside a capturing lambda), a single
-dynamic read outside loops that ptxas turns into selects or hoists (0 bytes of
-stack frame), `min(CONST, n)` bounds that NVVM unrolls fully, and values fixed
-at the hot call site or by a specialization constant; the debatable ones are
-scalar geometry code with no register alternative and marginal stack use. It
+`bench/realcode/judged.tsv`), its 213 findings, every one judged by reading
+the code (CUDA cases settled with ptxas on extracts), were 46 true (DeepSpeed's
+layer-norm and softmax kernels with 128- to 1,280-byte stack frames, top-k
+routing writes at a data-dependent index, a k-nearest list of run-time size),
+99 false, 68 debatable (32 %). The false ones: loop bounds that are constants
+the analysis does not follow (a `static constexpr` member or template-derived
+bound used inside a capturing lambda, CuTe's `size(fragment)`, a constant from
+another header, a second loop counter copying the first, a counter stepped in
+an unrolled body), a single dynamic read or write outside loops that ptxas
+turns into selects (0 bytes of stack frame), `min(CONST, n)` bounds that NVVM
+unrolls fully, template arguments that make the array four elements or fewer,
+tiny coordinate arrays in Vulkan shaders that Mesa lowers to selects, values
+fixed at the hot call site or by a specialization constant, and kernels the
+package never instantiates. The debatable ones: scalar geometry code whose
+arrays of hundreds of bytes have no register alternative, and arrays that
+reach the stack only for some template instances. It
 becomes a default rule again when most of its findings are worth acting on.
 
 ## Options
