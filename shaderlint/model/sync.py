@@ -34,7 +34,7 @@ import tree_sitter as ts
 from shaderlint.model import builtins as B
 from shaderlint.model.build import control_conditions
 from shaderlint.model.dispatch import calls_to, nodes_in
-from shaderlint.model.expr import unparen
+from shaderlint.model.expr import subscript_index, unparen
 from shaderlint.model.idioms import uniform_idiom
 from shaderlint.model.kernel import Barrier, Function, Var
 from shaderlint.model.types import parse_type_name
@@ -575,9 +575,9 @@ def _shared_address(model: "FileModel", ident: ts.Node) -> bool:
     p = ident.parent
     if p is None or p.type != "subscript_expression" or p.child_by_field_name("argument") != ident:
         return False
-    idx = p.child_by_field_name("index") or p.child_by_field_name("indices")
-    if idx is None:
-        return False
+    idx = subscript_index(p)
+    if idx is None:  # `a[]`, `a[i, j]`: not read, so counted as shared (no redundancy claimed across it)
+        return True
     deps = model.deps(idx)
     return B.LOCAL not in deps and B.UNKNOWN_DEP not in deps
 

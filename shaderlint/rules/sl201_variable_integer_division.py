@@ -224,7 +224,7 @@ from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.estimate import whatif
 from shaderlint.estimate.static import static_index
 from shaderlint.model.dispatch import nodes_in
-from shaderlint.model.expr import compared_with, descendants, unparen
+from shaderlint.model.expr import compared_with, descendants, subscript_index, unparen
 from shaderlint.model.types import parse_type_name
 from shaderlint.rules.base import Rule, RuleContext
 
@@ -475,10 +475,7 @@ def _array_bound(model, loop, lp) -> int | None:
     if body is None:
         return None
     for sub in nodes_in(model, "subscript", body.start_byte, body.end_byte):
-        index = sub.child_by_field_name("index") or next(
-            (c for c in sub.named_children[1:] if c.type != "comment"), None)
-        if index is not None and index.type == "subscript_argument_list":
-            index = next((c for c in index.named_children if c.type != "comment"), None)
+        index = subscript_index(sub)
         arr = sub.child_by_field_name("argument")
         if index is None or arr is None or unparen(index).type != "identifier" or unparen(arr).type != "identifier":
             continue
