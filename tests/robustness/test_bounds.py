@@ -23,7 +23,7 @@ from shaderlint.languages import FRONT_ENDS
 from shaderlint.languages.depth import MAX_TREE_DEPTH
 from shaderlint.model.build import build_model
 from shaderlint.model.source import Source
-from tests.robustness.conftest import SENTINEL_CONFIG, GOOD, ROOT, SENTINEL_RULES, run
+from tests.robustness.conftest import GOOD, ROOT, SENTINEL_CONFIG, SENTINEL_RULES, run
 
 WRAP = {
     "cuda": ("k.cu", "__global__ void k(int* a) {{ a[threadIdx.x] = {E}; }}\n"),
@@ -88,7 +88,7 @@ def in_child(args: tuple, **settings) -> dict:
 
 
 #: SL001 and SL201 are opt-in: these tests read what SL001 says about code cut or not read, next to SL201.
-WITH_SL001 = Settings(extend_select=SENTINEL_RULES)
+SENTINEL_SETTINGS = Settings(extend_select=SENTINEL_RULES)
 
 needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads RSS from /proc")
 
@@ -164,7 +164,7 @@ def test_split_query_finds_the_same_captures(case):
 def test_deep_code_is_cut_and_reported_the_rest_still_analysed():
     path, data = nested("cuda", MAX_TREE_DEPTH)
     data = GOOD.encode() + data
-    r = lint_source(path, data, WITH_SL001)
+    r = lint_source(path, data, SENTINEL_SETTINGS)
     codes = [(d.code, d.kernel) for d in r.diagnostics]
     assert ("SL201", "scale") in codes  # the ordinary kernel before it keeps its finding
     deep = [d for d in r.diagnostics if d.code == "SL001"]
@@ -180,14 +180,14 @@ def test_nesting_within_the_limit_is_analysed(language):
     path, data = nested(language, MAX_TREE_DEPTH - 50, "parens")
     parsed = FRONT_ENDS[language].parse(Source(path, data))
     assert not [mk for mk in parsed.masks if mk.kind == "too-deep"]
-    r = lint_source(path, data, WITH_SL001)
+    r = lint_source(path, data, SENTINEL_SETTINGS)
     assert not any("nested more than" in d.message for d in r.diagnostics)
 
 
 def test_deep_file_scope_code_blanks_only_its_declaration():
     deep = "int table = " + "(" * 3000 + "1" + ")" * 3000 + ";\n"
     data = (deep + GOOD).encode()
-    r = lint_source("k.cu", data, WITH_SL001)
+    r = lint_source("k.cu", data, SENTINEL_SETTINGS)
     assert ("SL201", "scale") in [(d.code, d.kernel) for d in r.diagnostics]
     sl001 = [d for d in r.diagnostics if d.code == "SL001"]
     assert len(sl001) == 1 and "at file scope" in sl001[0].message and sl001[0].start < len(deep)
@@ -311,7 +311,7 @@ NUL_CASES = {
 def test_nul_in_a_comment_is_not_a_parse_error(language, comment):
     path, wrap = NUL_CASES[language]
     data = wrap.format(C=comment).encode()
-    r = lint_source(path, data, WITH_SL001)
+    r = lint_source(path, data, SENTINEL_SETTINGS)
     assert not [d for d in r.diagnostics if d.code == "SL001"], [d.message for d in r.diagnostics]
     assert "SL201" in [d.code for d in r.diagnostics]  # the function was analysed
     assert data[r.diagnostics[-1].start:r.diagnostics[-1].start + 1] == b"/"
@@ -319,11 +319,11 @@ def test_nul_in_a_comment_is_not_a_parse_error(language, comment):
 
 def test_nul_in_a_string_literal_is_not_a_parse_error():
     data = NUL_CASES["cuda"][1].format(C='const char* s = "a\0b"; (void)s;').encode()
-    r = lint_source("k.cu", data, WITH_SL001)
+    r = lint_source("k.cu", data, SENTINEL_SETTINGS)
     assert [d.code for d in r.diagnostics] == ["SL201"]
 
 
 def test_nul_in_code_is_still_a_parse_error():
     data = NUL_CASES["cuda"][1].format(C="int x = 1 \0 2;").encode()
-    r = lint_source("k.cu", data, WITH_SL001)
+    r = lint_source("k.cu", data, SENTINEL_SETTINGS)
     assert any(d.code == "SL001" for d in r.diagnostics)

@@ -17,7 +17,7 @@ from shaderlint.engine import lint_source
 from shaderlint.languages import FRONT_ENDS
 from shaderlint.model.source import Source
 from shaderlint.rules.sl201_variable_integer_division import VariableIntegerDivision
-from tests.robustness.conftest import SENTINEL_CONFIG, SENTINEL_RULES, GOOD, run, run_json
+from tests.robustness.conftest import GOOD, SENTINEL_CONFIG, SENTINEL_RULES, run, run_json
 
 SLACK = 2.0  # the watchdog polls every 50 ms; a loaded CI machine adds more
 

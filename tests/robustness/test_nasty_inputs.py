@@ -18,7 +18,7 @@ import pytest
 from shaderlint.config import Settings
 from shaderlint.engine import lint_source
 from shaderlint.model.source import Source
-from tests.robustness.conftest import SENTINEL_CONFIG, SENTINEL_RULES, GOOD, GOOD_AT, run, run_json
+from tests.robustness.conftest import GOOD, GOOD_AT, SENTINEL_CONFIG, SENTINEL_RULES, run, run_json
 
 CRASH = re.compile(r"failed on this file|could not analyse this file: [A-Z]\w*(Error|Exception)\b|Traceback")
 

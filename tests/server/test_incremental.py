@@ -241,8 +241,8 @@ def test_a_function_mid_edit_is_linted_per_function_and_not_confirmed():
             "        atomicAdd(&counts[b], local[b] / n);\n    }}\n}}\n\n")
     text = "".join(unit.format(i=i) for i in range(4))
     published = []
-    with_sl001 = Settings(extend_select=("SL001", "SL201"))  # opt-in: the error in the edited function, the divisions
-    linter = Linter(lambda d: (with_sl001, None), published.append, lambda: UTF16, lambda: None)
+    with_opt_in = Settings(extend_select=("SL001", "SL201"))  # opt-in: the error in the edited function, the divisions
+    linter = Linter(lambda d: (with_opt_in, None), published.append, lambda: UTF16, lambda: None)
     doc = Document("file:///h.cu", "/h.cu", "cuda", "cuda", 1, text.encode())
     linter.documents[doc.uri] = doc
     linter.ensure(doc)
@@ -270,6 +270,6 @@ def test_a_function_mid_edit_is_linted_per_function_and_not_confirmed():
         doc.apply_change(types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at), text=ch))
         linter.ensure(doc)
     assert doc.result.partial and not doc.mid_edit and doc.stats["full"] == 1
-    assert _key(doc.result) == _key(_fresh(doc.path, doc.data, "cuda", with_sl001))
+    assert _key(doc.result) == _key(_fresh(doc.path, doc.data, "cuda", with_opt_in))
     linter._confirm(doc.uri, doc)
     assert doc.stats["confirmed"] == 1 and doc.stats["mismatch"] == 0 and not doc.result.partial
