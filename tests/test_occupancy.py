@@ -274,3 +274,13 @@ def test_group_dims_violations() -> None:
     assert group_dims_violations(get_target("apple-a8"), (16, 16, 4)) == [
         "1024 threads exceed 512 per group on apple-a8"
     ]
+
+
+@pytest.mark.parametrize("threads,cap", [(1, 255), (256, 255), (288, 168), (384, 168), (512, 128), (768, 80),
+                                         (1024, 64)])
+def test_max_registers_for_group_matches_the_register_file(threads, cap):
+    # 65,536 registers per SM, per-warp allocation in units of 256: the limit __launch_bounds__(N) implies
+    # (ptxas gives 168 registers with 200 bytes of spills for a 211-register kernel under (288) and (384)).
+    from shaderlint.estimate.occupancy import max_registers_for_group
+    for name in ("sm_80", "sm_90"):
+        assert max_registers_for_group(get_target(name), threads) == cap

@@ -69,17 +69,17 @@ def test_group_size_from_agreeing_launch_sites():
 __global__ void j(float* a) { a[threadIdx.x] = 1.0f; }
 void host(float* a, int n) {
     int threads;
-    threads = 96;
+    threads = 384;
     dim3 block(threads);
     k<<<n, block>>>(a);
-    k<<<n, 96>>>(a);
+    k<<<n, 384>>>(a);
     j<<<n, 64>>>(a);
     j<<<n, 128>>>(a);
 }
 """
     m = model_of("k.cu", text)
     k, j = (m.function_by_name[x] for x in ("k", "j"))
-    assert k.group_size is not None and k.group_size.dims == (96, 1, 1)
+    assert k.group_size is not None and k.group_size.dims == (384, 1, 1)
     assert j.group_size is None  # two different sizes
     assert codes("k.cu", text, "SL501") == []
     assert codes("k.cu", text, "SL506") == [(6, "SL506")]

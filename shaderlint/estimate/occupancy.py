@@ -144,6 +144,26 @@ def _register_limit(target: Target, registers_per_thread: float, simd_per_group:
     return simd_groups // simd_per_group
 
 
+def max_registers_for_group(target: Target, threads_per_group: int) -> int:
+    """The most 32-bit registers per thread with which one group of ``threads_per_group``
+    threads still fits a core (0 when none does); at most ``max_registers_per_thread``.
+
+    On sm_80 and sm_90: 255 up to 256 threads, 128 for 512, 168 for 384, 64 for 1024 --
+    the limit ptxas derives from ``__launch_bounds__(N)``.
+    """
+    if threads_per_group < 1:
+        raise ValueError("threads_per_group must be >= 1")
+    simd_per_group = -(-threads_per_group // target.simd_width)
+    lo, hi = 0, target.max_registers_per_thread
+    while lo < hi:  # the register limit falls as registers grow: the last count that fits one group
+        mid = (lo + hi + 1) // 2
+        if _register_limit(target, mid, simd_per_group) >= 1:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
 def _shared_limit(target: Target, shared_bytes: int) -> int | None:
     if shared_bytes > target.shared_memory_per_group:
         return 0

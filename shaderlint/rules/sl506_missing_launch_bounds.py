@@ -10,8 +10,14 @@ declaration (the launch or `dim3` holding the constant, the annotation), or at
 the kernel for file-wide facts. The fix inserts `__launch_bounds__(N)` before
 the kernel's name. Overloads of one kernel share their launches (a launch names
 the kernel, not the overload): they are reported once, and the fix bounds each.
-A kernel launched only as one block of one thread (`<<<1, 1>>>`, a test or
-set-up kernel) is left alone.
+
+Only block sizes for which the bounds can decide anything are reported: those
+whose blocks cannot fit the most registers ptxas ever allocates (255 per
+thread). On every NVIDIA target that means more than 256 threads: a block of
+288 or 384 threads fits at most 168 registers per thread, 512 threads 128,
+1024 threads 64 (65,536 registers per SM, allocated per warp in units of
+256). Up to 256 threads every count ptxas may pick fits, the launch cannot
+fail for registers, and the rule is silent.
 
 ## Why is this bad?
 ptxas allocates a kernel's registers without knowing how large its blocks will
@@ -28,7 +34,7 @@ below show it does not: it assumes nothing, which is the problem.)
 ## Example
 ```cuda
 __global__ void correlate(const float* in, float* out, int n) { … }   // 80 registers
-correlate<<<(n + 1023) / 1024, 1024>>>(in, out, n);                 // SL506
+correlate<<<(n + 1023) / 1024, 1024>>>(in, out, n);                 // SL506: fits 64
 ```
 
 ## Use instead
@@ -53,13 +59,15 @@ for launch" instead of running.
 None.
 
 ## Default
-Opt-in (`--extend-select SL506`). On a random sample of real-code findings
-(about 5,500 public CUDA, Metal and GLSL files, none written by us; issue 15 of
-the tracker), 12 of 12 SL506 findings were true but useless: in none of them
-would the bounds change the register allocation. Whether
-the bounds matter depends on the register count ptxas picks, which the
-estimate cannot yet tell reliably (docs/register-model.md); `shaderlint report
---compiler ptxas` shows it.
+Opt-in (`--extend-select SL506`). Whether a finding matters depends on the
+register count ptxas picks, which only the compiler knows (`shaderlint report
+--compiler ptxas` shows it; the estimate cannot yet tell reliably,
+docs/register-model.md). On the real-code corpus (`python bench/realcode.py`,
+33 pinned PyPI sdists) the rule reported 222 kernels while it also reported
+block sizes up to 256 threads; every one judged then (5) was useless or
+wrong, because no register count can make such a launch fail. Restricted to
+blocks of more than 256 threads it reports 40; see the README's real-code
+table for how they were judged.
 
 ## Evidence
 `nvcc -arch=sm_90 -c -Xptxas -v` on the CUDA fixture: `correlate`, launched
@@ -68,13 +76,18 @@ with "0 bytes stack frame" — 80 × 1024 = 81,920 registers, more than the
 65,536 of an SM, so every launch in the file fails. With the fix
 (`__launch_bounds__(1024)`) ptxas reports "Used 64 registers", "16 bytes stack
 frame, 12 bytes spill stores, 12 bytes spill loads": it now fits. `transpose`
-(12 registers) and `histogram` (16 registers) are unchanged by their bounds.
+(12 registers, 256 threads) is unchanged by a bound, which is why 256-thread
+blocks are not reported. A kernel that keeps 200 floats live compiles to 211
+registers without bounds; `__launch_bounds__(288)` and `(384)` give 168
+(with 200 bytes of spills), 512 gives 64 — so a 512-thread launch of the
+unbounded build fails where the bounded one runs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from shaderlint.estimate.occupancy import max_registers_for_group
 from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
 from shaderlint.model.dispatch import format_dims, group_size, single_thread_launch
 from shaderlint.rules.base import Rule, RuleContext
@@ -107,6 +120,9 @@ class MissingLaunchBounds(Rule):
                 continue  # cannot launch at all: SL502
             if single_thread_launch(model, gs):
                 continue  # `<<<1, 1>>>`: a one-thread test or set-up kernel; bounds would change nothing
+            cap = max_registers_for_group(ctx.target, gs.total)
+            if cap >= ctx.target.max_registers_per_thread:
+                continue  # every register count ptxas may pick fits such a block: the bounds decide nothing
             dims = format_dims(gs.dims)
             shape = f"{dims} = {gs.total}" if "×" in dims else dims
             where = {"launch": "every launch of it in this file uses", "dim3": "every launch of it in this file uses",
@@ -121,8 +137,10 @@ class MissingLaunchBounds(Rule):
             overloads = [f] if at[0] == f.name_node.start_byte else unbounded.get(f.name, [f])
             yield Finding(
                 at[0], at[1],
-                f"kernel '{f.name}' has no __launch_bounds__ although {where} {shape} threads: ptxas allocates "
-                f"its registers without knowing the block size; declare __launch_bounds__({gs.total})",
+                f"kernel '{f.name}' has no __launch_bounds__ although {where} {shape} threads: a block that "
+                f"size fits at most {cap} registers per thread on {ctx.target.name}, but ptxas, not knowing the "
+                f"block size, may allocate up to {ctx.target.max_registers_per_thread} and the launch then fails; "
+                f"declare __launch_bounds__({gs.total})",
                 kernel=f.name,
                 related=(Related(f.name_node.start_byte, f.name_node.end_byte, "kernel"),),
                 fix=Fix(f"Add __launch_bounds__({gs.total})", Applicability.UNSAFE,
