@@ -1,0 +1,73 @@
+"""Host dispatch code: what the code that launches a kernel says about its launch.
+
+Kernels run with the group size, grid and dispatch mode that *host* code picks: a
+``<<<grid, block>>>`` or ``cudaLaunchKernel`` in a ``.cpp``/``.cu`` file, a Metal
+``dispatchThreads``/``dispatchThreadgroups`` in Swift, Objective-C or metal-cpp, a
+``vkCmdDispatch`` in C or C++. A *scanner* per host language reads one host file
+and returns the launches it can read as :class:`HostLaunch` records; an index
+gathers them for a run and links each to the kernel it launches (by the kernel's
+name, or for Vulkan by the shader file the pipeline was built from). Where a link
+or a value cannot be established, the record leaves it ``None`` and nothing is
+derived from it: host facts are claims, and precision comes first.
+
+Scanners are registered by file extension in :data:`SCANNERS`; each is a pure
+function of ``(path, data)`` (so results can be cached by content) that never
+raises on any input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+Dims = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where something is written in a host file (bytes, and 1-based line and column)."""
+
+    path: str
+    start: int
+    end: int
+    line: int
+    column: int
+
+
+@dataclass(frozen=True)
+class HostLaunch:
+    """One launch or dispatch read from host code."""
+
+    #: The call (``k<<<…>>>(…)``, ``dispatchThreadgroups(…)``, ``vkCmdDispatch(…)``).
+    at: Span
+    #: ``cuda`` (``<<<>>>``), ``cudaLaunchKernel``, ``cudaLaunchCooperativeKernel``, ``metal``, ``vulkan``.
+    api: str
+    #: The kernel's function name (the CUDA symbol; the Metal function name given to
+    #: ``makeFunction(name:)`` / ``newFunctionWithName:`` / ``newFunction``); None when unknown.
+    kernel: str | None = None
+    #: Vulkan: the shader source (absolute, normalised path of a ``.comp``/``.glsl`` file) the
+    #: pipeline was built from; None elsewhere or when unknown.
+    shader: str | None = None
+    #: Threads per group (x, y, z) when constant, and where that size is written.
+    group: Dims | None = None
+    group_at: Span | None = None
+    #: ``threads`` (Metal ``dispatchThreads``: the grid counts threads, edge groups may be partial)
+    #: or ``threadgroups`` (whole groups: CUDA, Vulkan, Metal ``dispatchThreadgroups``).
+    dispatch: str | None = None
+    #: The grid when constant: threads for ``dispatch == "threads"``, groups otherwise.
+    grid: Dims | None = None
+    grid_at: Span | None = None
+    #: Template arguments written at the launch (CUDA ``k<float, 4><<<…>>>``), as source text.
+    template_args: tuple[str, ...] = ()
+
+
+#: A scanner: ``(path, data) -> launches``. Never raises.
+Scanner = Callable[[str, bytes], list[HostLaunch]]
+
+#: Scanners by lower-case file extension (with the dot): filled by the language modules.
+SCANNERS: dict[str, Scanner] = {}
+
+
+def register(extensions: tuple[str, ...], scanner: Scanner) -> None:
+    for ext in extensions:
+        SCANNERS[ext.lower()] = scanner
