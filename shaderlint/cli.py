@@ -114,6 +114,9 @@ def lint_parser() -> argparse.ArgumentParser:
                        help="GPU profile for register/occupancy estimates (e.g. sm_80, apple-m1)")
     model.add_argument("--occupancy-threshold", type=float, metavar="X",
                        help="SL505 reports estimated occupancy below X (0 to 1, default 0.5)")
+    model.add_argument("--compiler", choices=("none", "ptxas", "auto"),
+                       help="compile CUDA files with nvcc for exact register counts where a verdict needs them "
+                            "(SL505, SL506); about a second per file (default: the configuration's, else none)")
     fixes = p.add_argument_group("fixes and suppressions")
     fixes.add_argument("--fix", action="store_true", help="apply safe fixes in place")
     fixes.add_argument("--unsafe-fixes", action="store_true",
@@ -166,6 +169,7 @@ def cli_settings(args: argparse.Namespace) -> dict:
     return {k: v for k, v in {
         "select": args.select, "ignore": args.ignore, "extend_select": args.extend_select,
         "target": args.target, "occupancy_threshold": args.occupancy_threshold,
+        "compiler": getattr(args, "compiler", None),
     }.items() if v is not None}
 
 

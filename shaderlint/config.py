@@ -66,6 +66,8 @@ class Settings:
     extension: tuple[tuple[str, str], ...] = ()  # ((".fs", "glsl"), ...): extra extension -> language
     max_file_size: int = MAX_FILE_SIZE  # bytes; larger files are not analysed (0: no limit)
     defines: tuple[str, ...] = ()  # the build's -D flags: "FUSED", "N=4" (shaderlint.languages.conditions)
+    #: A compiler lint runs may call for exact figures (SL505, SL506): "none", "ptxas" or "auto".
+    compiler: str = "none"
     config_path: str | None = None
 
     def language_for(self, path: str) -> str | None:
@@ -89,7 +91,8 @@ class Settings:
         """Everything that can change what the rules report (for the cache)."""
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores, self.target,
                      self.occupancy_threshold, self.facts, self.extension,
-                     self.base_dir() if self.config_path else None, self.max_file_size, self.defines))
+                     self.base_dir() if self.config_path else None, self.max_file_size, self.defines,
+                     self.compiler, compiler_identity(self.compiler)))
 
     def base_dir(self) -> str:
         """The directory globs are relative to: the config file's, else the current one."""
@@ -200,10 +203,11 @@ def rule_enabled(code: str, default_on: bool, select: tuple[str, ...], ignore: t
 
 CONFIG_KEYS = ("extend", "select", "ignore", "extend-select", "per-file-ignores", "target", "occupancy-threshold",
                "exclude", "extend-exclude", "extension", "facts", "threadgroup-size", "grid-size", "dispatch",
-               "time-budget", "max-file-size", "defines")
+               "time-budget", "max-file-size", "defines", "compiler")
 LANGUAGES = ("metal", "cuda", "glsl")
 FACT_KEYS = ("threadgroup-size", "grid-size", "dispatch")
 DISPATCH_VALUES = ("threads", "threadgroups")
+COMPILER_VALUES = ("none", "ptxas", "auto")
 CONFIG_NAMES = ("shaderlint.toml", "pyproject.toml")
 
 _DIMS = re.compile(r"^[1-9][0-9]*(?:x[1-9][0-9]*){0,2}$")
@@ -313,7 +317,7 @@ def layer(base: Settings, own: Settings, table: dict[str, Any]) -> Settings:
     if "per-file-ignores" in table:
         kw["per_file_ignores"] = own.per_file_ignores
     for key, attr in (("target", "target"), ("occupancy-threshold", "occupancy_threshold"),
-                      ("time-budget", "time_budget"), ("defines", "defines")):
+                      ("time-budget", "time_budget"), ("defines", "defines"), ("compiler", "compiler")):
         if key in table:
             kw[attr] = getattr(own, attr)
     if "exclude" in table:
@@ -430,6 +434,11 @@ def settings_from_table(table: dict[str, Any], path: str = "<config>") -> Settin
     kw["per_file_ignores"] = tuple((g, check_codes(c, f"{path}: 'per-file-ignores.{g}'")) for g, c in pfi.items())
     if "target" in table:
         kw["target"] = check_target(table["target"], where("target"))
+    if "compiler" in table:
+        v = table["compiler"]
+        if v not in COMPILER_VALUES:
+            raise ConfigError(f"{where('compiler')} must be one of {', '.join(map(repr, COMPILER_VALUES))}, not {v!r}")
+        kw["compiler"] = v
     if "occupancy-threshold" in table:
         v = table["occupancy-threshold"]
         if not _number(v) or not 0 <= v <= 1:
@@ -530,3 +539,19 @@ def _config_in(d: str) -> str | None:
         if os.path.isfile(p) and (name == "shaderlint.toml" or "shaderlint" in _read_toml(p).get("tool", {})):
             return p
     return None
+
+
+_COMPILER_IDS: dict[str, str] = {}
+
+
+def compiler_identity(compiler: str) -> str | None:
+    """What the lint cache must know about the configured compiler: which nvcc (path and version)
+    answers, or that none is installed. None when no compiler is configured."""
+    if compiler == "none":
+        return None
+    got = _COMPILER_IDS.get(compiler)
+    if got is None:
+        from shaderlint.estimate.ptxas import nvcc_version
+
+        got = _COMPILER_IDS[compiler] = nvcc_version() or "no nvcc"
+    return got

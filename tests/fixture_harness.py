@@ -8,6 +8,8 @@
   (SL001 is always checked: fixtures must parse). Without it every rule counts.
 - ``// target: sm_75`` in the first lines selects the target profile.
 - ``// defines: FUSED N=4`` in the first lines sets the ``defines`` setting (the build's ``-D`` flags).
+- ``// compiler: ptxas`` in the first lines sets the ``compiler`` setting; such a fixture is skipped
+  where nvcc is not installed (its expectations are the compiler's figures).
 - A sibling ``name.fixed.<ext>`` holds the expected text after applying every
   fix (safe and unsafe); applying the fixes again must change nothing.
 """
@@ -27,6 +29,7 @@ _EXPECT = re.compile(r"//\s*(todo-expect|expect):\s*([A-Z0-9, ]+?)\s*(?:\*/)?\s*
 _RULES = re.compile(r"//\s*rules:\s*([A-Z0-9 ,]+)")
 _TARGET = re.compile(r"//\s*target:\s*([\w.-]+)")
 _DEFINES = re.compile(r"//\s*defines:\s*(.+?)\s*$")
+_COMPILER = re.compile(r"//\s*compiler:\s*(none|ptxas|auto)\b")
 
 
 def fixture_files() -> list[Path]:
@@ -44,6 +47,7 @@ class Expectations:
     rules: tuple[str, ...]
     target: str | None
     defines: tuple[str, ...] = ()
+    compiler: str = "none"
 
 
 def read_expectations(text: str) -> Expectations:
@@ -52,6 +56,7 @@ def read_expectations(text: str) -> Expectations:
     rules: tuple[str, ...] = ()
     target = None
     defines: tuple[str, ...] = ()
+    compiler = "none"
     for i, line in enumerate(text.splitlines(), start=1):
         if i <= 15:
             m = _RULES.search(line)
@@ -63,6 +68,9 @@ def read_expectations(text: str) -> Expectations:
             m = _DEFINES.search(line)
             if m and not defines:
                 defines = tuple(m.group(1).split())
+            m = _COMPILER.search(line)
+            if m and compiler == "none":
+                compiler = m.group(1)
         m = _EXPECT.search(line)
         if m:
             codes = [c for c in re.split(r"[ ,]+", m.group(2).strip()) if c]
@@ -70,12 +78,21 @@ def read_expectations(text: str) -> Expectations:
                 expected[i] = Counter(codes)
             else:
                 todo[i] = set(codes)
-    return Expectations(expected, todo, rules, target, defines)
+    return Expectations(expected, todo, rules, target, defines, compiler)
 
 
 def fixture_settings(exp: Expectations) -> Settings:
     select = tuple(exp.rules) + ("SL001",) if exp.rules else ("ALL",)
-    return Settings(select=select, target=exp.target, defines=exp.defines)
+    return Settings(select=select, target=exp.target, defines=exp.defines, compiler=exp.compiler)
+
+
+def needs_missing_compiler(exp: Expectations) -> bool:
+    """True when the fixture's expectations come from a compiler this machine does not have."""
+    if exp.compiler == "none":
+        return False
+    from shaderlint.estimate.ptxas import ptxas_available
+
+    return not ptxas_available()
 
 
 def check_fixture(path: Path) -> list[str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixture_harness import FIXTURES, check_fixture, fixture_files
+from tests.fixture_harness import FIXTURES, check_fixture, fixture_files, needs_missing_compiler, read_expectations
 
 FILES = fixture_files()
 
@@ -15,6 +15,8 @@ def test_fixtures_exist():
 
 @pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(FIXTURES)) for p in FILES])
 def test_fixture(path):
+    if needs_missing_compiler(read_expectations(path.read_text(errors="replace"))):
+        pytest.skip("the fixture's figures come from nvcc, which is not installed")
     problems = check_fixture(path)
     assert not problems, "\n".join(problems)
 
@@ -25,10 +27,13 @@ def test_fixture_fix(path):
     from shaderlint.config import Settings
     from shaderlint.engine import lint_source
     from shaderlint.fixes import apply_fixes
-    from tests.fixture_harness import fixture_settings, read_expectations
+    from tests.fixture_harness import fixture_settings
 
     data = path.read_bytes()
-    settings = fixture_settings(read_expectations(data.decode()))
+    exp = read_expectations(data.decode())
+    if needs_missing_compiler(exp):
+        pytest.skip("the fixture's figures come from nvcc, which is not installed")
+    settings = fixture_settings(exp)
     fixed_path = path.parent / (path.stem + ".fixed" + path.suffix)
     result = lint_source(str(path), data, settings)
     new, applied = apply_fixes(str(path), data, result.diagnostics, unsafe=True)

@@ -82,7 +82,7 @@ void host(float* a, int n) {
     assert k.group_size is not None and k.group_size.dims == (384, 1, 1)
     assert j.group_size is None  # two different sizes
     assert codes("k.cu", text, "SL501") == []
-    assert codes("k.cu", text, "SL506") == [(6, "SL506")]
+    assert codes("k.cu", text, "SL506") == []  # 384 threads fit 168 registers; only ptxas's count could say more
 
 
 def test_break_in_a_loop_makes_every_barrier_in_it_divergent():

@@ -114,6 +114,19 @@ def ptxas_available() -> bool:
     return nvcc_path() is not None
 
 
+def nvcc_version() -> str | None:
+    """``nvcc --version``'s last line with nvcc's path (what a cached result depends on), or None."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        return None
+    try:
+        proc = subprocess.run([nvcc, "--version"], capture_output=True, text=True, timeout=30, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    return f"{nvcc}: {lines[-1] if lines else proc.returncode}"
+
+
 # --------------------------------------------------------------------------
 # Demangling
 

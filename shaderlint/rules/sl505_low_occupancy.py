@@ -10,7 +10,9 @@ the resident-group limit) with its numbers. Reported once per kernel, at its
 name; for a template, the instance with the lowest occupancy is named.
 
 It stays silent when the figures cannot tell: a kernel whose occupancy is
-limited by its registers is reported only when a compiler counted them, never
+limited by its registers is reported only when a compiler counted them
+(`compiler = "ptxas"` or `"auto"` in configuration, or `--compiler`, with nvcc
+installed: the file is compiled once for the target's architecture), never
 on the register estimate alone (its error on real kernels is too large to
 decide the verdict and has no measured interval yet: `docs/register-model.md`;
 `shaderlint report --compiler ptxas|radv` gives exact figures), template kernels whose parameters
@@ -89,9 +91,10 @@ SM's shared memory: 24 of 64 warps (37.5 %). The look-alike `sgemm_small_tile`
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from shaderlint.diagnostics import Finding, Severity
-from shaderlint.estimate import whatif
+from shaderlint.estimate import measured, whatif
 from shaderlint.estimate.occupancy import GROUP_SIZE, GROUPS_PER_CORE, REGISTERS, THREADGROUP_MEMORY, occupancy
 from shaderlint.estimate.registers import cached_estimate, template_instances
 from shaderlint.rules.base import Rule, RuleContext
@@ -120,8 +123,17 @@ class LowOccupancy(Rule):
             instances = template_instances(model, f)
             unbound = bool(f.template_params) and not instances
             worst = None
+            measured_regs = None
             for b in instances or [None]:
                 est = cached_estimate(model, f, target, bindings=b, facts=facts)
+                if est.occupancy is not None and est.source == "estimate" and not est.occupancy_is_bound \
+                        and est.threads_per_group:
+                    if measured_regs is None:
+                        measured_regs = measured.registers(model, ctx.settings, target, f.name) or 0
+                    if measured_regs:  # the compiler's count replaces the estimate (the most of any instance)
+                        est = replace(est, registers=measured_regs, registers_exact=float(measured_regs),
+                                      occupancy=occupancy(target, est.threads_per_group, measured_regs,
+                                                          est.shared_bytes), source="ptxas")
                 if _low(est, target, threshold, unbound) and (worst is None or est.occupancy_value < worst.occupancy_value):
                     worst = est
             if worst is None:
@@ -150,7 +162,9 @@ def _message(est, target, threshold: float) -> str:
     size = f"{threads} threads per group" if not est.occupancy_is_bound else "any group size"
     per_core = f"{o.groups_per_core} group{'s' if o.groups_per_core != 1 else ''} of {o.simd_groups_per_group} " \
                f"SIMD group{'s' if o.simd_groups_per_group != 1 else ''} per core"
-    if o.limiter == REGISTERS:
+    if o.limiter == REGISTERS and est.source != "estimate":
+        why = f"registers ({est.registers} per thread from {est.source} with {size}: {per_core})"
+    elif o.limiter == REGISTERS:
         why = f"registers (about {est.registers} per thread with {size}: {per_core})"
     elif o.limiter == THREADGROUP_MEMORY:
         why = f"threadgroup memory ({est.shared_bytes} bytes per group: {per_core})"
@@ -158,7 +172,8 @@ def _message(est, target, threshold: float) -> str:
         why = f"group size ({threads} threads: {per_core})"
     else:
         why = f"the limit of {target.max_groups_per_core} resident groups per core ({threads} threads per group)"
-    return (f"kernel '{est.name}' has an estimated occupancy of {_pct(o.occupancy)} on {target.name} "
+    estimated = "an estimated" if est.source == "estimate" else "an"
+    return (f"kernel '{est.name}' has {estimated} occupancy of {_pct(o.occupancy)} on {target.name} "
             f"(threshold {_pct(threshold)}), limited by {why}")
 
 

@@ -11,13 +11,14 @@ the kernel for file-wide facts. The fix inserts `__launch_bounds__(N)` before
 the kernel's name. Overloads of one kernel share their launches (a launch names
 the kernel, not the overload): they are reported once, and the fix bounds each.
 
-Only block sizes for which the bounds can decide anything are reported: those
-whose blocks cannot fit the most registers ptxas ever allocates (255 per
-thread). On every NVIDIA target that means more than 256 threads: a block of
-288 or 384 threads fits at most 168 registers per thread, 512 threads 128,
-1024 threads 64 (65,536 registers per SM, allocated per warp in units of
-256). Up to 256 threads every count ptxas may pick fits, the launch cannot
-fail for registers, and the rule is silent.
+It reports only what makes such a launch fail: ptxas's register count for the
+kernel is more than a block of that size fits. A block of 288 or 384 threads
+fits at most 168 registers per thread, 512 threads 128, 1024 threads 64
+(65,536 registers per SM, allocated per warp in units of 256); up to 256
+threads every count ptxas may pick (at most 255) fits. The count comes from
+the compiler: the rule needs `compiler = "ptxas"` (or `"auto"`) in
+configuration, or `--compiler`, and nvcc installed, and is silent otherwise --
+the register estimate cannot tell 25 registers from 91 (see Default).
 
 ## Why is this bad?
 ptxas allocates a kernel's registers without knowing how large its blocks will
@@ -43,11 +44,10 @@ __global__ void __launch_bounds__(1024) correlate(const float* in, float* out, i
 ```
 
 ## Impact
-Registers: often no change (a kernel that already fits keeps its count); for a
-kernel that does not fit the declared block size, the difference between a
-launch that fails and one that runs with spills. The message names the size;
-the impact's deltas stay null until the register model can compare the two
-compilations.
+The difference between a launch that fails and one that runs: with the bounds,
+ptxas fits the registers to the block (spilling if it must). The message gives
+ptxas's count and the most the block fits; the impact's deltas stay null until
+the what-if can compile the bounded version too.
 
 ## Fix safety
 Unsafe: `__launch_bounds__(N)` lets the compiler cap registers for N threads,
@@ -59,15 +59,16 @@ for launch" instead of running.
 None.
 
 ## Default
-Opt-in (`--extend-select SL506`). Whether a finding matters depends on the
-register count ptxas picks, which only the compiler knows (`shaderlint report
---compiler ptxas` shows it; the estimate cannot yet tell reliably,
-docs/register-model.md). On the real-code corpus (`python bench/realcode.py`,
-33 pinned PyPI sdists) the rule reported 222 kernels while it also reported
-block sizes up to 256 threads; every one judged then (5) was useless or
-wrong, because no register count can make such a launch fail. Restricted to
-blocks of more than 256 threads it reports 40; see the README's real-code
-table for how they were judged.
+Opt-in (`--extend-select SL506`, with a compiler configured). On the real-code
+corpus (`python bench/realcode.py`, 33 pinned PyPI sdists), before it asked the
+compiler, the rule reported 222 kernels with a fixed block size: 5 judged
+useless or wrong among the 182 of up to 256 threads (no register count can
+make those launches fail), and all 40 of more than 256 threads judged false
+with ptxas on sm_80 and sm_90 (every one small: at most 48 of 64 registers at
+1024 threads, 46 of 128 at 512, 64 of 168 at 384). Its estimate-based version
+therefore never found a launch that fails; with the compiler's count it
+reports exactly those. The corpus is linted without a compiler, so the rule
+has no findings there.
 
 ## Evidence
 `nvcc -arch=sm_90 -c -Xptxas -v` on the CUDA fixture: `correlate`, launched
@@ -87,6 +88,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from shaderlint.estimate import measured
 from shaderlint.estimate.occupancy import max_registers_for_group
 from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
 from shaderlint.model.dispatch import format_dims, group_size, single_thread_launch
@@ -123,6 +125,9 @@ class MissingLaunchBounds(Rule):
             cap = max_registers_for_group(ctx.target, gs.total)
             if cap >= ctx.target.max_registers_per_thread:
                 continue  # every register count ptxas may pick fits such a block: the bounds decide nothing
+            used = measured.registers(model, ctx.settings, ctx.target, f.name)
+            if used is None or used <= cap:
+                continue  # only the compiler's count shows a launch that fails; the estimate cannot
             dims = format_dims(gs.dims)
             shape = f"{dims} = {gs.total}" if "×" in dims else dims
             where = {"launch": "every launch of it in this file uses", "dim3": "every launch of it in this file uses",
@@ -137,10 +142,9 @@ class MissingLaunchBounds(Rule):
             overloads = [f] if at[0] == f.name_node.start_byte else unbounded.get(f.name, [f])
             yield Finding(
                 at[0], at[1],
-                f"kernel '{f.name}' has no __launch_bounds__ although {where} {shape} threads: a block that "
-                f"size fits at most {cap} registers per thread on {ctx.target.name}, but ptxas, not knowing the "
-                f"block size, may allocate up to {ctx.target.max_registers_per_thread} and the launch then fails; "
-                f"declare __launch_bounds__({gs.total})",
+                f"kernel '{f.name}' has no __launch_bounds__ although {where} {shape} threads: ptxas gives it "
+                f"{used} registers per thread on {ctx.target.name}, but a block that size fits at most {cap}, so "
+                f"the launch fails (too many resources requested for launch); declare __launch_bounds__({gs.total})",
                 kernel=f.name,
                 related=(Related(f.name_node.start_byte, f.name_node.end_byte, "kernel"),),
                 fix=Fix(f"Add __launch_bounds__({gs.total})", Applicability.UNSAFE,

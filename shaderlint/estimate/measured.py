@@ -1,0 +1,56 @@
+"""Exact figures for lint runs, from the compiler the configuration names.
+
+``compiler = "ptxas"`` or ``"auto"`` (configuration, or ``--compiler`` on the
+command line) lets the rules whose verdict hangs on a register count (SL505
+low-occupancy, SL506 missing-launch-bounds) ask ptxas instead of the estimate:
+the file's text is compiled once per lint for the target's architecture, with
+the file's directory on the include path and the configured ``defines``, and
+the rules read the per-kernel counts. A file that does not compile, a kernel
+ptxas did not emit (an uninstantiated template), a non-NVIDIA target or a
+machine without nvcc answer ``None``: the rules then stay silent where only a
+compiler could decide. Results are cached with the lint result (the cache key
+holds the compiler's version, ``Settings.key``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from shaderlint.estimate.ptxas import PtxasResult, compile_ptxas, ptxas_available
+
+if TYPE_CHECKING:
+    from shaderlint.config import Settings
+    from shaderlint.estimate.targets import Target
+    from shaderlint.model.build import FileModel
+
+
+def compiled(model: "FileModel", settings: "Settings", target: "Target") -> PtxasResult | None:
+    """ptxas's report for the file, compiled once per model; None when no compiler applies."""
+    compiler = getattr(settings, "compiler", "none")
+    if compiler == "none" or model.language != "cuda" or target.ptxas_arch is None:
+        return None
+    memo = model.__dict__.setdefault("_ptxas", {})
+    key = (target.ptxas_arch, settings.defines)
+    if key in memo:
+        return memo[key]
+    result = None
+    if ptxas_available():
+        flags: list[str] = [f"-D{d}" for d in settings.defines]
+        folder = os.path.dirname(os.path.abspath(model.source.path))
+        if os.path.isdir(folder):
+            flags[:0] = ["-I", folder]
+        text = model.source.data.decode("utf-8", errors="replace")
+        got = compile_ptxas(text + "\n", target.ptxas_arch, flags)  # (a newline: source text, never a path)
+        result = got if len(got) else None
+    memo[key] = result
+    return result
+
+
+def registers(model: "FileModel", settings: "Settings", target: "Target", kernel: str) -> int | None:
+    """The most registers ptxas gives any instance of ``kernel`` in this file, or None."""
+    result = compiled(model, settings, target)
+    if result is None:
+        return None
+    counts = [k.registers for k in result.by_name(kernel)]
+    return max(counts) if counts else None
