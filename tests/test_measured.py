@@ -87,3 +87,17 @@ def test_no_compile_without_the_setting(monkeypatch):
 def test_real_ptxas_count_reaches_sl506():
     got = lint_source("k.cu", HEAVY, Settings(select=("SL506",), compiler="ptxas")).diagnostics
     assert [d.code for d in got] == ["SL506"]
+
+
+def test_the_language_server_never_compiles(tmp_path):
+    """An editor must not wait on nvcc: the server lints with compiler = "none" whatever is configured."""
+    from types import SimpleNamespace
+
+    from shaderlint.server.server import ShaderlintServer
+
+    (tmp_path / "shaderlint.toml").write_text('compiler = "ptxas"\nextend-select = ["SL506"]\n')
+    server = ShaderlintServer()
+    assert server.configs.settings_for(str(tmp_path / "k.cu"), server.client_settings)[0].compiler == "ptxas"
+    settings, error = server.settings_for(SimpleNamespace(path=str(tmp_path / "k.cu")))
+    assert error is None and settings.compiler == "none"
+    assert "SL506" in settings.extend_select  # the rest of the configuration applies

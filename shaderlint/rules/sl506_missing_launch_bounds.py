@@ -18,7 +18,9 @@ fits at most 168 registers per thread, 512 threads 128, 1024 threads 64
 threads every count ptxas may pick (at most 255) fits. The count comes from
 the compiler: the rule needs `compiler = "ptxas"` (or `"auto"`) in
 configuration, or `--compiler`, and nvcc installed, and is silent otherwise --
-the register estimate cannot tell 25 registers from 91 (see Default).
+the register estimate cannot tell 25 registers from 91 (see Default). The
+language server never compiles (an editor must not wait a second per
+keystroke), so these findings come from command-line and CI runs.
 
 ## Why is this bad?
 ptxas allocates a kernel's registers without knowing how large its blocks will

@@ -441,7 +441,12 @@ class ShaderlintServer(LanguageServer):
 
     # ---- settings --------------------------------------------------------------------------------
     def settings_for(self, doc: Document) -> tuple[Settings, str | None]:
-        return self.configs.settings_for(doc.path, self.client_settings)
+        settings, error = self.configs.settings_for(doc.path, self.client_settings)
+        if settings.compiler != "none":
+            # A compile takes about a second per file: the editor never waits on one. Findings that
+            # need the compiler's figures (SL505 on registers, SL506) come from CLI and CI runs.
+            settings = settings.with_overrides(compiler="none")
+        return settings, error
 
     def set_client_settings(self, settings: ClientSettings) -> None:
         for problem in settings.problems:
