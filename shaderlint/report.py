@@ -639,7 +639,7 @@ def _launch_lines(r: Row) -> list[str]:
     else:
         out.append(figures("suggested", a["suggested"]))
         if a["reasons"]:
-            out.append(f"      because: {'; '.join(a['reasons'])}")
+            out.append(f"      changes: {'; '.join(a['reasons'])}")
     return out
 
 

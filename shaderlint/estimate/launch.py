@@ -63,7 +63,8 @@ a. *Useful lanes times occupancy, higher first*, to 0.1 %: the share of
    and idle lanes cost what they cost in issued lanes; occupancy in latency
    hiding; a tiny iteration space is not split into more groups for an
    occupancy that one group could never reach.
-b. ``bx`` a multiple of ``W`` (the fit rule), where the iteration space allows it.
+b. ``bx`` a multiple of ``W`` (the fit rule), where the iteration space allows
+   it (``nx >= W``; an unknown iteration space is assumed to).
 c. The current shape (no churn for nothing).
 d. Total threads closest to the current shape's (in powers of two), or to
    256 without one (NVIDIA's guide: 128-256 threads is a good starting range).
@@ -347,21 +348,23 @@ def _powers(top: int) -> Iterable[int]:
 
 
 def _reasons(now: LaunchFigures, best: LaunchFigures, x_fits: bool) -> list[str]:
+    """What changes from the current shape to the pick, gains and costs alike."""
     out = []
     w = best.simd_width
     if not now.fits:
-        out.append("the current shape cannot launch on this target")
+        out.append(f"the current shape cannot launch: {'; '.join(now.problems)}")
     elif now.occupancy == 0:
-        out.append("the current shape fits no group on a core")
-    if now.idle_lanes > best.idle_lanes:
-        out.append(f"{now.idle_lanes - best.idle_lanes} fewer idle lanes per group")
-    if now.threads_launched is not None and best.threads_launched is not None \
-            and best.threads_launched < now.threads_launched:
-        out.append(f"{now.threads_launched - best.threads_launched} fewer threads launched past the edge")
-    if best.occupancy > now.occupancy:
+        out.append(f"no group of the current shape fits a core ({now.limiter})")
+    if round(now.lane_efficiency, 4) != round(best.lane_efficiency, 4):
+        out.append(f"lanes doing work {now.lane_efficiency * 100:.2f} % -> {best.lane_efficiency * 100:.2f} %")
+    if now.idle_lanes != best.idle_lanes:
+        out.append(f"idle lanes per group {now.idle_lanes} -> {best.idle_lanes}")
+    if now.threads_launched is not None and best.threads_launched != now.threads_launched:
+        out.append(f"threads launched {now.threads_launched} -> {best.threads_launched} for {best.threads_needed}")
+    if now.occupancy != best.occupancy:
         out.append(f"occupancy ceiling {now.occupancy * 100:.2f} % -> {best.occupancy * 100:.2f} %")
     if x_fits and now.shape[0] % w and best.shape[0] % w == 0:
-        out.append(f"x a multiple of the SIMD width {w}: each SIMD group reads whole rows (coalescing)")
+        out.append(f"x a multiple of the SIMD width {w}: each SIMD group spans {w} consecutive x (coalesced)")
     if not out:
-        out.append("same figures, closer to the rules' preferences")
+        out.append("the same figures, nearer the rules' preferences")
     return out
