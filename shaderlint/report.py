@@ -81,6 +81,8 @@ class Row:
     launch_asked: bool = False
     #: Text only: why there is no launch advice.
     launch_note: str | None = None
+    #: Not in the JSON: the estimate's unrounded registers (half registers on Apple), for the launch advice.
+    registers_exact: float | None = None
 
     def to_json(self) -> dict:
         out = {k: getattr(self, k) for k in JSON_KEYS}
@@ -231,8 +233,8 @@ def _attach_launch(rows: list[Row], model, estimates: list[KernelEstimate], targ
         r.launch_note = ("group shape and iteration space unknown (annotate // shaderlint: threadgroup-size=WxH "
                          "or grid-size=WxH)")
         try:
-            r.launch = launch_advice(model, f, target, config, r.threads_per_group, r.registers,
-                                     r.threadgroup_memory_bytes)
+            regs = r.registers_exact if r.registers_source == "estimate" and r.registers_exact else r.registers
+            r.launch = launch_advice(model, f, target, config, r.threads_per_group, regs, r.threadgroup_memory_bytes)
         except Exception as exc:  # advice is optional: never lose the row over it
             r.notes.append(f"launch advice failed: {exc}")
             r.launch = None
@@ -321,7 +323,7 @@ def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
         registers=e.registers, registers_source="estimate", threadgroup_memory_bytes=e.shared_bytes,
         stack_bytes=e.stack_bytes, target=target.name,
         occupancy=_round(e.occupancy_value), limiter=e.limiter, notes=list(e.notes),
-        occupancy_is_bound=e.occupancy_is_bound, shared_unknown=e.shared_unknown,
+        occupancy_is_bound=e.occupancy_is_bound, shared_unknown=e.shared_unknown, registers_exact=e.registers_exact,
     )
 
 
