@@ -234,7 +234,8 @@ def _attach_launch(rows: list[Row], model, estimates: list[KernelEstimate], targ
                          "or grid-size=WxH)")
         try:
             regs = r.registers_exact if r.registers_source == "estimate" and r.registers_exact else r.registers
-            r.launch = launch_advice(model, f, target, config, r.threads_per_group, regs, r.threadgroup_memory_bytes)
+            r.launch = launch_advice(model, f, target, config, r.threads_per_group, regs, r.threadgroup_memory_bytes,
+                                     shared_unknown=r.shared_unknown)
         except Exception as exc:  # advice is optional: never lose the row over it
             r.notes.append(f"launch advice failed: {exc}")
             r.launch = None
@@ -263,7 +264,7 @@ def iteration_space(model, f, config: dict[str, str] | None = None) -> tuple[tup
 
 
 def launch_advice(model, f, target: Target, config: dict[str, str] | None, threads: int | None,
-                  registers: float | None, shared_bytes: int | None) -> dict | None:
+                  registers: float | None, shared_bytes: int | None, *, shared_unknown: bool = False) -> dict | None:
     """The ``"launch"`` object of a report row (see README, "report"), or None when neither the
     group shape nor the iteration space is known, or the kernel has no compute groups."""
     from shaderlint.estimate.launch import describe, suggest
@@ -281,7 +282,8 @@ def launch_advice(model, f, target: Target, config: dict[str, str] | None, threa
     shared = shared_bytes or 0
     now = describe(current, space[0] if space else None, target, registers, shared) if current else None
     cap = gs.total if gs is not None and bound else None
-    sug = suggest(space[0] if space else None, target, registers, shared, current, max_threads=cap)
+    sug = suggest(space[0] if space else None, target, registers, shared, current, max_threads=cap,
+                  uses_threadgroup_memory=shared > 0 or shared_unknown)
     return {
         "target": target.name,
         "iteration_space": list(space[0]) if space else None,

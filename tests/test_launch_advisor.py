@@ -15,7 +15,7 @@ import random
 import jsonschema
 import pytest
 
-from shaderlint.estimate.launch import as_dims, describe, suggest
+from shaderlint.estimate.launch import MARGIN, as_dims, describe, suggest
 from shaderlint.estimate.targets import TARGETS, get_target
 from shaderlint.report import main
 from tests.test_report import SCHEMA as REPORT_SCHEMA
@@ -207,6 +207,22 @@ def test_already_optimal_shape_is_kept_and_said_so(tmp_path, capsys):
     assert "suggested the current shape: already the best by the launch rules" in capsys.readouterr().out
 
 
+def test_small_gains_do_not_replace_the_current_shape():
+    apple = get_target("apple-m1")
+    # 16×16 with 22 estimated registers: 32×4 would gain 4.2 points of occupancy (66.67 -> 70.83 %), within
+    # the estimate's noise; a kernel with threadgroup memory (a tiled GEMM) is not reshaped for coalescing alone.
+    s = suggest(None, apple, 22, 2048, (16, 16))
+    assert s.same_as_current and s.figures.occupancy == pytest.approx(2 / 3)
+    # Without threadgroup memory the fit rule still moves x to a SIMD multiple, at no loss: 32×8, not 32×4.
+    s = suggest(None, apple, 22, 0, (16, 16))
+    assert s.figures.shape == (32, 8, 1) and s.figures.score == describe((16, 16), None, apple, 22).score
+    # 256 → 128 on the same estimate is not suggested either (no x to fix).
+    assert suggest(None, apple, 22, 0, (256,)).same_as_current
+    # A real gain is: 64 threads held to 12.5 % by 32 KB of shared memory per group on sm_80.
+    s = suggest(None, SM80, 22, 32768, (64,))
+    assert s.figures.shape == (512, 1, 1) and s.figures.occupancy == 1.0
+
+
 def test_unknown_iteration_space_and_unknown_shape():
     assert suggest(None, SM75, 32, 0, None) is None
     s = suggest(None, SM80, 32, 0, (256,))
@@ -263,9 +279,15 @@ def test_suggestions_keep_the_rules_on_every_target():
                 if sp[0] >= w:
                     assert f.shape[0] % w == 0, "x a multiple of the SIMD width"
             if current is not None:
+                cur = as_dims(current)
+                for i in (1, 2):
+                    if cur[i] > 1 and (sp is None or sp[i] > 1):
+                        assert f.shape[i] > 1, "a dimension the group uses stays in use"
                 now = describe(current, space, target, regs, shared)
                 if now.fits and now.occupancy > 0:
                     assert f.score >= now.score, "never worse by rule a"
+                    fit_only = now.shape[0] % w and f.shape[0] % w == 0 and not shared and (sp is None or sp[0] >= w)
+                    assert f.score - now.score >= MARGIN or fit_only, "worth the change (rule g)"
 
 
 @pytest.mark.parametrize("shape", [0, -3, (0, 4), (4, -1), "16x16", 3.5, True, (1, 2, 3, 4), (), None, [2 ** 50],

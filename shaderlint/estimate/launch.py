@@ -40,8 +40,9 @@ search and its order below are shaderlint's own.
 Candidates -- every shape ``(bx, by, bz)`` such that:
 
 1. *Shape kept.* It has the current shape's dimensionality (a kernel written
-   for a 1-D group indexes with x only); with no current shape, the iteration
-   space's.
+   for a 1-D group indexes with x only; a dimension the group uses stays larger
+   than 1 unless trimmed to an extent of 1); with no current shape, the
+   iteration space's.
 2. *Fit x to the SIMD width* (coalescing: a SIMD group then reads whole rows):
    ``bx`` is a multiple of ``W`` no wider than ``nx`` rounded up to ``W``; when
    ``nx < W`` it may also be ``nx`` itself or a power of two below ``W``.
@@ -71,6 +72,12 @@ d. Total threads closest to the current shape's (in powers of two), or to
 e. Proportions closest to the current shape's (``log2(bx / by)``), or the
    squarest with no current shape.
 f. Smaller ``bx``, then ``by``, then ``bz``.
+g. *Worth the change.* The pick replaces the current shape only when it gains
+   at least 5 points in (a) (100 % ideal): smaller steps are within the
+   register estimate's noise and not worth a change of the host code. Short of
+   that, the one change still suggested is the fit rule's -- the best shape by
+   (b)-(f) whose x is a multiple of ``W``, not worse by (a) -- and not for a
+   kernel with threadgroup memory, which usually tiles it to its shape.
 
 What is not modelled: the number of cores (a launch of fewer groups than cores
 leaves some idle), grid-dimension limits (CUDA's 65535 in y and z), and what the
@@ -94,6 +101,8 @@ Dims = tuple[int, int, int]
 DEFAULT_THREADS = 256
 #: Rule a compares its figure to this resolution.
 _RESOLUTION = 1000
+#: Rule g: the least gain in rule a's figure (in its units: 50 = 5 points) that replaces the current shape.
+MARGIN = 50
 #: Above this, a size is treated as nonsense (2^40 threads per dimension).
 _HUGE = 1 << 40
 
@@ -252,22 +261,31 @@ def _describe(dims: Dims, space: Dims | None, target: Target, registers: float |
 
 
 def suggest(iteration_space: object, target: Target, registers: object = None, shared_bytes: object = 0,
-            current: object = None, *, max_threads: int | None = None) -> Suggestion | None:
+            current: object = None, *, max_threads: int | None = None,
+            uses_threadgroup_memory: bool | None = None) -> Suggestion | None:
     """The shape the rules of the module docstring pick, or None when there is nothing to go on
     (neither a current shape nor an iteration space) or no shape can launch (registers or
-    threadgroup memory beyond what one group may have)."""
+    threadgroup memory beyond what one group may have).
+
+    ``max_threads`` is a declared upper bound on the group's threads; ``uses_threadgroup_memory``
+    (default: ``shared_bytes > 0``) says the kernel has threadgroup memory, sized at dispatch or not
+    (rule g)."""
     if target is None:
         return None
+    shared = _shared(shared_bytes)
+    if uses_threadgroup_memory is None:
+        uses_threadgroup_memory = shared > 0
     try:
-        return _suggest(as_dims(iteration_space), target, _registers(registers), _shared(shared_bytes),
+        return _suggest(as_dims(iteration_space), target, _registers(registers), shared,
                         as_dims(current), max_threads if isinstance(max_threads, int) and not
-                        isinstance(max_threads, bool) and max_threads >= 1 else None)
+                        isinstance(max_threads, bool) and max_threads >= 1 else None,
+                        bool(uses_threadgroup_memory))
     except (ValueError, ArithmeticError, TypeError):
         return None
 
 
 def _suggest(space: Dims | None, target: Target, registers: float | None, shared: int, current: Dims | None,
-             max_threads: int | None) -> Suggestion | None:
+             max_threads: int | None, uses_threadgroup_memory: bool) -> Suggestion | None:
     if space is None and current is None:
         return None
     w = target.simd_width
@@ -292,6 +310,8 @@ def _suggest(space: Dims | None, target: Target, registers: float | None, shared
             out.update(p for p in _powers(top))
             if n is not None and n <= cap:
                 out.add(n)
+            if current is not None and current[i] > 1 and len(out) > 1:
+                out.discard(1)  # rule 1: a dimension the kernel's group uses stays in use
         return sorted(out)
 
     xs, ys, zs = axis(0), axis(1), axis(2)
@@ -335,6 +355,11 @@ def _suggest(space: Dims | None, target: Target, registers: float | None, shared
     best = min(cands, key=key)
     if current is None or now is None:
         return Suggestion(best, False)
+    if best.shape != current and now in cands and best.score - now.score < MARGIN:  # rule g
+        pool = []
+        if x_fits and current[0] % w and not uses_threadgroup_memory:
+            pool = [c for c in cands if c.score >= now.score and c.shape[0] % w == 0]
+        best = min(pool, key=lambda f: key(f)[1:]) if pool else now
     if best.shape == current:
         return Suggestion(best, True)
     return Suggestion(best, False, tuple(_reasons(now, best, x_fits)))
