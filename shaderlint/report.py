@@ -625,7 +625,8 @@ def _launch_lines(r: Row) -> list[str]:
                      f" ({fig['limiter']})")
         if fig["groups"] is not None:
             waste = fig["edge_waste"]
-            text += (f"; {_dims(fig['groups'])} groups, {fig['threads_launched']} threads for {fig['threads_needed']}"
+            rank = max(len(_dims(space).split("×")), len(_dims(fig["shape"]).split("×")))
+            text += (f"; {_dims(fig['groups'], rank)} groups, {fig['threads_launched']} threads for {fig['threads_needed']}"
                      f" ({'no edge waste' if not waste else f'{waste * 100:.2f}% edge waste'})")
         return text
 
@@ -647,9 +648,10 @@ def _launch_lines(r: Row) -> list[str]:
     return out
 
 
-def _dims(d) -> str:
+def _dims(d, rank: int = 1) -> str:
+    """``16×16`` for (16, 16, 1): trailing 1s dropped, but at least ``rank`` dimensions."""
     d = list(d)
-    while len(d) > 1 and d[-1] == 1:
+    while len(d) > max(rank, 1) and d[-1] == 1:
         d.pop()
     return "×".join(str(x) for x in d)
 

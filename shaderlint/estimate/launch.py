@@ -53,8 +53,9 @@ Candidates -- every shape ``(bx, by, bz)`` such that:
    (``__launch_bounds__``, ``[[max_total_threads_per_threadgroup]]``).
 5. *Whole SIMD groups.* ``T`` is a multiple of ``W``, unless one group covers
    the whole iteration space (then it may be exactly the work).
-6. The current shape is always a candidate, so that a current shape no other
-   beats is said to be optimal rather than replaced by an equal one.
+6. The current shape, whatever the rules above say, when it can launch: a
+   current shape no other beats is then said to be the best rather than
+   replaced by an equal one.
 
 Order (the first difference decides):
 
@@ -68,7 +69,8 @@ b. ``bx`` a multiple of ``W`` (the fit rule), where the iteration space allows
    it (``nx >= W``; an unknown iteration space is assumed to).
 c. The current shape (no churn for nothing).
 d. Total threads closest to the current shape's (in powers of two), or to
-   256 without one (NVIDIA's guide: 128-256 threads is a good starting range).
+   256 without one (the CUDA C++ Best Practices Guide, "Thread and Block
+   Heuristics": 128 to 256 threads per block is a good initial range).
 e. Proportions closest to the current shape's (``log2(bx / by)``), or the
    squarest with no current shape.
 f. Smaller ``bx``, then ``by``, then ``bz``.
@@ -123,7 +125,7 @@ class LaunchFigures:
     groups_per_core: int
     occupancy: float
     limiter: str | None
-    #: True when the occupancy rests on estimated figures (registers, or the target's).
+    #: True when the occupancy rests on the target's estimated figures (Apple); estimated registers are the caller's to say.
     occupancy_estimated: bool
     iteration_space: Dims | None = None
     groups: Dims | None = None
