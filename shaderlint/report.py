@@ -243,9 +243,9 @@ def _attach_launch(rows: list[Row], model, estimates: list[KernelEstimate], targ
 
 def iteration_space(model, f, config: dict[str, str] | None = None) -> tuple[tuple[int, int, int], str] | None:
     """The kernel's iteration space in threads and where it comes from: the ``grid-size`` fact
-    (annotation or configuration), else grid × block of its launches in the file when every one
-    has constant sizes and they agree."""
-    from shaderlint.model.dispatch import const_dims, kernel_fact, launch_sizes, parse_dims
+    (annotation or configuration), else what its launches in the file cover when every one has
+    constant sizes and they agree: grid × block, or ``n`` where the grid is ``(n + b - 1) / b``."""
+    from shaderlint.model.dispatch import dim_exprs, kernel_fact, launch_sizes, parse_dims
 
     spec = kernel_fact(model, f, "grid-size", config)
     if spec:
@@ -254,13 +254,38 @@ def iteration_space(model, f, config: dict[str, str] | None = None) -> tuple[tup
     sites = launch_sizes(model).get(f.name, [])
     seen = set()
     for site, gs in sites:
-        grid = const_dims(model, site.grid) if site.grid is not None else None
-        if gs is None or grid is None:
+        got = dim_exprs(model, site.grid) if site.grid is not None and gs is not None else None
+        if got is None:
             return None
-        seen.add(tuple(g * b for g, b in zip(grid[0], gs.dims)))
+        work = [_work_extent(model, e, b) for e, b in zip(got[0], gs.dims)]
+        if any(w is None for w in work):
+            return None
+        seen.add(tuple(work + [1] * (3 - len(work))))
     if len(seen) == 1:
         return seen.pop(), "launch"
     return None
+
+
+def _work_extent(model, expr, block: int) -> int | None:
+    """The threads one grid dimension covers: ``n`` for the round-up ``(n + b - 1) / b`` of a
+    constant ``n`` over the block's ``b`` (the work, not the threads launched), else the constant
+    grid times the block."""
+    from shaderlint.model.dispatch import follow
+    from shaderlint.model.expr import unparen
+
+    e = unparen(follow(model, expr)[0])
+    if e.type == "binary_expression" and model.text(e.child_by_field_name("operator")) == "/":
+        left, right = unparen(e.child_by_field_name("left")), e.child_by_field_name("right")
+        if right is not None and model.const_value(right) == block and left.type == "binary_expression" \
+                and model.text(left.child_by_field_name("operator")) == "+":
+            a, c = left.child_by_field_name("left"), left.child_by_field_name("right")
+            n = model.const_value(a) if a is not None else None
+            if c is not None and model.const_value(c) == block - 1 and isinstance(n, int) and n > 0:
+                return n
+    v = model.const_value(e)
+    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+        return None
+    return v * block
 
 
 def launch_advice(model, f, target: Target, config: dict[str, str] | None, threads: int | None,
@@ -610,7 +635,7 @@ def _launch_lines(r: Row) -> list[str]:
     approx = "~" if r.registers_source == "estimate" else ""
     space = a["iteration_space"]
     head = f"    launch on {a['target']}: "
-    head += (f"iteration space {_dims(space)} threads (from {'the grid-size fact' if a['iteration_space_source'] == 'grid-size' else 'the launch: grid × block'})"
+    head += (f"iteration space {_dims(space)} threads (from {'the grid-size fact' if a['iteration_space_source'] == 'grid-size' else 'the launches in this file'})"
              if space else "iteration space unknown")
     out = [head]
 

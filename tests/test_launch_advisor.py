@@ -90,7 +90,14 @@ CUDA = """
 __global__ void add(float* a, int n) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) a[i] += 1.0f; }
 __global__ void __launch_bounds__(128) bounded(float* a) { a[threadIdx.x] = 0; }
 __global__ void ok(float* a) { a[blockIdx.x * 256 + threadIdx.x] = 0; }
-void go(float* a) { add<<<10, 100>>>(a, 1000); ok<<<4096, 256>>>(a); }
+const int M = 1000;
+__global__ void tail(float* x) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < M) x[i] = 0; }
+__global__ void rows(float* x) { x[blockIdx.y * 64 + threadIdx.x] = 0; }
+void go(float* a) {
+    add<<<10, 100>>>(a, 1000); ok<<<4096, 256>>>(a); tail<<<(M + 127) / 128, 128>>>(a);
+    dim3 g((M + 31) / 32, 7), blk(32, 4);
+    rows<<<g, blk>>>(a);
+}
 """
 
 
@@ -188,6 +195,11 @@ def test_iteration_space_from_constant_launches(tmp_path, capsys):
     bounded = rows["bounded"]["launch"]
     assert bounded["current_is_upper_bound"] and bounded["suggested"]["threads"] <= 128
     assert rows["ok"]["launch"]["same_as_current"]
+    # A round-up grid covers the work it rounds: 1000 threads, not the 1024 launched.
+    tail = rows["tail"]["launch"]
+    assert tail["iteration_space"] == [1000, 1, 1] and tail["current"]["threads_launched"] == 1024
+    assert tail["current"]["edge_waste"] == round(24 / 1024, 6)
+    assert rows["rows"]["launch"]["iteration_space"] == [1000, 28, 1]  # 7 groups of 4 rows in y
 
 
 def test_already_optimal_shape_is_kept_and_said_so(tmp_path, capsys):
