@@ -15,7 +15,7 @@ import random
 import jsonschema
 import pytest
 
-from shaderlint.estimate.launch import MARGIN, as_dims, describe, suggest
+from shaderlint.estimate.launch import MARGIN, as_dims, describe, dispatched_space, suggest
 from shaderlint.estimate.targets import TARGETS, get_target
 from shaderlint.report import main
 from tests.test_report import SCHEMA as REPORT_SCHEMA
@@ -241,6 +241,17 @@ def test_unknown_iteration_space_and_unknown_shape():
     assert s.same_as_current and s.figures.groups is None and s.figures.threads_launched is None
     fig = describe((256,), None, SM80, 32)
     assert fig.iteration_space is None and fig.edge_waste is None and fig.total_groups is None
+
+
+def test_dispatched_space_of_host_launches():
+    # Vulkan: vkCmdDispatch(ceil(1920 / 16), ceil(1080 / 16), 1) of a 16×16 workgroup; Metal dispatchThreads counts threads.
+    assert dispatched_space((120, 68), (16, 16), "threadgroups") == (1920, 1088, 1)
+    assert dispatched_space((1920, 1080), (16, 16), "threads") == (1920, 1080, 1)
+    assert dispatched_space((1920, 1080), None, "threads") == (1920, 1080, 1)
+    assert dispatched_space((120, 68), None, "threadgroups") is None
+    assert dispatched_space((120, 68), (16, 16), None) is None
+    assert dispatched_space(None, (16, 16), "threadgroups") is None
+    assert dispatched_space((0, 5), (16, 16), "threadgroups") is None
 
 
 def test_report_without_the_option_has_no_launch_key(tmp_path, capsys):

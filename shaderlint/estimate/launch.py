@@ -195,6 +195,24 @@ def as_dims(value: object) -> Dims | None:
     return (out[0], out[1], out[2])
 
 
+def dispatched_space(grid: object, group: object, dispatch: str | None) -> Dims | None:
+    """The iteration space a dispatch covers, in threads: the grid itself for Metal's
+    ``dispatchThreads`` (``dispatch == "threads"``: it counts threads), the grid of groups times
+    the group for whole-group dispatches (``"threadgroups"``: CUDA, Vulkan, Metal
+    ``dispatchThreadgroups`` -- the threads launched, which the work may fall short of); None when
+    a size is unknown or the mode is. For host launch records (:class:`shaderlint.host.HostLaunch`:
+    ``grid``, ``group``, ``dispatch``)."""
+    g = as_dims(grid)
+    if g is None:
+        return None
+    if dispatch == "threads":
+        return g
+    b = as_dims(group)
+    if dispatch != "threadgroups" or b is None:
+        return None
+    return (g[0] * b[0], g[1] * b[1], g[2] * b[2])
+
+
 def _registers(value: object) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
