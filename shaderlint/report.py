@@ -306,8 +306,7 @@ def launch_advice(model, f, target: Target, config: dict[str, str] | None, threa
         return None
     shared = shared_bytes or 0
     now = describe(current, space[0] if space else None, target, registers, shared) if current else None
-    cap = gs.total if gs is not None and bound else None
-    sug = suggest(space[0] if space else None, target, registers, shared, current, max_threads=cap,
+    sug = suggest(space[0] if space else None, target, registers, shared, current, current_is_upper_bound=bound,
                   uses_threadgroup_memory=shared > 0 or shared_unknown)
     return {
         "target": target.name,

@@ -202,6 +202,21 @@ def test_iteration_space_from_constant_launches(tmp_path, capsys):
     assert rows["rows"]["launch"]["iteration_space"] == [1000, 28, 1]  # 7 groups of 4 rows in y
 
 
+def test_a_declared_bound_caps_the_threads_not_the_shape(tmp_path, capsys):
+    (tmp_path / "img.metal").write_text(
+        "#include <metal_stdlib>\nusing namespace metal;\n// shaderlint: grid-size=1920x1080\n"
+        "[[max_total_threads_per_threadgroup(1024)]]\n"
+        "kernel void img(device float* d [[buffer(0)]], uint2 gid [[thread_position_in_grid]]) "
+        "{ d[gid.y * 1920 + gid.x] = 1.0f; }\n")
+    [row] = report_json(capsys, str(tmp_path))
+    launch = row["launch"]
+    assert launch["current_is_upper_bound"] and launch["current"]["shape"] == [1024, 1, 1]
+    sug = launch["suggested"]
+    assert sug["threads"] <= 1024 and sug["shape"][1] > 1 and sug["edge_waste"] == 0  # 2-D like the grid
+    s = suggest(None, SM80, 32, 0, (256,), current_is_upper_bound=True)
+    assert s.figures.threads <= 256
+
+
 def test_already_optimal_shape_is_kept_and_said_so(tmp_path, capsys):
     s = suggest((1920, 1080), SM75, 32, 0, (32, 8))
     assert s.same_as_current and s.figures.shape == (32, 8, 1) and s.reasons == ()

@@ -41,8 +41,8 @@ Candidates -- every shape ``(bx, by, bz)`` such that:
 
 1. *Shape kept.* It has the current shape's dimensionality (a kernel written
    for a 1-D group indexes with x only; a dimension the group uses stays larger
-   than 1 unless trimmed to an extent of 1); with no current shape, the
-   iteration space's.
+   than 1 unless trimmed to an extent of 1); with no current shape, or only a
+   declared bound on its threads, the iteration space's.
 2. *Fit x to the SIMD width* (coalescing: a SIMD group then reads whole rows):
    ``bx`` is a multiple of ``W`` no wider than ``nx`` rounded up to ``W``; when
    ``nx < W`` it may also be ``nx`` itself or a power of two below ``W``.
@@ -72,7 +72,7 @@ d. Total threads closest to the current shape's (in powers of two), or to
    256 without one (the CUDA C++ Best Practices Guide, "Thread and Block
    Heuristics": 128 to 256 threads per block is a good initial range).
 e. Proportions closest to the current shape's (``log2(bx / by)``), or the
-   squarest with no current shape.
+   squarest with no current shape (or only a bound).
 f. Smaller ``bx``, then ``by``, then ``bz``.
 g. *Worth the change.* The pick replaces the current shape only when it gains
    at least 5 points in (a) (100 % ideal): smaller steps are within the
@@ -282,35 +282,42 @@ def _describe(dims: Dims, space: Dims | None, target: Target, registers: float |
 
 def suggest(iteration_space: object, target: Target, registers: object = None, shared_bytes: object = 0,
             current: object = None, *, max_threads: int | None = None,
-            uses_threadgroup_memory: bool | None = None) -> Suggestion | None:
+            uses_threadgroup_memory: bool | None = None, current_is_upper_bound: bool = False) -> Suggestion | None:
     """The shape the rules of the module docstring pick, or None when there is nothing to go on
     (neither a current shape nor an iteration space) or no shape can launch (registers or
     threadgroup memory beyond what one group may have).
 
     ``max_threads`` is a declared upper bound on the group's threads; ``uses_threadgroup_memory``
     (default: ``shared_bytes > 0``) says the kernel has threadgroup memory, sized at dispatch or not
-    (rule g)."""
+    (rule g). ``current_is_upper_bound`` says ``current`` is a declared bound
+    (``__launch_bounds__(256)`` is ``(256, 1, 1)``), not a shape: it caps the threads, and the
+    iteration space, when known, decides the dimensionality."""
     if target is None:
         return None
     shared = _shared(shared_bytes)
     if uses_threadgroup_memory is None:
         uses_threadgroup_memory = shared > 0
+    cur = as_dims(current)
+    cap = max_threads if isinstance(max_threads, int) and not isinstance(max_threads, bool) and max_threads >= 1 \
+        else None
+    if current_is_upper_bound and cur is not None:
+        cap = min(cap or math.prod(cur), math.prod(cur))
     try:
-        return _suggest(as_dims(iteration_space), target, _registers(registers), shared,
-                        as_dims(current), max_threads if isinstance(max_threads, int) and not
-                        isinstance(max_threads, bool) and max_threads >= 1 else None,
-                        bool(uses_threadgroup_memory))
+        return _suggest(as_dims(iteration_space), target, _registers(registers), shared, cur, cap,
+                        bool(uses_threadgroup_memory), bool(current_is_upper_bound))
     except (ValueError, ArithmeticError, TypeError):
         return None
 
 
 def _suggest(space: Dims | None, target: Target, registers: float | None, shared: int, current: Dims | None,
-             max_threads: int | None, uses_threadgroup_memory: bool) -> Suggestion | None:
+             max_threads: int | None, uses_threadgroup_memory: bool, bound: bool = False) -> Suggestion | None:
     if space is None and current is None:
         return None
     w = target.simd_width
     limit = target.max_threads_per_group if max_threads is None else min(max_threads, target.max_threads_per_group)
     rank = _rank(current) if current is not None else _rank(space)  # type: ignore[arg-type]
+    if bound and space is not None:
+        rank = max(rank, _rank(space))  # a bound says how many threads, not in which shape
     dmax = target.max_group_dims
 
     def axis(i: int) -> list[int]:
@@ -361,7 +368,7 @@ def _suggest(space: Dims | None, target: Target, registers: float | None, shared
     x_fits = space is None or space[0] >= w
 
     ref_threads = math.prod(current) if current is not None else DEFAULT_THREADS
-    ref_aspect = math.log2(current[0] / current[1]) if current is not None else 0.0
+    ref_aspect = math.log2(current[0] / current[1]) if current is not None and not bound else 0.0
 
     def key(f: LaunchFigures) -> tuple:  # rules a-f
         bx, by, bz = f.shape
