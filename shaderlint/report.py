@@ -257,10 +257,12 @@ def iteration_space(model, f, config: dict[str, str] | None = None) -> tuple[tup
         got = dim_exprs(model, site.grid) if site.grid is not None and gs is not None else None
         if got is None:
             return None
-        work = [_work_extent(model, e, b) for e, b in zip(got[0], gs.dims)]
+        exprs = got[0]
+        # A dimension the grid leaves out is one group: the block's extent there.
+        work = [_work_extent(model, exprs[i], b) if i < len(exprs) else b for i, b in enumerate(gs.dims)]
         if any(w is None for w in work):
             return None
-        seen.add(tuple(work + [1] * (3 - len(work))))
+        seen.add(tuple(work))
     if len(seen) == 1:
         return seen.pop(), "launch"
     return None
@@ -290,7 +292,7 @@ def _work_extent(model, expr, block: int) -> int | None:
 
 def launch_advice(model, f, target: Target, config: dict[str, str] | None, threads: int | None,
                   registers: float | None, shared_bytes: int | None, *, shared_unknown: bool = False) -> dict | None:
-    """The ``"launch"`` object of a report row (see README, "report"), or None when neither the
+    """The ``"launch"`` object of a report row (README, "Launch advice"), or None when neither the
     group shape nor the iteration space is known, or the kernel has no compute groups."""
     from shaderlint.estimate.launch import describe, suggest
     from shaderlint.model.dispatch import agreed_launch_size, group_size
@@ -645,7 +647,8 @@ def _launch_lines(r: Row) -> list[str]:
         if not fig["fits"]:
             text += ", cannot launch on this target"
         else:
-            text += (f"; {fig['groups_per_core']} groups per {core}, occupancy {approx}{fig['occupancy'] * 100:.2f}%"
+            text += (f"; {fig['groups_per_core']} group{'s' if fig['groups_per_core'] != 1 else ''} per {core}, "
+                     f"occupancy {approx}{fig['occupancy'] * 100:.2f}%"
                      f" ({fig['limiter']})")
         if fig["groups"] is not None:
             waste = fig["edge_waste"]

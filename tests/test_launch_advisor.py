@@ -93,10 +93,12 @@ __global__ void ok(float* a) { a[blockIdx.x * 256 + threadIdx.x] = 0; }
 const int M = 1000;
 __global__ void tail(float* x) { int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < M) x[i] = 0; }
 __global__ void rows(float* x) { x[blockIdx.y * 64 + threadIdx.x] = 0; }
+__global__ void rows2d(float* x) { x[threadIdx.y * 160 + blockIdx.x * 16 + threadIdx.x] = 0; }
 void go(float* a) {
     add<<<10, 100>>>(a, 1000); ok<<<4096, 256>>>(a); tail<<<(M + 127) / 128, 128>>>(a);
     dim3 g((M + 31) / 32, 7), blk(32, 4);
     rows<<<g, blk>>>(a);
+    rows2d<<<10, dim3(16, 16)>>>(a);
 }
 """
 
@@ -200,6 +202,7 @@ def test_iteration_space_from_constant_launches(tmp_path, capsys):
     assert tail["iteration_space"] == [1000, 1, 1] and tail["current"]["threads_launched"] == 1024
     assert tail["current"]["edge_waste"] == round(24 / 1024, 6)
     assert rows["rows"]["launch"]["iteration_space"] == [1000, 28, 1]  # 7 groups of 4 rows in y
+    assert rows["rows2d"]["launch"]["iteration_space"] == [160, 16, 1]  # a 1-D grid of 16×16 blocks
 
 
 def test_a_declared_bound_caps_the_threads_not_the_shape(tmp_path, capsys):
