@@ -218,15 +218,17 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
 # ---- launch advice (--suggest-launch) -------------------------------------------------------------
 def _attach_launch(rows: list[Row], model, estimates: list[KernelEstimate], target: Target,
                    config: dict[str, str]) -> None:
-    by_line = {}
+    by_line, by_name = {}, {}
     for e in estimates:
-        f = e.function
-        by_line.setdefault(model.source.position(f.name_node.start_byte)[0], f)
+        line = model.source.position(e.function.name_node.start_byte)[0]
+        by_line.setdefault(line, e)
+        by_name.setdefault((line, e.name), e)
     for r in rows:
         r.launch_asked = True
-        f = by_line.get(r.line)
-        if f is None:
+        e = by_name.get((r.line, r.kernel)) or by_line.get(r.line)
+        if e is None:
             continue
+        f = e.function
         if f.kind not in ("kernel", "compute") and f.group_size is None:
             r.launch_note = f"a {f.kind} function has no compute groups to shape"
             continue
@@ -235,16 +237,19 @@ def _attach_launch(rows: list[Row], model, estimates: list[KernelEstimate], targ
         try:
             regs = r.registers_exact if r.registers_source == "estimate" and r.registers_exact else r.registers
             r.launch = launch_advice(model, f, target, config, r.threads_per_group, regs, r.threadgroup_memory_bytes,
-                                     shared_unknown=r.shared_unknown)
+                                     shared_unknown=r.shared_unknown, bindings=e.bindings)
         except Exception as exc:  # advice is optional: never lose the row over it
             r.notes.append(f"launch advice failed: {exc}")
             r.launch = None
 
 
-def iteration_space(model, f, config: dict[str, str] | None = None) -> tuple[tuple[int, int, int], str] | None:
+def iteration_space(model, f, config: dict[str, str] | None = None,
+                    bindings: dict[str, str] | None = None) -> tuple[tuple[int, int, int], str] | None:
     """The kernel's iteration space in threads and where it comes from: the ``grid-size`` fact
     (annotation or configuration), else what its launches in the file cover when every one has
-    constant sizes and they agree: grid × block, or ``n`` where the grid is ``(n + b - 1) / b``."""
+    constant sizes and they agree: grid × block, or ``n`` where the grid is ``(n + b - 1) / b``.
+    With ``bindings`` (a template instance), launches of other instances do not count."""
+    from shaderlint.estimate.registers import _instance_args
     from shaderlint.model.dispatch import dim_exprs, kernel_fact, launch_sizes, parse_dims
 
     spec = kernel_fact(model, f, "grid-size", config)
@@ -254,6 +259,10 @@ def iteration_space(model, f, config: dict[str, str] | None = None) -> tuple[tup
     sites = launch_sizes(model).get(f.name, [])
     seen = set()
     for site, gs in sites:
+        fn = site.node.child_by_field_name("function")
+        if bindings and fn is not None and fn.type == "template_function" \
+                and _instance_args(model, f, fn.child_by_field_name("arguments")) != dict(bindings):
+            continue  # another instance's launch
         got = dim_exprs(model, site.grid) if site.grid is not None and gs is not None else None
         if got is None:
             return None
@@ -291,7 +300,8 @@ def _work_extent(model, expr, block: int) -> int | None:
 
 
 def launch_advice(model, f, target: Target, config: dict[str, str] | None, threads: int | None,
-                  registers: float | None, shared_bytes: int | None, *, shared_unknown: bool = False) -> dict | None:
+                  registers: float | None, shared_bytes: int | None, *, shared_unknown: bool = False,
+                  bindings: dict[str, str] | None = None) -> dict | None:
     """The ``"launch"`` object of a report row (README, "Launch advice"), or None when neither the
     group shape nor the iteration space is known, or the kernel has no compute groups."""
     from shaderlint.estimate.launch import describe, suggest
@@ -300,7 +310,7 @@ def launch_advice(model, f, target: Target, config: dict[str, str] | None, threa
     gs = group_size(model, f, config) or (agreed_launch_size(model, f) if model.launches else None)
     if f.kind not in ("kernel", "compute") and gs is None:
         return None  # vertex, fragment, ...: no groups to shape
-    space = iteration_space(model, f, config)
+    space = iteration_space(model, f, config, bindings)
     current, bound = None, False
     if gs is not None and (threads is None or gs.total == threads):
         current, bound = gs.dims, not gs.exact

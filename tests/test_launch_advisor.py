@@ -187,6 +187,15 @@ def test_one_dimensional_launch():
     assert any("threads launched 1000 -> 1024" in r for r in s.reasons)  # the cost is said too
 
 
+def test_launches_of_one_template_instance_say_nothing_of_another(tmp_path, capsys):
+    from tests.test_report import CUDA as TEMPLATES  # tile<4><<<16, 128>>>; tile<32> is never launched
+
+    (tmp_path / "t.cu").write_text(TEMPLATES)
+    rows = {r["kernel"]: r for r in report_json(capsys, str(tmp_path))}
+    assert rows["tile<4>"]["launch"]["iteration_space"] == [2048, 1, 1]
+    assert rows["tile<32>"]["launch"]["iteration_space"] is None
+
+
 def test_iteration_space_from_constant_launches(tmp_path, capsys):
     (tmp_path / "k.cu").write_text(CUDA)
     rows = {r["kernel"]: r for r in report_json(capsys, str(tmp_path))}
