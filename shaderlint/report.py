@@ -218,14 +218,20 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
 # ---- launch advice (--suggest-launch) -------------------------------------------------------------
 def _attach_launch(rows: list[Row], model, estimates: list[KernelEstimate], target: Target,
                    config: dict[str, str]) -> None:
-    by_line, by_name = {}, {}
+    by_line: dict[int, list[KernelEstimate]] = {}
+    by_name = {}
     for e in estimates:
         line = model.source.position(e.function.name_node.start_byte)[0]
-        by_line.setdefault(line, e)
+        by_line.setdefault(line, []).append(e)
         by_name.setdefault((line, e.name), e)
     for r in rows:
         r.launch_asked = True
-        e = by_name.get((r.line, r.kernel)) or by_line.get(r.line)
+        e = by_name.get((r.line, r.kernel))
+        bindings = e.bindings if e is not None else None
+        if e is None and r.line in by_line:
+            e = by_line[r.line][0]
+            # An instance we cannot match to its estimate: no template launch is taken for it.
+            bindings = e.bindings if len(by_line[r.line]) == 1 else {"": ""}
         if e is None:
             continue
         f = e.function
@@ -237,7 +243,7 @@ def _attach_launch(rows: list[Row], model, estimates: list[KernelEstimate], targ
         try:
             regs = r.registers_exact if r.registers_source == "estimate" and r.registers_exact else r.registers
             r.launch = launch_advice(model, f, target, config, r.threads_per_group, regs, r.threadgroup_memory_bytes,
-                                     shared_unknown=r.shared_unknown, bindings=e.bindings)
+                                     shared_unknown=r.shared_unknown, bindings=bindings)
         except Exception as exc:  # advice is optional: never lose the row over it
             r.notes.append(f"launch advice failed: {exc}")
             r.launch = None
