@@ -358,10 +358,11 @@ def _suggest(space: Dims | None, target: Target, registers: float | None, shared
                 fig = _describe((bx, by, bz), space, target, registers, shared)
                 if fig.occupancy > 0:
                     cands.append(fig)
-    now = None
+    now, now_ok = None, False
     if current is not None:
         now = _describe(current, space, target, registers, shared)  # rule 6
-        if now.fits and now.occupancy > 0 and now.threads <= limit and all(c.shape != current for c in cands):
+        now_ok = now.fits and now.occupancy > 0 and now.threads <= limit
+        if now_ok and all(c.shape != current for c in cands):
             cands.append(now)
     if not cands:
         return None
@@ -382,7 +383,7 @@ def _suggest(space: Dims | None, target: Target, registers: float | None, shared
     best = min(cands, key=key)
     if current is None or now is None:
         return Suggestion(best, False)
-    if best.shape != current and now in cands and best.score - now.score < MARGIN:  # rule g
+    if best.shape != current and now_ok and best.score - now.score < MARGIN:  # rule g
         pool = []
         if x_fits and current[0] % w and not uses_threadgroup_memory:
             pool = [c for c in cands if c.score >= now.score and c.shape[0] % w == 0]
