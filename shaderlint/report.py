@@ -21,6 +21,14 @@ Where a compiler does not apply or fails, the row is the estimate and its notes
 say why; ``registers_source`` says which it is (``estimate``, ``ptxas``,
 ``radv``). Only the report compiles: linting never does (too slow).
 
+``--suggest-launch`` adds, per kernel, the figures of its group shape and the
+shape :mod:`shaderlint.estimate.launch` suggests (SIMD groups, idle lanes,
+groups per core, occupancy ceiling; with a known iteration space -- the
+``grid-size`` fact, or every constant ``<<<grid, block>>>`` launch of the kernel
+in the file agreeing -- the groups per dimension, threads launched and edge
+waste): an indented block under the row in text, a ``"launch"`` object per row
+in JSON (only with the option, so the stable array is unchanged without it).
+
 ``--format json`` prints the stable array of SPEC.md; the text table labels
 estimates (``~``) with the target they assume. ``main(argv) -> int``: 0 on
 success, 2 on usage errors and when a path could not be read (missing, not a
@@ -68,9 +76,19 @@ class Row:
     notes: list[str] = field(default_factory=list)
     occupancy_is_bound: bool = False
     shared_unknown: bool = False
+    #: ``--suggest-launch``: the launch advice (:func:`launch_advice`); None when nothing is known.
+    launch: dict | None = None
+    launch_asked: bool = False
+    #: Text only: why there is no launch advice.
+    launch_note: str | None = None
+    #: Not in the JSON: the estimate's unrounded registers (half registers on Apple), for the launch advice.
+    registers_exact: float | None = None
 
     def to_json(self) -> dict:
-        return {k: getattr(self, k) for k in JSON_KEYS}
+        out = {k: getattr(self, k) for k in JSON_KEYS}
+        if self.launch_asked:
+            out["launch"] = self.launch
+        return out
 
 
 def parser() -> argparse.ArgumentParser:
@@ -88,6 +106,10 @@ def parser() -> argparse.ArgumentParser:
                         "shaders with Mesa's RADV for the AMD target's chip (no GPU needed); auto: whichever applies "
                         "and is installed; none (default): estimates only")
     p.add_argument("--notes", action="store_true", help="text format: list the assumptions behind each row")
+    p.add_argument("--suggest-launch", action="store_true",
+                   help="per kernel: the figures of its group shape (SIMD groups, idle lanes, groups per core, "
+                        "occupancy; groups, threads launched and edge waste when the iteration space is known) and "
+                        "the shape the launch advisor suggests")
     p.add_argument("--config", metavar="FILE", help="configuration file (default: closest shaderlint.toml / pyproject.toml)")
     p.add_argument("-o", "--output", metavar="FILE", help="write the report to FILE instead of stdout")
     return p
@@ -116,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[Row] = []
     for path in files:
         settings = resolver.for_path(path)
-        rows.extend(report_file(path, settings, compiler=args.compiler))
+        rows.extend(report_file(path, settings, compiler=args.compiler, suggest_launch=args.suggest_launch))
     text = format_json(rows) if args.format == "json" else format_text(rows, notes=args.notes)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
@@ -128,7 +150,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # ---- rows ---------------------------------------------------------------------------------------
 def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes | None = None,
-                target: Target | None = None) -> list[Row]:
+                target: Target | None = None, suggest_launch: bool = False) -> list[Row]:
     """Rows for one file (never raises for bad input: an unreadable file has no rows)."""
     from shaderlint.deadline import Deadline, TimeBudgetExceeded
 
@@ -176,18 +198,144 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     if compiler == "auto":
         compiler, why_not = _auto_compiler(language, target, model)
     if compiler == "ptxas" and language == "cuda":
-        return _ptxas_rows(path, model, estimates, target)
-    if compiler == "radv" and language == "glsl":
-        return _radv_rows(path, data, model, estimates, target)
-    rows = [_estimate_row(path, model, e, target) for e in estimates]
-    if compiler == "ptxas":
-        why_not = f"--compiler ptxas applies to CUDA files only; {language} is estimated"
-    elif compiler == "radv":
-        why_not = f"--compiler radv applies to GLSL compute shaders only; {language} is estimated"
-    if why_not:
-        for r in rows:
-            r.notes.insert(0, why_not)
+        rows = _ptxas_rows(path, model, estimates, target)
+    elif compiler == "radv" and language == "glsl":
+        rows = _radv_rows(path, data, model, estimates, target)
+    else:
+        rows = [_estimate_row(path, model, e, target) for e in estimates]
+        if compiler == "ptxas":
+            why_not = f"--compiler ptxas applies to CUDA files only; {language} is estimated"
+        elif compiler == "radv":
+            why_not = f"--compiler radv applies to GLSL compute shaders only; {language} is estimated"
+        if why_not:
+            for r in rows:
+                r.notes.insert(0, why_not)
+    if suggest_launch:
+        _attach_launch(rows, model, estimates, target, settings.facts_for(path) if settings is not None else {})
     return rows
+
+
+# ---- launch advice (--suggest-launch) -------------------------------------------------------------
+def _attach_launch(rows: list[Row], model, estimates: list[KernelEstimate], target: Target,
+                   config: dict[str, str]) -> None:
+    by_line: dict[int, list[KernelEstimate]] = {}
+    by_name = {}
+    for e in estimates:
+        line = model.source.position(e.function.name_node.start_byte)[0]
+        by_line.setdefault(line, []).append(e)
+        by_name.setdefault((line, e.name), e)
+    for r in rows:
+        r.launch_asked = True
+        e = by_name.get((r.line, r.kernel))
+        bindings = e.bindings if e is not None else None
+        if e is None and r.line in by_line:
+            e = by_line[r.line][0]
+            # An instance we cannot match to its estimate: no template launch is taken for it.
+            bindings = e.bindings if len(by_line[r.line]) == 1 else {"": ""}
+        if e is None:
+            continue
+        f = e.function
+        if f.kind not in ("kernel", "compute") and f.group_size is None:
+            r.launch_note = f"a {f.kind} function has no compute groups to shape"
+            continue
+        r.launch_note = ("group shape and iteration space unknown (annotate // shaderlint: threadgroup-size=WxH "
+                         "or grid-size=WxH)")
+        try:
+            regs = r.registers_exact if r.registers_source == "estimate" and r.registers_exact else r.registers
+            r.launch = launch_advice(model, f, target, config, r.threads_per_group, regs, r.threadgroup_memory_bytes,
+                                     shared_unknown=r.shared_unknown, bindings=bindings)
+        except Exception as exc:  # advice is optional: never lose the row over it
+            r.notes.append(f"launch advice failed: {exc}")
+            r.launch = None
+
+
+def iteration_space(model, f, config: dict[str, str] | None = None,
+                    bindings: dict[str, str] | None = None) -> tuple[tuple[int, int, int], str] | None:
+    """The kernel's iteration space in threads and where it comes from: the ``grid-size`` fact
+    (annotation or configuration), else what its launches in the file cover when every one has
+    constant sizes and they agree: grid × block, or ``n`` where the grid is ``(n + b - 1) / b``.
+    With ``bindings`` (a template instance), launches of other instances do not count."""
+    from shaderlint.estimate.registers import _instance_args
+    from shaderlint.model.dispatch import dim_exprs, kernel_fact, launch_sizes, parse_dims
+
+    spec = kernel_fact(model, f, "grid-size", config)
+    if spec:
+        dims = parse_dims(spec)
+        return (dims, "grid-size") if dims is not None else None
+    sites = launch_sizes(model).get(f.name, [])
+    seen = set()
+    for site, gs in sites:
+        fn = site.node.child_by_field_name("function")
+        if bindings and fn is not None and fn.type == "template_function" \
+                and _instance_args(model, f, fn.child_by_field_name("arguments")) != dict(bindings):
+            continue  # another instance's launch
+        got = dim_exprs(model, site.grid) if site.grid is not None and gs is not None else None
+        if got is None:
+            return None
+        exprs = got[0]
+        # A dimension the grid leaves out is one group: the block's extent there.
+        work = [_work_extent(model, exprs[i], b) if i < len(exprs) else b for i, b in enumerate(gs.dims)]
+        if any(w is None for w in work):
+            return None
+        seen.add(tuple(work))
+    if len(seen) == 1:
+        return seen.pop(), "launch"
+    return None
+
+
+def _work_extent(model, expr, block: int) -> int | None:
+    """The threads one grid dimension covers: ``n`` for the round-up ``(n + b - 1) / b`` of a
+    constant ``n`` over the block's ``b`` (the work, not the threads launched), else the constant
+    grid times the block."""
+    from shaderlint.model.dispatch import follow
+    from shaderlint.model.expr import unparen
+
+    e = unparen(follow(model, expr)[0])
+    if e.type == "binary_expression" and model.text(e.child_by_field_name("operator")) == "/":
+        left, right = unparen(e.child_by_field_name("left")), e.child_by_field_name("right")
+        if right is not None and model.const_value(right) == block and left.type == "binary_expression" \
+                and model.text(left.child_by_field_name("operator")) == "+":
+            a, c = left.child_by_field_name("left"), left.child_by_field_name("right")
+            n = model.const_value(a) if a is not None else None
+            if c is not None and model.const_value(c) == block - 1 and isinstance(n, int) and n > 0:
+                return n
+    v = model.const_value(e)
+    if isinstance(v, bool) or not isinstance(v, int) or v <= 0:
+        return None
+    return v * block
+
+
+def launch_advice(model, f, target: Target, config: dict[str, str] | None, threads: int | None,
+                  registers: float | None, shared_bytes: int | None, *, shared_unknown: bool = False,
+                  bindings: dict[str, str] | None = None) -> dict | None:
+    """The ``"launch"`` object of a report row (README, "Launch advice"), or None when neither the
+    group shape nor the iteration space is known, or the kernel has no compute groups."""
+    from shaderlint.estimate.launch import describe, suggest
+    from shaderlint.model.dispatch import agreed_launch_size, group_size
+
+    gs = group_size(model, f, config) or (agreed_launch_size(model, f) if model.launches else None)
+    if f.kind not in ("kernel", "compute") and gs is None:
+        return None  # vertex, fragment, ...: no groups to shape
+    space = iteration_space(model, f, config, bindings)
+    current, bound = None, False
+    if gs is not None and (threads is None or gs.total == threads):
+        current, bound = gs.dims, not gs.exact
+    if current is None and space is None:
+        return None
+    shared = shared_bytes or 0
+    now = describe(current, space[0] if space else None, target, registers, shared) if current else None
+    sug = suggest(space[0] if space else None, target, registers, shared, current, current_is_upper_bound=bound,
+                  uses_threadgroup_memory=shared > 0 or shared_unknown)
+    return {
+        "target": target.name,
+        "iteration_space": list(space[0]) if space else None,
+        "iteration_space_source": space[1] if space else None,
+        "current": now.to_json() if now else None,
+        "current_is_upper_bound": bound,
+        "suggested": sug.figures.to_json() if sug else None,
+        "same_as_current": bool(sug and sug.same_as_current),
+        "reasons": list(sug.reasons) if sug else [],
+    }
 
 
 def _auto_compiler(language: str, target: Target, model) -> tuple[str, str | None]:
@@ -219,7 +367,7 @@ def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
         registers=e.registers, registers_source="estimate", threadgroup_memory_bytes=e.shared_bytes,
         stack_bytes=e.stack_bytes, target=target.name,
         occupancy=_round(e.occupancy_value), limiter=e.limiter, notes=list(e.notes),
-        occupancy_is_bound=e.occupancy_is_bound, shared_unknown=e.shared_unknown,
+        occupancy_is_bound=e.occupancy_is_bound, shared_unknown=e.shared_unknown, registers_exact=e.registers_exact,
     )
 
 
@@ -464,8 +612,11 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
         lines.append("  ".join(cells).rstrip())
         if i == 0:
             lines.append("  ".join("-" * w for w in widths))
-        elif notes and rows[i - 1].notes:
-            lines.extend(f"    - {n}" for n in rows[i - 1].notes)
+        else:
+            if notes and rows[i - 1].notes:
+                lines.extend(f"    - {n}" for n in rows[i - 1].notes)
+            if rows[i - 1].launch_asked:
+                lines.extend(_launch_lines(rows[i - 1]))
     targets = sorted({r.target for r in rows})
     lines.append("")
     if any(r.registers_source == "estimate" for r in rows):
@@ -480,7 +631,72 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
                      "(annotate with // shaderlint: threadgroup-size=N).")
     if any(r.shared_unknown for r in rows):
         lines.append("+? part of the threadgroup memory is sized at dispatch and not counted.")
+    if any(r.launch for r in rows):
+        lines.append("launch: SIMD groups, idle lanes, groups and threads are exact; the occupancy ceiling rests on "
+                     "the row's registers (~ estimated) and assumes the same threadgroup memory for every shape. "
+                     "Check that the kernel does not depend on its shape (tiles, gl_WorkGroupSize) before changing it.")
     return "\n".join(lines) + "\n"
+
+
+def _launch_lines(r: Row) -> list[str]:
+    from shaderlint.estimate.targets import get_target
+    from shaderlint.model.dispatch import simd_terms
+
+    a = r.launch
+    if a is None:
+        return [f"    launch: {r.launch_note or 'no advice'}"] if r.launch_note else []
+    try:
+        simd, core = simd_terms(get_target(a["target"]))
+    except KeyError:
+        simd, core = "SIMD group", "core"
+    approx = "~" if r.registers_source == "estimate" else ""
+    space = a["iteration_space"]
+    head = f"    launch on {a['target']}: "
+    head += (f"iteration space {_dims(space)} threads (from {'the grid-size fact' if a['iteration_space_source'] == 'grid-size' else 'the launches in this file'})"
+             if space else "iteration space unknown")
+    out = [head]
+
+    def figures(label: str, fig: dict) -> str:
+        text = (f"      {label:<9} {_dims(fig['shape']):<9} {fig['threads']} threads = {fig['simd_groups']} "
+                f"{simd}{'s' if fig['simd_groups'] != 1 else ''}, {fig['idle_lanes']} idle lane"
+                f"{'s' if fig['idle_lanes'] != 1 else ''}")
+        if not fig["fits"]:
+            text += ", cannot launch on this target"
+        else:
+            text += (f"; {fig['groups_per_core']} group{'s' if fig['groups_per_core'] != 1 else ''} per {core}, "
+                     f"occupancy {approx}{fig['occupancy'] * 100:.2f}%"
+                     f" ({fig['limiter']})")
+        if fig["groups"] is not None:
+            waste = fig["edge_waste"]
+            rank = max(len(_dims(space).split("×")), len(_dims(fig["shape"]).split("×")))
+            text += (f"; {_dims(fig['groups'], rank)} groups, {fig['threads_launched']} threads for {fig['threads_needed']}"
+                     f" ({'no edge waste' if not waste else f'{waste * 100:.2f}% edge waste'})")
+        return text
+
+    if a["current"] is not None:
+        label = "current≤" if a["current_is_upper_bound"] else "current"
+        out.append(figures(label, a["current"]))
+        if a["current_is_upper_bound"]:
+            out.append("      (the declared size is an upper bound: the launch may use fewer threads)")
+    else:
+        out.append("      current   group shape unknown")
+    if a["suggested"] is None:
+        out.append("      suggested none: no shape fits a core with these registers and threadgroup memory")
+    elif a["same_as_current"]:
+        out.append("      suggested the current shape: already the best by the launch rules")
+    else:
+        out.append(figures("suggested", a["suggested"]))
+        if a["reasons"]:
+            out.append(f"      changes: {'; '.join(a['reasons'])}")
+    return out
+
+
+def _dims(d, rank: int = 1) -> str:
+    """``16×16`` for (16, 16, 1): trailing 1s dropped, but at least ``rank`` dimensions."""
+    d = list(d)
+    while len(d) > max(rank, 1) and d[-1] == 1:
+        d.pop()
+    return "×".join(str(x) for x in d)
 
 
 def _rel(path: str) -> str:
