@@ -359,6 +359,8 @@ def _stepped_bound(model: "FileModel", var: "Var", depth: int) -> int | None:
             right = w.child_by_field_name("right")
             if op is None or right is None:
                 return None
+            if any(model.text(n) == var.name and model.resolve(n) is var for n in _identifiers(right)):
+                return None  # `acc += acc`: grows with itself
             step = upper_bound(model, right, depth + 1)
             if step is None:
                 return None
@@ -423,6 +425,11 @@ def _collect_assignments(model: "FileModel") -> dict[int, list[ts.Node] | None]:
     for p in _address_taken(model):
         out[id(p)] = None
     return out
+
+
+def _identifiers(node: ts.Node) -> list[ts.Node]:
+    from shaderlint.model.expr import descendants  # noqa: PLC0415
+    return descendants(node, "identifier")
 
 
 def _aliased(model: "FileModel", f, var: "Var") -> bool:
