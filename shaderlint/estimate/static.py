@@ -14,6 +14,7 @@ Nothing here reads hardware figures; rules may import it (no rule is imported).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 import tree_sitter as ts
@@ -48,7 +49,58 @@ def is_constant_array(model, v) -> bool:
     compiler can place in constant memory or fold)."""
     if not (v.is_const or v.is_constexpr) or v.init is None:
         return False
-    stack = [v.init]
+    return _constant_initializer(model, v.init)
+
+
+def is_constant_table(model, v) -> bool:
+    """A local array, ``const`` or not, initialized from constants only and never written after
+    its initializer (``float w[8] = {0.1f, 0.2f, ...};`` read at ``w[k]``): nothing is stored into
+    it, it is not passed to a call nor bound to a pointer or reference (it could be written through
+    those). Compilers that promote such a table to constant data (LLVM replaces a stack copy of a
+    constant that is never written by the constant itself) never give it stack memory."""
+    f = v.function
+    if f is None or f.body is None or v.is_param or not v.dims or v.init is None:
+        return False
+    if not _literal_initializer(model, v.init) or model.writes_into(v):
+        return False
+    return not _address_taken(model, f, v)
+
+
+_LITERAL_PARTS = frozenset({"initializer_list", "parenthesized_expression", "unary_expression", "binary_expression",
+                            "conditional_expression", "cast_expression", "argument_list"})
+
+
+def _literal_initializer(model, init: ts.Node) -> bool:
+    """``init`` is built from constants only: literals and names the model knows to be constant,
+    joined by operators, casts, braces and type constructors (GLSL ``float[8](0.1, ...)``). A call
+    of anything but a type, or a name the model does not know (a built-in, a global), is not."""
+    stack = [init]
+    while stack:
+        n = stack.pop()
+        if n.type in ("comment", "type_descriptor") or model.is_constant(n):
+            continue
+        if n.type == "call_expression":
+            fn = n.child_by_field_name("function")
+            if fn is None or not _type_constructor(model, fn):
+                return False
+            stack.extend(model.call_args(n))
+            continue
+        if n.type not in _LITERAL_PARTS:
+            return False
+        stack.extend(n.named_children)
+    return True
+
+
+def _type_constructor(model, fn: ts.Node) -> bool:
+    """``float``, ``vec4``, ``half2``, ``float[8]`` as the callee of a constructor call."""
+    text = model.text(fn).replace(" ", "")
+    base = text.split("[", 1)[0]
+    return parse_type_name(base).is_arithmetic and (base == text or text.endswith("]"))
+
+
+def _constant_initializer(model, init: ts.Node) -> bool:
+    """Every name in ``init`` is a compile-time constant (or a type or function name)."""
+    stack = [init]
     while stack:
         n = stack.pop()
         if n.type in ("identifier", "qualified_identifier"):
@@ -98,9 +150,36 @@ def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:
     if t == "call_expression":
         args = model.call_args(node)
         name = model.callee_name(node)
-        if parse_type_name(name).is_arithmetic or name in ("min", "max", "clamp", "abs"):
+        if parse_type_name(name).is_arithmetic or name in ("min", "max", "clamp", "abs") \
+                or _arithmetic_macro(model, node, name):
             return bool(args) and all(static_index(model, f, a, depth + 1) for a in args)
     return False
+
+
+_WORDS = re.compile(r"[A-Za-z_]\w*")
+
+
+def _arithmetic_macro(model, call: ts.Node, name: str) -> bool:
+    """``call`` invokes a function-like macro whose value is computed from its arguments alone:
+    the file's ``#define MIN(a, b) ((a) < (b) ? (a) : (b))`` (every name in its body is a
+    parameter), or an upper-case name the file neither defines nor declares (``CEIL_DIV(n, 4)``
+    from a header: unknown, taken for such a macro as ``_unknown_constant`` takes ``TILE``). With
+    static arguments, its expansion is static (vLLM's hadacore: ``MIN(4, log_had_size)``)."""
+    fn = call.child_by_field_name("function")
+    if fn is None or fn.type != "identifier" or model.resolve(fn) is not None or name in model.function_by_name:
+        return False
+    defs = model.__dict__.get("_function_macros")
+    if defs is None:
+        defs = model._function_macros = {}
+        for d in descendants(model.root, "preproc_function_def"):
+            nm, params = d.child_by_field_name("name"), d.child_by_field_name("parameters")
+            if nm is not None and params is not None:
+                names = {model.text(c) for c in params.named_children if c.type == "identifier"}
+                body = model.macro_body(d) or ""
+                defs.setdefault(model.text(nm), []).append(set(_WORDS.findall(body)) <= names)
+    if name in defs:
+        return all(defs[name])
+    return name not in macro_names(model) and name.isupper() and any(c.isalpha() for c in name)
 
 
 _STRAIGHT_LINE = ("expression_statement", "compound_statement", "comma_expression", "parenthesized_expression")

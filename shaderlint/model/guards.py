@@ -6,8 +6,9 @@
 - :func:`position_guarded` says whether one of them compares a thread-varying
   value (a bounds check on the thread position, a grid-stride loop condition).
 - :func:`upper_bound` proves an integer expression below a bound (masks,
-  modulo, shifts, 16-bit types, small constant-trip loop counters,
-  single-assignment locals); ``None`` when it cannot tell.
+  modulo, shifts, 16-bit types, counters of loops with a constant or
+  template-parameter bound, single-assignment locals, locals stepped a bounded
+  number of times); ``None`` when it cannot tell.
 
 All answers lean towards silence: when in doubt a node counts as guarded and a
 value as unbounded.
@@ -274,20 +275,115 @@ def _var_bound(model: "FileModel", var: "Var", use: ts.Node, depth: int) -> int 
     f = var.function
     if var.is_param and var.role in B.METAL_LOCAL_ROLES:
         return _MAX_GROUP_THREADS
+    if var.template_param and f is not None:
+        return _instance_bound(model, f, var.node)
     if f is None or var.is_param or var.is_global:
         return None
     for loop in f.loops:
         if loop.var is var and loop.node.start_byte <= use.start_byte < loop.node.end_byte:
             body = loop.node.child_by_field_name("body")
             inside = body is not None and body.start_byte <= use.start_byte < body.end_byte
-            if inside and not loop.counter_modified and isinstance(loop.bound, int) and loop.step \
-                    and loop.step > 0 and isinstance(loop.start, int) and loop.start >= 0:
-                return loop.bound
+            if inside and not loop.counter_modified and loop.step and loop.step > 0 \
+                    and isinstance(loop.start, int) and loop.start >= 0:
+                if isinstance(loop.bound, int):
+                    return loop.bound
+                if loop.constant_trip:
+                    return _constant_loop_bound(model, f, loop)
     values = assigned_values(model, var)
+    if values is None and var.init is not None:
+        return _stepped_bound(model, var, depth)
     if not values:
         return None
     bounds = [upper_bound(model, v, depth + 1) for v in values]
     return max(bounds) if all(b is not None for b in bounds) else None  # type: ignore[type-var]
+
+
+#: The bound of a loop counter compared with a compile-time constant whose value the file does not
+#: give (a template parameter no instantiation names, a function constant): below 2^31, as no
+#: buffer a kernel indexes has that many elements, but nothing computed from it is.
+CONSTANT_BOUND = (1 << 31) - 1
+
+
+def _constant_loop_bound(model: "FileModel", f, loop) -> int:
+    """The largest value the counter of a loop with a compile-time constant bound takes in its body:
+    ``for (uint k = 0; k < N; ++k)`` in ``template <uint N>`` is below the largest ``N`` of the
+    file's instantiations (``templ<8>``), or below :data:`CONSTANT_BOUND` when they are not all
+    known."""
+    from shaderlint.model.expr import compared_with  # noqa: PLC0415
+    cond = loop.node.child_by_field_name("condition")
+    bound = compared_with(model, cond, loop.var) if cond is not None else None
+    return _instance_bound(model, f, bound) if bound is not None else CONSTANT_BOUND
+
+
+def _instance_bound(model: "FileModel", f, node: ts.Node) -> int:
+    """The largest value of the compile-time constant ``node`` over the template instances of ``f``
+    the file names (explicit instantiations, launches), :data:`CONSTANT_BOUND` when one is unknown."""
+    if not f.template_params:
+        return CONSTANT_BOUND
+    from shaderlint.estimate.registers import _bind, template_instances  # noqa: PLC0415 (estimate imports the model)
+    from shaderlint.estimate.static import evaluate  # noqa: PLC0415
+    cache = model.__dict__.setdefault("_template_envs", {})
+    envs = cache.get(id(f))
+    if envs is None:
+        envs = cache[id(f)] = [_bind(model, f, inst)[0] for inst in template_instances(model, f)]
+    values = []
+    for env in envs:
+        v = evaluate(model, node, env)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            return CONSTANT_BOUND
+        values.append(v)
+    return min(max(values), CONSTANT_BOUND) if values else CONSTANT_BOUND
+
+
+def _stepped_bound(model: "FileModel", var: "Var", depth: int) -> int | None:
+    """A local changed by constant-trip steps: ``uint acc = tid; for (j = 0; j < 4; j++) { ...;
+    acc += 256u; }``. Its value stays below the bound of its start (and of any plain assignment)
+    plus each ``+=`` step's bound (1 for ``++``) times the number of times the step can run: the
+    product of the trip counts of the loops around it whose body does not hold the declaration. A
+    step in a loop of unknown trip count, any other compound assignment (``-=`` wraps an unsigned
+    value), or the address taken: no bound."""
+    f = var.function
+    if f is None or f.body is None or var in _address_taken(model) or _aliased(model, f, var):
+        return None
+    base = upper_bound(model, var.init, depth + 1)
+    if base is None:
+        return None
+    total = 0
+    for w in model.direct_writes(var):
+        if w.type == "update_expression":
+            if "++" not in model.text(w):
+                return None
+            step = 1
+        else:
+            op = w.child_by_field_name("operator")
+            right = w.child_by_field_name("right")
+            if op is None or right is None:
+                return None
+            if any(model.text(n) == var.name and model.resolve(n) is var for n in _identifiers(right)):
+                return None  # `acc += acc`: grows with itself
+            step = upper_bound(model, right, depth + 1)
+            if step is None:
+                return None
+            if model.text(op) == "=":
+                base = max(base, step)
+                continue
+            if model.text(op) != "+=":
+                return None
+        p = w.parent
+        while p is not None and p.id != f.body.id:
+            if p.type == "lambda_expression":
+                return None  # the lambda may be called any number of times
+            p = p.parent
+        runs = 1
+        for loop in f.loops:
+            ln, body = loop.node, loop.node.child_by_field_name("body")
+            declared_in_body = body is not None and body.start_byte <= var.node.start_byte < body.end_byte
+            if ln.start_byte <= w.start_byte < ln.end_byte and not declared_in_body:
+                if loop.trip_count is None:
+                    return None
+                runs *= loop.trip_count
+        total += runs * step
+    return base + total
 
 
 def assigned_values(model: "FileModel", var: "Var") -> list[ts.Node] | None:
@@ -329,6 +425,32 @@ def _collect_assignments(model: "FileModel") -> dict[int, list[ts.Node] | None]:
     for p in _address_taken(model):
         out[id(p)] = None
     return out
+
+
+def _identifiers(node: ts.Node) -> list[ts.Node]:
+    from shaderlint.model.expr import descendants  # noqa: PLC0415
+    return descendants(node, "identifier")
+
+
+def _aliased(model: "FileModel", f, var: "Var") -> bool:
+    """``var`` is named as a call argument (it may be passed by reference) or binds a reference
+    (``thread uint& r = acc;``): it may change through another name."""
+    from shaderlint.model.expr import descendants  # noqa: PLC0415
+    for n in descendants(f.body, "identifier"):
+        if model.text(n) != var.name or model.resolve(n) is not var:
+            continue
+        p = n.parent
+        while p is not None and p.type == "parenthesized_expression":
+            p = p.parent
+        if p is None:
+            continue
+        if p.type == "argument_list":
+            return True
+        if p.type == "init_declarator":
+            d = p.child_by_field_name("declarator")
+            if d is not None and d.type == "reference_declarator":
+                return True
+    return False
 
 
 _ADDRESS_QUERY: dict[str, ts.Query] = {}

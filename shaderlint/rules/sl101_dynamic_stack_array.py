@@ -15,7 +15,10 @@ does not declare but that reads as a constant (a member of a type such as
 constant from a header) is taken for a constant of unknown value, not for a
 run-time value, and so is any name that sizes an array (`float v[TILE];`: C++
 and GLSL have no variable-length arrays); so is an entry of a table of constants
-that is never written (`vals[order[i]]` with `int order[8] = {0, 2, ...}`). A
+that is never written (`vals[order[i]]` with `int order[8] = {0, 2, ...}`), and
+a function-like macro of static arguments whose body uses only its parameters
+(`#define MIN(a, b) ((a) < (b) ? (a) : (b))`), or an upper-case one the file
+does not define (`CEIL_DIV(K, 8)` from a header). A
 macro's body is read as the preprocessor reads it, without its comments
 (`#define ROWS 4 // rows per thread` is 4). A loop that declares
 several variables (`for (ldg = 0, col = start; ldg < 4; ++ldg, col += 32)`)
@@ -35,6 +38,17 @@ array `data.length()` is not). Only the array's own dimensions are
 indices into it: `bufs[i][idx]` on `float* bufs[4]` indexes the memory the
 element points at. It is reported once, at the array's declaration, with each
 dynamic index as a related location.
+
+Tables of constants follow what each compiler does with them. In Metal and
+GLSL, a private array initialized from constants and never written after (not
+stored into, not passed to a call or bound to a pointer), `const` or not, is not
+reported: Apple's and the drivers' LLVM-based compilers replace the private copy
+of a constant by the constant itself, and Mesa's `nir_opt_large_constants` moves
+such arrays to constant data. NVVM does not: a CUDA table that is not `static`
+(`const float w[8] = {...};`, `constexpr` too) is stored into a `.local` depot
+at every launch, and ptxas keeps it there when it is indexed at run time, like
+any other array (see Evidence); a `static const` table is a `.global` constant
+and is not reported.
 
 ## Why is this bad?
 GPU registers cannot be indexed at run time. An array the compiler can index
@@ -80,16 +94,17 @@ an array too large for the register budget shows up as a spill instead.
 ## Default
 Opt-in (`--extend-select SL101`). On the real-code corpus (`bench/realcode/`: 33
 PyPI source distributions, none of them ours; judgements in
-`bench/realcode/judged.tsv`), its 213 findings, every one judged by reading
+`bench/realcode/judged.tsv`), its 211 findings, every one judged by reading
 the code (CUDA cases settled with ptxas on extracts), were 46 true (DeepSpeed's
 layer-norm and softmax kernels with 128- to 1,280-byte stack frames, top-k
 routing writes at a data-dependent index, a k-nearest list of run-time size),
-99 false, 68 debatable (32 %). The false ones: loop bounds that are constants
+97 false, 68 debatable (32 %). The false ones: loop bounds that are constants
 the analysis does not follow (a `static constexpr` member or template-derived
 bound used inside a capturing lambda, CuTe's `size(fragment)`, a constant from
 another header, a second loop counter copying the first, a counter stepped in
 an unrolled body), a single dynamic read or write outside loops that ptxas
-turns into selects (0 bytes of stack frame), `min(CONST, n)` bounds that NVVM
+turns into selects (0 bytes of stack frame; also a read inside a lambda called
+in a loop, at an index the compiler hoists out of it), `min(CONST, n)` bounds that NVVM
 unrolls fully, template arguments that make the array four elements or fewer,
 tiny coordinate arrays in Vulkan shaders that Mesa lowers to selects, values
 fixed at the hot call site or by a specialization constant, and kernels the
@@ -109,18 +124,30 @@ at the dynamic index; `-Xptxas -v` reports "64 bytes stack frame" for a
 (`acc[i]` in `for (int i = 0; i < 8; ++i)`) compiles to registers only
 ("0 bytes stack frame", no `__local_depot`).
 
-On CUDA, an array of at most four 16- or 32-bit elements (scalars or vectors of
-them) is not reported: ptxas keeps it in registers and reads and writes it with
-selects, with 0 bytes of stack frame for data-dependent reads, writes and
-read-modify-writes, once or in a run-time loop (`-Xptxas -v`, sm_80 and sm_90;
-five or six elements already reach the stack for some element types, and
-`double` or `char` arrays of three do). Such selects cost 1.06-1.3× on an
-H100 (`shared/data/h100-pitfall-costs.md`), against 20-33× for an array that
-really lands in local memory. Larger arrays accessed at a dynamic index only a
-few times outside loops are often also turned into selects by ptxas (0 bytes of
-stack for up to 32 floats in the same probes); the rule still reports them,
-since Apple's and other compilers do not, and the cost of the selects grows with
-the array.
+On CUDA, the rule leaves alone the arrays ptxas keeps in registers, reading and
+writing them with selects (`-Xptxas -v`, nvcc 13, sm_80 and sm_90, 0 bytes of
+stack frame):
+
+- at most four 16- or 32-bit elements (scalars or vectors of them), whatever
+  the accesses: data-dependent reads, writes and read-modify-writes, once or in
+  a run-time loop (five or six floats updated in a run-time loop take 24 bytes,
+  and `double` or `char` arrays of three reach the stack);
+- at most seven 32-bit scalars that are only read at run-time indices (no
+  store, `++`, `&a[i]`, reference binding or by-reference call argument at a
+  dynamic index), once, twice or in a run-time loop, whether a table of
+  constants or loaded values (eight floats or integers read in a run-time loop:
+  32 bytes);
+- at most twelve 32-bit scalars read that way at most twice in a kernel,
+  outside loops and lambdas (sixteen floats of constants read twice: 64 bytes;
+  a `const float w[32]` read once: 128 bytes).
+
+`tests/fixtures/cuda/sl101/constant_tables.cu` quotes the figure of each case.
+Such selects cost 1.06-1.3× on an H100 (`shared/data/h100-pitfall-costs.md`),
+against 20-33× for an array that really lands in local memory. Arrays of loaded
+values read a few times outside loops are turned into selects by ptxas up to
+larger sizes (0 bytes for 32 floats read twice in the same probes); the rule
+still reports those above twelve elements, as the cost of the selects grows
+with the array.
 """
 
 from __future__ import annotations
@@ -130,6 +157,7 @@ from collections.abc import Iterable
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.estimate import whatif
 from shaderlint.estimate.static import is_constant_array as _constant_array
+from shaderlint.estimate.static import is_constant_table as _constant_table
 from shaderlint.estimate.static import is_thread_private as _thread_private
 from shaderlint.estimate.static import static_index as _static_index
 from shaderlint.estimate.static import subscript_index as _index
@@ -155,7 +183,7 @@ class DynamicStackArray(Rule):
         for f in model.functions:
             if not f.is_device_code or f.body is None:
                 continue
-            arrays = [v for v in f.vars if v.is_array and _thread_private(v) and not _constant_array(model, v)]
+            arrays = [v for v in f.vars if v.is_array and _thread_private(v) and not _constant_data(model, v)]
             if not arrays:
                 continue
             uses: dict[int, list] = {}
@@ -189,7 +217,7 @@ class DynamicStackArray(Rule):
                 count = 1
                 for d in v.dims:
                     count = count * d if d is not None and count is not None else None
-                if model.language == "cuda" and _selects_in_ptxas(el, count):
+                if model.language == "cuda" and _selects_in_ptxas(model, f, el, count, idxs):
                     continue
                 size = f"{count} × {el.name}" if count is not None and 0 < count < 1 << 62 and el.is_known else "array"
                 first = model.text(idxs[0])
@@ -202,14 +230,95 @@ class DynamicStackArray(Rule):
                 )
 
 
-def _selects_in_ptxas(el, count: int | None) -> bool:
-    """ptxas keeps a CUDA array of at most four 16- or 32-bit elements (scalars or vectors of them)
-    in registers whatever its indices, reading and writing it with selects: 0 bytes of stack frame
-    for reads, writes and read-modify-writes at a data-dependent index, once or in a run-time loop
-    (`-Xptxas -v`, sm_80 and sm_90; five or six elements already spill for some element types, and
-    `double` or `char` arrays of three do). Such selects cost 1.06-1.3x on an H100, not the 20-33x of
-    local memory."""
-    return count is not None and 0 < count <= 4 and el.kind in ("int", "uint", "float") and el.bits in (16, 32)
+def _constant_data(model, v) -> bool:
+    """An array no compiler of the file's language gives stack memory. In Metal and GLSL, a table
+    initialized from constants and never written, ``const`` or not: their LLVM-based compilers
+    replace the private copy of a constant by the constant itself (constant/uniform data). NVVM
+    does not: a non-``static`` ``const``/``constexpr`` table, or one never written, is stored into
+    a ``.local`` depot at every launch, and ptxas keeps it there when indexed at run time (``const
+    float w[8]`` read in a run-time loop: 32 bytes of stack frame, the same as without ``const``;
+    ``static const``: 0 bytes, a ``.global`` constant). On CUDA only ``static`` tables (not
+    thread-private) and ``__constant__`` data are constant."""
+    if model.language == "cuda":
+        return False
+    return _constant_array(model, v) or _constant_table(model, v)
+
+
+def _selects_in_ptxas(model, f, el, count: int | None, idxs) -> bool:
+    """ptxas keeps a CUDA array in registers and reads and writes it with selects (0 bytes of stack
+    frame, `-Xptxas -v`, nvcc 13, sm_80 and sm_90) when it is
+
+    - at most four 16- or 32-bit elements (scalars or vectors of them), whatever its indices: reads,
+      writes and read-modify-writes at a data-dependent index, once or in a run-time loop (five or
+      six elements updated in a run-time loop take 24 bytes, and `double` or `char` arrays of three
+      reach the stack);
+    - at most seven 32-bit scalars only *read* at run-time indices, once, twice or in a run-time
+      loop, whether a table of constants (``const float w[7] = {...}``) or loaded values (eight
+      floats or integers read in a run-time loop: 32 bytes, though some tables of eight integers
+      get 0);
+    - at most twelve 32-bit scalars read at run-time indices at most twice in a kernel, outside
+      loops (16 floats of constants read twice: 64 bytes; 32 read once: 128 bytes).
+
+    Such selects cost 1.06-1.3x on an H100, not the 20-33x of local memory."""
+    if count is None or count <= 0:
+        return False
+    if count <= 4 and el.kind in ("int", "uint", "float") and el.bits in (16, 32):
+        return True
+    if count > 12 or el.kind not in ("int", "uint", "float") or el.bits != 32 or el.width != 1 \
+            or any(_written_at(model, i) for i in idxs):
+        return False
+    return count <= 7 or (f.is_entry and len(idxs) <= 2 and not any(_repeated(f, i) for i in idxs))
+
+
+def _repeated(f, node) -> bool:
+    """``node`` may run more than once per thread: it is inside a loop or a lambda."""
+    if any(lp.node.start_byte <= node.start_byte < lp.node.end_byte for lp in f.loops):
+        return True
+    p = node.parent
+    while p is not None and p.id != f.body.id:
+        if p.type in ("lambda_expression", "for_statement", "while_statement", "do_statement", "for_range_loop"):
+            return True
+        p = p.parent
+    return False
+
+
+def _written_at(model, idx) -> bool:
+    """The element selected by the index ``idx`` may be written: the subscript (or a field of it)
+    is the target of an assignment or ``++``/``--``, its address is taken (``&w[i]``), it binds a
+    reference, or it is passed to a call that could take it by reference (a call the model cannot
+    see into counts as one)."""
+    n = idx.parent
+    if n is not None and n.type == "subscript_argument_list":
+        n = n.parent
+    if n is None or n.type != "subscript_expression":
+        return True
+    # up through `a[i][j]`, `a[i].x` and parentheses to the expression that uses the element
+    while n.parent is not None and (n.parent.type == "parenthesized_expression" or (
+            n.parent.type in ("subscript_expression", "field_expression")
+            and n.parent.child_by_field_name("argument") == n)):
+        n = n.parent
+    p = n.parent
+    if p is None:
+        return True
+    t = p.type
+    if t == "assignment_expression":
+        return p.child_by_field_name("left") == n
+    if t == "update_expression":
+        return True
+    if t == "pointer_expression":
+        return model.text(p).lstrip().startswith("&")
+    if t == "init_declarator":
+        d = p.child_by_field_name("declarator")
+        return d is not None and d.type == "reference_declarator"
+    if t == "argument_list":
+        call = p.parent
+        if call is None or call.type != "call_expression":
+            return True
+        args = [a for a in p.named_children if a.type != "comment"]
+        flow = model.flow
+        name = model.callee_name(call)
+        return flow is None or not name or n not in args or not flow._by_value(call, name, args.index(n))
+    return False
 
 
 _PASS_THROUGH = ("parenthesized_expression", "binary_expression", "unary_expression", "cast_expression",

@@ -7,11 +7,19 @@ Flags a variable declared as a 32-bit unsigned integer (`uint`, `unsigned`,
 It is reported once, at the variable's declaration, with every such access as
 a related location.
 
-Left alone: `int`, `short`/`ushort` offsets; constants; values bounded below
+Left alone: `int`, `short`/`ushort` offsets, and sums and products of
+`ushort` values (`a * 4u + b`: below 2^19); constants; values bounded below
 2^31 by a mask (`& 0xFFFF`), a modulo (`% 1024u`), a right shift, `min`/`clamp`,
 being the counter of a loop with a constant bound, or being built from
 threadgroup-local IDs (`tid * 4 + j` with `tid [[thread_index_in_threadgroup]]`,
-at most 1024 threads per group); offsets that stay
+at most 1024 threads per group). A local stepped by a bounded amount a bounded
+number of times stays bounded (`uint acc = tid; for (j = 0; j < 4; j++) {
+...; acc += 256u; }`: below 1024 + 4 × 256), but not when a step sits in a
+loop of run-time trip count or the local is decremented. A loop bounded by a
+template parameter (`for (uint k = 0; k < N; ++k)` in `template <uint N>`)
+has its counter below the largest `N` of the file's instantiations
+(`templ<8>`), or, when they are not all known, below some compile-time
+constant, which no buffer's element count reaches. Also left alone: offsets that stay
 unsigned for another reason (a `uint` struct field, a cast, a call), where
 changing the variable alone would not help; and the thread-position parameters
 themselves (`[[thread_position_in_grid]]` …) and plain copies of them, which
