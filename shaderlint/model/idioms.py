@@ -99,7 +99,17 @@ def _lane_offset_trips(model: "FileModel", cond: ts.Node, init: ts.Node, bound: 
     bound do not share is a constant bound and a start whose values in the group are known (see
     :func:`shaderlint.model.guards.local_values`), the counter steps up by a constant, and every
     one of those starts runs the same number of iterations (here 4: lane 31's last is 223). With
-    ``c < 200`` lanes 0..7 run 4 and the others 3: not uniform."""
+    ``c < 200`` lanes 0..7 run 4 and the others 3: not uniform. (It reads no dependence: the
+    answer per condition is kept for the dependence fixpoint's later rounds.)"""
+    cache = model.__dict__.setdefault("_lane_trips", {})
+    hit = cache.get(cond.id)
+    if hit is None:
+        hit = cache[cond.id] = _lane_trips(model, cond, init, bound, rest_start, rest_bound, writes)
+    return hit
+
+
+def _lane_trips(model: "FileModel", cond: ts.Node, init: ts.Node, bound: ts.Node, rest_start: list[str],
+                rest_bound: list[str], writes: list[ts.Node]) -> bool:
     op = model.text(cond.child_by_field_name("operator"))
     if op not in ("<", "<=") or len(writes) != 1:
         return False
@@ -112,6 +122,13 @@ def _lane_offset_trips(model: "FileModel", cond: ts.Node, init: ts.Node, bound: 
         step = None
     if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
         return False
+    limit = 0
+    for text in rest_bound:
+        n = _find_term(model, bound, text)
+        v = model.const_value(n) if n is not None else None
+        if not isinstance(v, int) or isinstance(v, bool):
+            return False
+        limit += v
     starts: set[int] = {0}
     for text in rest_start:
         n = _find_term(model, init, text)
@@ -122,13 +139,6 @@ def _lane_offset_trips(model: "FileModel", cond: ts.Node, init: ts.Node, bound: 
     counter = model.resolve(unparen(cond.child_by_field_name("left")))
     if counter is None or (min(starts) < 0 and counter.type.kind == "uint"):
         return False  # an unsigned counter would wrap
-    limit = 0
-    for text in rest_bound:
-        n = _find_term(model, bound, text)
-        v = model.const_value(n) if n is not None else None
-        if not isinstance(v, int) or isinstance(v, bool):
-            return False
-        limit += v
     if op == "<=":
         limit += 1
     trips = {max(0, -((x - limit) // step)) for x in starts}  # ceil((limit - x) / step), none past it
