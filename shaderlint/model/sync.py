@@ -179,7 +179,7 @@ def balanced_region(model: "FileModel", if_stmt: ts.Node) -> tuple[int, int] | N
     if if_stmt.id not in cache:
         try:
             cache[if_stmt.id] = _balanced(model, if_stmt)
-        except _Unknown:
+        except (_Unknown, RecursionError):  # (statements nested hundreds deep: not decided)
             cache[if_stmt.id] = None
     return cache[if_stmt.id]
 
@@ -451,7 +451,7 @@ def _call_seq(model: "FileModel", call: ts.Node, seen: frozenset[str]) -> tuple[
             nrm, ret = _stmt_seqs(model, g.body, names, seen | {name})
             every = nrm | ret
             cache[name] = next(iter(every)) if len(every) == 1 else None
-        except _Unknown:
+        except (_Unknown, RecursionError):
             cache[name] = None
     if cache[name] is None:
         raise _Unknown
