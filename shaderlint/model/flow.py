@@ -11,7 +11,10 @@ A use is narrowed to the writes that can reach it only where the order is certai
 - the *killing* write is a plain ``v = …;`` expression statement or ``T v = …;`` declaration,
   a direct child of a block that encloses the use, earlier in that block (every path to the use
   runs through it, since a block runs its statements in order; no ``goto`` in the function, and
-  not the body of a ``switch``, whose ``case`` labels are entered from outside);
+  not the body of a ``switch``, whose ``case`` labels are entered from outside), or the plain
+  ``v = …`` initializer of a ``for`` (also in a comma list) for a use in that loop's condition,
+  update or body, or after the loop in the block it is a direct child of: ``int i; for (i = tid;
+  ...) ...; for (i = 0; i < m; i++) { barrier }`` tests a counter no earlier loop's value reaches;
 - the writes that reach the use are that one, every write of ``v`` between it and the use (in
   any branch) and every write of ``v`` anywhere in a loop that encloses the use but not the
   killing write (the next iteration sees it);
@@ -130,6 +133,14 @@ class ReachingWrites:
             kill = self._killing_statement(var, stmt)
             if kill is not None:
                 self._kills.setdefault((k, kill.parent.id), []).append((kill.end_byte, key))
+            elif (loop := self._for_initializer(var, stmt)) is not None:
+                # `for (i = 0; ...)`: the initializer runs before everything else of the loop, and
+                # before what follows the loop in its block
+                self._kills.setdefault((k, loop.id), []).append((stmt.end_byte, key))
+                block = loop.parent
+                if block is not None and block.type == "compound_statement" and (
+                        block.parent is None or block.parent.type != "switch_statement"):
+                    self._kills.setdefault((k, block.id), []).append((stmt.end_byte, key))
         self._eligible = set(candidates) - blocked - self._hidden
         for lst in self._kills.values():
             lst.sort(key=lambda x: x[0])
@@ -195,6 +206,24 @@ class ReachingWrites:
         if block.parent is not None and block.parent.type == "switch_statement":
             return None  # a `case` label further down is entered without passing it
         return st
+
+    def _for_initializer(self, var: Var, stmt: ts.Node) -> ts.Node | None:
+        """The ``for`` statement whose initializer is the plain ``var = …`` write ``stmt`` (also one
+        part of a comma list: ``for (i = 0, j = tid; ...)``), or None."""
+        if stmt.type != "assignment_expression":
+            return None
+        op, left = stmt.child_by_field_name("operator"), stmt.child_by_field_name("left")
+        if op is None or self.m.text(op) != "=" or left is None:
+            return None
+        left = unparen(left)
+        if left.type != "identifier" or self.m.resolve(left) is not var:
+            return None
+        child, p = stmt, stmt.parent
+        while p is not None and p.type == "comma_expression":
+            child, p = p, p.parent
+        if p is None or p.type != "for_statement" or p.child_by_field_name("initializer") != child:
+            return None
+        return p
 
     def _block_aliases(self, candidates: dict[int, Var], blocked: set[int]) -> None:
         """Block variables whose address is taken, that a reference is bound to, or that a call may
@@ -366,6 +395,10 @@ class ReachingWrites:
                     return self._from(k, kills[-1], use, loops)
             if t in _LOOPS:
                 loops.append(p)
+                if t == "for_statement" and child != p.child_by_field_name("initializer"):
+                    kills = self._kills.get((k, p.id))
+                    if kills:  # `for (i = 0; i < m; i++)`: its initializer dominates the rest of the loop
+                        return self._from(k, kills[-1], use, loops)
             elif t == "compound_statement":
                 kills = self._kills.get((k, p.id))
                 if kills:

@@ -9,6 +9,9 @@
   modulo, shifts, 16-bit types, counters of loops with a constant or
   template-parameter bound, single-assignment locals, locals stepped a bounded
   number of times); ``None`` when it cannot tell.
+- :func:`local_values` lists every value an expression built from group-local
+  thread IDs and constants can take in one group (``threadIdx.x % 32``: 0..31);
+  ``None`` when it cannot tell.
 
 All answers lean towards silence: when in doubt a node counts as guarded and a
 value as unbounded.
@@ -471,3 +474,99 @@ def _address_taken(model: "FileModel") -> list["Var"]:
         if v is not None:
             out.append(v)
     return out
+
+
+# ---- values a thread-dependent expression can take ----------------------------------------------
+
+_MAX_VALUES = 4096
+#: Group-local thread IDs and indices, each below the 1024 threads a group can hold.
+_LOCAL_ID_NAMES = frozenset({"threadIdx", "gl_LocalInvocationID", "gl_LocalInvocationIndex", "gl_SubgroupInvocationID",
+                             "gl_SubgroupID"})
+_METAL_ID_ROLES = frozenset({"thread_position_in_threadgroup", "thread_index_in_threadgroup",
+                             "thread_index_in_simdgroup", "simdgroup_index_in_threadgroup",
+                             "thread_index_in_quadgroup", "quadgroup_index_in_threadgroup"})
+_VALUE_OPS = {"+": "+", "-": "-", "*": "*", "/": "/", "%": "%", "&": "&", "|": "|", "^": "^", "<<": "<<", ">>": ">>"}
+
+
+def local_values(model: "FileModel", node: ts.Node, depth: int = 0) -> frozenset[int] | None:
+    """Every value an integer expression built from group-local thread IDs and constants can take
+    in the threads of one group (a superset): ``threadIdx.x % 32`` is 0..31, ``(tid & 31) * 4`` is
+    0, 4, ..., 124. A thread ID counts as any value below 1024 (no group holds more threads); a local
+    variable as any value it is ever assigned (when nothing else changes it). None when a part is
+    not known, the set would hold more than 4096 values, or an unsigned value could wrap."""
+    if depth > _MAX_DEPTH:
+        return None
+    node = unparen(node)
+    cache = model.__dict__.setdefault("_local_values", {})
+    if node.id in cache:
+        return cache[node.id]
+    cache[node.id] = None  # (a cycle through a variable's assignments: unknown)
+    out = cache[node.id] = _local_values(model, node, depth)
+    return out
+
+
+def _local_values(model: "FileModel", node: ts.Node, depth: int) -> frozenset[int] | None:
+    v = model.const_value(node)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return frozenset({v})
+    if v is not None:
+        return None
+    kind = node.type
+    out: frozenset[int] | None = None
+    if kind == "field_expression":
+        arg = unparen(node.child_by_field_name("argument"))
+        if arg is not None and arg.type == "identifier" and _local_id(model, arg):
+            out = frozenset(range(_MAX_GROUP_THREADS))
+    elif kind == "identifier":
+        if _local_id(model, node):
+            out = frozenset(range(_MAX_GROUP_THREADS))
+        else:
+            var = model.resolve(node)
+            if var is None or var.is_param or var.is_global or var.dims or var.address_space is not None:
+                return None
+            values = assigned_values(model, var)
+            if not values:
+                return None
+            acc: set[int] = set()
+            for val in values:
+                s = local_values(model, val, depth + 1)
+                if s is None:
+                    return None
+                acc |= s
+                if len(acc) > _MAX_VALUES:
+                    return None
+            out = frozenset(acc)
+    elif kind == "cast_expression":
+        val = node.child_by_field_name("value")
+        out = local_values(model, val, depth + 1) if val is not None else None
+    elif kind == "binary_expression":
+        op = model.text(node.child_by_field_name("operator"))
+        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+        if op not in _VALUE_OPS or left is None or right is None:
+            return None
+        a = local_values(model, left, depth + 1)
+        b = local_values(model, right, depth + 1) if a is not None else None
+        if a is None or b is None or len(a) * len(b) > 1 << 16:
+            return None
+        from shaderlint.model.consteval import c_binary  # noqa: PLC0415
+        acc = set()
+        for x in a:
+            for y in b:
+                try:
+                    acc.add(c_binary(_VALUE_OPS[op], x, y))
+                except (ArithmeticError, ValueError):
+                    return None
+        out = frozenset(acc)
+    if out is None or len(out) > _MAX_VALUES or any(not -(1 << 31) <= x < 1 << 31 for x in out):
+        return None
+    if any(x < 0 for x in out) and model.type_of(node).kind == "uint":
+        return None  # an unsigned value wraps
+    return out
+
+
+def _local_id(model: "FileModel", ident: ts.Node) -> bool:
+    """``ident`` names a group-local thread ID or index (a built-in, a Metal parameter with such a role)."""
+    var = model.resolve(ident)
+    if var is None:
+        return model.text(ident) in _LOCAL_ID_NAMES and model._builtin(model.text(ident)) is not None
+    return var.is_param and var.role in _METAL_ID_ROLES

@@ -11,6 +11,7 @@ import tree_sitter as ts
 
 from shaderlint.model import builtins as B
 from shaderlint.model.expr import descendants, subscript_index, unparen
+from shaderlint.model.guards import local_values
 from shaderlint.model.kernel import Function
 
 if TYPE_CHECKING:
@@ -19,7 +20,9 @@ if TYPE_CHECKING:
 
 def uniform_idiom(model: "FileModel", f: Function | None, cond: ts.Node) -> bool:
     """``cond`` is the condition of a loop with a uniform trip count written with thread-dependent
-    start and bound, or tests the result of a group vote through shared memory."""
+    start and bound (the same thread term in both, or a lane offset every value of which runs the
+    same number of steps to a constant bound), or tests the result of a group vote through shared
+    memory."""
     return _uniform_trip_loop(model, cond) or _group_vote(model, f, cond)
 
 
@@ -77,14 +80,69 @@ def _uniform_trip_loop(model: "FileModel", cond: ts.Node) -> bool:
             rest_start.remove(t)
         else:
             rest_bound.append(t)
-    if len(rest_start) == len(start):
-        return False  # nothing shared: not this shape
+    if len(rest_start) == len(start) or any(
+            (n := _find_term(model, init, text)) is None or B.LOCAL in model.deps(n) for text in rest_start):
+        # nothing shared, or a thread-dependent start the bound does not share: the trip count
+        # may still be the same in every thread (a lane offset below the step)
+        return _lane_offset_trips(model, c, init, right, rest_start, rest_bound, writes)
     for text in rest_start + rest_bound:
         # the remaining terms must be uniform: find them under the initializer or the bound
         n = _find_term(model, init, text) or _find_term(model, right, text)
         if n is None or B.LOCAL in model.deps(n):
             return False
     return True
+
+
+def _lane_offset_trips(model: "FileModel", cond: ts.Node, init: ts.Node, bound: ts.Node, rest_start: list[str],
+                       rest_bound: list[str], writes: list[ts.Node]) -> bool:
+    """``for (c = lane; c < 256; c += 64)`` with ``lane = threadIdx.x % 32``: what the start and the
+    bound do not share is a constant bound and a start whose values in the group are known (see
+    :func:`shaderlint.model.guards.local_values`), the counter steps up by a constant, and every
+    one of those starts runs the same number of iterations (here 4: lane 31's last is 223). With
+    ``c < 200`` lanes 0..7 run 4 and the others 3: not uniform. (It reads no dependence: the
+    answer per condition is kept for the dependence fixpoint's later rounds.)"""
+    cache = model.__dict__.setdefault("_lane_trips", {})
+    hit = cache.get(cond.id)
+    if hit is None:
+        hit = cache[cond.id] = _lane_trips(model, cond, init, bound, rest_start, rest_bound, writes)
+    return hit
+
+
+def _lane_trips(model: "FileModel", cond: ts.Node, init: ts.Node, bound: ts.Node, rest_start: list[str],
+                rest_bound: list[str], writes: list[ts.Node]) -> bool:
+    op = model.text(cond.child_by_field_name("operator"))
+    if op not in ("<", "<=") or len(writes) != 1:
+        return False
+    w = writes[0]
+    if w.type == "update_expression":
+        step = 1 if "++" in model.text(w) else None
+    elif w.type == "assignment_expression" and model.text(w.child_by_field_name("operator")) == "+=":
+        step = model.const_value(w.child_by_field_name("right"))
+    else:
+        step = None
+    if not isinstance(step, int) or isinstance(step, bool) or step <= 0:
+        return False
+    limit = 0
+    for text in rest_bound:
+        n = _find_term(model, bound, text)
+        v = model.const_value(n) if n is not None else None
+        if not isinstance(v, int) or isinstance(v, bool):
+            return False
+        limit += v
+    starts: set[int] = {0}
+    for text in rest_start:
+        n = _find_term(model, init, text)
+        vals = local_values(model, n) if n is not None else None
+        if vals is None or len(starts) * len(vals) > 1 << 16:
+            return False
+        starts = {a + b for a in starts for b in vals}
+    counter = model.resolve(unparen(cond.child_by_field_name("left")))
+    if counter is None or (min(starts) < 0 and counter.type.kind == "uint"):
+        return False  # an unsigned counter would wrap
+    if op == "<=":
+        limit += 1
+    trips = {max(0, -((x - limit) // step)) for x in starts}  # ceil((limit - x) / step), none past it
+    return len(trips) == 1
 
 
 def _find_term(model: "FileModel", node: ts.Node, text: str, depth: int = 0) -> ts.Node | None:

@@ -11,6 +11,9 @@ SIMD-scope reductions.
   access to what they order since the previous barrier or entry, or until the next or exit.
 - :func:`divergent_conditions`: the conditions deciding whether a node runs that differ between
   threads of one group (``local`` dependence; values read from shared memory stay silent).
+- :func:`balanced_region`: where a branch's ways through all execute the same sequence of group
+  barriers (warp specialisation: ``if (warp == 0) { ...; barrier } else { barrier; ... }``), so
+  that its condition does not decide how many barriers a thread reaches.
 - :func:`simd_reductions` / :func:`group_result_stores` / :func:`spans_several_simd_groups`: values
   computed by SIMD-scope reductions, their stores at group-uniform addresses, and evidence
   that a group holds several SIMD groups.
@@ -141,6 +144,318 @@ def divergent_conditions(model: "FileModel", node: ts.Node) -> list[ts.Node]:
                 continue
             out.append(c)
     return out
+
+
+class _Unknown(Exception):
+    """The barriers a piece of code executes are not one fixed sequence the analysis can name."""
+
+
+_MAX_SEQS, _MAX_SEQ_LEN = 8, 64
+_NO_SYNC_CALLS = frozenset({"cudaTriggerProgrammaticLaunchCompletion", "cudaGridDependencySynchronize",
+                            "static_cast", "reinterpret_cast", "const_cast", "bit_cast", "sizeof"})
+_ASM_WAIT = re.compile(r"bar|sync|wait|elect|arrive", re.I)
+
+
+def balanced_region(model: "FileModel", if_stmt: ts.Node) -> tuple[int, int] | None:
+    """The byte range in which the barriers are balanced around ``if_stmt``, or None: every way
+    through it (either arm, to its end or to a ``return``) executes the same sequence of group
+    barriers. ``if (warp == 0) { ...; __syncthreads(); } else { __syncthreads(); ... }`` (warp
+    specialisation; nested branches as balanced, loops of a constant trip count) gives the ``if``
+    itself. An ``if`` at the top of a function body whose arm always returns, without an ``else``,
+    is a branch between that arm and the rest of the body (vLLM's fill threads: ``if (tid <
+    fill) { ...; __syncthreads(); __syncthreads(); return; }`` before the two barriers of the
+    others): that gives the ``if`` and everything after it. Each thread then arrives at the same
+    number of barriers of each kind in the same order, whichever way it takes.
+
+    None when a way can leave early before a barrier, loops a barrier a number of times the
+    analysis cannot count (a thread-dependent loop), jumps out (``break``, ``continue``, ``goto``)
+    or runs code that may hold a barrier the analysis cannot count: a call the file does not define,
+    inline ``asm`` that may wait, code the front end blanked. Whether the hardware accepts the
+    arms' barriers as one is the caller's question (CUDA on NVIDIA GPUs counts each thread's
+    arrivals at barrier 0 from compute capability 7.0)."""
+    if if_stmt.type != "if_statement":
+        return None
+    cache = model.__dict__.setdefault("_balanced_cache", {})
+    if if_stmt.id not in cache:
+        try:
+            cache[if_stmt.id] = _balanced(model, if_stmt)
+        except (_Unknown, RecursionError):  # (statements nested hundreds deep: not decided)
+            cache[if_stmt.id] = None
+    return cache[if_stmt.id]
+
+
+def _balanced(model: "FileModel", if_stmt: ts.Node) -> tuple[int, int] | None:
+    cond = if_stmt.child_by_field_name("condition")
+    cons, alt = if_stmt.child_by_field_name("consequence"), if_stmt.child_by_field_name("alternative")
+    if cons is None or cond is None or if_stmt.has_error:
+        return None
+    names = _barrier_names(model)
+    if _expr_seqs(model, cond, names, frozenset()) != {()}:
+        return None
+    arms = [cons] + ([alt] if alt is not None else [])
+    for arm in arms:
+        _check_jumps(model, arm, names)
+    seqs: set[tuple[str, ...]] = set()
+    for arm in arms:
+        normal, returned = _stmt_seqs(model, arm, names, frozenset())
+        seqs |= normal | returned
+    if alt is not None:
+        return (if_stmt.start_byte, if_stmt.end_byte) if len(seqs) == 1 else None
+    f = model.function_at(if_stmt.start_byte)
+    normal, _ = _stmt_seqs(model, cons, names, frozenset())
+    if not normal and f is not None and f.body is not None and if_stmt.parent == f.body:
+        # the arm always returns: the rest of the body is the other way (falling off its end returns)
+        cur, ret = {()}, set()
+        rest = if_stmt.next_named_sibling
+        while rest is not None:
+            _check_jumps(model, rest, names)
+            nrm, r = _stmt_seqs(model, rest, names, frozenset())
+            ret |= _concat(cur, r)
+            cur = _concat(cur, nrm)
+            rest = rest.next_named_sibling
+        seqs |= cur | ret
+        return (if_stmt.start_byte, f.body.end_byte) if len(seqs) == 1 else None
+    seqs.add(())
+    return (if_stmt.start_byte, if_stmt.end_byte) if len(seqs) == 1 else None
+
+
+_CALL_IN_TEXT = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
+
+
+def _plain_macro(model: "FileModel", name: str) -> bool:
+    """``name`` is a function-like macro the file defines, every definition of which calls only
+    built-ins that hold no barrier (``#define CEILDIV(x, y) (((x) + (y) - 1) / (y))``)."""
+    got = model.__dict__.setdefault("_plain_macros", None)
+    if got is None:
+        got = {}
+        stack = [model.root]
+        while stack:
+            n = stack.pop()
+            if n.type == "preproc_function_def":
+                nm, val = n.child_by_field_name("name"), n.child_by_field_name("value")
+                if nm is not None:
+                    key = model.text(nm)
+                    text = model.text(val) if val is not None else ""
+                    lang = model.language
+                    plain = "asm" not in text and all(
+                        B.register_only(lang, c) or c in B.GENERIC_MATH or c in _NO_SYNC_CALLS
+                        or parse_type_name(c).is_arithmetic for c in _CALL_IN_TEXT.findall(text))
+                    got[key] = got.get(key, True) and plain
+                continue
+            if n.type in ("function_definition",):
+                continue
+            stack.extend(n.named_children)
+        model.__dict__["_plain_macros"] = got
+    return got.get(name, False)
+
+
+def _barrier_names(model: "FileModel") -> dict[int, str]:
+    """Node id of each group barrier call in the file -> its name (its kind)."""
+    got = model.__dict__.get("_barrier_names")
+    if got is None:
+        got = model.__dict__["_barrier_names"] = {b.node.id: b.name for g in model.functions for b in group_barriers(g)}
+    return got
+
+
+def _check_jumps(model: "FileModel", arm: ts.Node, names: dict[int, str]) -> None:
+    """Every ``break``/``continue`` in ``arm`` stays in a loop or switch inside it that executes no
+    barrier (it cannot cut a sequence of barriers short); no ``goto``."""
+    stack = [arm]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t in ("goto_statement", "labeled_statement"):
+            raise _Unknown
+        if t in ("break_statement", "continue_statement"):
+            p = n.parent
+            while p is not None and p != arm and not (
+                    p.type in _LOOPS or (t == "break_statement" and p.type == "switch_statement")):
+                p = p.parent
+            if p is None or p == arm:
+                raise _Unknown  # leaves the branch
+            if not _no_barrier(model, p, names, frozenset()):
+                raise _Unknown
+        if t in ("lambda_expression", "function_definition") and n is not arm:
+            continue
+        stack.extend(n.named_children)
+
+
+def _concat(a: set[tuple[str, ...]], b: set[tuple[str, ...]]) -> set[tuple[str, ...]]:
+    out = {x + y for x in a for y in b}
+    if len(out) > _MAX_SEQS or any(len(x) > _MAX_SEQ_LEN for x in out):
+        raise _Unknown
+    return out
+
+
+def _returns_in(n: ts.Node) -> bool:
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        if x.type == "return_statement":
+            return True
+        if x.type not in ("lambda_expression", "function_definition") or x is n:
+            stack.extend(x.named_children)
+    return False
+
+
+def _stmt_seqs(model: "FileModel", n: ts.Node, names: dict[int, str],
+               seen: frozenset[str]) -> tuple[set[tuple[str, ...]], set[tuple[str, ...]]]:
+    """(barrier sequences on the ways through the statement ``n`` to its end, those on the ways
+    to a ``return``), or :class:`_Unknown`."""
+    t = n.type
+    if t in ("compound_statement", "else_clause"):
+        cur, ret = {()}, set()
+        for c in n.named_children:
+            nrm, r = _stmt_seqs(model, c, names, seen)
+            ret |= _concat(cur, r)
+            cur = _concat(cur, nrm)
+            if not cur:
+                break  # the rest is unreachable
+        return cur, ret
+    if t in ("expression_statement", "declaration"):
+        return _expr_seqs(model, n, names, seen), set()
+    if t == "return_statement":
+        return set(), _expr_seqs(model, n, names, seen)
+    if t == "if_statement":
+        cond = n.child_by_field_name("condition")
+        before = _expr_seqs(model, cond, names, seen) if cond is not None else {()}
+        cons, alt = n.child_by_field_name("consequence"), n.child_by_field_name("alternative")
+        nrm, ret = _stmt_seqs(model, cons, names, seen) if cons is not None else ({()}, set())
+        if alt is not None:
+            n2, r2 = _stmt_seqs(model, alt, names, seen)
+            nrm, ret = nrm | n2, ret | r2
+        else:
+            nrm = nrm | {()}
+        return _concat(before, nrm), _concat(before, ret)
+    if t in _LOOPS:
+        if _no_barrier(model, n, names, seen):
+            return {()}, ({()} if _returns_in(n) else set())  # however often it runs
+        body = n.child_by_field_name("body")
+        heads = [c for c in n.named_children if c != body and c.type != "comment"]
+        trips = _constant_trips(model, n)
+        if body is None or trips is None or _returns_in(n) or any(
+                _expr_seqs(model, h, names, seen) != {()} for h in heads):
+            raise _Unknown  # a barrier a number of times the analysis cannot count
+        nrm, _ = _stmt_seqs(model, body, names, seen)
+        if len(nrm) != 1:
+            raise _Unknown
+        (one,) = nrm
+        if len(one) * trips > _MAX_SEQ_LEN:
+            raise _Unknown
+        return {one * trips}, set()
+    if t in ("comment", "empty_statement", "break_statement", "continue_statement", "function_definition",
+             "lambda_expression"):
+        return {()}, set()
+    # a switch, a preprocessor group, anything else: only when it executes no barrier
+    if _no_barrier(model, n, names, seen):
+        return {()}, ({()} if _returns_in(n) else set())
+    raise _Unknown
+
+
+def _no_barrier(model: "FileModel", n: ts.Node, names: dict[int, str], seen: frozenset[str]) -> bool:
+    """``n`` executes no group barrier on any path (its calls hold none, no waiting inline asm, no
+    blanked code)."""
+    if opaque_masks(model, n.start_byte, n.end_byte):
+        return False
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        t = x.type
+        if t in ("lambda_expression", "function_definition") and x is not n:
+            continue
+        if t in ("gnu_asm_expression", "asm_statement") and _ASM_WAIT.search(model.text(x)):
+            return False
+        if t == "call_expression":
+            if x.id in names:
+                return False
+            try:
+                if _call_seq(model, x, seen):
+                    return False
+            except _Unknown:
+                return False
+        stack.extend(x.named_children)
+    return True
+
+
+def _constant_trips(model: "FileModel", loop: ts.Node) -> int | None:
+    f = model.function_at(loop.start_byte)
+    for lp in f.loops if f is not None else ():
+        if lp.node.id == loop.id:
+            if lp.counter_modified or lp.trip_count is None or lp.trip_count < 0:
+                return None
+            return lp.trip_count
+    return None
+
+
+def _expr_seqs(model: "FileModel", n: ts.Node, names: dict[int, str], seen: frozenset[str]) -> set[tuple[str, ...]]:
+    """The barriers an expression or a declaration executes, in order: one sequence, or
+    :class:`_Unknown` (a barrier under ``?:``, ``&&`` or ``||``, a call that may hold any)."""
+    if opaque_masks(model, n.start_byte, n.end_byte):
+        raise _Unknown
+    out: list[str] = []
+    stack = [n]
+    while stack:
+        x = stack.pop()
+        t = x.type
+        if t in ("lambda_expression", "function_definition"):
+            continue
+        if t in ("gnu_asm_expression", "asm_statement"):
+            if _ASM_WAIT.search(model.text(x)):
+                raise _Unknown
+            continue
+        if t in _STRUCTURED or t in ("return_statement", "goto_statement", "compound_statement"):
+            if x is not n:
+                raise _Unknown  # a statement expression: not read here
+        if t == "conditional_expression" or (
+                t == "binary_expression" and model.text(x.child_by_field_name("operator")) in ("&&", "||")):
+            if not _no_barrier(model, x, names, seen):
+                raise _Unknown  # a barrier under a condition inside an expression
+            continue
+        if t == "call_expression":
+            if x.id in names:
+                out.append(names[x.id])
+            else:
+                out.extend(_call_seq(model, x, seen))
+        stack.extend(reversed(x.named_children))
+    if len(out) > _MAX_SEQ_LEN:
+        raise _Unknown
+    return {tuple(out)}
+
+
+def _call_seq(model: "FileModel", call: ts.Node, seen: frozenset[str]) -> tuple[str, ...]:
+    """The group barriers a call that is no barrier itself executes: none for a built-in that holds
+    none, a same-file helper's one sequence (every way through its body), else :class:`_Unknown`."""
+    name = model.callee_name(call)
+    lang = model.language
+    fn = call.child_by_field_name("function")
+    method = fn is not None and fn.type == "field_expression"
+    if not method:
+        known = B.BARRIERS.get(lang, {}).get(name)
+        if known is not None and known[0] != "group":
+            return ()  # a fence, a SIMD-group barrier
+        if (name in _NO_SYNC_CALLS or B.register_only(lang, name) or name in B.VALUE_ARG or name in B.GENERIC_MATH
+                or name in B.FIXED_RESULT or parse_type_name(name).is_arithmetic):
+            return ()
+    if not method and _plain_macro(model, name):
+        return ()
+    g = model.function_by_name.get(name)
+    if method or g is None or g.body is None or name in seen or len(seen) > 8 or \
+            sum(1 for h in model.functions if h.name == name and h.body is not None) > 1:
+        raise _Unknown  # code the file does not show, or overloads
+    cache = model.__dict__.setdefault("_call_seq_cache", {})
+    if name not in cache:
+        names = _barrier_names(model)
+        cache[name] = None  # (a recursive call: unknown)
+        try:
+            _check_jumps(model, g.body, names)
+            nrm, ret = _stmt_seqs(model, g.body, names, seen | {name})
+            every = nrm | ret
+            cache[name] = next(iter(every)) if len(every) == 1 else None
+        except (_Unknown, RecursionError):
+            cache[name] = None
+    if cache[name] is None:
+        raise _Unknown
+    return cache[name]
 
 
 def _negation_key(model: "FileModel", cond: ts.Node) -> tuple[str, bool]:
