@@ -64,10 +64,22 @@ class HostLaunch:
 #: A scanner: ``(path, data) -> launches``. Never raises.
 Scanner = Callable[[str, bytes], list[HostLaunch]]
 
-#: Scanners by lower-case file extension (with the dot): filled by the language modules.
+#: Scanners by lower-case file extension (with the dot): filled by the language modules. Where
+#: several languages share an extension (``.cpp``: CUDA host code, metal-cpp, Vulkan), this holds
+#: the last registered; :data:`ALL_SCANNERS` holds every one, in registration order.
 SCANNERS: dict[str, Scanner] = {}
+ALL_SCANNERS: dict[str, list[Scanner]] = {}
 
 
 def register(extensions: tuple[str, ...], scanner: Scanner) -> None:
     for ext in extensions:
         SCANNERS[ext.lower()] = scanner
+        found = ALL_SCANNERS.setdefault(ext.lower(), [])
+        if scanner not in found:
+            found.append(scanner)
+
+
+def scanners_for(path: str) -> list[Scanner]:
+    """Every scanner registered for ``path``'s extension."""
+    dot = path.rfind(".")
+    return list(ALL_SCANNERS.get(path[dot:].lower(), ())) if dot > path.rfind("/") else []
