@@ -40,7 +40,9 @@ class HostLaunch:
 
     #: The call (``k<<<…>>>(…)``, ``dispatchThreadgroups(…)``, ``vkCmdDispatch(…)``).
     at: Span
-    #: ``cuda`` (``<<<>>>``), ``cudaLaunchKernel``, ``cudaLaunchCooperativeKernel``, ``metal``, ``vulkan``.
+    #: ``cuda`` (``<<<>>>``), ``cudaLaunchKernel``, ``cudaLaunchCooperativeKernel``, ``metal``, ``vulkan``;
+    #: ``reference``: the kernel is named as a value where the scanner cannot read the launch (handed
+    #: to a function, stored in a table): it may run with any size, so no fact is derived for it.
     api: str
     #: The kernel's function name (the CUDA symbol; the Metal function name given to
     #: ``makeFunction(name:)`` / ``newFunctionWithName:`` / ``newFunction``); None when unknown.
@@ -59,6 +61,12 @@ class HostLaunch:
     grid_at: Span | None = None
     #: Template arguments written at the launch (CUDA ``k<float, 4><<<…>>>``), as source text.
     template_args: tuple[str, ...] = ()
+    #: Vulkan: the shader path as the host file writes it (``"shaders/blur.comp.spv"``); the index
+    #: resolves it to :attr:`shader`.
+    shader_literal: str | None = None
+    #: Vulkan: the pipeline's specialization constants (``constant_id -> value``, sorted) when read;
+    #: ``()`` when the pipeline sets none, None when it sets some that could not be read.
+    specialization: tuple[tuple[int, int], ...] | None = ()
 
 
 #: A scanner: ``(path, data) -> launches``. Never raises.
