@@ -261,10 +261,15 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
     if args.stdin_name:
         data = args.stdin_data
         read = lambda _path: data  # noqa: E731
+    host = None
+    if not args.stdin_name:
+        from shaderlint.host.index import HostIndex
+        exclude = tuple(g for group in args.extend_exclude for g in group)
+        host = HostIndex.build(args.paths or ["."], files, resolver.for_path, exclude)
     progress = Progress(len(files))
     try:
         return lint_files(files, resolver.for_path, jobs=args.jobs, use_cache=not args.no_cache and not read,
-                          progress=progress, read=read)
+                          progress=progress, read=read, host=host)
     finally:
         progress.close()
 

@@ -106,8 +106,13 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
             if home is None:
                 continue
             literal = next(iter(home.literals))
-            spec = _specialization(home, consts)
-            out.append(_record(call, literal, spec, consts, lines))
+            where: list = []
+            spec = _specialization(home, consts, where)
+            rec = _record(call, literal, spec, consts, lines)
+            if spec and where:  # the size the shader takes from these constants is written there
+                from dataclasses import replace
+                rec = replace(rec, group_at=lines.span(where[0]))
+            out.append(rec)
     return out
 
 
@@ -149,7 +154,7 @@ def _record(call, literal: str, spec, consts: Constants, lines: LineIndex) -> Ho
 # ---- specialization constants ------------------------------------------------------------------------
 
 
-def _specialization(scope: _Fn, consts: Constants) -> tuple[tuple[int, int], ...] | None:
+def _specialization(scope: _Fn, consts: Constants, where: list | None = None) -> tuple[tuple[int, int], ...] | None:
     if not scope.spec_nodes:
         return ()
     entries: list[tuple[int, int, int]] = []
@@ -192,7 +197,7 @@ def _specialization(scope: _Fn, consts: Constants) -> tuple[tuple[int, int], ...
         return None
     if len(data_refs) != 1 or data_refs[0] is None:
         return None
-    words = _data_words(data_refs[0], consts)
+    words = _data_words(data_refs[0], consts, where)
     if words is None:
         return None
     out: dict[int, int] = {}
@@ -231,7 +236,7 @@ def _size_value(node, consts: Constants) -> int | None:
     return consts.value(node)
 
 
-def _data_words(ref, consts: Constants) -> list[int] | None:
+def _data_words(ref, consts: Constants, where: list | None = None) -> list[int] | None:
     ref = unparen(ref)
     if ref.type == "pointer_expression" and text(ref.child_by_field_name("operator")) == "&":
         ref = unparen(ref.child_by_field_name("argument"))
@@ -276,6 +281,8 @@ def _data_words(ref, consts: Constants) -> list[int] | None:
         vals = [consts.value(init)]
     if not vals or any(v is None for v in vals):
         return None
+    if where is not None and decl is not None:
+        where.append(decl)
     return [int(v) for v in vals if v is not None]
 
 

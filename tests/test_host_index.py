@@ -1,0 +1,199 @@
+"""Host facts across files: the index links launches to kernels, the engine, report and cache use them."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import shaderlint.runner as runner
+from shaderlint.cli import main
+from shaderlint.config import SettingsResolver
+from shaderlint.host.index import HostIndex, kernel_names, shader_candidates
+
+SCALE_CU = ("__global__ void scale(float* x, int n) {\n"
+            "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    if (i < n) x[i] *= 2.0f;\n}\n")
+
+
+def host_cpp(threads: int, name: str = "scale") -> str:
+    return ("#include <cuda_runtime.h>\n"
+            f"#define THREADS {threads}\n"
+            "void run(float* x, int n) {\n"
+            "    void* args[] = {&x, &n};\n"
+            f"    cudaLaunchKernel((void*)&{name}, dim3((n + THREADS - 1) / THREADS), dim3(THREADS), args, 0, 0);\n"
+            "}\n")
+
+
+BLUR_COMP = ("#version 450\n"
+             "layout(local_size_x_id = 0, local_size_y_id = 1) in;\n"
+             "layout(binding = 0) buffer B { float data[]; };\n"
+             "void main() {\n    uint i = gl_GlobalInvocationID.x;\n    data[i] = data[i] * 2.0;\n}\n")
+
+VK_CPP = ("void create(VkDevice d) {\n"
+          "  VkShaderModule m = loadShader(\"shaders/blur.comp.spv\");\n"
+          "  VkSpecializationMapEntry e[] = {{0, 0, 4}, {1, 4, 4}};\n"
+          "  uint32_t vals[] = {13, 13};\n"
+          "  VkSpecializationInfo si = {2, e, sizeof(vals), vals};\n"
+          "  vkCreateComputePipelines(d, 0, 1, &info, nullptr, &pipe);\n}\n"
+          "void record(VkCommandBuffer c) { vkCmdDispatch(c, 148, 84, 1); }\n")
+
+
+@pytest.fixture(autouse=True)
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / ".cache"))
+    return tmp_path
+
+
+def write(root, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def lint_json(capsys, *args: str) -> list[dict]:
+    capsys.readouterr()
+    main(["--output-format", "json", "-j", "1", "--extend-select", "SL105,SL501", *args])
+    return json.loads(capsys.readouterr().out)
+
+
+def by_code(diags: list[dict], code: str) -> list[dict]:
+    return [d for d in diags if d["code"] == code]
+
+
+def test_cuda_kernel_gets_its_block_size_from_a_cpp_host_file(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    d = by_code(lint_json(capsys, "--no-cache", "."), "SL501")
+    assert len(d) == 1
+    assert d[0]["path"] == "kernels/scale.cu" and d[0]["line"] == 1
+    assert "block size 100" in d[0]["message"] and "host/main.cpp:5" in d[0]["message"]
+    assert {"path": "host/main.cpp", "line": 5, "column": 72, "message": "block size set here"} in d[0]["related"]
+
+
+def test_no_host_file_no_fact(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_vulkan_dispatch_links_to_the_comp_file_through_the_spv_name(project, capsys):
+    write(project, {"shaders/blur.comp": BLUR_COMP, "host/vk.cpp": VK_CPP})
+    d = by_code(lint_json(capsys, "--no-cache", "."), "SL501")
+    assert len(d) == 1 and d[0]["path"] == "shaders/blur.comp"
+    assert "13×13 = 169" in d[0]["message"] and "23 idle lanes" in d[0]["message"]
+    assert d[0]["related"][-1]["path"] == "host/vk.cpp" and d[0]["related"][-1]["line"] == 4  # `vals`
+
+
+def test_vulkan_literal_naming_no_linted_shader_is_dropped(project):
+    write(project, {"shaders/other.comp": BLUR_COMP, "host/vk.cpp": VK_CPP})
+    index = HostIndex.build(["."], ["shaders/other.comp"], SettingsResolver(None, {}).for_path)
+    assert index.by_file == {} and index.launches == 1
+
+
+def test_conflicting_launches_give_no_size(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/a.cpp": host_cpp(100), "host/b.cpp": host_cpp(96)})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+    index = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path)
+    assert len(index.facts_for("kernels/scale.cu").for_kernel("scale")) == 2  # linked, but they disagree
+
+
+def test_agreeing_launches_give_the_size(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/a.cpp": host_cpp(100), "host/b.cpp": host_cpp(100)})
+    assert len(by_code(lint_json(capsys, "--no-cache", "."), "SL501")) == 1
+
+
+def test_kernel_used_as_a_value_elsewhere_gives_no_size(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/a.cpp": host_cpp(100),
+                    "host/table.cpp": "void reg() { register_kernel(scale); }\nvoid f() { cudaLaunchKernel(0, 1, 1, 0); }\n"})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_ambiguous_kernel_name_links_nowhere(project, capsys):
+    write(project, {"a/scale.cu": SCALE_CU, "b/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+    index = HostIndex.build(["."], ["a/scale.cu", "b/scale.cu"], SettingsResolver(None, {}).for_path)
+    assert index.by_file == {}
+
+
+def test_annotation_in_the_source_wins(project, capsys):
+    write(project, {"kernels/scale.cu": "// shaderlint: threadgroup-size=128\n" + SCALE_CU,
+                    "host/main.cpp": host_cpp(100)})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_same_file_launch_wins(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU + "void go(float* x) { scale<<<1, 128>>>(x, 128); }\n",
+                    "host/main.cpp": host_cpp(100)})
+    # every launch must agree for a host fact; the in-file launches (128) decide first
+    assert by_code(lint_json(capsys, "--no-cache", "kernels/scale.cu", "host"), "SL501") == []
+
+
+def test_host_code_false_turns_it_off(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
+                    "shaderlint.toml": "host-code = false\n"})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_cache_entry_changes_with_the_host_file(project, capsys, monkeypatch):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    calls: list[str] = []
+    real = runner.lint_source
+
+    def spy(path, data, settings=None, *a, **kw):
+        calls.append(path)
+        return real(path, data, settings, *a, **kw)
+
+    monkeypatch.setattr(runner, "lint_source", spy)
+    first = by_code(lint_json(capsys, "."), "SL501")
+    assert calls == ["kernels/scale.cu"] and len(first) == 1
+    again = by_code(lint_json(capsys, "."), "SL501")
+    assert calls == ["kernels/scale.cu"] and again == first  # a hit, related location in the host file kept
+    assert again[0]["related"][-1]["path"] == "host/main.cpp"
+    (project / "host/main.cpp").write_text("\n" + host_cpp(100))  # the launch moves a line down
+    moved = by_code(lint_json(capsys, "."), "SL501")
+    assert len(calls) == 2 and moved[0]["related"][-1]["line"] == 6
+    (project / "host/main.cpp").write_text(host_cpp(128))
+    assert by_code(lint_json(capsys, "."), "SL501") == [] and len(calls) == 3
+
+
+def test_report_shows_where_the_size_comes_from(project, capsys):
+    from shaderlint.report import main as report
+
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    capsys.readouterr()
+    assert report(["."]) == 0
+    out = capsys.readouterr().out
+    assert "100†" in out and "host: threads per group 100 from host/main.cpp:5" in out
+    assert report(["--format", "json", "."]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["threads_per_group"] == 100 and set(rows[0]) == {
+        "path", "kernel", "line", "language", "threads_per_group", "registers", "registers_source",
+        "threadgroup_memory_bytes", "stack_bytes", "target", "occupancy", "limiter"}
+
+
+def test_workers_receive_the_host_facts(project, capsys, monkeypatch):
+    # enough source for the pool (runner.POOL_MIN_BYTES) so the facts travel to worker processes
+    files = {f"kernels/k{i}.cu": SCALE_CU.replace("scale", f"scale{i}") + "// " + "x" * 9000 + "\n" for i in range(8)}
+    files["host/main.cpp"] = "".join(host_cpp(100, f"scale{i}").replace("run(", f"run{i}(") for i in range(8))
+    write(project, files)
+    capsys.readouterr()
+    main(["--output-format", "json", "-j", "2", "--no-cache", "--extend-select", "SL501", "."])
+    got = by_code(json.loads(capsys.readouterr().out), "SL501")
+    assert sorted(d["path"] for d in got) == sorted(f for f in files if f.endswith(".cu"))
+
+
+def test_kernel_names():
+    src = (b"template <int N> __global__ void __launch_bounds__(256) tiled(float* x) {}\n"
+           b"extern \"C\" __global__ void plain(int n) {}\n__device__ void helper() {}\n")
+    assert kernel_names(src, "cuda") == {"tiled", "plain"}
+    assert kernel_names(b"kernel void add(device float* a [[buffer(0)]]) {}\n[[kernel]] void mul() {}\n",
+                        "metal") == {"add", "mul"}
+
+
+def test_shader_candidates():
+    assert shader_candidates("shaders/blur.comp.spv") == ["shaders/blur.comp"]
+    assert shader_candidates("blur.spv") == ["blur.comp", "blur.glsl"]
+    assert shader_candidates("blur.comp") == ["blur.comp"]
+    assert shader_candidates("blur.vert") == []
