@@ -49,6 +49,7 @@ class FileResult:
     timed_out: bool = False  # the time budget cut the analysis short (an SL001 says so); do not cache
     partial: bool = False  # diagnostics from shaderlint.incremental: no model or parse of the whole file
     unread: int = 0  # regions the front end could not read, not listed because SL001 is not selected
+    host: object = None  # the shaderlint.host.index.HostFacts it was linted with (a re-lint after --fix uses them)
 
 
 _ENABLED: dict[tuple, list[type[Rule]]] = {}  # memo: the same few selections, asked once per file
@@ -150,7 +151,7 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
     settings = settings or Settings()
     source = Source(path, data)
     language = language or settings.language_for(path)
-    result = FileResult(path, source, language)
+    result = FileResult(path, source, language, host=host)
     if language is None:
         return result
     limit = settings.max_file_size
@@ -337,22 +338,25 @@ def _host_related(model: FileModel, code: str, fd: Finding, config: dict[str, st
         return fd
     from shaderlint.model.dispatch import GROUP_WORDS, fact_source
 
-    extra: list[Related] = []
+    found: list[tuple[object, str]] = []  # (host span, what is set there)
     for f in model.functions:
         if f.name != fd.kernel:
             continue
-        gs = f.group_size
-        if code in _USES_GROUP and gs is not None and gs.origin == "host" and gs.host is not None:
-            extra.append(_host_at(gs.host, f"{GROUP_WORDS.get(model.language, 'group')} size set here"))
         for key, codes, what in (("dispatch", _USES_DISPATCH, "dispatched here"),
                                  ("grid-size", _USES_GRID, "grid size set here")):
             src = fact_source(model, f, key, config) if code in codes else None
             if isinstance(src, tuple) and src[1] is not None:
-                extra.append(_host_at(src[1], what))
+                found.append((src[1], what))
+        gs = f.group_size
+        if code in _USES_GROUP and gs is not None and gs.origin == "host" and gs.host is not None:
+            found.append((gs.host, f"{GROUP_WORDS.get(model.language, 'group')} size set here"))
         break
+    merged: dict[tuple, tuple[object, list[str]]] = {}  # one related location per host position
+    for span, what in found:
+        merged.setdefault((span.path, span.start), (span, []))[1].append(what)
     seen = {(r.path, r.start) for r in fd.related}
-    extra = [r for r in extra if (r.path, r.start) not in seen and not seen.add((r.path, r.start))]  # type: ignore[func-returns-value]
-    return replace(fd, related=fd.related + tuple(extra)) if extra else fd
+    extra = tuple(_host_at(span, "; ".join(whats)) for key, (span, whats) in merged.items() if key not in seen)
+    return replace(fd, related=fd.related + extra) if extra else fd
 
 
 def _host_at(span, message: str) -> Related:

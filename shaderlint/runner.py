@@ -174,7 +174,8 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
             hit = cache.get(key, path)
             if hit is not None:
                 diags, sups, language, unread = hit
-                results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups, unread=unread)
+                results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups, unread=unread,
+                                        host=facts)
                 if progress:
                     progress.advance()
                 continue
@@ -184,7 +185,7 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
         index, diags, sups, language, unread = outcome
         job = by_index[index]
         results[index] = FileResult(job.path, Source(job.path, job.data), language, diags, suppressions=sups,
-                                    unread=unread)
+                                    unread=unread, host=job.host)
         if progress:
             progress.advance()
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from shaderlint.host import SCANNERS
+from shaderlint.host import scanners_for
 from shaderlint.host.cuda import scan
 
 
@@ -23,7 +23,7 @@ def one(src: str, path: str = "host.cu"):
 
 def test_registered_for_host_extensions():
     for ext in (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp"):
-        assert SCANNERS[ext] is scan
+        assert scan in scanners_for("dir.v1/file" + ext.upper())
 
 
 def test_literal_launch_with_template_arguments():

@@ -123,11 +123,24 @@ def test_annotation_in_the_source_wins(project, capsys):
     assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
 
 
-def test_same_file_launch_wins(project, capsys):
-    write(project, {"kernels/scale.cu": SCALE_CU + "void go(float* x) { scale<<<1, 128>>>(x, 128); }\n",
-                    "host/main.cpp": host_cpp(100)})
-    # every launch must agree for a host fact; the in-file launches (128) decide first
-    assert by_code(lint_json(capsys, "--no-cache", "kernels/scale.cu", "host"), "SL501") == []
+def test_declaration_in_the_source_wins(project, capsys):
+    write(project, {"kernels/scale.cu": "__launch_bounds__(256)\n" + SCALE_CU, "host/main.cpp": host_cpp(100)})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_same_file_launches_are_launches_like_the_others(project, capsys):
+    from shaderlint.report import main as report
+
+    same = "void go(float* x) { scale<<<1, 100>>>(x, 100); }\n"
+    write(project, {"kernels/scale.cu": SCALE_CU + same, "host/main.cpp": host_cpp(100)})
+    capsys.readouterr()
+    report(["--format", "json", "."])
+    assert json.loads(capsys.readouterr().out)[0]["threads_per_group"] == 100  # all launches agree
+    (project / "host/main.cpp").write_text(host_cpp(128))
+    report(["--format", "json", "."])
+    assert json.loads(capsys.readouterr().out)[0]["threads_per_group"] is None  # 100 here, 128 there
+    d = by_code(lint_json(capsys, "--no-cache", "."), "SL501")  # the in-file launch's own size is still checked
+    assert len(d) == 1 and d[0]["path"] == "kernels/scale.cu" and d[0]["line"] == 5
 
 
 def test_host_code_false_turns_it_off(project, capsys):
@@ -197,3 +210,52 @@ def test_shader_candidates():
     assert shader_candidates("blur.spv") == ["blur.comp", "blur.glsl"]
     assert shader_candidates("blur.comp") == ["blur.comp"]
     assert shader_candidates("blur.vert") == []
+
+
+ADD_METAL = ("#include <metal_stdlib>\nusing namespace metal;\n"
+             "kernel void add(device float* a [[buffer(0)]], uint gid [[thread_position_in_grid]]) {\n"
+             "    a[gid] = a[gid] + 1.0f;\n}\n")
+
+
+@pytest.fixture
+def fake_swift(monkeypatch):
+    """A stand-in Metal host scanner for .swift files: one line `dispatch <mode> <kernel> <w>x<h>` per
+    launch (the real ones live in their own modules; the index must work for any HostLaunch)."""
+    from shaderlint.host import ALL_SCANNERS, HostLaunch, Span
+
+    def scan(path: str, data: bytes):
+        out = []
+        for no, line in enumerate(data.decode().splitlines(), 1):
+            parts = line.split()
+            if len(parts) == 4 and parts[0] == "dispatch":
+                w, h = (int(x) for x in parts[3].split("x"))
+                out.append(HostLaunch(Span(path, 0, len(line), no, 1), "metal", kernel=parts[2], dispatch=parts[1],
+                                      group=(w, h, 1), group_at=Span(path, 0, len(line), no, 1)))
+        return out
+
+    monkeypatch.setitem(ALL_SCANNERS, ".swift", [scan])
+    return scan
+
+
+def test_metal_sl105_decided_by_the_host_dispatch(project, capsys, fake_swift):
+    write(project, {"Shaders/add.metal": ADD_METAL, "App/Renderer.swift": "// x\ndispatch threadgroups add 16x16\n"})
+    d = by_code(lint_json(capsys, "--no-cache", "."), "SL105")
+    assert len(d) == 1 and d[0]["path"] == "Shaders/add.metal"
+    assert {"path": "App/Renderer.swift", "line": 2, "column": 1, "message": "dispatched here; threadgroup size set here"} in d[0]["related"]
+    (project / "App/Renderer.swift").write_text("dispatch threads add 16x16\n")
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL105") == []
+    (project / "App/Renderer.swift").write_text("dispatch threads add 16x16\ndispatch threadgroups add 16x16\n")
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL105") == []  # they disagree: Metal's default
+
+
+def test_metal_threadgroup_size_from_the_host(project, capsys, fake_swift):
+    write(project, {"Shaders/add.metal": ADD_METAL, "App/Renderer.swift": "dispatch threads add 13x13\n"})
+    d = by_code(lint_json(capsys, "--no-cache", "."), "SL501")
+    assert len(d) == 1 and "13×13 = 169" in d[0]["message"]
+    assert d[0]["related"][-1]["path"] == "App/Renderer.swift"
+
+
+def test_a_cuda_launch_does_not_link_to_a_metal_kernel(project, capsys):
+    write(project, {"Shaders/add.metal": ADD_METAL, "host/main.cpp": host_cpp(100, "add")})
+    index = HostIndex.build(["."], ["Shaders/add.metal"], SettingsResolver(None, {}).for_path)
+    assert index.by_file == {}

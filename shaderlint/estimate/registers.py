@@ -203,6 +203,8 @@ def _group_threads(model, f, facts: Mapping[str, str] | None,
             dims = [int(x) for x in val.lower().split("x") if x.isdigit() and len(x) <= 9]
             if dims:
                 return math.prod(dims), "configuration"
+    if "launches-disagree" in getattr(f, "host_facts", ()):
+        return None, ""  # launches in host code use other sizes than this file's (shaderlint.host.index)
     sizes = set()
     for ls in model.launches:
         if ls.kernel != f.name:
@@ -732,8 +734,11 @@ def _content_key(model, f, rest: tuple, adjust: Adjustment | None) -> tuple | No
     data = model.source.data
     same_name = [g for g in model.functions if g.name == f.name]
     ordinal = same_name.index(f) if f in same_name else 0
+    gs = f.group_size  # (host code may set it: shaderlint.host.index; the file's text does not say)
+    host = (gs.dims if gs is not None else None, gs.origin if gs is not None else None,
+            tuple(sorted((k, v[0]) for k, v in getattr(f, "host_facts", {}).items())))
     return (_context_key(model), f.name, ordinal, hashlib.blake2b(data[f.node.start_byte:f.node.end_byte],
-                                                                  digest_size=16).digest(), rest, adj)
+                                                                  digest_size=16).digest(), rest, adj, host)
 
 
 def estimate_file(model, target: Target, *, facts: Mapping[str, str] | None = None,

@@ -40,6 +40,9 @@ if TYPE_CHECKING:
 #: APIs whose launches link to CUDA kernels / Metal kernels by name.
 CUDA_APIS = frozenset({"cuda", "cudaLaunchKernel", "cudaLaunchCooperativeKernel"})
 METAL_APIS = frozenset({"metal"})
+#: ``Function.host_facts`` key: launches in other files use another size than this file's launches
+#: (the estimator then does not take the size from the file's own launches either).
+LAUNCHES_DISAGREE = "launches-disagree"
 #: Host files larger than this are not read.
 MAX_HOST_BYTES = 2 << 20
 #: The in-memory scan cache: (path, content digest) -> launches.
@@ -336,8 +339,18 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
             continue
         d = derive(launches, group_of)
         gs = f.group_size
-        replaceable = gs is None or (lang == "glsl" and gs.origin == "local_size"
-                                     and any(getattr(model, "workgroup_spec_ids", None) or ()))
+        if gs is not None and gs.origin in ("launch", "dim3"):
+            # The size every launch *in this file* agrees on is a fact about those launches only: the
+            # kernel also runs with what launches elsewhere use. Kept only when all of them agree.
+            here = _norm(model.source.path)
+            elsewhere = [l for l in launches if _norm(l.at.path) != here]
+            if elsewhere and any(l.group != gs.dims for l in elsewhere):
+                f.group_size = None
+                f.host_facts[LAUNCHES_DISAGREE] = ("", elsewhere[0].at)
+            replaceable = False
+        else:
+            replaceable = gs is None or (lang == "glsl" and gs.origin == "local_size"
+                                         and any(getattr(model, "workgroup_spec_ids", None) or ()))
         if d.group is not None and replaceable:
             f.group_size = GroupSize(d.group, f.name_node.start_byte, f.name_node.end_byte, "host", True,
                                      host=d.group_at)
