@@ -259,3 +259,13 @@ def test_a_cuda_launch_does_not_link_to_a_metal_kernel(project, capsys):
     write(project, {"Shaders/add.metal": ADD_METAL, "host/main.cpp": host_cpp(100, "add")})
     index = HostIndex.build(["."], ["Shaders/add.metal"], SettingsResolver(None, {}).for_path)
     assert index.by_file == {}
+
+
+def test_one_thread_launches_from_host_code_are_on_purpose(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU,
+                    "host/main.cpp": "void f(float* x) { void* a[] = {&x}; cudaLaunchKernel((void*)scale, 1, 1, a); }\n"})
+    diags = lint_json(capsys, "--no-cache", "--extend-select", "SL506", ".")
+    assert by_code(diags, "SL501") == [] and by_code(diags, "SL506") == []
+    (project / "host/main.cpp").write_text("void f(float* x, int n) { void* a[] = {&x}; "
+                                           "cudaLaunchKernel((void*)scale, n, 1, a); }\n")
+    assert len(by_code(lint_json(capsys, "--no-cache", "."), "SL501")) == 1  # one-thread blocks over a grid
