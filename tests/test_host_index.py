@@ -269,3 +269,24 @@ def test_one_thread_launches_from_host_code_are_on_purpose(project, capsys):
     (project / "host/main.cpp").write_text("void f(float* x, int n) { void* a[] = {&x}; "
                                            "cudaLaunchKernel((void*)scale, n, 1, a); }\n")
     assert len(by_code(lint_json(capsys, "--no-cache", "."), "SL501")) == 1  # one-thread blocks over a grid
+
+
+def test_sarif_related_location_in_the_host_file(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    capsys.readouterr()
+    main(["--output-format", "sarif", "-j", "1", "--no-cache", "--extend-select", "SL501", "."])
+    results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    sl501 = [r for r in results if r["ruleId"] == "SL501"]
+    assert len(sl501) == 1
+    rel = sl501[0]["relatedLocations"][-1]["physicalLocation"]
+    assert rel["artifactLocation"]["uri"].endswith("host/main.cpp") and rel["region"]["startLine"] == 5
+
+
+def test_vulkan_literal_relative_to_the_project_root(project):
+    write(project, {"shaders/blur.comp": BLUR_COMP, "app/src/vk.cpp": VK_CPP})
+    os.chdir(project / "app")  # neither the cwd, the linted path nor the host file's directory holds shaders/
+    index = HostIndex.build(["."], ["../shaders/blur.comp"], SettingsResolver(None, {}).for_path)
+    assert index.by_file == {} and index.launches == 1
+    (project / "shaderlint.toml").write_text("")  # the project root: the configuration's directory
+    index = HostIndex.build(["."], ["../shaders/blur.comp"], SettingsResolver(None, {}).for_path)
+    assert len(index.facts_for("../shaders/blur.comp").for_kernel("")) == 1

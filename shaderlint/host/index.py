@@ -9,8 +9,9 @@ every launch to a kernel file being linted:
   ``__global__``, Metal ``kernel``/``[[kernel]]``) in exactly one linted file of the launch's
   language; a name defined in several is ambiguous and links nowhere.
 * Vulkan dispatches by shader: ``"shaders/blur.comp.spv"`` -> ``shaders/blur.comp`` (or
-  ``.glsl``), next to the literal's path relative to the host file, a linted path or the current
-  directory, only when that file is being linted.
+  ``.glsl``), the literal's path taken relative to the host file, a linted path, the current
+  directory or the project root (the host file's configuration directory), only when that file
+  is being linted.
 
 :class:`HostFacts` (one per kernel file, picklable for worker processes) carries the linked
 launches; :func:`apply` turns them into the kernel model's facts after the file is parsed: the
@@ -214,7 +215,7 @@ class HostIndex:
         roots = [os.path.dirname(p) if os.path.isfile(p) else p for p in paths] + [os.getcwd()]
         for hp, launch in found:
             if launch.api == "vulkan":
-                target = _shader_file(hp, launch, roots, kernels)
+                target = _shader_file(hp, launch, roots + [settings(hp).base_dir()], kernels)
                 if target is not None:
                     linked.setdefault(target, {}).setdefault("", []).append(
                         _with_shader(launch, kernels[target][0]))
