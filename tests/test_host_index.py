@@ -290,3 +290,16 @@ def test_vulkan_literal_relative_to_the_project_root(project):
     (project / "shaderlint.toml").write_text("")  # the project root: the configuration's directory
     index = HostIndex.build(["."], ["../shaders/blur.comp"], SettingsResolver(None, {}).for_path)
     assert len(index.facts_for("../shaders/blur.comp").for_kernel("")) == 1
+
+
+def test_index_never_raises(project, monkeypatch):
+    import shaderlint.host.index as index_mod
+
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+
+    def boom(path, data):
+        raise RuntimeError("scanner bug")
+
+    monkeypatch.setattr(index_mod, "scan_file", boom)
+    index = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path)
+    assert index.by_file == {} and index.facts_for("kernels/scale.cu") is None

@@ -157,7 +157,16 @@ class HostIndex:
     @classmethod
     def build(cls, paths: Iterable[str], kernel_files: Iterable[str], settings_for: Callable[[str], "Settings"],
               exclude: tuple[str, ...] = (), read: Callable[[str], bytes] | None = None) -> "HostIndex":
-        """The index for linting ``kernel_files``, found under ``paths``. Never raises on file errors."""
+        """The index for linting ``kernel_files``, found under ``paths``. Never raises: an index that
+        cannot be built is empty (host facts are an extra; the lint goes on without them)."""
+        try:
+            return cls._build(paths, kernel_files, settings_for, exclude, read)
+        except Exception:
+            return cls()
+
+    @classmethod
+    def _build(cls, paths: Iterable[str], kernel_files: Iterable[str], settings_for: Callable[[str], "Settings"],
+               exclude: tuple[str, ...], read: Callable[[str], bytes] | None) -> "HostIndex":
         from shaderlint.discovery import discover
 
         index = cls()
