@@ -57,6 +57,11 @@ def test_parameter_shadows_a_file_constant():
     assert [r.group for r in launches(src)] == [None, (256, 1, 1)]
 
 
+def test_template_parameter_shadows_a_file_constant():
+    src = "const int BS = 256;\ntemplate <int BS>\nvoid f() { k<<<1, BS>>>(); }\nvoid g() { k<<<1, BS>>>(); }\n"
+    assert [r.group for r in launches(src, "host.cu")] == [None, (256, 1, 1)]
+
+
 def test_mutable_global_is_not_a_constant():
     assert one("int threads = 256;\nvoid f() { k<<<1, threads>>>(); }\n").group is None
 

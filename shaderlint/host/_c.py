@@ -149,6 +149,8 @@ class Constants:
                 self._declaration(n)
             elif t in ("parameter_declaration", "optional_parameter_declaration"):
                 scope = self.scope_of(n)
+                if scope is self.file and n.parent is not None and n.parent.type == "template_parameter_list":
+                    scope = self._templated(n.parent.parent) or scope  # `template <int BS> void f()`
                 if scope is not self.file:  # a parameter shadows any constant of its name
                     d = n.child_by_field_name("declarator")
                     while d is not None and d.type not in ("identifier",) and d.child_by_field_name("declarator"):
@@ -173,6 +175,18 @@ class Constants:
                 return s
             p = p.parent
         return self.file
+
+    def _templated(self, decl: ts.Node | None) -> Scope | None:
+        """The scope of the function a ``template_declaration`` declares, if it declares one."""
+        if decl is None or decl.type != "template_declaration":
+            return None
+        for c in decl.named_children:
+            if c.type == "function_definition":
+                s = self.functions.get(c.id)
+                if s is None:
+                    s = self.functions[c.id] = Scope()
+                return s
+        return None
 
     def _declaration(self, d: ts.Node) -> None:
         scope = self.scope_of(d)
