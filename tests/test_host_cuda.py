@@ -86,6 +86,13 @@ def test_kernel_used_as_a_value_is_a_reference():
     assert "k9" not in refs and "n" not in refs
 
 
+def test_launch_inside_a_macro_is_a_reference():
+    src = ("#define LAUNCH(B) scale<float, 4><<<1, B>>>(x)\n#define RUN k2 <<<1, 64>>>()\n"
+           "void f(float* x) { LAUNCH(128); }\n")
+    refs = [(r.kernel, r.at.line) for r in scan("h.cu", src.encode()) if r.api == "reference"]
+    assert ("scale", 1) in refs and ("k2", 2) in refs
+
+
 def test_cpp_file_without_markers_is_not_parsed():
     assert scan("a.cpp", b"int main() { return 0; }\n") == []
 

@@ -6,14 +6,17 @@ Reads ``k<<<grid, block[, smem[, stream]]>>>(…)`` (also ``k<T, 4><<<…>>>``),
 (:mod:`shaderlint.host._c`); ``(n + 255) / 256`` stays None.
 
 A kernel named anywhere else in the file as a value (handed to a function, stored in a table,
-``cudaLaunchKernelEx(&config, k, …)``, a launch macro's argument) may be launched in a way not
-read here: such a mention is returned as a launch with api ``"reference"`` and nothing known,
-so that no fact is derived for that kernel (the index only keeps records naming a kernel it knows).
+``cudaLaunchKernelEx(&config, k, …)``, a launch macro's argument, a ``k<<<…>>>`` inside a
+``#define``) may be launched in a way not read here: such a mention is returned as a launch with
+api ``"reference"`` and nothing known, so that no fact is derived for that kernel (the index only
+keeps records naming a kernel it knows).
 Functions that only inspect a kernel (``cudaFuncSetAttribute``, the occupancy calculators) do not
 count.
 """
 
 from __future__ import annotations
+
+import re
 
 from shaderlint.host import HostLaunch, register
 from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, unparen, walk
@@ -29,6 +32,7 @@ _INSPECT = frozenset({
     "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaOccupancyMaxActiveClusters", "cudaGetFuncBySymbol",
     "cudaFuncGetName",
 })
+_MACRO_LAUNCH = re.compile(r"([A-Za-z_]\w*)\s*(?:<[^;{}<>]*(?:<[^;{}<>]*>[^;{}<>]*)*>\s*)?<<<")
 #: At most this many records per file (a generated file naming thousands of symbols).
 MAX_RECORDS = 5000
 
@@ -56,13 +60,22 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
     launched: set[int] = set()  # ids of the kernel-name nodes read as launches
     calls = []
     budget2 = [MAX_NODES]
+    macro_launches = []
     for n in walk(tree.root_node, budget2):
         if n.type == "call_expression":
             calls.append(n)
+        elif n.type in ("preproc_def", "preproc_function_def"):
+            body = n.child_by_field_name("value")
+            if body is not None and b"<<<" in (body.text or b""):
+                macro_launches.append(body)
     for call in calls:
         rec = _launch(call, consts, lines, launched)
         if rec is not None:
             out.append(rec)
+    # launches inside macro bodies: where and with what they run is not read here
+    for body in macro_launches:
+        for m in _MACRO_LAUNCH.finditer(text(body)):
+            out.append(HostLaunch(lines.span(body), "reference", kernel=m.group(1)))
     # mentions of names as values outside launches and inspections
     for call in calls:
         name = callee_name(call)
