@@ -303,3 +303,12 @@ def test_index_never_raises(project, monkeypatch):
     monkeypatch.setattr(index_mod, "scan_file", boom)
     index = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path)
     assert index.by_file == {} and index.facts_for("kernels/scale.cu") is None
+
+
+def test_host_facts_rank_above_configuration(project, capsys, fake_swift):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
+                    "Shaders/add.metal": ADD_METAL, "App/Renderer.swift": "dispatch threadgroups add 64x1\n",
+                    "shaderlint.toml": '[facts]\n"**" = { threadgroup-size = "128", dispatch = "threads" }\n'})
+    diags = lint_json(capsys, "--no-cache", ".")
+    assert [d["path"] for d in by_code(diags, "SL501")] == ["kernels/scale.cu"]  # 100 from host code, not 128
+    assert [d["path"] for d in by_code(diags, "SL105")] == ["Shaders/add.metal"]  # threadgroups from host code
