@@ -312,3 +312,16 @@ def test_host_facts_rank_above_configuration(project, capsys, fake_swift):
     diags = lint_json(capsys, "--no-cache", ".")
     assert [d["path"] for d in by_code(diags, "SL501")] == ["kernels/scale.cu"]  # 100 from host code, not 128
     assert [d["path"] for d in by_code(diags, "SL105")] == ["Shaders/add.metal"]  # threadgroups from host code
+
+
+def test_vulkan_grid_counted_in_the_shaders_own_workgroups(project):
+    from shaderlint.engine import lint_source
+    from shaderlint.config import Settings
+
+    comp = BLUR_COMP.replace("local_size_x_id = 0, local_size_y_id = 1", "local_size_x = 16, local_size_y = 8")
+    write(project, {"shaders/blur.comp": comp, "host/vk.cpp": VK_CPP})
+    index = HostIndex.build(["."], ["shaders/blur.comp"], SettingsResolver(None, {}).for_path)
+    r = lint_source("shaders/blur.comp", comp.encode(), Settings(), host=index.facts_for("shaders/blur.comp"))
+    main_fn = next(f for f in r.model.functions if f.name == "main")
+    assert main_fn.group_size.origin == "local_size" and main_fn.group_size.dims == (16, 8, 1)
+    assert main_fn.host_facts["grid-size"][0] == "2368x672"  # 148x84 groups of 16x8

@@ -371,14 +371,18 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
 
 
 def _glsl_group(model: "FileModel") -> Callable[[HostLaunch], tuple[int, int, int] | None]:
-    """A dispatch's workgroup size where the shader takes it from specialization constants
-    (``layout(local_size_x_id = 0) in;``) and the pipeline sets them; None otherwise (a size the
-    shader declares outright is its own)."""
+    """A dispatch's workgroup size: the shader's ``local_size``, with the pipeline's specialization
+    constants where the shader takes a dimension from one (``layout(local_size_x_id = 0) in;``);
+    None when unknown. (Only a size set by specialization replaces the model's: see :func:`_apply`.)"""
     ids = getattr(model, "workgroup_spec_ids", None)
     sizes = getattr(model, "workgroup_size", None)
 
     def group_of(l: HostLaunch) -> tuple[int, int, int] | None:
-        if not ids or not any(ids) or sizes is None or l.specialization is None:
+        if sizes is None:
+            return None
+        if not ids or not any(ids):  # the shader's own size (what the dispatch's grid is counted in)
+            return (int(sizes[0]), int(sizes[1]), int(sizes[2])) if all(v for v in sizes) else None  # type: ignore[arg-type]
+        if l.specialization is None:
             return None
         spec = dict(l.specialization)
         out: list[int] = []
