@@ -86,6 +86,14 @@ def test_kernel_used_as_a_value_is_a_reference():
     assert "k9" not in refs and "n" not in refs
 
 
+def test_kernel_stored_chosen_or_returned_is_a_reference():
+    src = ("void* table[] = {k1, (void*)k2};\nvoid f(bool c, void** a) {\n  auto p = &k3;\n  void* q; q = k4;\n"
+           "  cudaLaunchKernel(c ? (void*)k5 : (void*)k6, 1, 32, a);\n  int n = 4; int m = n;\n}\n"
+           "auto g() { return k7; }\n")
+    refs = {r.kernel for r in scan("h.cpp", src.encode()) if r.api == "reference"}
+    assert refs == {"k1", "k2", "k3", "k4", "k5", "k6", "k7"}
+
+
 def test_launch_inside_a_macro_is_a_reference():
     src = ("#define LAUNCH(B) scale<float, 4><<<1, B>>>(x)\n#define RUN k2 <<<1, 64>>>()\n"
            "void f(float* x) { LAUNCH(128); }\n")

@@ -5,7 +5,8 @@ Reads ``k<<<grid, block[, smem[, stream]]>>>(…)`` (also ``k<T, 4><<<…>>>``),
 ``cudaLaunchCooperativeKernel(…)``. Block and grid are constant when the file makes them so
 (:mod:`shaderlint.host._c`); ``(n + 255) / 256`` stays None.
 
-A kernel named anywhere else in the file as a value (handed to a function, stored in a table,
+A kernel named anywhere else in the file as a value (handed to a function, stored in a variable
+or a table, chosen by ``?:``, returned,
 ``cudaLaunchKernelEx(&config, k, …)``, a launch macro's argument, a ``k<<<…>>>`` inside a
 ``#define``) may be launched in a way not read here: such a mention is returned as a launch with
 api ``"reference"`` and nothing known, so that no fact is derived for that kernel (the index only
@@ -61,9 +62,25 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
     calls = []
     budget2 = [MAX_NODES]
     macro_launches = []
+    values = []  # expressions whose value may be a function: `auto f = k;`, `{k1, k2}`, `c ? k1 : k2`, `return k;`
     for n in walk(tree.root_node, budget2):
         if n.type == "call_expression":
             calls.append(n)
+        elif n.type == "init_declarator":
+            v = n.child_by_field_name("value")
+            if v is not None:
+                values.append(v)
+        elif n.type == "initializer_list":
+            values.extend(c for c in n.named_children if c.type != "comment")
+        elif n.type == "assignment_expression":
+            v = n.child_by_field_name("right")
+            if v is not None:
+                values.append(v)
+        elif n.type == "conditional_expression":
+            values.extend(c for c in (n.child_by_field_name("consequence"), n.child_by_field_name("alternative"))
+                          if c is not None)
+        elif n.type == "return_statement" and n.named_child_count == 1:
+            values.append(n.named_children[0])
         elif n.type in ("preproc_def", "preproc_function_def"):
             body = n.child_by_field_name("value")
             if body is not None and b"<<<" in (body.text or b""):
@@ -89,6 +106,15 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
             nm = _base_name(ident)
             if nm and not _is_variable(consts, ident, nm):
                 out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
+        if len(out) >= MAX_RECORDS:
+            break
+    for v in values:
+        ident = _function_value(v)
+        if ident is None or ident.id in launched:
+            continue
+        nm = _base_name(ident)
+        if nm and not _is_variable(consts, ident, nm):
+            out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
         if len(out) >= MAX_RECORDS:
             break
     return out[:MAX_RECORDS]
