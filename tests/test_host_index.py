@@ -325,3 +325,20 @@ def test_vulkan_grid_counted_in_the_shaders_own_workgroups(project):
     main_fn = next(f for f in r.model.functions if f.name == "main")
     assert main_fn.group_size.origin == "local_size" and main_fn.group_size.dims == (16, 8, 1)
     assert main_fn.host_facts["grid-size"][0] == "2368x672"  # 148x84 groups of 16x8
+
+
+def test_host_code_setting_from_the_command_line(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    assert by_code(lint_json(capsys, "--no-cache", "--config", "host-code = false", "."), "SL501") == []
+    capsys.readouterr()
+    main(["--show-settings", "--config", "host-code = false", "kernels/scale.cu"])
+    assert "host-code = false" in capsys.readouterr().out.splitlines()
+    main(["--show-settings", "kernels/scale.cu"])
+    assert "host-code = true" in capsys.readouterr().out.splitlines()
+
+
+def test_bad_host_code_value_is_a_configuration_error(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "shaderlint.toml": 'host-code = "yes"\n'})
+    capsys.readouterr()
+    assert main(["kernels/scale.cu"]) == 2
+    assert "host-code" in capsys.readouterr().err
