@@ -342,3 +342,9 @@ def test_bad_host_code_value_is_a_configuration_error(project, capsys):
     capsys.readouterr()
     assert main(["kernels/scale.cu"]) == 2
     assert "host-code" in capsys.readouterr().err
+
+
+def test_kernel_of_the_same_name_in_a_header_not_linted_makes_it_ambiguous(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
+                    "third/scale.h": "__global__ void scale(double* x, int n) { }\n"})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []

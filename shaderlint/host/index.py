@@ -7,7 +7,8 @@ every launch to a kernel file being linted:
 
 * CUDA and Metal launches by the kernel's name: the name must be defined as a kernel (CUDA
   ``__global__``, Metal ``kernel``/``[[kernel]]``) in exactly one linted file of the launch's
-  language; a name defined in several is ambiguous and links nowhere.
+  language and nowhere else under the paths (a CUDA kernel in a ``.h`` that is not linted counts);
+  a name defined in several files is ambiguous and links nowhere.
 * Vulkan dispatches by shader: ``"shaders/blur.comp.spv"`` -> ``shaders/blur.comp`` (or
   ``.glsl``), the literal's path taken relative to the host file, a linted path, the current
   directory or the project root (the host file's configuration directory), only when that file
@@ -191,6 +192,7 @@ class HostIndex:
         load_scanners()
         paths = list(paths)
         found: list[tuple[str, HostLaunch]] = []
+        elsewhere: list[tuple[str, bytes]] = []
         for hp in discover(paths, exclude, None, is_excluded=lambda p: settings(p).is_excluded(p),
                            language_for=lambda p: "host" if scanners_for(p) else None):
             if not scanners_for(hp) or not settings(hp).host_code:
@@ -204,6 +206,8 @@ class HostIndex:
             index.host_files += 1
             for launch in scan_file(hp, data):
                 found.append((hp, launch))
+            if _norm(hp) not in kernels and b"__global__" in data:
+                elsewhere.append((hp, data))  # kernels defined in a file not linted (a header) count for ambiguity
         if not found:
             return index
         index.launches = sum(1 for _, l in found if l.api != "reference")
@@ -221,6 +225,9 @@ class HostIndex:
                     continue
                 for name in kernel_names(data, lang) & wanted:
                     defs.setdefault((name, lang), set()).add(key)
+            for hp, data in elsewhere:
+                for name in kernel_names(data, "cuda") & wanted:
+                    defs.setdefault((name, "cuda"), set()).add(_norm(hp))
         roots = [os.path.dirname(p) if os.path.isfile(p) else p for p in paths] + [os.getcwd()]
         for hp, launch in found:
             if launch.api == "vulkan":
