@@ -118,3 +118,10 @@ def test_never_raises_on_noise(seed):
 def test_bounded_on_a_deep_expression():
     data = b"void f(){ k<<<1, " + b"(" * 5000 + b"1" + b")" * 5000 + b">>>(); }\n"
     assert isinstance(scan("x.cu", data), list)
+
+
+def test_template_arguments_resolved_to_the_files_constants():
+    src = ("#define TILE 8\nconstexpr int W = 4;\nvoid f(float* x) {\n  tiled<float, TILE><<<1, 32>>>(x);\n"
+           "  tiled<double, W * 2><<<1, 32>>>(x);\n  cudaLaunchKernel((void*)tiled<int, TILE>, 1, 32, 0);\n"
+           "  tiled<T, N><<<1, 32>>>(x);\n}\n")
+    assert [r.template_args for r in launches(src)] == [("float", "8"), ("double", "8"), ("int", "8"), ("T", "N")]

@@ -348,3 +348,18 @@ def test_kernel_of_the_same_name_in_a_header_not_linted_makes_it_ambiguous(proje
     write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
                     "third/scale.h": "__global__ void scale(double* x, int n) { }\n"})
     assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_template_instances_launched_in_host_code(project, capsys):
+    from shaderlint.report import main as report
+
+    write(project, {
+        "k.cuh": ("template <typename T, int N>\n__global__ void tiled(T* x, int n) {\n    T acc[N];\n"
+                  "    for (int j = 0; j < N; ++j) acc[j] = x[threadIdx.x * N + j];\n    x[threadIdx.x] = acc[0];\n}\n"),
+        "host.cu": ("#include \"k.cuh\"\n#define TILE 8\nvoid run(float* x, double* y, int n) {\n"
+                    "    tiled<float, TILE><<<(n + 255) / 256, 256>>>(x, n);\n"
+                    "    tiled<double, 4><<<(n + 255) / 256, 256>>>(y, n);\n}\n")})
+    capsys.readouterr()
+    report(["--format", "json", "."])
+    rows = [r for r in json.loads(capsys.readouterr().out) if r["path"] == "k.cuh"]
+    assert [(r["kernel"], r["threads_per_group"]) for r in rows] == [("tiled<float, 8>", 256), ("tiled<double, 4>", 256)]

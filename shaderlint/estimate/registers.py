@@ -401,7 +401,30 @@ def template_instances(model, f) -> list[dict[str, str]]:
         fn = ls.node.child_by_field_name("function")
         if ls.kernel == f.name and fn is not None and fn.type == "template_function":
             add(fn.child_by_field_name("arguments"))
+    for args in getattr(f, "host_template_args", ()):  # launches in host code (shaderlint.host.index)
+        binding = _host_instance_args(model, f, args)
+        if binding and binding not in found:
+            found.append(binding)
     return found
+
+
+def _host_instance_args(model, f, args: tuple[str, ...]) -> dict[str, str] | None:
+    """:func:`_instance_args` for template arguments written in host code (text, constants already
+    resolved there): numbers, ``true``/``false`` and types this file knows."""
+    names = list(f.template_params)
+    if len(args) != len(names):
+        return None
+    binding: dict[str, str] = {}
+    for name, raw in zip(names, args):
+        text = " ".join(raw.split())
+        num = text.rstrip("uUlL")
+        if text in ("true", "false"):
+            binding[name] = text
+        elif num.isdigit() or (num.startswith("-") and num[1:].isdigit()):
+            binding[name] = str(int(num))
+        elif parse_type_name(text).is_known or text.split("::")[-1] in model.structs or text in model.typedefs:
+            binding[name] = text
+    return binding
 
 
 def _bind(model, f, bindings: Mapping[str, str] | None) -> tuple[dict, dict[str, Type]]:

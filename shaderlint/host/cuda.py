@@ -132,7 +132,7 @@ def _launch(call, consts: Constants, lines: LineIndex, launched: set[int]) -> Ho
             launched.add(d.id)
         parts = [c for c in config.named_children if c.type != "comment"]
         return _record(call, "cuda", name, targs, parts[0] if parts else None, parts[1] if len(parts) > 1 else None,
-                       consts, lines)
+                       consts, lines, fn)
     api = callee_name(call)
     if api not in _LAUNCH_APIS:
         return None
@@ -155,18 +155,44 @@ def _launch(call, consts: Constants, lines: LineIndex, launched: set[int]) -> Ho
         return None
     for d in _descend(kn):
         launched.add(d.id)
-    return _record(call, api, name, targs, args[1], args[2], consts, lines)
+    return _record(call, api, name, targs, args[1], args[2], consts, lines, kn)
+
+
+def _template_values(node, consts: Constants, targs: tuple[str, ...]) -> tuple[str, ...]:
+    """The launch's template arguments with the constants the file defines replaced by their values
+    (``k<BS, float>`` with ``#define BS 256``: ``("256", "float")``)."""
+    n = unparen(node)
+    while n.type in ("cast_expression", "pointer_expression", "qualified_identifier"):
+        nxt = n.child_by_field_name("value") if n.type == "cast_expression" else \
+            n.child_by_field_name("argument") if n.type == "pointer_expression" else n.child_by_field_name("name")
+        if nxt is None:
+            break
+        n = unparen(nxt)
+    if n.type != "template_function":
+        return targs
+    lst = n.child_by_field_name("arguments")
+    kids = [c for c in lst.named_children if c.type != "comment"] if lst is not None else []
+    if len(kids) != len(targs):
+        return targs
+    out = []
+    for k, t in zip(kids, targs):
+        v = consts.value(k)
+        if v is None and k.type == "type_descriptor" and k.named_child_count == 1 \
+                and k.named_children[0].type == "type_identifier":
+            v = consts._type_ident_value(k.named_children[0])
+        out.append(str(v) if v is not None else t)
+    return tuple(out)
 
 
 def _record(call, api: str, name: str, targs: tuple[str, ...], grid, block, consts: Constants,
-            lines: LineIndex) -> HostLaunch:
+            lines: LineIndex, kernel_node=None) -> HostLaunch:
     g, g_at = consts.dims(grid) if grid is not None else (None, None)
     b, b_at = consts.dims(block) if block is not None else (None, None)
     return HostLaunch(
         at=lines.span(call), api=api, kernel=name, dispatch="threadgroups",
         group=b, group_at=lines.span(b_at) if b is not None and b_at is not None else None,
         grid=g, grid_at=lines.span(g_at) if g is not None and g_at is not None else None,
-        template_args=targs,
+        template_args=_template_values(kernel_node, consts, targs) if kernel_node is not None and targs else targs,
     )
 
 

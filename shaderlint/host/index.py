@@ -371,6 +371,13 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
         if d.group is not None and replaceable:
             f.group_size = GroupSize(d.group, f.name_node.start_byte, f.name_node.end_byte, "host", True,
                                      host=d.group_at)
+        if f.template_params:  # instances launched in other files (this file's own the model reads)
+            here_path = _norm(model.source.path)
+            seen: list[tuple[str, ...]] = []
+            for l in launches:
+                if l.template_args and l.template_args not in seen and _norm(l.at.path) != here_path:
+                    seen.append(l.template_args)
+            f.host_template_args = tuple(seen)
         if d.dispatch is not None:
             f.host_facts["dispatch"] = (d.dispatch, d.dispatch_at)
         if d.grid is not None:

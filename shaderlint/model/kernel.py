@@ -135,6 +135,8 @@ class Function:
     #: Facts from the host code that launches it (shaderlint.host.index): key -> (value, host Span);
     #: below every fact the source states, above configuration.
     host_facts: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    #: Template arguments of its launches in host code (constants resolved there), one tuple per launch.
+    host_template_args: tuple[tuple[str, ...], ...] = ()
     launch_bounds: tuple[int, ...] | None = None
     launch_bounds_node: ts.Node | None = None
 
