@@ -76,6 +76,8 @@ def test_cuda_launch_kernel_and_cooperative():
         ("cudaLaunchCooperativeKernel", "k3", (128, 1, 1), (2, 1, 1)),
     ]
     assert rs[1].template_args == ("float",)
+    r = one("void f(int n) {\n  hipLaunchKernelGGL(k4, dim3(8), dim3(64), 0, 0, n);\n}\n", "host.cpp")
+    assert (r.api, r.kernel, r.group, r.grid) == ("hipLaunchKernelGGL", "k4", (64, 1, 1), (8, 1, 1))
 
 
 def test_kernel_used_as_a_value_is_a_reference():

@@ -1,18 +1,17 @@
 """CUDA host code: the launches of kernels in ``.cu .cuh .cpp .cc .cxx .c .h .hpp`` files.
 
 Reads ``k<<<grid, block[, smem[, stream]]>>>(…)`` (also ``k<T, 4><<<…>>>``),
-``cudaLaunchKernel((void*)k, grid, block, args, smem, stream)`` and
-``cudaLaunchCooperativeKernel(…)``. Block and grid are constant when the file makes them so
-(:mod:`shaderlint.host._c`); ``(n + 255) / 256`` stays None.
+``cudaLaunchKernel((void*)k, grid, block, args, smem, stream)``,
+``cudaLaunchCooperativeKernel(…)`` and HIP's ``hipLaunchKernelGGL(k, grid, block, …)``. Block
+and grid are constant when the file makes them so (:mod:`shaderlint.host._c`);
+``(n + 255) / 256`` stays None.
 
 A kernel named anywhere else in the file as a value (handed to a function, stored in a variable
-or a table, chosen by ``?:``, returned,
-``cudaLaunchKernelEx(&config, k, …)``, a launch macro's argument, a ``k<<<…>>>`` inside a
-``#define``) may be launched in a way not read here: such a mention is returned as a launch with
-api ``"reference"`` and nothing known, so that no fact is derived for that kernel (the index only
-keeps records naming a kernel it knows).
-Functions that only inspect a kernel (``cudaFuncSetAttribute``, the occupancy calculators) do not
-count.
+or a table, chosen by ``?:``, returned, ``cudaLaunchKernelEx(&config, k, …)``, a launch macro's
+argument, a ``k<<<…>>>`` inside a ``#define``) may be launched in a way not read here: such a
+mention is returned as a launch with api ``"reference"`` and nothing known, so that no fact is
+derived for that kernel (the index only keeps records naming a kernel it knows). Functions that
+only inspect a kernel (``cudaFuncSetAttribute``, the occupancy calculators) do not count.
 """
 
 from __future__ import annotations
@@ -23,8 +22,9 @@ from shaderlint.host import HostLaunch, register
 from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, unparen, walk
 
 EXTENSIONS = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp")
-_MARKERS = (b"<<<", b"cudaLaunchKernel", b"cudaLaunchCooperativeKernel")
-_LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchCooperativeKernel")
+_MARKERS = (b"<<<", b"cudaLaunchKernel", b"cudaLaunchCooperativeKernel", b"hipLaunchKernelGGL")
+#: Launch functions taking (kernel, grid, block, …); HIP's hipLaunchKernelGGL has the same layout.
+_LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "hipLaunchKernelGGL")
 #: Calls that take a kernel but do not launch it.
 _INSPECT = frozenset({
     "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig", "cudaFuncSetSharedMemConfig",

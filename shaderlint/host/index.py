@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
 
 #: APIs whose launches link to CUDA kernels / Metal kernels by name.
-CUDA_APIS = frozenset({"cuda", "cudaLaunchKernel", "cudaLaunchCooperativeKernel"})
+CUDA_APIS = frozenset({"cuda", "cudaLaunchKernel", "cudaLaunchCooperativeKernel", "hipLaunchKernelGGL"})
 METAL_APIS = frozenset({"metal"})
 #: ``Function.host_facts`` key: launches in other files use another size than this file's launches
 #: (the estimator then does not take the size from the file's own launches either).
