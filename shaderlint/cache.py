@@ -57,9 +57,10 @@ def code_stamp() -> str:
     return h.hexdigest()[:16]
 
 
-def entry_key(path: str, data: bytes, settings: Settings) -> str:
+def entry_key(path: str, data: bytes, settings: Settings, host: str = "") -> str:
+    """``host``: the digest of the host facts that apply to the file (shaderlint.host.index)."""
     h = hashlib.sha256()
-    for part in (str(FORMAT), __version__, code_stamp(), os.path.abspath(path), settings.key()):
+    for part in (str(FORMAT), __version__, code_stamp(), os.path.abspath(path), settings.key(), host):
         h.update(part.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     h.update(data)
@@ -73,7 +74,8 @@ def diagnostic_to_json(d: Diagnostic) -> dict[str, Any]:
         "code": d.code, "name": d.name, "severity": d.severity.value, "message": d.message,
         "start": d.start, "end": d.end, "line": d.line, "column": d.column,
         "end_line": d.end_line, "end_column": d.end_column, "kernel": d.kernel,
-        "related": [[r.line, r.column, r.message, r.start, r.end] for r in d.related],
+        "related": [[r.line, r.column, r.message, r.start, r.end] + ([r.path] if r.path != d.path else [])
+                    for r in d.related],  # a location in another file (host code) keeps its path
         "fix": None if d.fix is None else {
             "title": d.fix.title, "applicability": d.fix.applicability.value,
             "edits": [[e.start, e.end, e.text] for e in d.fix.edits],
@@ -94,7 +96,8 @@ def diagnostic_from_json(path: str, o: dict[str, Any]) -> Diagnostic:
         path=path, code=o["code"], name=o["name"], severity=Severity(o["severity"]), message=o["message"],
         start=o["start"], end=o["end"], line=o["line"], column=o["column"],
         end_line=o["end_line"], end_column=o["end_column"], kernel=o["kernel"],
-        related=tuple(RelatedLocation(path, r[0], r[1], r[2], r[3], r[4]) for r in o["related"]),
+        related=tuple(RelatedLocation(r[5] if len(r) > 5 else path, r[0], r[1], r[2], r[3], r[4])
+                      for r in o["related"]),
         fix=None if fix is None else Fix(fix["title"], Applicability(fix["applicability"]),
                                          tuple(Edit(e[0], e[1], e[2]) for e in fix["edits"])),
         impact=None if o["impact"] is None else Impact(**o["impact"]),

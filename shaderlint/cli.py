@@ -265,10 +265,15 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
     if args.stdin_name:
         data = args.stdin_data
         read = lambda _path: data  # noqa: E731
+    host = None
+    if not args.stdin_name:
+        from shaderlint.host.index import HostIndex
+        exclude = tuple(g for group in args.extend_exclude for g in group)
+        host = HostIndex.build(args.paths or ["."], files, resolver.for_path, exclude)
     progress = Progress(len(files))
     try:
         return lint_files(files, resolver.for_path, jobs=args.jobs, use_cache=not args.no_cache and not read,
-                          progress=progress, read=read)
+                          progress=progress, read=read, host=host)
     finally:
         progress.close()
 
@@ -293,7 +298,8 @@ def show_settings(args: argparse.Namespace, resolver: SettingsResolver, files: l
              f"occupancy-threshold = {st.occupancy_threshold:g}", f"time-budget = {st.time_budget:g}",
              f"exclude = {arr(st.exclude)}",
              "extension = {" + ", ".join(f'"{e}" = "{lang}"' for e, lang in st.extension) + "}",
-             "facts = {" + ", ".join(f'{k} = "{v}"' for k, v in st.facts_for(path).items()) + "}  # for this file"]
+             "facts = {" + ", ".join(f'{k} = "{v}"' for k, v in st.facts_for(path).items()) + "}  # for this file",
+             f"host-code = {'true' if st.host_code else 'false'}"]
     if language:
         lines.append(f"# active target: {resolve_target(st, language).name}")
         lines.append("# rules: " + " ".join(r.code for r in enabled_rules(st, language, path)))

@@ -68,6 +68,7 @@ class Settings:
     defines: tuple[str, ...] = ()  # the build's -D flags: "FUSED", "N=4" (shaderlint.languages.conditions)
     #: A compiler lint runs may call for exact figures (SL505, SL506): "none", "ptxas" or "auto".
     compiler: str = "none"
+    host_code: bool = True  # read host launch code for kernel facts (shaderlint.host.index)
     config_path: str | None = None
 
     def language_for(self, path: str) -> str | None:
@@ -203,7 +204,7 @@ def rule_enabled(code: str, default_on: bool, select: tuple[str, ...], ignore: t
 
 CONFIG_KEYS = ("extend", "select", "ignore", "extend-select", "per-file-ignores", "target", "occupancy-threshold",
                "exclude", "extend-exclude", "extension", "facts", "threadgroup-size", "grid-size", "dispatch",
-               "time-budget", "max-file-size", "defines", "compiler")
+               "time-budget", "max-file-size", "defines", "compiler", "host-code")
 LANGUAGES = ("metal", "cuda", "glsl")
 FACT_KEYS = ("threadgroup-size", "grid-size", "dispatch")
 DISPATCH_VALUES = ("threads", "threadgroups")
@@ -317,7 +318,8 @@ def layer(base: Settings, own: Settings, table: dict[str, Any]) -> Settings:
     if "per-file-ignores" in table:
         kw["per_file_ignores"] = own.per_file_ignores
     for key, attr in (("target", "target"), ("occupancy-threshold", "occupancy_threshold"),
-                      ("time-budget", "time_budget"), ("defines", "defines"), ("compiler", "compiler")):
+                      ("time-budget", "time_budget"), ("defines", "defines"), ("compiler", "compiler"),
+                      ("host-code", "host_code")):
         if key in table:
             kw[attr] = getattr(own, attr)
     if "exclude" in table:
@@ -454,6 +456,11 @@ def settings_from_table(table: dict[str, Any], path: str = "<config>") -> Settin
         if isinstance(v, bool) or not isinstance(v, int) or v < 0:
             raise ConfigError(f"{where('max-file-size')} must be a number of bytes (0: no limit), not {v!r}")
         kw["max_file_size"] = v
+    if "host-code" in table:
+        v = table["host-code"]
+        if not isinstance(v, bool):
+            raise ConfigError(f"{where('host-code')} must be true or false, not {v!r}")
+        kw["host_code"] = v
     if "defines" in table:
         kw["defines"] = check_defines(table["defines"], where("defines"))
     if "exclude" in table or "extend-exclude" in table:

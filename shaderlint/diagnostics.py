@@ -68,6 +68,11 @@ class Related:
     start: int
     end: int
     message: str
+    #: A location in another file (host code): its path and 1-based line and column; start/end are
+    #: then byte offsets in that file.
+    path: str | None = None
+    line: int = 0
+    column: int = 0
 
 
 @dataclass(frozen=True, slots=True)

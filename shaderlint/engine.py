@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 
 from shaderlint.config import Settings, rule_enabled
 from shaderlint.deadline import Deadline, TimeBudgetExceeded
-from shaderlint.diagnostics import Diagnostic, Finding, RelatedLocation, Severity
+from shaderlint.diagnostics import Diagnostic, Finding, Related, RelatedLocation, Severity
 from shaderlint.languages import FRONT_ENDS, Parsed, language_for_path
 from shaderlint.model.build import FileModel, build_model
 from shaderlint.model.source import Source
@@ -49,6 +49,7 @@ class FileResult:
     timed_out: bool = False  # the time budget cut the analysis short (an SL001 says so); do not cache
     partial: bool = False  # diagnostics from shaderlint.incremental: no model or parse of the whole file
     unread: int = 0  # regions the front end could not read, not listed because SL001 is not selected
+    host: object = None  # the shaderlint.host.index.HostFacts it was linted with (a re-lint after --fix uses them)
 
 
 _ENABLED: dict[tuple, list[type[Rule]]] = {}  # memo: the same few selections, asked once per file
@@ -136,20 +137,21 @@ def predefined_for(settings: Settings, language: str):
 
 
 def lint_source(path: str, data: bytes, settings: Settings | None = None, language: str | None = None,
-                old: Parsed | None = None, context=None) -> FileResult:
+                old: Parsed | None = None, context=None, host=None) -> FileResult:
     """Lint one file's bytes. ``language`` overrides detection by extension; ``context``: see
-    :meth:`shaderlint.languages.base.FrontEnd.parse`. The cyclic garbage collector is paused while it
+    :meth:`shaderlint.languages.base.FrontEnd.parse`; ``host``: the :class:`shaderlint.host.index.HostFacts`
+    of the code launching this file's kernels. The cyclic garbage collector is paused while it
     runs (:func:`collector_paused`)."""
     with collector_paused():
-        return _lint_source(path, data, settings, language, old, context)
+        return _lint_source(path, data, settings, language, old, context, host)
 
 
 def _lint_source(path: str, data: bytes, settings: Settings | None, language: str | None,
-                 old: Parsed | None, context) -> FileResult:
+                 old: Parsed | None, context, host=None) -> FileResult:
     settings = settings or Settings()
     source = Source(path, data)
     language = language or settings.language_for(path)
-    result = FileResult(path, source, language)
+    result = FileResult(path, source, language, host=host)
     if language is None:
         return result
     limit = settings.max_file_size
@@ -181,6 +183,9 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
                 result.parsed = parsed
                 stage = "building the model"
                 model = build_model(parsed)
+                if host is not None:
+                    from shaderlint.host.index import apply as apply_host
+                    apply_host(model, host)
                 result.model = model
             except Exception as exc:  # never crash: the whole file becomes one SL001
                 result.diagnostics = [_internal(source, f"could not analyse this file: {type(exc).__name__}: {exc}")]
@@ -230,6 +235,8 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
             where = "in" if running else "before"
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
                                                         f"{budget:.3g} s was exceeded {where} {rules[at].code}")))
+    if host is not None:
+        findings = [(rc, _host_related(model, rc.code, fd, facts)) for rc, fd in findings]
     resolved = [(rule_cls, fd, _resolve(source, rule_cls, fd)) for rule_cls, fd in findings]
     if not any(r.code == PARSE_ERROR for r in rules):
         # unreadable regions are listed only when SL001 is selected (the summary counts them); an
@@ -318,11 +325,50 @@ def fingerprint(code: str, kernel: str | None, text: str) -> str:
     return hashlib.sha1(f"{code}\0{kernel or ''}\0{norm}".encode()).hexdigest()[:16]
 
 
+#: Rules whose verdict depends on the kernel's group size / dispatch mode / grid size: a finding of
+#: theirs about a kernel whose fact comes from host code points at the host line too.
+_USES_GROUP = frozenset({"SL105", "SL401", "SL404", "SL501", "SL502", "SL505", "SL506"})
+_USES_DISPATCH = frozenset({"SL105"})
+_USES_GRID = frozenset({"SL302"})
+
+
+def _host_related(model: FileModel, code: str, fd: Finding, config: dict[str, str]) -> Finding:
+    """``fd`` with related locations at the host lines its kernel's facts come from."""
+    if fd.kernel is None or code not in _USES_GROUP | _USES_DISPATCH | _USES_GRID:
+        return fd
+    from shaderlint.model.dispatch import GROUP_WORDS, fact_source
+
+    found: list[tuple[object, str]] = []  # (host span, what is set there)
+    for f in model.functions:
+        if f.name != fd.kernel:
+            continue
+        for key, codes, what in (("dispatch", _USES_DISPATCH, "dispatched here"),
+                                 ("grid-size", _USES_GRID, "grid size set here")):
+            src = fact_source(model, f, key, config) if code in codes else None
+            if isinstance(src, tuple) and src[1] is not None:
+                found.append((src[1], what))
+        gs = f.group_size
+        if code in _USES_GROUP and gs is not None and gs.origin == "host" and gs.host is not None:
+            found.append((gs.host, f"{GROUP_WORDS.get(model.language, 'group')} size set here"))
+        break
+    merged: dict[tuple, tuple[object, list[str]]] = {}  # one related location per host position
+    for span, what in found:
+        merged.setdefault((span.path, span.start), (span, []))[1].append(what)
+    seen = {(r.path, r.start) for r in fd.related}
+    extra = tuple(_host_at(span, "; ".join(whats)) for key, (span, whats) in merged.items() if key not in seen)
+    return replace(fd, related=fd.related + extra) if extra else fd
+
+
+def _host_at(span, message: str) -> Related:
+    return Related(span.start, span.end, message, span.path, span.line, span.column)
+
+
 def _resolve(source: Source, rule_cls: type[Rule], fd: Finding) -> Diagnostic:
     line, col = source.position(fd.start)
     end_line, end_col = source.position(fd.end)
     related = tuple(
-        RelatedLocation(source.path, *source.position(r.start), r.message, r.start, r.end) for r in fd.related
+        RelatedLocation(r.path, r.line, r.column, r.message, r.start, r.end) if r.path is not None
+        else RelatedLocation(source.path, *source.position(r.start), r.message, r.start, r.end) for r in fd.related
     )
     fix_ranges = ()
     if fd.fix is not None:

@@ -135,10 +135,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"shaderlint: {p}: {reason}", file=sys.stderr)
     if args.compiler in ("radv", "auto"):
         _prefetch_radv(files, resolver)
+    from shaderlint.host.index import HostIndex
+
+    host = HostIndex.build(paths, files, resolver.for_path)
     rows: list[Row] = []
     for path in files:
         settings = resolver.for_path(path)
-        rows.extend(report_file(path, settings, compiler=args.compiler, suggest_launch=args.suggest_launch))
+        rows.extend(report_file(path, settings, compiler=args.compiler, suggest_launch=args.suggest_launch,
+                                host=host.facts_for(path)))
     text = format_json(rows) if args.format == "json" else format_text(rows, notes=args.notes)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
@@ -150,8 +154,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # ---- rows ---------------------------------------------------------------------------------------
 def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes | None = None,
-                target: Target | None = None, suggest_launch: bool = False) -> list[Row]:
-    """Rows for one file (never raises for bad input: an unreadable file has no rows)."""
+                target: Target | None = None, suggest_launch: bool = False, host=None) -> list[Row]:
+    """Rows for one file (never raises for bad input: an unreadable file has no rows). ``host``: the
+    :class:`shaderlint.host.index.HostFacts` of the code launching the file's kernels."""
     from shaderlint.deadline import Deadline, TimeBudgetExceeded
 
     from shaderlint.config import Settings
@@ -170,6 +175,9 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
 
             model = build_model(FRONT_ENDS[language].parse(Source(path, data), deadline=dl,
                                                            predefined=predefined_for(settings or Settings(), language)))
+            if host is not None:
+                from shaderlint.host.index import apply as apply_host
+                apply_host(model, host)
     except TimeBudgetExceeded:
         print(f"shaderlint: {path}: could not analyse: the per-file time budget of {budget:.3g} s was exceeded",
               file=sys.stderr)
@@ -366,9 +374,27 @@ def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
         path=path, kernel=e.name, line=line, language=model.language, threads_per_group=e.threads_per_group,
         registers=e.registers, registers_source="estimate", threadgroup_memory_bytes=e.shared_bytes,
         stack_bytes=e.stack_bytes, target=target.name,
-        occupancy=_round(e.occupancy_value), limiter=e.limiter, notes=list(e.notes),
+        occupancy=_round(e.occupancy_value), limiter=e.limiter, notes=host_notes(model, e.function) + list(e.notes),
         occupancy_is_bound=e.occupancy_is_bound, shared_unknown=e.shared_unknown, registers_exact=e.registers_exact,
     )
+
+
+def host_notes(model, f) -> list[str]:
+    """Where the kernel's facts that come from host code are set (``host: path:line``)."""
+    from shaderlint.model.dispatch import format_dims
+
+    out = []
+    gs = f.group_size
+    if gs is not None and gs.origin == "host" and gs.host is not None:
+        out.append(f"host: threads per group {format_dims(gs.dims)} from {gs.host.path}:{gs.host.line}")
+    for key, what in (("dispatch", "dispatch"), ("grid-size", "grid (threads)")):
+        if key == "dispatch" and model.language != "metal":
+            continue  # CUDA and Vulkan always dispatch whole groups: nothing to learn
+        if key in f.host_facts and key not in f.facts and key not in model.facts:
+            value, at = f.host_facts[key]
+            where = f" from {at.path}:{at.line}" if at is not None else ""
+            out.append(f"host: {what} {value}{where}")
+    return out
 
 
 def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Target) -> list[Row]:
@@ -409,7 +435,7 @@ def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Targe
 
 def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> Row:
     shared = k.shared_bytes
-    notes = [f"ptxas {k.arch}: {k.registers} registers, {k.stack_bytes} bytes stack frame, "
+    notes = host_notes(model, f) + [f"ptxas {k.arch}: {k.registers} registers, {k.stack_bytes} bytes stack frame, "
              f"{k.spill_store_bytes} bytes spill stores, {shared} bytes static shared memory"]
     dynamic = est.shared_bytes - _static_shared(est)
     if dynamic > 0:
@@ -602,7 +628,8 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
         mem = "?" if r.threadgroup_memory_bytes is None else f"{r.threadgroup_memory_bytes} B" + ("+?" if r.shared_unknown else "")
         stack = "?" if r.stack_bytes is None else f"{r.stack_bytes} B"
         occ = "?" if r.occupancy is None else ("≤" if r.occupancy_is_bound else "") + f"{r.occupancy * 100:.1f}%"
-        table.append((_rel(r.path), r.kernel, str(r.line), r.language, str(r.threads_per_group or "?"), regs,
+        threads = str(r.threads_per_group or "?") + ("†" if any(n.startswith("host: threads") for n in r.notes) else "")
+        table.append((_rel(r.path), r.kernel, str(r.line), r.language, threads, regs,
                       r.registers_source, mem, stack, r.target, occ, r.limiter or "-"))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     right = {2, 4, 5, 7, 8, 10}
@@ -615,6 +642,8 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
         else:
             if notes and rows[i - 1].notes:
                 lines.extend(f"    - {n}" for n in rows[i - 1].notes)
+            elif rows[i - 1].notes:  # where host code sets the kernel's facts: always shown
+                lines.extend(f"    - {n}" for n in rows[i - 1].notes if n.startswith("host: "))
             if rows[i - 1].launch_asked:
                 lines.extend(_launch_lines(rows[i - 1]))
     targets = sorted({r.target for r in rows})
@@ -629,6 +658,9 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
     if any(r.occupancy_is_bound for r in rows):
         lines.append("≤ occupancy is the best case over group sizes: the kernel does not declare its group size "
                      "(annotate with // shaderlint: threadgroup-size=N).")
+    if any(any(n.startswith("host: threads") for n in r.notes) for r in rows):
+        lines.append("† threads per group from the host code that launches the kernel (the line is listed under "
+                     "the row).")
     if any(r.shared_unknown for r in rows):
         lines.append("+? part of the threadgroup memory is sized at dispatch and not counted.")
     if any(r.launch for r in rows):

@@ -53,6 +53,7 @@ class _Job:
     settings: Settings
     cache_dir: str | None
     key: str | None
+    host: object = None  # shaderlint.host.index.HostFacts for the file, or None
 
 
 _Outcome = tuple[int, list[Diagnostic], list[Suppression], str | None, int]
@@ -62,7 +63,7 @@ def _lint_job(job: _Job) -> _Outcome:
     # The collector's pause (see shaderlint.engine.collector_paused) ends here, after the file's model
     # is dropped: the collection that follows frees its cycles at once instead of promoting them.
     with collector_paused():
-        r = lint_source(job.path, job.data, job.settings)
+        r = lint_source(job.path, job.data, job.settings, host=job.host)
         if job.cache_dir is not None and job.key is not None and not r.timed_out:  # a busy machine is no property of the file
             Cache(job.cache_dir).put(job.key, r.diagnostics, r.suppressions, r.language, r.unread)
         outcome = job.index, r.diagnostics, r.suppressions, r.language, r.unread
@@ -143,11 +144,13 @@ class Progress:
 
 def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jobs: int = 0,
                use_cache: bool = True, progress: Progress | None = None,
-               read: Callable[[str], bytes] | None = None) -> list[FileResult]:
+               read: Callable[[str], bytes] | None = None, host=None) -> list[FileResult]:
     """Lint ``paths`` (files) and return one :class:`FileResult` per path, in order.
 
     ``jobs`` 0 means one process per core; 1 lints in this process. ``read`` replaces
-    reading from disk (``--stdin-filename``).
+    reading from disk (``--stdin-filename``). ``host``: the run's
+    :class:`shaderlint.host.index.HostIndex` (its facts for a file go to the worker with the file
+    and into the file's cache key).
     """
     jobs = jobs or default_jobs()
     results: list[FileResult | None] = [None] * len(paths)
@@ -163,24 +166,26 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
                 progress.advance()
             continue
         cache_dir = key = None
+        facts = host.facts_for(path) if host is not None else None
         if use_cache and settings.language_for(path) is not None:
             cache_dir = cache_dir_for(settings)
             cache = caches.setdefault(cache_dir, Cache(cache_dir))
-            key = entry_key(path, data, settings)
+            key = entry_key(path, data, settings, facts.digest() if facts is not None else "")
             hit = cache.get(key, path)
             if hit is not None:
                 diags, sups, language, unread = hit
-                results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups, unread=unread)
+                results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups, unread=unread,
+                                        host=facts)
                 if progress:
                     progress.advance()
                 continue
-        pending.append(_Job(i, path, data, settings, cache_dir, key))
+        pending.append(_Job(i, path, data, settings, cache_dir, key, facts))
 
     def finish(outcome: _Outcome) -> None:
         index, diags, sups, language, unread = outcome
         job = by_index[index]
         results[index] = FileResult(job.path, Source(job.path, job.data), language, diags, suppressions=sups,
-                                    unread=unread)
+                                    unread=unread, host=job.host)
         if progress:
             progress.advance()
 

@@ -203,6 +203,8 @@ def _group_threads(model, f, facts: Mapping[str, str] | None,
             dims = [int(x) for x in val.lower().split("x") if x.isdigit() and len(x) <= 9]
             if dims:
                 return math.prod(dims), "configuration"
+    if "launches-disagree" in getattr(f, "host_facts", ()):
+        return None, ""  # launches in host code use other sizes than this file's (shaderlint.host.index)
     sizes = set()
     for ls in model.launches:
         if ls.kernel != f.name:
@@ -399,7 +401,30 @@ def template_instances(model, f) -> list[dict[str, str]]:
         fn = ls.node.child_by_field_name("function")
         if ls.kernel == f.name and fn is not None and fn.type == "template_function":
             add(fn.child_by_field_name("arguments"))
+    for args in getattr(f, "host_template_args", ()):  # launches in host code (shaderlint.host.index)
+        binding = _host_instance_args(model, f, args)
+        if binding and binding not in found:
+            found.append(binding)
     return found
+
+
+def _host_instance_args(model, f, args: tuple[str, ...]) -> dict[str, str] | None:
+    """:func:`_instance_args` for template arguments written in host code (text, constants already
+    resolved there): numbers, ``true``/``false`` and types this file knows."""
+    names = list(f.template_params)
+    if len(args) != len(names):
+        return None
+    binding: dict[str, str] = {}
+    for name, raw in zip(names, args):
+        text = " ".join(raw.split())
+        num = text.rstrip("uUlL")
+        if text in ("true", "false"):
+            binding[name] = text
+        elif num.isdigit() or (num.startswith("-") and num[1:].isdigit()):
+            binding[name] = str(int(num))
+        elif parse_type_name(text).is_known or text.split("::")[-1] in model.structs or text in model.typedefs:
+            binding[name] = text
+    return binding
 
 
 def _bind(model, f, bindings: Mapping[str, str] | None) -> tuple[dict, dict[str, Type]]:
@@ -732,8 +757,11 @@ def _content_key(model, f, rest: tuple, adjust: Adjustment | None) -> tuple | No
     data = model.source.data
     same_name = [g for g in model.functions if g.name == f.name]
     ordinal = same_name.index(f) if f in same_name else 0
+    gs = f.group_size  # (host code may set it: shaderlint.host.index; the file's text does not say)
+    host = (gs.dims if gs is not None else None, gs.origin if gs is not None else None,
+            tuple(sorted((k, v[0]) for k, v in getattr(f, "host_facts", {}).items())))
     return (_context_key(model), f.name, ordinal, hashlib.blake2b(data[f.node.start_byte:f.node.end_byte],
-                                                                  digest_size=16).digest(), rest, adj)
+                                                                  digest_size=16).digest(), rest, adj, host)
 
 
 def estimate_file(model, target: Target, *, facts: Mapping[str, str] | None = None,

@@ -40,7 +40,9 @@ class HostLaunch:
 
     #: The call (``k<<<…>>>(…)``, ``dispatchThreadgroups(…)``, ``vkCmdDispatch(…)``).
     at: Span
-    #: ``cuda`` (``<<<>>>``), ``cudaLaunchKernel``, ``cudaLaunchCooperativeKernel``, ``metal``, ``vulkan``.
+    #: ``cuda`` (``<<<>>>``), ``cudaLaunchKernel``, ``cudaLaunchCooperativeKernel``, ``metal``, ``vulkan``;
+    #: ``reference``: the kernel is named as a value where the scanner cannot read the launch (handed
+    #: to a function, stored in a table): it may run with any size, so no fact is derived for it.
     api: str
     #: The kernel's function name (the CUDA symbol; the Metal function name given to
     #: ``makeFunction(name:)`` / ``newFunctionWithName:`` / ``newFunction``); None when unknown.
@@ -59,15 +61,33 @@ class HostLaunch:
     grid_at: Span | None = None
     #: Template arguments written at the launch (CUDA ``k<float, 4><<<…>>>``), as source text.
     template_args: tuple[str, ...] = ()
+    #: Vulkan: the shader path as the host file writes it (``"shaders/blur.comp.spv"``); the index
+    #: resolves it to :attr:`shader`.
+    shader_literal: str | None = None
+    #: Vulkan: the pipeline's specialization constants (``constant_id -> value``, sorted) when read;
+    #: ``()`` when the pipeline sets none, None when it sets some that could not be read.
+    specialization: tuple[tuple[int, int], ...] | None = ()
 
 
 #: A scanner: ``(path, data) -> launches``. Never raises.
 Scanner = Callable[[str, bytes], list[HostLaunch]]
 
-#: Scanners by lower-case file extension (with the dot): filled by the language modules.
+#: Scanners by lower-case file extension (with the dot): filled by the language modules. Where
+#: several languages share an extension (``.cpp``: CUDA host code, metal-cpp, Vulkan), this holds
+#: the last registered; :data:`ALL_SCANNERS` holds every one, in registration order.
 SCANNERS: dict[str, Scanner] = {}
+ALL_SCANNERS: dict[str, list[Scanner]] = {}
 
 
 def register(extensions: tuple[str, ...], scanner: Scanner) -> None:
     for ext in extensions:
         SCANNERS[ext.lower()] = scanner
+        found = ALL_SCANNERS.setdefault(ext.lower(), [])
+        if scanner not in found:
+            found.append(scanner)
+
+
+def scanners_for(path: str) -> list[Scanner]:
+    """Every scanner registered for ``path``'s extension."""
+    dot = path.rfind(".")
+    return list(ALL_SCANNERS.get(path[dot:].lower(), ())) if dot > path.rfind("/") else []

@@ -75,11 +75,13 @@ def calls_to(model: "FileModel", name: str) -> list[ts.Node]:
 
 def kernel_fact(model: "FileModel", f: Function | None, key: str, config: dict[str, str] | None = None) -> str | None:
     """``key`` for ``f``: the annotation directly above it, else the file's (``model.facts``), else
-    configuration for the path."""
+    what the host code launching it says (``f.host_facts``), else configuration for the path."""
     if f is not None and key in f.facts:
         return f.facts[key]
     if key in model.facts:
         return model.facts[key]
+    if f is not None and key in f.host_facts:
+        return f.host_facts[key][0]
     if config and key in config:
         return str(config[key])
     return None
@@ -117,7 +119,22 @@ def describe_origin(model: "FileModel", gs: GroupSize) -> str:
         "launch": "the launch",
         "dim3": "the launch",
         "config": "the configured threadgroup-size",
+        "host": f"the launch at {gs.host.path}:{gs.host.line}" if gs.host is not None else "the host launch",
     }.get(gs.origin, gs.origin)
+
+
+def fact_source(model: "FileModel", f: Function | None, key: str, config: dict[str, str] | None = None):
+    """Where :func:`kernel_fact` finds ``key``: ``"annotation"``, ``"file"``, ``("host", span)``,
+    ``"config"`` or None."""
+    if f is not None and key in f.facts:
+        return "annotation"
+    if key in model.facts:
+        return "file"
+    if f is not None and key in f.host_facts:
+        return ("host", f.host_facts[key][1])
+    if config and key in config:
+        return "config"
+    return None
 
 
 def format_dims(dims: tuple[int, int, int]) -> str:
@@ -285,6 +302,8 @@ def launch_sizes(model: "FileModel") -> dict[str, list[tuple[LaunchSite, GroupSi
 def single_thread_launch(model: "FileModel", gs: GroupSize) -> bool:
     """Whether ``gs`` is the block of a launch of one block of one thread (``kernel<<<1, 1>>>``, also
     through ``dim3`` variables): one thread on purpose (a test, a set-up step)."""
+    if gs.total == 1 and gs.origin == "host":  # every host launch is `<<<1, 1>>>`: a grid of one thread
+        return any(f.group_size is gs and f.host_facts.get("grid-size", ("",))[0] == "1" for f in model.functions)
     if gs.total != 1 or gs.origin not in ("launch", "dim3"):
         return False
     for sites in launch_sizes(model).values():

@@ -8,6 +8,7 @@ of the (masked, same-length) parse.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import tree_sitter as ts
 
@@ -55,8 +56,11 @@ class GroupSize:
     dims: tuple[int, int, int]
     start: int  # where it is declared (the report position for SL501/502/506)
     end: int
-    origin: str  # local_size | launch_bounds | max_total_threads | annotation | launch | dim3 | config
+    origin: str  # local_size | launch_bounds | max_total_threads | annotation | launch | dim3 | host | config
     exact: bool = True  # False for upper bounds (launch bounds, max_total_threads_per_threadgroup)
+    #: origin "host": where host code sets the size (a shaderlint.host.Span in another file); start/end
+    #: are then the kernel's name.
+    host: Any = None
 
     @property
     def total(self) -> int:
@@ -128,6 +132,11 @@ class Function:
     has_error: bool = False
     outer: ts.Node | None = None  # template_declaration wrapping the definition, if any
     facts: dict[str, str] = field(default_factory=dict)  # `// shaderlint: key=value` annotations above it
+    #: Facts from the host code that launches it (shaderlint.host.index): key -> (value, host Span);
+    #: below every fact the source states, above configuration.
+    host_facts: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    #: Template arguments of its launches in host code (constants resolved there), one tuple per launch.
+    host_template_args: tuple[tuple[str, ...], ...] = ()
     launch_bounds: tuple[int, ...] | None = None
     launch_bounds_node: ts.Node | None = None
 

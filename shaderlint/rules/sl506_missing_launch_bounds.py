@@ -118,7 +118,7 @@ class MissingLaunchBounds(Rule):
             if f.kind != "kernel" or f.launch_bounds_node is not None:
                 continue
             gs = group_size(model, f, ctx.facts)
-            if gs is None or gs.origin not in ("launch", "dim3", "annotation", "config"):
+            if gs is None or gs.origin not in ("launch", "dim3", "annotation", "config", "host"):
                 continue
             if gs.total > ctx.target.max_threads_per_group:
                 continue  # cannot launch at all: SL502
@@ -134,7 +134,8 @@ class MissingLaunchBounds(Rule):
             shape = f"{dims} = {gs.total}" if "×" in dims else dims
             where = {"launch": "every launch of it in this file uses", "dim3": "every launch of it in this file uses",
                      "annotation": "its threadgroup-size annotation gives",
-                     "config": "the configured threadgroup-size gives"}[gs.origin]
+                     "config": "the configured threadgroup-size gives",
+                     "host": "every launch of it read in host code uses"}[gs.origin]
             at = (gs.start, gs.end)
             if gs.origin == "annotation" and "threadgroup-size" not in f.facts:
                 at = (f.name_node.start_byte, f.name_node.end_byte)  # a file-wide annotation: report per kernel

@@ -1,0 +1,469 @@
+"""What the C-family host scanners share: parsing with a bound, spans, and constant values.
+
+Host files are parsed with tree-sitter-cuda (a superset of C++ that reads ``<<<…>>>``) or
+tree-sitter-cpp, under a node budget: a scanner sees at most :data:`MAX_NODES` nodes and files up
+to :data:`MAX_BYTES`, so any input costs bounded work. Values are *constants* only when the file
+makes them so: integer literals, object-like ``#define``s defined once, ``const``/``constexpr``
+names (file scope or in the enclosing function), locals given one value and never assigned, passed
+by address or handed to an unknown call, and ``+ - * / % << >>`` of those. Anything else is None.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import tree_sitter as ts
+
+from shaderlint.host import Span
+
+#: Files larger than this are not scanned (the lint's own per-file limit is 1 MiB).
+MAX_BYTES = 2 << 20
+#: Nodes visited per file at most.
+MAX_NODES = 400_000
+
+_PARSERS: dict[str, ts.Parser] = {}
+
+
+def parser(grammar: str) -> ts.Parser:
+    p = _PARSERS.get(grammar)
+    if p is None:
+        if grammar == "cuda":
+            import tree_sitter_cuda as mod
+        else:
+            import tree_sitter_cpp as mod
+        p = _PARSERS[grammar] = ts.Parser(ts.Language(mod.language()))
+    return p
+
+
+def parse(data: bytes, grammar: str) -> ts.Tree | None:
+    if len(data) > MAX_BYTES:
+        return None
+    try:
+        return parser(grammar).parse(data)
+    except Exception:
+        return None
+
+
+class LineIndex:
+    """Byte offset -> 1-based line and column (columns count characters)."""
+
+    def __init__(self, path: str, data: bytes) -> None:
+        self.path = path
+        self.data = data
+        self.starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+
+    def span(self, node: ts.Node) -> Span:
+        import bisect
+
+        i = bisect.bisect_right(self.starts, node.start_byte) - 1
+        col = len(self.data[self.starts[i]:node.start_byte].decode("utf-8", "replace")) + 1
+        return Span(self.path, node.start_byte, node.end_byte, i + 1, col)
+
+
+def walk(root: ts.Node, budget: list[int]):
+    """Every node under ``root`` in document order, while ``budget[0]`` lasts."""
+    cursor = root.walk()
+    while budget[0] > 0:
+        budget[0] -= 1
+        yield cursor.node
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return
+
+
+def text(node: ts.Node | None) -> str:
+    if node is None or node.text is None:
+        return ""
+    return node.text.decode("utf-8", "replace")
+
+
+def unparen(node: ts.Node) -> ts.Node:
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
+
+
+def args_of(call: ts.Node) -> list[ts.Node]:
+    a = call.child_by_field_name("arguments")
+    return [c for c in a.named_children if c.type != "comment"] if a is not None else []
+
+
+def callee_name(call: ts.Node) -> str:
+    f = call.child_by_field_name("function")
+    if f is None:
+        return ""
+    if f.type == "template_function":
+        f = f.child_by_field_name("name") or f
+    if f.type in ("qualified_identifier", "field_expression"):
+        last = f.child_by_field_name("name") or f.child_by_field_name("field")
+        return text(last) if last is not None else text(f)
+    return text(f)
+
+
+# ---- constants --------------------------------------------------------------------------------------
+
+#: Calls that read their arguments and never change them (a local passed to one stays constant).
+PURE_CALLS = frozenset({"dim3", "make_uint3", "make_int3", "printf", "fprintf", "min", "max", "std::min",
+                        "std::max", "ceil", "floor", "sizeof", "assert", "static_cast", "MTLSizeMake"})
+
+_DECL_TYPES = ("declaration", "field_declaration")
+_NUM = re.compile(r"^\s*(0[xX][0-9a-fA-F]+|\d+)[uUlL]*\s*$")
+
+
+@dataclass
+class Scope:
+    """Names of one function (or the file) with the values they are given."""
+
+    inits: dict[str, list[ts.Node | None]] = field(default_factory=dict)  # name -> initializers (None: no value)
+    const: set[str] = field(default_factory=set)
+    tainted: set[str] = field(default_factory=set)  # assigned, incremented, address taken, passed to a call
+    declarator: dict[str, ts.Node] = field(default_factory=dict)  # name -> its declarator (vexing parse)
+
+
+class Constants:
+    """Constant integer values of expressions in one file."""
+
+    def __init__(self, root: ts.Node, budget: list[int], cuda: bool = False) -> None:
+        self.macros: dict[str, str | None] = {}
+        self.file = Scope()
+        self.functions: dict[int, Scope] = {}  # function_definition id -> its scope
+        self._collect(root, budget)
+
+    # -- collection
+    def _collect(self, root: ts.Node, budget: list[int]) -> None:
+        for n in walk(root, budget):
+            t = n.type
+            if t == "preproc_def":
+                name = text(n.child_by_field_name("name"))
+                val = n.child_by_field_name("value")
+                v = text(val) if val is not None else None
+                self.macros[name] = v if name not in self.macros or self.macros[name] == v else None
+            elif t == "preproc_call" and text(n.child_by_field_name("directive")) == "#undef":
+                self.macros[text(n.child_by_field_name("argument")).strip()] = None
+            elif t == "preproc_function_def":
+                self.macros[text(n.child_by_field_name("name"))] = None
+            elif t == "declaration":
+                self._declaration(n)
+            elif t in ("parameter_declaration", "optional_parameter_declaration"):
+                scope = self.scope_of(n)
+                if scope is self.file and n.parent is not None and n.parent.type == "template_parameter_list":
+                    scope = self._templated(n.parent.parent) or scope  # `template <int BS> void f()`
+                if scope is not self.file:  # a parameter shadows any constant of its name
+                    d = n.child_by_field_name("declarator")
+                    while d is not None and d.type not in ("identifier",) and d.child_by_field_name("declarator"):
+                        d = d.child_by_field_name("declarator")
+                    if d is not None and d.type == "identifier":
+                        scope.inits.setdefault(text(d), []).append(None)
+            elif t in ("assignment_expression", "update_expression", "pointer_expression"):
+                self._taint(n)
+            elif t == "identifier" and n.parent is not None and n.parent.type == "argument_list":
+                call = n.parent.parent
+                if call is not None and call.type == "call_expression" and callee_name(call) not in PURE_CALLS \
+                        and not any(c.type == "kernel_call_syntax" for c in call.children):
+                    self.scope_of(n).tainted.add(text(n))
+
+    def scope_of(self, node: ts.Node) -> Scope:
+        p = node.parent
+        while p is not None:
+            if p.type == "function_definition":
+                s = self.functions.get(p.id)
+                if s is None:
+                    s = self.functions[p.id] = Scope()
+                return s
+            p = p.parent
+        return self.file
+
+    def _templated(self, decl: ts.Node | None) -> Scope | None:
+        """The scope of the function a ``template_declaration`` declares, if it declares one."""
+        if decl is None or decl.type != "template_declaration":
+            return None
+        for c in decl.named_children:
+            if c.type == "function_definition":
+                s = self.functions.get(c.id)
+                if s is None:
+                    s = self.functions[c.id] = Scope()
+                return s
+        return None
+
+    def _declaration(self, d: ts.Node) -> None:
+        scope = self.scope_of(d)
+        is_const = any(c.type == "type_qualifier" and text(c) in ("const", "constexpr") for c in d.children)
+        if d.parent is not None and d.parent.type in ("for_statement", "for_range_loop", "condition_clause"):
+            is_const = False  # a loop counter
+        for decl in d.children_by_field_name("declarator"):
+            name, init = _declared(decl)
+            if name is None or (decl.type == "function_declarator" and scope is self.file):
+                continue  # (a prototype, not the most vexing parse of a `dim3` variable)
+            scope.inits.setdefault(name, []).append(init)
+            if decl.type == "function_declarator":
+                scope.declarator[name] = decl
+            if is_const:
+                scope.const.add(name)
+
+    def _taint(self, n: ts.Node) -> None:
+        if n.type == "pointer_expression":
+            if n.child_by_field_name("operator") is None or text(n.child_by_field_name("operator")) != "&":
+                return
+            target = n.child_by_field_name("argument")
+        elif n.type == "assignment_expression":
+            target = n.child_by_field_name("left")
+        else:
+            target = n.child_by_field_name("argument")
+        while target is not None and target.type in ("field_expression", "subscript_expression",
+                                                      "parenthesized_expression"):
+            target = target.child_by_field_name("argument") if target.type != "parenthesized_expression" \
+                else (target.named_children[0] if target.named_child_count else None)
+        if target is not None and target.type == "identifier":
+            self.scope_of(n).tainted.add(text(target))
+
+    # -- lookup
+    def lookup(self, ident: ts.Node) -> tuple[ts.Node | None, ts.Node | None] | None:
+        """The one initializer of the name ``ident`` refers to (and its declarator), when the name
+        keeps that value; None when unknown."""
+        name = text(ident)
+        local = self.scope_of(ident)
+        for scope in ([local, self.file] if local is not self.file else [self.file]):
+            inits = scope.inits.get(name)
+            if inits is None:
+                continue
+            if len(inits) != 1:
+                return None  # declared twice (blocks, branches): which one is meant is not followed
+            if name in scope.const:
+                return inits[0], scope.declarator.get(name)
+            if scope is self.file or name in scope.tainted:
+                return None  # a mutable global (any function may change it), or a local that changes
+            return inits[0], scope.declarator.get(name)
+        return None
+
+    def value(self, node: ts.Node | None, depth: int = 0) -> int | None:
+        """The integer value of ``node`` when the file makes it constant."""
+        if node is None or depth > 12:
+            return None
+        node = unparen(node)
+        t = node.type
+        if t == "number_literal":
+            return _int(text(node))
+        if t == "identifier":
+            name = text(node)
+            got = self.lookup(node)
+            if got is not None:
+                init, _ = got
+                if init is None or init.type in ("argument_list", "initializer_list"):
+                    if init is not None and init.named_child_count == 1:
+                        return self.value(init.named_children[0], depth + 1)
+                    return None
+                return self.value(init, depth + 1)
+            if name in self.macros and not self._shadowed(node):
+                return self.macro_value(name, depth + 1)
+            return None
+        if t == "binary_expression":
+            a = self.value(node.child_by_field_name("left"), depth + 1)
+            if a is None:
+                return None
+            b = self.value(node.child_by_field_name("right"), depth + 1)
+            if b is None:
+                return None
+            return _binop(text(node.child_by_field_name("operator")), a, b)
+        if t == "unary_expression":
+            v = self.value(node.child_by_field_name("argument"), depth + 1)
+            op = text(node.child_by_field_name("operator"))
+            return None if v is None else (-v if op == "-" else v if op == "+" else None)
+        if t == "cast_expression":
+            return self.value(node.child_by_field_name("value"), depth + 1)
+        if t == "call_expression" and callee_name(node) in ("static_cast",):
+            a = args_of(node)
+            return self.value(a[0], depth + 1) if len(a) == 1 else None
+        if t == "call_expression" and callee_name(node) in ("min", "max", "std::min", "std::max"):
+            vals = [self.value(a, depth + 1) for a in args_of(node)]
+            if len(vals) == 2 and None not in vals:
+                return min(vals) if callee_name(node) == "min" else max(vals)  # type: ignore[type-var]
+        return None
+
+    def _shadowed(self, ident: ts.Node) -> bool:
+        name = text(ident)
+        return name in self.scope_of(ident).inits
+
+    def macro_value(self, name: str, depth: int = 0) -> int | None:
+        body = self.macros.get(name)
+        if body is None or depth > 12:
+            return None
+        return _eval_text(body, lambda n: self.macro_value(n, depth + 1))
+
+    def dims(self, node: ts.Node | None, depth: int = 0) -> tuple[tuple[int, int, int] | None, ts.Node | None]:
+        """(x, y, z) of a grid/block argument: ``256``, ``dim3(16, 16)``, ``{16, 16}``, a ``dim3``
+        variable or a name holding a size; and the node the value is written at (a declaration or
+        the argument). ``(None, None)`` when not constant."""
+        if node is None or depth > 6:
+            return None, None
+        node = unparen(node)
+        if node.type == "cast_expression":
+            return self.dims(node.child_by_field_name("value"), depth + 1)
+        parts: list[ts.Node] | None = None
+        if node.type in ("initializer_list", "argument_list"):
+            parts = [c for c in node.named_children if c.type != "comment"]
+        elif node.type == "call_expression" and callee_name(node) in ("dim3", "make_uint3", "uint3", "MTLSizeMake"):
+            parts = args_of(node)
+        elif node.type == "compound_literal_expression":
+            v = node.child_by_field_name("value")
+            parts = [c for c in v.named_children if c.type != "comment"] if v is not None else None
+        elif node.type == "identifier" and not (text(node) in self.macros and self.lookup(node) is None):
+            got = self.lookup(node)
+            if got is None:
+                return None, None
+            init, declarator = got
+            if init is None and declarator is not None:  # `dim3 block(threads);`: the most vexing parse
+                params = declarator.child_by_field_name("parameters")
+                kids = [p for p in params.named_children if p.type != "comment"] if params is not None else []
+                idents = [p.named_children[0] for p in kids
+                          if p.type == "parameter_declaration" and p.named_child_count == 1
+                          and p.named_children[0].type == "type_identifier"]
+                if not idents or len(idents) != len(kids):
+                    return None, None
+                d, _ = _pad([self._type_ident_value(i) for i in idents])
+                return (d, _statement(declarator)) if d is not None else (None, None)
+            if init is None:
+                return None, None
+            got_dims, _ = self.dims(init, depth + 1)
+            return got_dims, (_statement(init) if got_dims is not None else None)
+        if parts is None:
+            v = self.value(node)
+            return ((v, 1, 1), node) if v is not None and v > 0 else (None, None)
+        if not 1 <= len(parts) <= 3:
+            return None, None
+        d, _ = _pad([self.value(p) for p in parts])
+        return (d, node) if d is not None else (None, None)
+
+    def _type_ident_value(self, node: ts.Node) -> int | None:
+        # an identifier parsed as a type in `dim3 block(N)`: a macro or constant named N
+        name = text(node)
+        s = self.scope_of(node)
+        for scope in (s, self.file):
+            inits = scope.inits.get(name)
+            if inits is not None:
+                if len(inits) == 1 and inits[0] is not None and name not in scope.tainted \
+                        and (scope is not self.file or name in scope.const):
+                    return self.value(inits[0])
+                return None
+        return self.macro_value(name) if name in self.macros else None
+
+
+def _pad(vals: list[int | None]) -> tuple[tuple[int, int, int] | None, None]:
+    if not vals or any(v is None or v <= 0 for v in vals):
+        return None, None
+    full = [int(v) for v in vals if v is not None] + [1] * (3 - len(vals))
+    return (full[0], full[1], full[2]), None
+
+
+def _statement(node: ts.Node) -> ts.Node:
+    n = node
+    while n.parent is not None and n.type not in _DECL_TYPES:
+        n = n.parent
+    return n if n.type in _DECL_TYPES else node
+
+
+def _declared(decl: ts.Node) -> tuple[str | None, ts.Node | None]:
+    if decl.type == "init_declarator":
+        name = decl.child_by_field_name("declarator")
+        val = decl.child_by_field_name("value")
+        if name is not None and name.type == "identifier":
+            return text(name), val
+        return None, None
+    if decl.type == "identifier":
+        return text(decl), None
+    if decl.type == "function_declarator":  # `dim3 block(threads);`
+        name = decl.child_by_field_name("declarator")
+        return (text(name), None) if name is not None and name.type == "identifier" else (None, None)
+    return None, None
+
+
+def _int(s: str) -> int | None:
+    s = s.strip().replace("'", "")
+    m = _NUM.match(s)
+    if m is None:
+        return None
+    try:
+        return int(m.group(1), 0) if not (m.group(1).startswith("0") and len(m.group(1)) > 1
+                                          and m.group(1)[1] not in "xX") else int(m.group(1), 8)
+    except ValueError:
+        return None
+
+
+def _binop(op: str, a: int, b: int) -> int | None:
+    if op == "+":
+        return a + b
+    if op == "-":
+        return a - b
+    if op == "*":
+        return a * b if abs(a * b) < 1 << 62 else None
+    if op == "/":
+        return int(a / b) if b != 0 else None  # C truncates toward zero
+    if op == "%":
+        return a - b * int(a / b) if b != 0 else None
+    if op == "<<":
+        return a << b if 0 <= b < 32 else None
+    if op == ">>":
+        return a >> b if 0 <= b < 64 else None
+    return None
+
+
+_TOKEN = re.compile(r"\s*(0[xX][0-9a-fA-F]+[uUlL]*|\d+[uUlL]*|[A-Za-z_]\w*|<<|>>|[-+*/%()])")
+
+
+def _eval_text(body: str, name_value) -> int | None:
+    """A ``#define`` body of integers, names of other macros, ``+ - * / % << >>`` and parentheses."""
+    toks: list[str] = []
+    pos = 0
+    body = body.strip()
+    while pos < len(body):
+        m = _TOKEN.match(body, pos)
+        if m is None:
+            return None
+        toks.append(m.group(1))
+        pos = m.end()
+        if len(toks) > 64:
+            return None
+    at = [0]
+
+    def peek() -> str | None:
+        return toks[at[0]] if at[0] < len(toks) else None
+
+    def atom() -> int | None:
+        t = peek()
+        if t is None:
+            return None
+        at[0] += 1
+        if t == "(":
+            v = expr(0)
+            if peek() != ")":
+                return None
+            at[0] += 1
+            return v
+        if t == "-":
+            v = atom()
+            return None if v is None else -v
+        if t[0].isdigit():
+            return _int(t)
+        if t[0].isalpha() or t[0] == "_":
+            return name_value(t)
+        return None
+
+    prec = {"<<": 1, ">>": 1, "+": 2, "-": 2, "*": 3, "/": 3, "%": 3}
+
+    def expr(level: int) -> int | None:
+        left = atom()
+        while left is not None:
+            op = peek()
+            if op not in prec or prec[op] < level:
+                break
+            at[0] += 1
+            right = expr(prec[op] + 1)
+            if right is None:
+                return None
+            left = _binop(op, left, right)
+        return left
+
+    v = expr(0)
+    return v if v is not None and at[0] == len(toks) else None

@@ -1,0 +1,257 @@
+"""CUDA host code: the launches of kernels in ``.cu .cuh .cpp .cc .cxx .c .h .hpp`` files.
+
+Reads ``k<<<grid, block[, smem[, stream]]>>>(…)`` (also ``k<T, 4><<<…>>>``),
+``cudaLaunchKernel((void*)k, grid, block, args, smem, stream)``,
+``cudaLaunchCooperativeKernel(…)`` and HIP's ``hipLaunchKernelGGL(k, grid, block, …)``. Block
+and grid are constant when the file makes them so (:mod:`shaderlint.host._c`);
+``(n + 255) / 256`` stays None.
+
+A kernel named anywhere else in the file as a value (handed to a function, stored in a variable
+or a table, chosen by ``?:``, returned, ``cudaLaunchKernelEx(&config, k, …)``, a launch macro's
+argument, a ``k<<<…>>>`` inside a ``#define``) may be launched in a way not read here: such a
+mention is returned as a launch with api ``"reference"`` and nothing known, so that no fact is
+derived for that kernel (the index only keeps records naming a kernel it knows). Functions that
+only inspect a kernel (``cudaFuncSetAttribute``, the occupancy calculators) do not count.
+"""
+
+from __future__ import annotations
+
+import re
+
+from shaderlint.host import HostLaunch, register
+from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, unparen, walk
+
+EXTENSIONS = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp")
+_MARKERS = (b"<<<", b"cudaLaunchKernel", b"cudaLaunchCooperativeKernel", b"hipLaunchKernelGGL")
+#: Launch functions taking (kernel, grid, block, …); HIP's hipLaunchKernelGGL has the same layout.
+_LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "hipLaunchKernelGGL")
+#: Calls that take a kernel but do not launch it.
+_INSPECT = frozenset({
+    "cudaFuncSetAttribute", "cudaFuncGetAttributes", "cudaFuncSetCacheConfig", "cudaFuncSetSharedMemConfig",
+    "cudaOccupancyMaxActiveBlocksPerMultiprocessor", "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+    "cudaOccupancyMaxPotentialBlockSize", "cudaOccupancyMaxPotentialBlockSizeVariableSMem",
+    "cudaOccupancyAvailableDynamicSMemPerBlock", "cudaOccupancyMaxActiveClusters", "cudaGetFuncBySymbol",
+    "cudaFuncGetName",
+})
+_MACRO_LAUNCH = re.compile(r"([A-Za-z_]\w*)\s*(?:<[^;{}<>]*(?:<[^;{}<>]*>[^;{}<>]*)*>\s*)?<<<")
+#: At most this many records per file (a generated file naming thousands of symbols).
+MAX_RECORDS = 5000
+
+
+def scan(path: str, data: bytes) -> list[HostLaunch]:
+    """The kernel launches in one host file. Never raises."""
+    try:
+        if not any(m in data for m in _MARKERS):
+            return []
+        return _scan(path, data)
+    except Exception:
+        return []
+
+
+def _scan(path: str, data: bytes) -> list[HostLaunch]:
+    ext = path[path.rfind("."):].lower() if "." in path else ""
+    grammar = "cuda" if ext in (".cu", ".cuh") or b"<<<" in data else "cpp"
+    tree = parse(data, grammar)
+    if tree is None:
+        return []
+    budget = [MAX_NODES]
+    consts = Constants(tree.root_node, budget)
+    lines = LineIndex(path, data)
+    out: list[HostLaunch] = []
+    launched: set[int] = set()  # ids of the kernel-name nodes read as launches
+    calls = []
+    budget2 = [MAX_NODES]
+    macro_launches = []
+    values = []  # expressions whose value may be a function: `auto f = k;`, `{k1, k2}`, `c ? k1 : k2`, `return k;`
+    for n in walk(tree.root_node, budget2):
+        if n.type == "call_expression":
+            calls.append(n)
+        elif n.type == "init_declarator":
+            v = n.child_by_field_name("value")
+            if v is not None:
+                values.append(v)
+        elif n.type == "initializer_list":
+            values.extend(c for c in n.named_children if c.type != "comment")
+        elif n.type == "assignment_expression":
+            v = n.child_by_field_name("right")
+            if v is not None:
+                values.append(v)
+        elif n.type == "conditional_expression":
+            values.extend(c for c in (n.child_by_field_name("consequence"), n.child_by_field_name("alternative"))
+                          if c is not None)
+        elif n.type == "return_statement" and n.named_child_count == 1:
+            values.append(n.named_children[0])
+        elif n.type in ("preproc_def", "preproc_function_def"):
+            body = n.child_by_field_name("value")
+            if body is not None and b"<<<" in (body.text or b""):
+                macro_launches.append(body)
+    for call in calls:
+        rec = _launch(call, consts, lines, launched)
+        if rec is not None:
+            out.append(rec)
+    # launches inside macro bodies: where and with what they run is not read here
+    for body in macro_launches:
+        for m in _MACRO_LAUNCH.finditer(text(body)):
+            out.append(HostLaunch(lines.span(body), "reference", kernel=m.group(1)))
+    # mentions of names as values outside launches and inspections
+    for call in calls:
+        name = callee_name(call)
+        if name in _INSPECT or name in _LAUNCH_APIS and call.id in launched \
+                or any(c.type == "kernel_call_syntax" for c in call.children):
+            continue  # (a kernel's own arguments are data)
+        for a in args_of(call):
+            ident = _function_value(a)
+            if ident is None or ident.id in launched:
+                continue
+            nm = _base_name(ident)
+            if nm and not _is_variable(consts, ident, nm):
+                out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
+        if len(out) >= MAX_RECORDS:
+            break
+    for v in values:
+        ident = _function_value(v)
+        if ident is None or ident.id in launched:
+            continue
+        nm = _base_name(ident)
+        if nm and not _is_variable(consts, ident, nm):
+            out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
+        if len(out) >= MAX_RECORDS:
+            break
+    return out[:MAX_RECORDS]
+
+
+def _launch(call, consts: Constants, lines: LineIndex, launched: set[int]) -> HostLaunch | None:
+    fn = call.child_by_field_name("function")
+    config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
+    if config is not None and fn is not None:
+        name, targs = _kernel_name(fn)
+        if name is None:
+            return None
+        launched.add(fn.id)
+        for d in _descend(fn):
+            launched.add(d.id)
+        parts = [c for c in config.named_children if c.type != "comment"]
+        return _record(call, "cuda", name, targs, parts[0] if parts else None, parts[1] if len(parts) > 1 else None,
+                       consts, lines, fn)
+    api = callee_name(call)
+    if api not in _LAUNCH_APIS:
+        return None
+    args = args_of(call)
+    if len(args) < 3:
+        return None
+    kn = unparen(args[0])
+    while kn.type in ("cast_expression", "pointer_expression", "parenthesized_expression"):
+        nxt = kn.child_by_field_name("value") if kn.type == "cast_expression" else \
+            kn.child_by_field_name("argument") if kn.type == "pointer_expression" else unparen(kn)
+        if nxt is None or nxt == kn:
+            break
+        kn = nxt
+    if kn.type == "call_expression" and callee_name(kn) in ("reinterpret_cast", "static_cast"):
+        inner = args_of(kn)
+        kn = unparen(inner[0]) if len(inner) == 1 else kn
+    name, targs = _kernel_name(kn)
+    launched.add(call.id)
+    if name is None:
+        return None
+    for d in _descend(kn):
+        launched.add(d.id)
+    return _record(call, api, name, targs, args[1], args[2], consts, lines, kn)
+
+
+def _template_values(node, consts: Constants, targs: tuple[str, ...]) -> tuple[str, ...]:
+    """The launch's template arguments with the constants the file defines replaced by their values
+    (``k<BS, float>`` with ``#define BS 256``: ``("256", "float")``)."""
+    n = unparen(node)
+    while n.type in ("cast_expression", "pointer_expression", "qualified_identifier"):
+        nxt = n.child_by_field_name("value") if n.type == "cast_expression" else \
+            n.child_by_field_name("argument") if n.type == "pointer_expression" else n.child_by_field_name("name")
+        if nxt is None:
+            break
+        n = unparen(nxt)
+    if n.type != "template_function":
+        return targs
+    lst = n.child_by_field_name("arguments")
+    kids = [c for c in lst.named_children if c.type != "comment"] if lst is not None else []
+    if len(kids) != len(targs):
+        return targs
+    out = []
+    for k, t in zip(kids, targs):
+        v = consts.value(k)
+        if v is None and k.type == "type_descriptor" and k.named_child_count == 1 \
+                and k.named_children[0].type == "type_identifier":
+            v = consts._type_ident_value(k.named_children[0])
+        out.append(str(v) if v is not None else t)
+    return tuple(out)
+
+
+def _record(call, api: str, name: str, targs: tuple[str, ...], grid, block, consts: Constants,
+            lines: LineIndex, kernel_node=None) -> HostLaunch:
+    g, g_at = consts.dims(grid) if grid is not None else (None, None)
+    b, b_at = consts.dims(block) if block is not None else (None, None)
+    return HostLaunch(
+        at=lines.span(call), api=api, kernel=name, dispatch="threadgroups",
+        group=b, group_at=lines.span(b_at) if b is not None and b_at is not None else None,
+        grid=g, grid_at=lines.span(g_at) if g is not None and g_at is not None else None,
+        template_args=_template_values(kernel_node, consts, targs) if kernel_node is not None and targs else targs,
+    )
+
+
+def _kernel_name(node) -> tuple[str | None, tuple[str, ...]]:
+    node = unparen(node)
+    targs: tuple[str, ...] = ()
+    if node.type == "template_function":
+        lst = node.child_by_field_name("arguments")
+        targs = tuple(text(c) for c in lst.named_children if c.type != "comment") if lst is not None else ()
+        node = node.child_by_field_name("name") or node
+    if node.type == "qualified_identifier":
+        last = node.child_by_field_name("name")
+        while last is not None and last.type == "qualified_identifier":
+            last = last.child_by_field_name("name")
+        if last is not None and last.type == "template_function":
+            return _kernel_name(last)
+        node = last if last is not None else node
+    if node.type == "identifier":
+        return text(node), targs
+    return None, ()
+
+
+def _descend(node):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        stack.extend(n.children)
+
+
+def _function_value(arg):
+    """The name in an argument that may be a function used as a value: ``k``, ``&k``, ``(void*)k``,
+    ``k<float>``, ``ns::k``."""
+    a = unparen(arg)
+    for _ in range(4):
+        if a.type == "cast_expression":
+            a = a.child_by_field_name("value") or a
+        elif a.type == "pointer_expression" and text(a.child_by_field_name("operator")) == "&":
+            a = a.child_by_field_name("argument") or a
+        else:
+            break
+        a = unparen(a)
+    if a.type in ("identifier", "template_function", "qualified_identifier"):
+        return a
+    return None
+
+
+def _base_name(node) -> str | None:
+    name, _ = _kernel_name(node)
+    return name
+
+
+def _is_variable(consts: Constants, ident, name: str) -> bool:
+    """Whether ``name`` is a variable, parameter or macro of the file (not a function)."""
+    if name in consts.macros:
+        return True
+    if name in consts.scope_of(ident).inits or name in consts.file.inits:
+        return True
+    return False
+
+
+register(EXTENSIONS, scan)

@@ -1,0 +1,417 @@
+"""The host index of a run: which host launches apply to which kernel file, and the facts they give.
+
+:meth:`HostIndex.build` walks the paths being linted with the rules of
+:mod:`shaderlint.discovery` (``.gitignore``, ``exclude`` globs) for files some host scanner
+reads (:func:`shaderlint.host.scanners_for`), scans each (cached in memory by content), and links
+every launch to a kernel file being linted:
+
+* CUDA and Metal launches by the kernel's name: the name must be defined as a kernel (CUDA
+  ``__global__``, Metal ``kernel``/``[[kernel]]``) in exactly one linted file of the launch's
+  language and nowhere else under the paths (a CUDA kernel in a ``.h`` that is not linted counts);
+  a name defined in several files is ambiguous and links nowhere.
+* Vulkan dispatches by shader: ``"shaders/blur.comp.spv"`` -> ``shaders/blur.comp`` (or
+  ``.glsl``), the literal's path taken relative to the host file, a linted path, the current
+  directory or the project root (the host file's configuration directory), only when that file
+  is being linted.
+
+:class:`HostFacts` (one per kernel file, picklable for worker processes) carries the linked
+launches; :func:`apply` turns them into the kernel model's facts after the file is parsed: the
+threadgroup size when every linked launch uses the same constant size (``GroupSize`` with origin
+``host``), the dispatch mode when all agree, the grid size (in threads) when all agree. What the
+kernel's own file says always wins: an annotation, the language's declaration, same-file
+``<<<>>>`` launches; host facts rank above configuration only. Settings ``host-code = false``
+turns the index off for the files it applies to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pkgutil
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from shaderlint.host import HostLaunch, Span, scanners_for
+
+if TYPE_CHECKING:
+    from shaderlint.config import Settings
+    from shaderlint.model.build import FileModel
+
+#: APIs whose launches link to CUDA kernels / Metal kernels by name.
+CUDA_APIS = frozenset({"cuda", "cudaLaunchKernel", "cudaLaunchCooperativeKernel", "hipLaunchKernelGGL"})
+METAL_APIS = frozenset({"metal"})
+#: ``Function.host_facts`` key: launches in other files use another size than this file's launches
+#: (the estimator then does not take the size from the file's own launches either).
+LAUNCHES_DISAGREE = "launches-disagree"
+#: Host files larger than this are not read.
+MAX_HOST_BYTES = 2 << 20
+#: The in-memory scan cache: (path, content digest) -> launches.
+_SCANNED: dict[tuple[str, str], tuple[HostLaunch, ...]] = {}
+_SCANNED_MAX = 20_000
+
+
+def load_scanners() -> None:
+    """Import every scanner module of :mod:`shaderlint.host` (each registers itself)."""
+    import importlib
+
+    import shaderlint.host as pkg
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        if info.name.startswith("_") or info.name == "index":
+            continue
+        try:
+            importlib.import_module(f"shaderlint.host.{info.name}")
+        except Exception:  # a scanner that cannot load (a missing grammar) reads nothing
+            continue
+
+
+@dataclass(frozen=True)
+class HostFacts:
+    """The host launches linked to the kernels of one kernel file: (kernel name, launches) pairs,
+    sorted; the name ``""`` stands for the file's compute entry point (Vulkan)."""
+
+    launches: tuple[tuple[str, tuple[HostLaunch, ...]], ...]
+
+    def for_kernel(self, name: str) -> tuple[HostLaunch, ...]:
+        for n, ls in self.launches:
+            if n == name:
+                return ls
+        return ()
+
+    def digest(self) -> str:
+        """A stable digest of everything here (part of the lint cache's key: a changed host line
+        changes the findings' related locations)."""
+        return hashlib.sha256(repr(self.launches).encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+
+def scan_file(path: str, data: bytes) -> tuple[HostLaunch, ...]:
+    """Every registered scanner's launches for one host file, cached by content."""
+    key = (path, hashlib.blake2b(data, digest_size=16).hexdigest())
+    hit = _SCANNED.get(key)
+    if hit is not None:
+        return hit
+    out: list[HostLaunch] = []
+    for scanner in scanners_for(path):
+        try:
+            out.extend(scanner(path, data))
+        except Exception:
+            continue
+    if len(_SCANNED) >= _SCANNED_MAX:
+        _SCANNED.clear()
+    got = _SCANNED[key] = tuple(out)
+    return got
+
+
+_CUDA_KERNEL = re.compile(rb"__global__\b")
+_CUDA_NOISE = re.compile(rb"__launch_bounds__\s*\([^()]*\)|__attribute__\s*\(\([^;{}]*?\)\)|__declspec\s*\([^()]*\)")
+_NAME_CALL = re.compile(rb"([A-Za-z_]\w*)\s*(?:<[^;{}()]*>\s*)?\(")
+_METAL_KERNEL = re.compile(rb"(?:\bkernel|\[\[\s*kernel\s*\]\])\s+void\s+([A-Za-z_]\w*)\s*\(")
+
+
+def kernel_names(data: bytes, language: str) -> set[str]:
+    """Names defined as kernels in a file (a textual scan: a name it wrongly adds can only make a
+    link ambiguous, which loses a fact, never adds one)."""
+    out: set[str] = set()
+    if language == "cuda":
+        for m in _CUDA_KERNEL.finditer(data):
+            head = _CUDA_NOISE.sub(b" ", data[m.end():m.end() + 400])
+            got = _NAME_CALL.search(head)
+            if got is not None:
+                out.add(got.group(1).decode("ascii", "replace"))
+    elif language == "metal":
+        out.update(m.group(1).decode("ascii", "replace") for m in _METAL_KERNEL.finditer(data))
+    return out
+
+
+def _norm(path: str) -> str:
+    return os.path.normcase(os.path.normpath(os.path.abspath(path)))
+
+
+def shader_candidates(literal: str) -> list[str]:
+    """The shader sources a path literal may name: ``x.comp.spv`` -> ``x.comp``; ``x.spv`` ->
+    ``x.comp``, ``x.glsl``; ``x.comp``/``x.glsl`` as written."""
+    low = literal.lower()
+    if low.endswith(".spv"):
+        stem = literal[:-4]
+        if stem.lower().endswith((".comp", ".glsl")):
+            return [stem]
+        return [stem + ".comp", stem + ".glsl"]
+    if low.endswith((".comp", ".glsl")):
+        return [literal]
+    return []
+
+
+class HostIndex:
+    """Host facts per kernel file for one run."""
+
+    def __init__(self) -> None:
+        self.by_file: dict[str, HostFacts] = {}
+        self.host_files = 0
+        self.launches = 0
+        self.linked = 0
+
+    def facts_for(self, path: str) -> HostFacts | None:
+        return self.by_file.get(_norm(path)) if self.by_file else None
+
+    @classmethod
+    def build(cls, paths: Iterable[str], kernel_files: Iterable[str], settings_for: Callable[[str], "Settings"],
+              exclude: tuple[str, ...] = (), read: Callable[[str], bytes] | None = None) -> "HostIndex":
+        """The index for linting ``kernel_files``, found under ``paths``. Never raises: an index that
+        cannot be built is empty (host facts are an extra; the lint goes on without them)."""
+        try:
+            return cls._build(paths, kernel_files, settings_for, exclude, read)
+        except Exception:
+            return cls()
+
+    @classmethod
+    def _build(cls, paths: Iterable[str], kernel_files: Iterable[str], settings_for: Callable[[str], "Settings"],
+               exclude: tuple[str, ...], read: Callable[[str], bytes] | None) -> "HostIndex":
+        from shaderlint.discovery import discover
+
+        index = cls()
+        read = read or _read
+        by_dir: dict[str, "Settings"] = {}
+
+        def settings(p: str) -> "Settings":
+            d = os.path.dirname(p)
+            st = by_dir.get(d)
+            if st is None:
+                st = by_dir[d] = settings_for(p)
+            return st
+
+        kernels: dict[str, tuple[str, str]] = {}  # normalised path -> (path, language)
+        for p in kernel_files:
+            st = settings(p)
+            lang = st.language_for(p)
+            if st.host_code and lang in ("cuda", "metal", "glsl"):
+                kernels[_norm(p)] = (p, lang)
+        if not kernels:
+            return index
+        load_scanners()
+        paths = list(paths)
+        found: list[tuple[str, HostLaunch]] = []
+        elsewhere: list[tuple[str, bytes]] = []
+        for hp in discover(paths, exclude, None, is_excluded=lambda p: settings(p).is_excluded(p),
+                           language_for=lambda p: "host" if scanners_for(p) else None):
+            if not scanners_for(hp) or not settings(hp).host_code:
+                continue
+            try:
+                if os.path.getsize(hp) > MAX_HOST_BYTES:
+                    continue
+                data = read(hp)
+            except OSError:
+                continue
+            index.host_files += 1
+            for launch in scan_file(hp, data):
+                found.append((hp, launch))
+            if _norm(hp) not in kernels and b"__global__" in data:
+                elsewhere.append((hp, data))  # kernels defined in a file not linted (a header) count for ambiguity
+        if not found:
+            return index
+        index.launches = sum(1 for _, l in found if l.api != "reference")
+        linked: dict[str, dict[str, list[HostLaunch]]] = {}
+        # kernels by name, for CUDA and Metal launches
+        wanted = {l.kernel for _, l in found if l.kernel}
+        defs: dict[tuple[str, str], set[str]] = {}  # (name, language) -> files
+        if wanted:
+            for key, (p, lang) in kernels.items():
+                if lang == "glsl":
+                    continue
+                try:
+                    data = read(p)
+                except OSError:
+                    continue
+                for name in kernel_names(data, lang) & wanted:
+                    defs.setdefault((name, lang), set()).add(key)
+            for hp, data in elsewhere:
+                for name in kernel_names(data, "cuda") & wanted:
+                    defs.setdefault((name, "cuda"), set()).add(_norm(hp))
+        roots = [os.path.dirname(p) if os.path.isfile(p) else p for p in paths] + [os.getcwd()]
+        for hp, launch in found:
+            if launch.api == "vulkan":
+                target = _shader_file(hp, launch, roots + [settings(hp).base_dir()], kernels)
+                if target is not None:
+                    linked.setdefault(target, {}).setdefault("", []).append(
+                        _with_shader(launch, kernels[target][0]))
+                continue
+            if not launch.kernel:
+                continue
+            langs = ("cuda",) if launch.api in CUDA_APIS else ("metal",) if launch.api in METAL_APIS \
+                else ("cuda", "metal") if launch.api == "reference" else ()
+            files: set[str] = set()
+            for lang in langs:
+                files |= defs.get((launch.kernel, lang), set())
+            if len(files) == 1:
+                linked.setdefault(next(iter(files)), {}).setdefault(launch.kernel, []).append(launch)
+        for target, per_kernel in linked.items():
+            index.by_file[target] = HostFacts(tuple(
+                (name, tuple(sorted(ls, key=lambda l: (l.at.path, l.at.start, l.api))))
+                for name, ls in sorted(per_kernel.items())))
+            index.linked += sum(1 for ls in per_kernel.values() for l in ls if l.api != "reference")
+        return index
+
+
+def _with_shader(launch: HostLaunch, shader: str) -> HostLaunch:
+    from dataclasses import replace
+
+    return replace(launch, shader=os.path.normpath(os.path.abspath(shader)))
+
+
+def _shader_file(host_path: str, launch: HostLaunch, roots: list[str],
+                 kernels: dict[str, tuple[str, str]]) -> str | None:
+    lit = launch.shader_literal
+    if not lit:
+        return None
+    bases = [os.path.dirname(host_path) or "."] + roots
+    for cand in shader_candidates(lit):
+        for base in bases:
+            key = _norm(os.path.join(base, cand))
+            if key in kernels and kernels[key][1] == "glsl":
+                return key
+    return None
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+# ---- facts -------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Derived:
+    """The facts every linked launch agrees on (None where they do not, or one is unknown)."""
+
+    group: tuple[int, int, int] | None = None
+    group_at: Span | None = None
+    dispatch: str | None = None
+    dispatch_at: Span | None = None
+    grid: tuple[int, int, int] | None = None  # in threads
+    grid_at: Span | None = None
+
+
+def derive(launches: tuple[HostLaunch, ...] | list[HostLaunch],
+           group_of: Callable[[HostLaunch], tuple[int, int, int] | None] | None = None) -> Derived:
+    """What all ``launches`` agree on. ``group_of`` gives a launch's group size where the kernel
+    file decides it (Vulkan specialization constants); default: :attr:`HostLaunch.group`."""
+    if not launches:
+        return Derived()
+    group_of = group_of or (lambda l: l.group)
+    groups = [group_of(l) for l in launches]
+    group = groups[0] if all(g is not None and g == groups[0] for g in groups) else None
+    first = launches[0]
+    group_at = (first.group_at or first.at) if group is not None else None
+    modes = [l.dispatch for l in launches]
+    dispatch = modes[0] if modes[0] in ("threads", "threadgroups") and all(m == modes[0] for m in modes) else None
+    grids: list[tuple[int, int, int] | None] = []
+    for l, g in zip(launches, groups):
+        if l.grid is None or l.dispatch not in ("threads", "threadgroups"):
+            grids.append(None)
+        elif l.dispatch == "threads":
+            grids.append(l.grid)
+        else:
+            grids.append(None if g is None else (l.grid[0] * g[0], l.grid[1] * g[1], l.grid[2] * g[2]))
+    grid = grids[0] if all(x is not None and x == grids[0] for x in grids) else None
+    return Derived(group, group_at, dispatch, first.at if dispatch else None,
+                   grid, (first.grid_at or first.at) if grid is not None else None)
+
+
+def _dims_text(d: tuple[int, int, int]) -> str:
+    xs = list(d)
+    while len(xs) > 1 and xs[-1] == 1:
+        xs.pop()
+    return "x".join(str(x) for x in xs)
+
+
+def apply(model: "FileModel", facts: HostFacts | None) -> None:
+    """Give the model's kernels the facts host code establishes for them, below every fact the
+    source itself states. Never raises."""
+    if facts is None or not facts.launches:
+        return
+    try:
+        _apply(model, facts)
+    except Exception:
+        return
+
+
+def _apply(model: "FileModel", facts: HostFacts) -> None:
+    from shaderlint.model.kernel import GroupSize
+
+    lang = model.language
+    for f in model.functions:
+        if lang == "glsl":
+            if not (f.is_entry and f.name == "main"):
+                continue
+            launches = facts.for_kernel("")
+            group_of = _glsl_group(model)
+        else:
+            if f.kind != "kernel":
+                continue
+            launches = facts.for_kernel(f.name)
+            group_of = None
+        if not launches:
+            continue
+        d = derive(launches, group_of)
+        gs = f.group_size
+        if gs is not None and gs.origin in ("launch", "dim3"):
+            # The size every launch *in this file* agrees on is a fact about those launches only: the
+            # kernel also runs with what launches elsewhere use. Kept only when all of them agree.
+            here = _norm(model.source.path)
+            elsewhere = [l for l in launches if _norm(l.at.path) != here]
+            if elsewhere and any(l.group != gs.dims for l in elsewhere):
+                f.group_size = None
+                f.host_facts[LAUNCHES_DISAGREE] = ("", elsewhere[0].at)
+            replaceable = False
+        else:
+            replaceable = gs is None or (lang == "glsl" and gs.origin == "local_size"
+                                         and any(getattr(model, "workgroup_spec_ids", None) or ()))
+        if d.group is not None and replaceable:
+            f.group_size = GroupSize(d.group, f.name_node.start_byte, f.name_node.end_byte, "host", True,
+                                     host=d.group_at)
+        if f.template_params:  # instances launched in other files (this file's own the model reads)
+            here_path = _norm(model.source.path)
+            seen: list[tuple[str, ...]] = []
+            for l in launches:
+                if l.template_args and l.template_args not in seen and _norm(l.at.path) != here_path:
+                    seen.append(l.template_args)
+            f.host_template_args = tuple(seen)
+        if d.dispatch is not None:
+            f.host_facts["dispatch"] = (d.dispatch, d.dispatch_at)
+        if d.grid is not None:
+            f.host_facts["grid-size"] = (_dims_text(d.grid), d.grid_at)
+
+
+def _glsl_group(model: "FileModel") -> Callable[[HostLaunch], tuple[int, int, int] | None]:
+    """A dispatch's workgroup size: the shader's ``local_size``, with the pipeline's specialization
+    constants where the shader takes a dimension from one (``layout(local_size_x_id = 0) in;``);
+    None when unknown. (Only a size set by specialization replaces the model's: see :func:`_apply`.)"""
+    ids = getattr(model, "workgroup_spec_ids", None)
+    sizes = getattr(model, "workgroup_size", None)
+
+    def group_of(l: HostLaunch) -> tuple[int, int, int] | None:
+        if sizes is None:
+            return None
+        if not ids or not any(ids):  # the shader's own size (what the dispatch's grid is counted in)
+            return (int(sizes[0]), int(sizes[1]), int(sizes[2])) if all(v for v in sizes) else None  # type: ignore[arg-type]
+        if l.specialization is None:
+            return None
+        spec = dict(l.specialization)
+        out: list[int] = []
+        for i in range(3):
+            v: int | None = sizes[i]
+            if ids[i] is not None:
+                try:
+                    cid = int(str(ids[i]), 0)
+                except ValueError:
+                    return None
+                if cid in spec:
+                    v = spec[cid]
+            if v is None or v <= 0:
+                return None
+            out.append(int(v))
+        return out[0], out[1], out[2]
+
+    return group_of

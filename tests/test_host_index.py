@@ -1,0 +1,365 @@
+"""Host facts across files: the index links launches to kernels, the engine, report and cache use them."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import shaderlint.runner as runner
+from shaderlint.cli import main
+from shaderlint.config import SettingsResolver
+from shaderlint.host.index import HostIndex, kernel_names, shader_candidates
+
+SCALE_CU = ("__global__ void scale(float* x, int n) {\n"
+            "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+            "    if (i < n) x[i] *= 2.0f;\n}\n")
+
+
+def host_cpp(threads: int, name: str = "scale") -> str:
+    return ("#include <cuda_runtime.h>\n"
+            f"#define THREADS {threads}\n"
+            "void run(float* x, int n) {\n"
+            "    void* args[] = {&x, &n};\n"
+            f"    cudaLaunchKernel((void*)&{name}, dim3((n + THREADS - 1) / THREADS), dim3(THREADS), args, 0, 0);\n"
+            "}\n")
+
+
+BLUR_COMP = ("#version 450\n"
+             "layout(local_size_x_id = 0, local_size_y_id = 1) in;\n"
+             "layout(binding = 0) buffer B { float data[]; };\n"
+             "void main() {\n    uint i = gl_GlobalInvocationID.x;\n    data[i] = data[i] * 2.0;\n}\n")
+
+VK_CPP = ("void create(VkDevice d) {\n"
+          "  VkShaderModule m = loadShader(\"shaders/blur.comp.spv\");\n"
+          "  VkSpecializationMapEntry e[] = {{0, 0, 4}, {1, 4, 4}};\n"
+          "  uint32_t vals[] = {13, 13};\n"
+          "  VkSpecializationInfo si = {2, e, sizeof(vals), vals};\n"
+          "  vkCreateComputePipelines(d, 0, 1, &info, nullptr, &pipe);\n}\n"
+          "void record(VkCommandBuffer c) { vkCmdDispatch(c, 148, 84, 1); }\n")
+
+
+@pytest.fixture(autouse=True)
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / ".cache"))
+    return tmp_path
+
+
+def write(root, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+
+
+def lint_json(capsys, *args: str) -> list[dict]:
+    capsys.readouterr()
+    main(["--output-format", "json", "-j", "1", "--extend-select", "SL105,SL501", *args])
+    return json.loads(capsys.readouterr().out)
+
+
+def by_code(diags: list[dict], code: str) -> list[dict]:
+    return [d for d in diags if d["code"] == code]
+
+
+def test_cuda_kernel_gets_its_block_size_from_a_cpp_host_file(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    d = by_code(lint_json(capsys, "--no-cache", "."), "SL501")
+    assert len(d) == 1
+    assert d[0]["path"] == "kernels/scale.cu" and d[0]["line"] == 1
+    assert "block size 100" in d[0]["message"] and "host/main.cpp:5" in d[0]["message"]
+    assert {"path": "host/main.cpp", "line": 5, "column": 72, "message": "block size set here"} in d[0]["related"]
+
+
+def test_no_host_file_no_fact(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_vulkan_dispatch_links_to_the_comp_file_through_the_spv_name(project, capsys):
+    write(project, {"shaders/blur.comp": BLUR_COMP, "host/vk.cpp": VK_CPP})
+    d = by_code(lint_json(capsys, "--no-cache", "."), "SL501")
+    assert len(d) == 1 and d[0]["path"] == "shaders/blur.comp"
+    assert "13×13 = 169" in d[0]["message"] and "23 idle lanes" in d[0]["message"]
+    assert d[0]["related"][-1]["path"] == "host/vk.cpp" and d[0]["related"][-1]["line"] == 4  # `vals`
+
+
+def test_vulkan_literal_naming_no_linted_shader_is_dropped(project):
+    write(project, {"shaders/other.comp": BLUR_COMP, "host/vk.cpp": VK_CPP})
+    index = HostIndex.build(["."], ["shaders/other.comp"], SettingsResolver(None, {}).for_path)
+    assert index.by_file == {} and index.launches == 1
+
+
+def test_conflicting_launches_give_no_size(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/a.cpp": host_cpp(100), "host/b.cpp": host_cpp(96)})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+    index = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path)
+    assert len(index.facts_for("kernels/scale.cu").for_kernel("scale")) == 2  # linked, but they disagree
+
+
+def test_agreeing_launches_give_the_size(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/a.cpp": host_cpp(100), "host/b.cpp": host_cpp(100)})
+    assert len(by_code(lint_json(capsys, "--no-cache", "."), "SL501")) == 1
+
+
+def test_kernel_used_as_a_value_elsewhere_gives_no_size(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/a.cpp": host_cpp(100),
+                    "host/table.cpp": "void reg() { register_kernel(scale); }\nvoid f() { cudaLaunchKernel(0, 1, 1, 0); }\n"})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_ambiguous_kernel_name_links_nowhere(project, capsys):
+    write(project, {"a/scale.cu": SCALE_CU, "b/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+    index = HostIndex.build(["."], ["a/scale.cu", "b/scale.cu"], SettingsResolver(None, {}).for_path)
+    assert index.by_file == {}
+
+
+def test_annotation_in_the_source_wins(project, capsys):
+    write(project, {"kernels/scale.cu": "// shaderlint: threadgroup-size=128\n" + SCALE_CU,
+                    "host/main.cpp": host_cpp(100)})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_declaration_in_the_source_wins(project, capsys):
+    write(project, {"kernels/scale.cu": "__launch_bounds__(256)\n" + SCALE_CU, "host/main.cpp": host_cpp(100)})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_same_file_launches_are_launches_like_the_others(project, capsys):
+    from shaderlint.report import main as report
+
+    same = "void go(float* x) { scale<<<1, 100>>>(x, 100); }\n"
+    write(project, {"kernels/scale.cu": SCALE_CU + same, "host/main.cpp": host_cpp(100)})
+    capsys.readouterr()
+    report(["--format", "json", "."])
+    assert json.loads(capsys.readouterr().out)[0]["threads_per_group"] == 100  # all launches agree
+    (project / "host/main.cpp").write_text(host_cpp(128))
+    report(["--format", "json", "."])
+    assert json.loads(capsys.readouterr().out)[0]["threads_per_group"] is None  # 100 here, 128 there
+    d = by_code(lint_json(capsys, "--no-cache", "."), "SL501")  # the in-file launch's own size is still checked
+    assert len(d) == 1 and d[0]["path"] == "kernels/scale.cu" and d[0]["line"] == 5
+
+
+def test_host_code_false_turns_it_off(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
+                    "shaderlint.toml": "host-code = false\n"})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_cache_entry_changes_with_the_host_file(project, capsys, monkeypatch):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    calls: list[str] = []
+    real = runner.lint_source
+
+    def spy(path, data, settings=None, *a, **kw):
+        calls.append(path)
+        return real(path, data, settings, *a, **kw)
+
+    monkeypatch.setattr(runner, "lint_source", spy)
+    first = by_code(lint_json(capsys, "."), "SL501")
+    assert calls == ["kernels/scale.cu"] and len(first) == 1
+    again = by_code(lint_json(capsys, "."), "SL501")
+    assert calls == ["kernels/scale.cu"] and again == first  # a hit, related location in the host file kept
+    assert again[0]["related"][-1]["path"] == "host/main.cpp"
+    (project / "host/main.cpp").write_text("\n" + host_cpp(100))  # the launch moves a line down
+    moved = by_code(lint_json(capsys, "."), "SL501")
+    assert len(calls) == 2 and moved[0]["related"][-1]["line"] == 6
+    (project / "host/main.cpp").write_text(host_cpp(128))
+    assert by_code(lint_json(capsys, "."), "SL501") == [] and len(calls) == 3
+
+
+def test_report_shows_where_the_size_comes_from(project, capsys):
+    from shaderlint.report import main as report
+
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    capsys.readouterr()
+    assert report(["."]) == 0
+    out = capsys.readouterr().out
+    assert "100†" in out and "host: threads per group 100 from host/main.cpp:5" in out
+    assert report(["--format", "json", "."]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert rows[0]["threads_per_group"] == 100 and set(rows[0]) == {
+        "path", "kernel", "line", "language", "threads_per_group", "registers", "registers_source",
+        "threadgroup_memory_bytes", "stack_bytes", "target", "occupancy", "limiter"}
+
+
+def test_workers_receive_the_host_facts(project, capsys, monkeypatch):
+    # enough source for the pool (runner.POOL_MIN_BYTES) so the facts travel to worker processes
+    files = {f"kernels/k{i}.cu": SCALE_CU.replace("scale", f"scale{i}") + "// " + "x" * 9000 + "\n" for i in range(8)}
+    files["host/main.cpp"] = "".join(host_cpp(100, f"scale{i}").replace("run(", f"run{i}(") for i in range(8))
+    write(project, files)
+    capsys.readouterr()
+    main(["--output-format", "json", "-j", "2", "--no-cache", "--extend-select", "SL501", "."])
+    got = by_code(json.loads(capsys.readouterr().out), "SL501")
+    assert sorted(d["path"] for d in got) == sorted(f for f in files if f.endswith(".cu"))
+
+
+def test_kernel_names():
+    src = (b"template <int N> __global__ void __launch_bounds__(256) tiled(float* x) {}\n"
+           b"extern \"C\" __global__ void plain(int n) {}\n__device__ void helper() {}\n")
+    assert kernel_names(src, "cuda") == {"tiled", "plain"}
+    assert kernel_names(b"kernel void add(device float* a [[buffer(0)]]) {}\n[[kernel]] void mul() {}\n",
+                        "metal") == {"add", "mul"}
+
+
+def test_shader_candidates():
+    assert shader_candidates("shaders/blur.comp.spv") == ["shaders/blur.comp"]
+    assert shader_candidates("blur.spv") == ["blur.comp", "blur.glsl"]
+    assert shader_candidates("blur.comp") == ["blur.comp"]
+    assert shader_candidates("blur.vert") == []
+
+
+ADD_METAL = ("#include <metal_stdlib>\nusing namespace metal;\n"
+             "kernel void add(device float* a [[buffer(0)]], uint gid [[thread_position_in_grid]]) {\n"
+             "    a[gid] = a[gid] + 1.0f;\n}\n")
+
+
+@pytest.fixture
+def fake_swift(monkeypatch):
+    """A stand-in Metal host scanner for .swift files: one line `dispatch <mode> <kernel> <w>x<h>` per
+    launch (the real ones live in their own modules; the index must work for any HostLaunch)."""
+    from shaderlint.host import ALL_SCANNERS, HostLaunch, Span
+
+    def scan(path: str, data: bytes):
+        out = []
+        for no, line in enumerate(data.decode().splitlines(), 1):
+            parts = line.split()
+            if len(parts) == 4 and parts[0] == "dispatch":
+                w, h = (int(x) for x in parts[3].split("x"))
+                out.append(HostLaunch(Span(path, 0, len(line), no, 1), "metal", kernel=parts[2], dispatch=parts[1],
+                                      group=(w, h, 1), group_at=Span(path, 0, len(line), no, 1)))
+        return out
+
+    monkeypatch.setitem(ALL_SCANNERS, ".swift", [scan])
+    return scan
+
+
+def test_metal_sl105_decided_by_the_host_dispatch(project, capsys, fake_swift):
+    write(project, {"Shaders/add.metal": ADD_METAL, "App/Renderer.swift": "// x\ndispatch threadgroups add 16x16\n"})
+    d = by_code(lint_json(capsys, "--no-cache", "."), "SL105")
+    assert len(d) == 1 and d[0]["path"] == "Shaders/add.metal"
+    assert {"path": "App/Renderer.swift", "line": 2, "column": 1, "message": "dispatched here; threadgroup size set here"} in d[0]["related"]
+    (project / "App/Renderer.swift").write_text("dispatch threads add 16x16\n")
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL105") == []
+    (project / "App/Renderer.swift").write_text("dispatch threads add 16x16\ndispatch threadgroups add 16x16\n")
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL105") == []  # they disagree: Metal's default
+
+
+def test_metal_threadgroup_size_from_the_host(project, capsys, fake_swift):
+    write(project, {"Shaders/add.metal": ADD_METAL, "App/Renderer.swift": "dispatch threads add 13x13\n"})
+    d = by_code(lint_json(capsys, "--no-cache", "."), "SL501")
+    assert len(d) == 1 and "13×13 = 169" in d[0]["message"]
+    assert d[0]["related"][-1]["path"] == "App/Renderer.swift"
+
+
+def test_a_cuda_launch_does_not_link_to_a_metal_kernel(project, capsys):
+    write(project, {"Shaders/add.metal": ADD_METAL, "host/main.cpp": host_cpp(100, "add")})
+    index = HostIndex.build(["."], ["Shaders/add.metal"], SettingsResolver(None, {}).for_path)
+    assert index.by_file == {}
+
+
+def test_one_thread_launches_from_host_code_are_on_purpose(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU,
+                    "host/main.cpp": "void f(float* x) { void* a[] = {&x}; cudaLaunchKernel((void*)scale, 1, 1, a); }\n"})
+    diags = lint_json(capsys, "--no-cache", "--extend-select", "SL501,SL506", ".")
+    assert by_code(diags, "SL501") == [] and by_code(diags, "SL506") == []
+    (project / "host/main.cpp").write_text("void f(float* x, int n) { void* a[] = {&x}; "
+                                           "cudaLaunchKernel((void*)scale, n, 1, a); }\n")
+    assert len(by_code(lint_json(capsys, "--no-cache", "."), "SL501")) == 1  # one-thread blocks over a grid
+
+
+def test_sarif_related_location_in_the_host_file(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    capsys.readouterr()
+    main(["--output-format", "sarif", "-j", "1", "--no-cache", "--extend-select", "SL501", "."])
+    results = json.loads(capsys.readouterr().out)["runs"][0]["results"]
+    sl501 = [r for r in results if r["ruleId"] == "SL501"]
+    assert len(sl501) == 1
+    rel = sl501[0]["relatedLocations"][-1]["physicalLocation"]
+    assert rel["artifactLocation"]["uri"].endswith("host/main.cpp") and rel["region"]["startLine"] == 5
+
+
+def test_vulkan_literal_relative_to_the_project_root(project):
+    write(project, {"shaders/blur.comp": BLUR_COMP, "app/src/vk.cpp": VK_CPP})
+    os.chdir(project / "app")  # neither the cwd, the linted path nor the host file's directory holds shaders/
+    index = HostIndex.build(["."], ["../shaders/blur.comp"], SettingsResolver(None, {}).for_path)
+    assert index.by_file == {} and index.launches == 1
+    (project / "shaderlint.toml").write_text("")  # the project root: the configuration's directory
+    index = HostIndex.build(["."], ["../shaders/blur.comp"], SettingsResolver(None, {}).for_path)
+    assert len(index.facts_for("../shaders/blur.comp").for_kernel("")) == 1
+
+
+def test_index_never_raises(project, monkeypatch):
+    import shaderlint.host.index as index_mod
+
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+
+    def boom(path, data):
+        raise RuntimeError("scanner bug")
+
+    monkeypatch.setattr(index_mod, "scan_file", boom)
+    index = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path)
+    assert index.by_file == {} and index.facts_for("kernels/scale.cu") is None
+
+
+def test_host_facts_rank_above_configuration(project, capsys, fake_swift):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
+                    "Shaders/add.metal": ADD_METAL, "App/Renderer.swift": "dispatch threadgroups add 64x1\n",
+                    "shaderlint.toml": '[facts]\n"**" = { threadgroup-size = "128", dispatch = "threads" }\n'})
+    diags = lint_json(capsys, "--no-cache", ".")
+    assert [d["path"] for d in by_code(diags, "SL501")] == ["kernels/scale.cu"]  # 100 from host code, not 128
+    assert [d["path"] for d in by_code(diags, "SL105")] == ["Shaders/add.metal"]  # threadgroups from host code
+
+
+def test_vulkan_grid_counted_in_the_shaders_own_workgroups(project):
+    from shaderlint.engine import lint_source
+    from shaderlint.config import Settings
+
+    comp = BLUR_COMP.replace("local_size_x_id = 0, local_size_y_id = 1", "local_size_x = 16, local_size_y = 8")
+    write(project, {"shaders/blur.comp": comp, "host/vk.cpp": VK_CPP})
+    index = HostIndex.build(["."], ["shaders/blur.comp"], SettingsResolver(None, {}).for_path)
+    r = lint_source("shaders/blur.comp", comp.encode(), Settings(), host=index.facts_for("shaders/blur.comp"))
+    main_fn = next(f for f in r.model.functions if f.name == "main")
+    assert main_fn.group_size.origin == "local_size" and main_fn.group_size.dims == (16, 8, 1)
+    assert main_fn.host_facts["grid-size"][0] == "2368x672"  # 148x84 groups of 16x8
+
+
+def test_host_code_setting_from_the_command_line(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    assert by_code(lint_json(capsys, "--no-cache", "--config", "host-code = false", "."), "SL501") == []
+    capsys.readouterr()
+    main(["--show-settings", "--config", "host-code = false", "kernels/scale.cu"])
+    assert "host-code = false" in capsys.readouterr().out.splitlines()
+    main(["--show-settings", "kernels/scale.cu"])
+    assert "host-code = true" in capsys.readouterr().out.splitlines()
+
+
+def test_bad_host_code_value_is_a_configuration_error(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "shaderlint.toml": 'host-code = "yes"\n'})
+    capsys.readouterr()
+    assert main(["kernels/scale.cu"]) == 2
+    assert "host-code" in capsys.readouterr().err
+
+
+def test_kernel_of_the_same_name_in_a_header_not_linted_makes_it_ambiguous(project, capsys):
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
+                    "third/scale.h": "__global__ void scale(double* x, int n) { }\n"})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
+def test_template_instances_launched_in_host_code(project, capsys):
+    from shaderlint.report import main as report
+
+    write(project, {
+        "k.cuh": ("template <typename T, int N>\n__global__ void tiled(T* x, int n) {\n    T acc[N];\n"
+                  "    for (int j = 0; j < N; ++j) acc[j] = x[threadIdx.x * N + j];\n    x[threadIdx.x] = acc[0];\n}\n"),
+        "host.cu": ("#include \"k.cuh\"\n#define TILE 8\nvoid run(float* x, double* y, int n) {\n"
+                    "    tiled<float, TILE><<<(n + 255) / 256, 256>>>(x, n);\n"
+                    "    tiled<double, 4><<<(n + 255) / 256, 256>>>(y, n);\n}\n")})
+    capsys.readouterr()
+    report(["--format", "json", "."])
+    rows = [r for r in json.loads(capsys.readouterr().out) if r["path"] == "k.cuh"]
+    assert [(r["kernel"], r["threads_per_group"]) for r in rows] == [("tiled<float, 8>", 256), ("tiled<double, 4>", 256)]
