@@ -380,7 +380,10 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
             f.host_template_args = tuple(seen)
         if d.dispatch is not None:
             f.host_facts["dispatch"] = (d.dispatch, d.dispatch_at)
-        if d.grid is not None:
+        if d.grid is not None and not f.template_params \
+                and any(_norm(l.at.path) != _norm(model.source.path) for l in launches):
+            # (a template's instances each have their own launches: one grid says nothing of the
+            # others; launches all in the kernel's own file are read by the model itself)
             f.host_facts["grid-size"] = (_dims_text(d.grid), d.grid_at)
 
 
