@@ -199,6 +199,21 @@ class Runner {
         }
     }
 
+    func inClosure(_ buffer: MTLCommandBuffer, library: MTLLibrary, device: MTLDevice) throws {
+        let current = try device.makeComputePipelineState(function: library.makeFunction(name: "c")!)
+        for current in pipelines {
+            let encoder = buffer.makeComputeCommandEncoder()!
+            encoder.setComputePipelineState(current)
+            encoder.dispatchThreads(grid, threadsPerThreadgroup: tg)  // D9
+        }
+        pipelines.forEach { current in
+            let encoder = buffer.makeComputeCommandEncoder()!
+            encoder.setComputePipelineState(current)
+            encoder.dispatchThreads(grid, threadsPerThreadgroup: tg)  // D10
+        }
+        _ = current
+    }
+
     func fromParameter(_ encoder: MTLComputeCommandEncoder, pso: MTLComputePipelineState) {
         encoder.setComputePipelineState(pso)
         encoder.dispatchThreads(grid, threadsPerThreadgroup: tg)  // D5
@@ -224,7 +239,7 @@ class Runner {
 """
 
 
-@pytest.mark.parametrize("marker", ["D1", "D2", "D3", "D4", "D5", "D6", "D7", "D8"])
+@pytest.mark.parametrize("marker", ["D1", "D2", "D3", "D4", "D5", "D6", "D7", "D8", "D9", "D10"])
 def test_swift_pipelines_chosen_at_run_time_have_no_kernel(marker):
     launches = {x.at.line: x for x in scan(scan_swift, SWIFT_AMBIGUOUS)}
     d = launches[line_of(SWIFT_AMBIGUOUS, "// " + marker)]

@@ -32,6 +32,7 @@ C++ host index combines with the CUDA and Vulkan scanners).
 
 from __future__ import annotations
 
+import bisect
 import re
 import warnings
 from dataclasses import dataclass, field
@@ -206,6 +207,10 @@ class _Analysis:
         self.prop_memo: dict[str, object] = {}
         self.summary_memo: dict[int, int | None] = {}
         self.active: set = set()
+        self.func_memo: dict[int, ts.Node | None] = {}
+        self.set_starts: list[int] = []
+        self.scoped: dict[tuple[str, int, int], list[_Decl]] = {}
+        self.assign_index: dict[str, dict] = {}
         self.steps = 0
 
     # -- small helpers -------------------------------------------------------------------------
@@ -220,6 +225,14 @@ class _Analysis:
         return Span(self.path, start, end, line, column)
 
     def func_of(self, node: ts.Node) -> ts.Node | None:
+        key = node.id
+        if key in self.func_memo:
+            return self.func_memo[key]
+        result = self.find_func(node)
+        self.func_memo[key] = result
+        return result
+
+    def find_func(self, node: ts.Node) -> ts.Node | None:
         n = node.parent
         while n is not None:
             if n.type in self.FUNCTIONS:
@@ -252,7 +265,9 @@ class _Analysis:
         while stack:
             node = stack.pop()
             self.visit(node)
-            stack.extend(reversed(node.children))
+            stack.extend(reversed(node.named_children))
+        self.set_starts = [s.node.start_byte for s in self.sets]
+        self.index_scopes()
 
     def visit(self, node: ts.Node) -> None:
         raise NotImplementedError
@@ -277,12 +292,21 @@ class _Analysis:
     # -- what calls mean (shared: Swift base names, ObjC selectors, C++ names) -------------------
 
     def dispatch_kind(self, call: _Call) -> str | None:
+        """``threads`` / ``threadgroups`` for the encoder's dispatch methods, by their full
+        signature (a user's own ``dispatchThreads(count)`` is not one)."""
         n = call.name
-        if n in ("dispatchThreads", "dispatchThreads:threadsPerThreadgroup:"):
+        if n == "dispatchThreads:threadsPerThreadgroup:":
             return "threads"
-        if n.startswith("dispatchThreadgroups"):
+        if n.startswith("dispatchThreadgroups") and n.endswith("threadsPerThreadgroup:"):
             return "threadgroups"
-        return None
+        if n not in ("dispatchThreads", "dispatchThreadgroups") or call.receiver is None:
+            return None
+        if self.language_name == "swift":
+            if not call.labels or call.labels[-1] != "threadsPerThreadgroup":
+                return None
+        elif len(call.args) not in (2, 3) or (n == "dispatchThreads" and len(call.args) != 2):
+            return None
+        return "threads" if n == "dispatchThreads" else "threadgroups"
 
     def dispatch_parts(self, call: _Call) -> tuple[ts.Node | None, ts.Node | None]:
         """(grid, group) argument nodes; grid None for indirect dispatches."""
@@ -420,17 +444,46 @@ class _Analysis:
 
     # -- names ----------------------------------------------------------------------------------
 
+    def tick(self, n: int = 1) -> None:
+        self.steps += n
+        if self.steps > MAX_STEPS:
+            raise _Budget
+
+    def index_scopes(self) -> None:
+        whole = (0, len(self.data))
+        for name, decls in self.decls.items():
+            for d in decls:
+                if d.value != "global" and d.scope != whole:
+                    self.scoped.setdefault((name, d.scope[0], d.scope[1]), []).append(d)
+
     def local_decl(self, name: str, pos: int) -> _Decl | None:
-        best = None
-        for d in self.decls.get(name, ()):
-            s, e = d.scope
-            if not (s <= pos < e) or (d.param is None and d.pos > pos) or d.scope == (0, len(self.data)):
-                continue
-            if d.value == "global":
-                continue
-            if best is None or (e - s, -d.pos) < (best.scope[1] - best.scope[0], -best.pos):
-                best = d
-        return best
+        """The innermost local declaration of ``name`` in scope at ``pos`` (None: a property or global)."""
+        if name not in self.decls:
+            return None
+        n = self.root.descendant_for_byte_range(pos, pos)
+        while n is not None:
+            self.tick()
+            found = self.scoped.get((name, n.start_byte, n.end_byte))
+            if found:
+                best = None
+                for d in found:
+                    if (d.param is not None or d.pos <= pos) and (best is None or d.pos > best.pos):
+                        best = d
+                if best is not None:
+                    return best
+            n = n.parent
+        return None
+
+    def assignments_of(self, name: str, decl: _Decl | None) -> list:
+        """The assignments to ``name`` that write ``decl`` (None: the property or global)."""
+        index = self.assign_index.get(name)
+        if index is None:
+            index = {}
+            for pos, value in self.assigns.get(name, ()):
+                d = self.local_decl(name, pos)
+                index.setdefault(id(d) if d is not None else None, []).append(value)
+            self.assign_index[name] = index
+        return index.get(id(decl) if decl is not None else None, [])
 
     def eval_name(self, name: str, node: ts.Node, depth: int) -> object:
         d = self.local_decl(name, node.start_byte)
@@ -451,9 +504,8 @@ class _Analysis:
                     values.append(self.eval_size_init(d.value, depth))
                 else:
                     values.append(self.eval(d.value, depth))
-            for pos, value in self.assigns.get(name, ()):
-                if self.local_decl(name, pos) is d:
-                    values.append(None if value == "unknown" else self.eval(value, depth))
+            for value in self.assignments_of(name, d):
+                values.append(None if value == "unknown" else self.eval(value, depth))
             return _combine(values)
         finally:
             self.active.discard(key)
@@ -468,9 +520,8 @@ class _Analysis:
         try:
             values: list = []
             for cand in {name, key, "_" + key}:
-                for pos, value in self.assigns.get(cand, ()):
-                    if self.local_decl(cand, pos) is None:
-                        values.append(None if value == "unknown" else self.eval(value, depth))
+                for value in self.assignments_of(cand, None):
+                    values.append(None if value == "unknown" else self.eval(value, depth))
             for pos, value in self.props.get(key, ()):
                 if value == "unknown":
                     values.append(None)
@@ -495,9 +546,7 @@ class _Analysis:
             return None
         if depth > MAX_DEPTH:
             return None
-        self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise _Budget
+        self.tick()
         cached = self.memo.get(node.id, self)
         if cached is not self:
             return cached
@@ -532,13 +581,17 @@ class _Analysis:
         func = self.func_of(d)
         fid = func.id if func is not None else None
         last = None
-        for s in self.sets:
-            if s.node.end_byte > d.start_byte:
+        i = bisect.bisect_left(self.set_starts, d.start_byte) - 1
+        while i >= 0:
+            self.tick()
+            s = self.sets[i]
+            i -= 1
+            if func is not None and s.node.start_byte < func.start_byte:
                 break
             sf = self.func_of(s.node)
-            if (sf.id if sf is not None else None) != fid or self.receiver_key(s.receiver) != rkey:
-                continue
-            last = s
+            if (sf.id if sf is not None else None) == fid and self.receiver_key(s.receiver) == rkey:
+                last = s
+                break
         if last is None or not self.dominates(last.node, d):
             return None
         # No later bind on the same encoder that a loop could carry back to this dispatch.
@@ -546,15 +599,22 @@ class _Analysis:
         while loop is not None and loop.type not in self.LOOPS and (func is None or loop.id != func.id):
             loop = loop.parent
         if loop is not None and loop.type in self.LOOPS:
-            for s in self.sets:
-                if d.end_byte <= s.node.start_byte < loop.end_byte and self.receiver_key(s.receiver) == rkey:
+            i = bisect.bisect_left(self.set_starts, d.end_byte)
+            while i < len(self.sets) and self.sets[i].node.start_byte < loop.end_byte:
+                self.tick()
+                if self.receiver_key(self.sets[i].receiver) == rkey:
                     return None
+                i += 1
         # The encoder must not escape (passed to a call, reassigned) between the bind and the dispatch.
-        for pos in self.idents.get(rkey, ()):
-            if last.node.end_byte <= pos < d.start_byte:
-                ident = self.root.descendant_for_byte_range(pos, pos + len(rkey.encode()))
-                if ident is None or not self.is_receiver_position(ident):
-                    return None
+        positions = self.idents.get(rkey, [])
+        for k in range(bisect.bisect_left(positions, last.node.end_byte), len(positions)):
+            pos = positions[k]
+            self.tick()
+            if pos >= d.start_byte:
+                break
+            ident = self.root.descendant_for_byte_range(pos, pos + len(rkey.encode()))
+            if ident is None or not self.is_receiver_position(ident):
+                return None
         v = self.eval(last.args[0])
         return v.name if isinstance(v, _Kernel) else None
 
@@ -671,11 +731,21 @@ class _Swift(_Analysis):
                 stack.extend(n.children)
         return out
 
+    _BINDING_SCOPES = frozenset(
+        {"lambda_literal", "for_statement", "switch_entry", "catch_block", "if_statement", "while_statement",
+         "statements", "function_body", "function_declaration", "init_declaration", "source_file"}
+    )
+
     def local_unknown(self, ident: ts.Node, at: ts.Node) -> None:
-        scope, is_global = self.decl_scope(at)
+        """A name bound by a closure parameter, a loop, a ``case let`` or a catch: unknown value."""
         p = at.parent
-        scope = (p.start_byte, p.end_byte) if p is not None else scope
-        self.add_decl(_Decl(self.text(ident), ident.start_byte, scope, "unknown"))
+        while p is not None and p.type not in self._BINDING_SCOPES:
+            p = p.parent
+        if p is not None and p.type == "statements" and at.parent is not None and at.parent.type == "guard_statement":
+            p = p.parent if p.parent is not None else p
+        if p is None or p.type == "source_file":
+            return
+        self.add_decl(_Decl(self.text(ident), ident.start_byte, (p.start_byte, p.end_byte), "unknown"))
 
     def visit_property(self, node: ts.Node) -> None:
         scope, is_global = self.decl_scope(node)
@@ -983,7 +1053,7 @@ class _CFamily(_Analysis):
             n = n.parent
         return True
 
-    def func_of(self, node: ts.Node) -> ts.Node | None:
+    def find_func(self, node: ts.Node) -> ts.Node | None:
         n = node.parent
         outer = None
         while n is not None:
