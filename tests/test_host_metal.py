@@ -12,7 +12,13 @@ from shaderlint.host.metal import scan_metal_cpp, scan_objc, scan_swift
 
 
 def scan(scanner, text: str, path: str = "host") -> list[HostLaunch]:
-    return scanner(path, text.encode())
+    """The dispatches."""
+    return [x for x in scanner(path, text.encode()) if x.api == "metal"]
+
+
+def references(scanner, text: str) -> list[str]:
+    """The names written as literals that no linked dispatch accounts for."""
+    return [x.kernel for x in scanner("host", text.encode()) if x.api == "reference"]
 
 
 def line_of(text: str, needle: str, nth: int = 0) -> int:
@@ -579,3 +585,48 @@ def test_budget_bounds_the_work(monkeypatch):
     monkeypatch.setattr(metal, "MAX_STEPS", 5)
     (d,) = scan(scan_swift, SWIFT_ADDER)
     assert d.dispatch == "threads" and d.kernel is None and d.grid is None
+
+
+# --------------------------------------------------------------------------------------------
+# References: names the scanner sees but cannot account for
+
+
+def test_linked_names_are_not_references():
+    assert references(scan_swift, SWIFT_ADDER) == []
+    assert references(scan_swift, SWIFT_TWO) == []
+    assert references(scan_objc, OBJC_ADDER) == []
+    assert references(scan_metal_cpp, CPP_ADDER) == []
+
+
+def test_names_in_tables_ternaries_and_unlinked_binds_are_references():
+    text = """\
+class K {
+    let names = ["gelu", "relu"]
+    func encode(_ e: MTLComputeCommandEncoder, fast: Bool, device: MTLDevice, library: MTLLibrary) throws {
+        let a = try device.makeComputePipelineState(function: library.makeFunction(name: "scale")!)
+        let p = try device.makeComputePipelineState(function: library.makeFunction(name: fast ? "fast" : "slow")!)
+        e.setComputePipelineState(a)
+        e.dispatchThreads(MTLSize(width: 64, height: 1, depth: 1), threadsPerThreadgroup: MTLSize(width: 64, height: 1, depth: 1))
+        e.setComputePipelineState(p)
+        e.dispatchThreads(MTLSize(width: 64, height: 1, depth: 1), threadsPerThreadgroup: MTLSize(width: 64, height: 1, depth: 1))
+        print("done: \\(a)")
+    }
+}
+"""
+    assert [x.kernel for x in scan(scan_swift, text)] == ["scale", None]
+    # "scale" is linked once, but it is also bound before the unlinked second dispatch
+    assert references(scan_swift, text) == ["gelu", "relu", "scale", "fast", "slow"]
+
+
+def test_a_pipeline_also_dispatched_where_the_link_fails_is_a_reference():
+    text = """\
+static void run(id<MTLComputeCommandEncoder> enc, id<MTLDevice> dev, id<MTLLibrary> lib, BOOL flag) {
+    id<MTLComputePipelineState> a = [dev newComputePipelineStateWithFunction:[lib newFunctionWithName:@"kernel_a"] error:nil];
+    [enc setComputePipelineState:a];
+    [enc dispatchThreadgroups:MTLSizeMake(4, 1, 1) threadsPerThreadgroup:MTLSizeMake(64, 1, 1)];
+    prepare(enc);
+    [enc dispatchThreadgroups:MTLSizeMake(4, 1, 1) threadsPerThreadgroup:MTLSizeMake(128, 1, 1)];
+}
+"""
+    assert [x.kernel for x in scan(scan_objc, text)] == ["kernel_a", None]
+    assert references(scan_objc, text) == ["kernel_a"]

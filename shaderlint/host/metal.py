@@ -67,6 +67,8 @@ NULL = _Null()
 @dataclass(frozen=True)
 class _Str:
     text: str
+    #: Where the literal is written (-1: built from several).
+    start: int = field(default=-1, compare=False)
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ class _Kernel:
     """A function or a pipeline built from it: both stand for the function's name."""
 
     name: str
+    #: Where the name's literal is written (-1: built from several).
+    start: int = field(default=-1, compare=False)
 
 
 @dataclass(frozen=True)
@@ -124,6 +128,7 @@ class _Call:
     node: ts.Node
 
 
+_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _INT_RE = re.compile(r"^(0[xX][0-9a-fA-F_]+|0[bB][01_]+|0[oO][0-7_]+|[0-9][0-9_']*)([uUlLzZ]*)$")
 
 
@@ -209,6 +214,7 @@ class _Analysis:
         self.active: set = set()
         self.func_memo: dict[int, ts.Node | None] = {}
         self.set_starts: list[int] = []
+        self.literals: list[tuple[int, int, str]] = []
         self.scoped: dict[tuple[str, int, int], list[_Decl]] = {}
         self.assign_index: dict[str, dict] = {}
         self.steps = 0
@@ -274,6 +280,11 @@ class _Analysis:
 
     def call_of(self, node: ts.Node) -> _Call | None:
         raise NotImplementedError
+
+    def note_literal(self, node: ts.Node, content: ts.Node) -> None:
+        text = self.text(content)
+        if _NAME_RE.match(text):
+            self.literals.append((node.start_byte, node.end_byte, text))
 
     def note_call(self, node: ts.Node) -> None:
         call = self.call_of(node)
@@ -369,7 +380,7 @@ class _Analysis:
         if fa is not None:
             v = self.eval(fa, depth)
             if isinstance(v, _Str):
-                return _Kernel(v.text)
+                return _Kernel(v.text, v.start)
             if isinstance(v, _Param):
                 return v
             return None
@@ -426,7 +437,7 @@ class _Analysis:
         if index is None or index >= len(call.args):
             return None
         v = self.eval(call.args[index], depth)
-        return _Kernel(v.text) if isinstance(v, _Str) else None
+        return _Kernel(v.text, v.start) if isinstance(v, _Str) else None
 
     def summary(self, func: ts.Node, depth: int) -> int | None:
         """The parameter a helper passes, unchanged, as the one function name it builds."""
@@ -573,14 +584,15 @@ class _Analysis:
     def is_receiver_position(self, node: ts.Node) -> bool:
         raise NotImplementedError
 
-    def linked_kernel(self, call: _Call) -> str | None:
+    def binds_before(self, call: _Call) -> list[_Call]:
+        """The ``setComputePipelineState`` calls on the dispatch's encoder earlier in its function, last first."""
         rkey = self.receiver_key(call.receiver)
         if rkey is None:
-            return None
+            return []
         d = call.node
         func = self.func_of(d)
         fid = func.id if func is not None else None
-        last = None
+        out = []
         i = bisect.bisect_left(self.set_starts, d.start_byte) - 1
         while i >= 0:
             self.tick()
@@ -590,8 +602,17 @@ class _Analysis:
                 break
             sf = self.func_of(s.node)
             if (sf.id if sf is not None else None) == fid and self.receiver_key(s.receiver) == rkey:
-                last = s
-                break
+                out.append(s)
+        return out
+
+    def linked_kernel(self, call: _Call) -> _Kernel | None:
+        rkey = self.receiver_key(call.receiver)
+        if rkey is None:
+            return None
+        d = call.node
+        func = self.func_of(d)
+        binds = self.binds_before(call)
+        last = binds[0] if binds else None
         if last is None or not self.dominates(last.node, d):
             return None
         # No later bind on the same encoder that a loop could carry back to this dispatch.
@@ -616,7 +637,7 @@ class _Analysis:
             if ident is None or not self.is_receiver_position(ident):
                 return None
         v = self.eval(last.args[0])
-        return v.name if isinstance(v, _Kernel) else None
+        return v if isinstance(v, _Kernel) else None
 
     def dominates(self, a: ts.Node, b: ts.Node) -> bool:
         """Whether ``a`` runs on every path to ``b``: their common ancestor is a statement
@@ -636,23 +657,37 @@ class _Analysis:
     # -- results ----------------------------------------------------------------------------------
 
     def launches(self) -> list[HostLaunch]:
+        """One ``metal`` record per dispatch, then one ``reference`` record per name-like string
+        literal that no linked dispatch accounts for: a function name in a table, a ternary, a
+        pipeline whose dispatch is not linked, or one also bound before an unlinked dispatch. The
+        index derives no fact for a kernel with a reference, since it may run with any size."""
         out = []
+        accounted: set[int] = set()
+        unaccounted: set[int] = set()
+        exhausted = False
         for call, kind in self.dispatches:
             grid_node, group_node = self.dispatch_parts(call)
             try:
                 group = self.eval(group_node)
                 grid = self.eval(grid_node) if grid_node is not None else None
                 kernel = self.linked_kernel(call)
-            except _Budget:
+                if kernel is not None:
+                    accounted.add(kernel.start)
+                else:
+                    # every pipeline bound earlier on this encoder may be the one dispatched here
+                    for bind in self.binds_before(call):
+                        v = self.eval(bind.args[0])
+                        if isinstance(v, _Kernel):
+                            unaccounted.add(v.start)
+            except (_Budget, RecursionError):
                 group = grid = kernel = None
-            except RecursionError:
-                group = grid = kernel = None
+                exhausted = True
             node = call.node
             out.append(
                 HostLaunch(
                     at=self.span(node.start_byte, node.end_byte),
                     api="metal",
-                    kernel=kernel,
+                    kernel=kernel.name if kernel is not None else None,
                     group=group.dims if isinstance(group, _Size) else None,
                     group_at=self.span(group.start, group.end) if isinstance(group, _Size) else None,
                     dispatch=kind,
@@ -660,6 +695,9 @@ class _Analysis:
                     grid_at=self.span(grid.start, grid.end) if isinstance(grid, _Size) else None,
                 )
             )
+        for start, end, text in self.literals:
+            if exhausted or start not in accounted or start in unaccounted:
+                out.append(HostLaunch(at=self.span(start, end), api="reference", kernel=text))
         return out
 
 
@@ -693,6 +731,10 @@ class _Swift(_Analysis):
         t = node.type
         if t == "simple_identifier":
             self.idents.setdefault(self.text(node), []).append(node.start_byte)
+        elif t == "line_string_literal":
+            kids = node.named_children
+            if len(kids) == 1 and kids[0].type == "line_str_text":
+                self.note_literal(node, kids[0])
         elif t == "call_expression":
             self.note_call(node)
         elif t == "property_declaration":
@@ -903,7 +945,7 @@ class _Swift(_Analysis):
         if t == "line_string_literal":
             kids = node.named_children
             if len(kids) == 1 and kids[0].type == "line_str_text":
-                return _Str(self.text(kids[0]))
+                return _Str(self.text(kids[0]), node.start_byte)
             if not kids:
                 return _Str("")
             return None
@@ -971,6 +1013,10 @@ class _CFamily(_Analysis):
         t = node.type
         if t == "identifier":
             self.idents.setdefault(self.text(node), []).append(node.start_byte)
+        elif t == "string_literal":
+            kids = node.named_children
+            if len(kids) == 1 and kids[0].type == "string_content":
+                self.note_literal(node, kids[0])
         elif t in ("call_expression", "message_expression"):
             self.note_call(node)
         elif t == "declaration" or t == "field_declaration":
@@ -1250,7 +1296,7 @@ class _CFamily(_Analysis):
             if not kids:
                 return _Str("")
             if len(kids) == 1 and kids[0].type == "string_content":
-                return _Str(self.text(kids[0]))
+                return _Str(self.text(kids[0]), node.start_byte)
             return None
         if t == "concatenated_string":
             parts = [self.eval(c, depth) for c in node.named_children]
