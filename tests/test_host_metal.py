@@ -630,3 +630,34 @@ static void run(id<MTLComputeCommandEncoder> enc, id<MTLDevice> dev, id<MTLLibra
 """
     assert [x.kernel for x in scan(scan_objc, text)] == ["kernel_a", None]
     assert references(scan_objc, text) == ["kernel_a"]
+
+
+def test_numbers_other_files_may_change_are_not_constants():
+    swift = """\
+var globalTile = 8
+let fixedTile = 8
+class T {
+    var tile = 16
+    private var privateTile = 32
+    let pso: MTLComputePipelineState
+    func encode(_ e: MTLComputeCommandEncoder) {
+        e.dispatchThreadgroups(MTLSize(width: 1, height: 1, depth: 1), threadsPerThreadgroup: MTLSize(width: tile, height: 1, depth: 1))
+        e.dispatchThreadgroups(MTLSize(width: 1, height: 1, depth: 1), threadsPerThreadgroup: MTLSize(width: privateTile, height: 1, depth: 1))
+        e.dispatchThreadgroups(MTLSize(width: 1, height: 1, depth: 1), threadsPerThreadgroup: MTLSize(width: globalTile, height: 1, depth: 1))
+        e.dispatchThreadgroups(MTLSize(width: 1, height: 1, depth: 1), threadsPerThreadgroup: MTLSize(width: fixedTile, height: 1, depth: 1))
+    }
+}
+"""
+    assert [x.group for x in scan(scan_swift, swift)] == [None, (32, 1, 1), None, (8, 1, 1)]
+    objc = """\
+int gTile = 16;
+static int sTile = 32;
+const int cTile = 64;
+void encode(id<MTLComputeCommandEncoder> e) {
+    [e dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(gTile, 1, 1)];
+    [e dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(sTile, 1, 1)];
+    [e dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(cTile, 1, 1)];
+    [e dispatchThreadgroups:MTLSizeMake(1, 1, 1) threadsPerThreadgroup:MTLSizeMake(self.tile, 1, 1)];
+}
+"""
+    assert [x.group for x in scan(scan_objc, objc)] == [None, (32, 1, 1), (64, 1, 1), None]

@@ -217,6 +217,10 @@ class _Analysis:
         self.literals: list[tuple[int, int, str]] = []
         self.scoped: dict[tuple[str, int, int], list[_Decl]] = {}
         self.assign_index: dict[str, dict] = {}
+        #: Property and global keys declared constant or file-private (``let``, ``const``, ``static``,
+        #: ``#define``) and those declared where other files may write them.
+        self.closed: set[str] = set()
+        self.open: set[str] = set()
         self.steps = 0
 
     # -- small helpers -------------------------------------------------------------------------
@@ -254,6 +258,9 @@ class _Analysis:
 
     def add_prop(self, name: str, pos: int, value: object) -> None:
         self.props.setdefault(name.lstrip("_"), []).append((pos, value))
+
+    def declare_global(self, name: str, closed: bool) -> None:
+        (self.closed if closed else self.open).add(name.lstrip("_"))
 
     def scope_of(self, node: ts.Node) -> tuple[int, int]:
         p = node.parent
@@ -541,6 +548,10 @@ class _Analysis:
                 else:
                     values.append(self.eval(value, depth))
             result = _combine(values)
+            if isinstance(result, (int, _Size)) and (key not in self.closed or key in self.open):
+                # A number other files may change (a ``var``, a non-const global, an ObjC property)
+                # is not a constant; a pipeline property set once from one name still is.
+                result = None
         finally:
             self.active.discard(("prop", key))
         self.prop_memo[key] = result
@@ -718,6 +729,7 @@ class _Swift(_Analysis):
     )
     LOOPS = frozenset({"for_statement", "while_statement", "repeat_while_statement"})
     IDENT = "simple_identifier"
+    global_closed = False
     _TYPE_SCOPES = frozenset({"class_body", "protocol_body", "enum_class_body", "source_file"})
 
     def decl_scope(self, node: ts.Node) -> tuple[tuple[int, int], bool]:
@@ -791,6 +803,11 @@ class _Swift(_Analysis):
 
     def visit_property(self, node: ts.Node) -> None:
         scope, is_global = self.decl_scope(node)
+        if is_global:
+            binding = next((c for c in node.children if c.type == "value_binding_pattern"), None)
+            modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+            private = modifiers is not None and re.search(r"\b(private|fileprivate)\b", self.text(modifiers))
+            self.global_closed = (binding is not None and self.text(binding).strip() == "let") or bool(private)
         current = None
         for i, child in enumerate(node.children):
             f = node.field_name_for_child(i)
@@ -817,6 +834,7 @@ class _Swift(_Analysis):
             return
         name = self.text(bound)
         if is_global:
+            self.declare_global(name, self.global_closed)
             self.add_decl(_Decl(name, bound.start_byte, scope, "global"))
             if value is not None:
                 self.add_prop(name, bound.start_byte, value)
@@ -1040,6 +1058,7 @@ class _CFamily(_Analysis):
             name = node.child_by_field_name("name")
             value = node.child_by_field_name("value")
             if name is not None:
+                self.declare_global(self.text(name), True)
                 self.add_decl(_Decl(self.text(name), name.start_byte, (0, len(self.data)), "global"))
                 self.add_prop(self.text(name), name.start_byte, value if value is not None else "unknown")
         elif t == "field_initializer":
@@ -1116,6 +1135,9 @@ class _CFamily(_Analysis):
         typ = node.child_by_field_name("type")
         auto = any(c.type == "storage_class_specifier" and self.text(c) == "auto" for c in node.children)
         size_type = typ is not None and self.text(typ).replace(" ", "") in ("MTL::Size", "MTLSize")
+        quals = {self.text(c) for c in node.children if c.type in ("type_qualifier", "storage_class_specifier")}
+        # const/constexpr, or a file-static variable (every write to it is in this file)
+        closed = bool(quals & {"const", "constexpr"}) or ("static" in quals and node.type == "declaration")
         for i, child in enumerate(node.children):
             f = node.field_name_for_child(i)
             if f == "declarator":
@@ -1142,6 +1164,7 @@ class _CFamily(_Analysis):
                     continue
                 name = self.text(ident)
                 if is_global:
+                    self.declare_global(name, closed)
                     self.add_decl(_Decl(name, ident.start_byte, scope, "global"))
                     if value is not None:
                         if size_ctor:
@@ -1158,6 +1181,7 @@ class _CFamily(_Analysis):
                         ident = self.declarator_name(node.children[j])
                         break
                 if ident is not None:
+                    self.declare_global(self.text(ident), closed)
                     self.add_prop(self.text(ident), ident.start_byte, child)
 
     def visit_parameter(self, node: ts.Node) -> None:
