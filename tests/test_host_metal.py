@@ -661,3 +661,25 @@ void encode(id<MTLComputeCommandEncoder> e) {
 }
 """
     assert [x.group for x in scan(scan_objc, objc)] == [None, (32, 1, 1), (64, 1, 1), None]
+
+
+def test_static_constants_through_self_and_the_type_name():
+    text = """\
+final class MatVec {
+    private static let rowsPerGroup = 8
+    static var tunable = 4
+    let pso: MTLComputePipelineState
+    func encode(_ enc: MTLComputeCommandEncoder, rows: Int) {
+        enc.setComputePipelineState(pso)
+        enc.dispatchThreadgroups(MTLSize(width: (rows + Self.rowsPerGroup - 1) / Self.rowsPerGroup, height: 1, depth: 1),
+                                 threadsPerThreadgroup: MTLSize(width: 32 * Self.rowsPerGroup, height: 1, depth: 1))
+        enc.dispatchThreadgroups(MTLSize(width: 1, height: 1, depth: 1),
+                                 threadsPerThreadgroup: MTLSize(width: 32 * MatVec.rowsPerGroup, height: 1, depth: 1))
+        enc.dispatchThreadgroups(MTLSize(width: 1, height: 1, depth: 1),
+                                 threadsPerThreadgroup: MTLSize(width: 32 * Other.rowsPerGroup, height: 1, depth: 1))
+        enc.dispatchThreadgroups(MTLSize(width: 1, height: 1, depth: 1),
+                                 threadsPerThreadgroup: MTLSize(width: Self.tunable, height: 1, depth: 1))
+    }
+}
+"""
+    assert [x.group for x in scan(scan_swift, text)] == [(256, 1, 1), (256, 1, 1), None, None]

@@ -730,6 +730,7 @@ class _Swift(_Analysis):
     LOOPS = frozenset({"for_statement", "while_statement", "repeat_while_statement"})
     IDENT = "simple_identifier"
     global_closed = False
+    type_names: set[str] | None = None
     _TYPE_SCOPES = frozenset({"class_body", "protocol_body", "enum_class_body", "source_file"})
 
     def decl_scope(self, node: ts.Node) -> tuple[tuple[int, int], bool]:
@@ -886,11 +887,22 @@ class _Swift(_Analysis):
         else:
             self.unknown_write(inner)
 
+    _TYPE_DECL = re.compile(rb"\b(?:class|struct|enum|actor|extension)\s+([A-Za-z_][A-Za-z0-9_]*)")
+
     def self_member(self, nav: ts.Node) -> str | None:
+        """``x`` in ``self.x``, ``Self.x`` or ``T.x`` for a type ``T`` this file declares."""
         target = nav.child_by_field_name("target")
         suffix = nav.child_by_field_name("suffix")
-        if target is None or suffix is None or target.type != "self_expression":
+        if target is None or suffix is None:
             return None
+        if target.type != "self_expression":
+            if target.type != "simple_identifier":
+                return None
+            if self.type_names is None:
+                self.type_names = {m.group(1).decode() for m in self._TYPE_DECL.finditer(self.data)}
+            name = self.text(target)
+            if name != "Self" and name not in self.type_names:
+                return None
         ident = suffix.child_by_field_name("suffix")
         return self.text(ident) if ident is not None and ident.type == "simple_identifier" else None
 
