@@ -683,3 +683,29 @@ final class MatVec {
 }
 """
     assert [x.group for x in scan(scan_swift, text)] == [(256, 1, 1), (256, 1, 1), None, None]
+
+
+def test_a_size_changed_field_by_field_is_not_constant():
+    cpp = """\
+void run(MTL::ComputeCommandEncoder* enc, Ctx* ctx, NS::UInteger w) {
+    MTL::Size tg = MTL::Size(16, 16, 1);
+    tg.width = 8;
+    MTL::Size groups;
+    groups.width = (w + 7) / 8;
+    groups.height = 1;
+    groups.depth = 1;
+    ctx->pso = ctx->device->newComputePipelineState(ctx->lib->newFunction(MTLSTR("fill")), nullptr);
+    enc->setComputePipelineState(ctx->pso);
+    enc->dispatchThreadgroups(groups, tg);
+}
+"""
+    # the pipeline field is written once in the file, from one name: linked through any receiver
+    assert summary(scan(scan_metal_cpp, cpp)) == [(10, "threadgroups", "fill", None, None)]
+    swift = """\
+func run(enc: MTLComputeCommandEncoder) {
+    var tg = MTLSize(width: 16, height: 16, depth: 1)
+    tg.width = 8
+    enc.dispatchThreadgroups(MTLSize(width: 1, height: 1, depth: 1), threadsPerThreadgroup: tg)
+}
+"""
+    assert [x.group for x in scan(scan_swift, swift)] == [None]

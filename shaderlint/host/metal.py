@@ -1236,7 +1236,9 @@ class _CFamily(_Analysis):
             # ``self.x = …``, ``this->x = …`` and ``ctx->x = …``: the stored property ``x``.
             self.add_prop(self.member_of_self(left), node.start_byte, value)
             arg = left.child_by_field_name("argument")
-            if arg is not None and not self.is_self(arg) and arg.type != "identifier":
+            op = left.child_by_field_name("operator")
+            if arg is not None and not self.is_self(arg) and (op is None or self.text(op) != "->" or arg.type != "identifier"):
+                # ``tg.width = 8`` changes the value ``tg``; ``ctx->pso = …`` leaves the pointer ``ctx`` as it was
                 self.unknown_write(arg)
         else:
             self.unknown_write(left)
