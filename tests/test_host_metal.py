@@ -709,3 +709,23 @@ func run(enc: MTLComputeCommandEncoder) {
 }
 """
     assert [x.group for x in scan(scan_swift, swift)] == [None]
+
+
+def test_objc_setter_message_writes_the_property():
+    text = """\
+@implementation R
+- (instancetype)initWithDevice:(id<MTLDevice>)device library:(id<MTLLibrary>)lib {
+    self.pipeline = [device newComputePipelineStateWithFunction:[lib newFunctionWithName:@"first"] error:nil];
+    return self;
+}
+- (void)swap:(id<MTLComputePipelineState>)other {
+    [self setPipeline:other];
+}
+- (void)encode:(id<MTLComputeCommandEncoder>)enc {
+    [enc setComputePipelineState:self.pipeline];
+    [enc dispatchThreads:MTLSizeMake(64, 1, 1) threadsPerThreadgroup:MTLSizeMake(64, 1, 1)];
+}
+@end
+"""
+    assert [x.kernel for x in scan(scan_objc, text)] == [None]
+    assert [x.kernel for x in scan(scan_objc, text.replace("[self setPipeline:other];", ""))] == ["first"]

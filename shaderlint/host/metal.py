@@ -1049,6 +1049,8 @@ class _CFamily(_Analysis):
                 self.note_literal(node, kids[0])
         elif t in ("call_expression", "message_expression"):
             self.note_call(node)
+            if t == "message_expression":
+                self.note_setter(node)
         elif t == "declaration" or t == "field_declaration":
             self.visit_declaration(node)
         elif t == "assignment_expression":
@@ -1088,6 +1090,16 @@ class _CFamily(_Analysis):
             sel = self.method_selector(node)
             if sel:
                 self.functions.setdefault(sel, []).append(node)
+
+    _SETTER = re.compile(r"^set([A-Z][A-Za-z0-9_]*):$")
+
+    def note_setter(self, node: ts.Node) -> None:
+        """``[obj setPipeline:p]`` writes the property ``pipeline`` as ``obj.pipeline = p`` would."""
+        call = self.call_of(node)
+        m = self._SETTER.match(call.name) if call is not None and len(call.args) == 1 else None
+        if m:
+            name = m.group(1)
+            self.add_prop(name[0].lower() + name[1:], node.start_byte, "unknown")
 
     def method_selector(self, node: ts.Node) -> str:
         parts = []
