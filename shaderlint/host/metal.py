@@ -9,20 +9,27 @@ scanners here read one host file and return one :class:`~shaderlint.host.HostLau
 per dispatch call, with what can be traced *within that file*:
 
 * ``dispatch`` — from the call itself, always known;
-* ``group`` / ``grid`` — when the ``MTLSize`` is constant: literals, local
-  ``let``/``var``/``const`` values, file-level constants, stored properties and
-  ``#define``\\ s, through integer arithmetic and casts (``(n + 15) / 16`` with ``n``
+* ``group`` / ``grid`` — when the ``MTLSize`` is constant: literals, locals
+  (``let``/``var``, C declarations), constants no other file can write (Swift ``let``
+  and ``private`` properties, ``Self.x``, C ``const``/``constexpr``/``static``,
+  ``#define``), through integer arithmetic and casts (``(n + 15) / 16`` with ``n``
   unknown, ``pso.threadExecutionWidth`` and anything else read at run time: None);
 * ``kernel`` — the function name when the pipeline bound by the last
   ``setComputePipelineState`` on the same encoder, in the same function and on every
-  path to the dispatch, traces back to exactly one ``makeFunction`` name (through
-  locals, stored properties set anywhere in the file, and same-file helpers whose
-  parameter is the function name, ``getPipeline("name")``).
+  path to the dispatch (not in a branch, a ``case`` or a loop that binds again; the
+  encoder not handed to a call in between), traces back to exactly one
+  ``makeFunction`` name (through locals, stored properties set anywhere in the file,
+  and same-file helpers whose parameter is the function name, ``getPipeline("name")``).
 
-A name with more than one value in the file (two assignments, a parameter, a loop
-variable, a subscript of an array or dictionary, anything passed by address) is
-unknown; an unknown value leaves the field None. Precision first: a record never
-claims what the file does not show.
+A name with more than one value in the file (two assignments, a parameter, a loop or
+closure variable, a subscript of an array or dictionary, a field write, anything passed
+by address or through a setter) is unknown; an unknown value leaves the field None.
+Precision first: a record never claims what the file does not show.
+
+After the dispatches come ``reference`` records: one per name-like string literal that
+no linked dispatch accounts for (a name in a table or a ternary, a pipeline whose
+dispatch could not be linked or that is also bound before such a dispatch). A kernel
+named by one may run with any configuration, so the index derives no fact for it.
 
 The analysis is one language-neutral evaluator over three tree-sitter grammars:
 tree-sitter-swift, tree-sitter-objc (``.m``, and ``.mm`` whose C++ the grammar reads
@@ -267,9 +274,6 @@ class _Analysis:
         if p is None:
             return (0, len(self.data))
         return (p.start_byte, p.end_byte)
-
-    def is_local(self, node: ts.Node) -> bool:
-        return self.func_of(node) is not None
 
     # -- the walk --------------------------------------------------------------------------------
 
@@ -582,15 +586,10 @@ class _Analysis:
     # -- linking a dispatch to its pipeline -------------------------------------------------------
 
     def receiver_key(self, node: ts.Node | None) -> str | None:
-        if node is None:
-            return None
-        node = self.strip_optional(node)
-        if node.type in (self.IDENT, "identifier", "simple_identifier"):
+        """The encoder a call is made on, when it is a plain variable (``encoder``, ``encoder?``)."""
+        if node is not None and node.type == self.IDENT:
             return self.text(node)
         return None
-
-    def strip_optional(self, node: ts.Node) -> ts.Node:
-        return node
 
     def is_receiver_position(self, node: ts.Node) -> bool:
         raise NotImplementedError
@@ -953,9 +952,6 @@ class _Swift(_Analysis):
         if any(a is None for a in args):
             return None
         return _Call(name, tuple(labels), args, receiver, node)
-
-    def strip_optional(self, node: ts.Node) -> ts.Node:
-        return node
 
     def helper_key(self, call: _Call) -> str | None:
         if call.receiver is None or call.receiver.type == "self_expression":
