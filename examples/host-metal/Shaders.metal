@@ -20,7 +20,7 @@ kernel void brighten(device const float4* src [[buffer(0)]],
                      device float4* dst [[buffer(1)]],
                      constant uint& width [[buffer(2)]],
                      constant float& gain [[buffer(3)]],
-                     uint2 gid [[thread_position_in_grid]])
+                     ushort2 gid [[thread_position_in_grid]])
 {
     int i = int(gid.y * width + gid.x);
     float4 c = src[i];
