@@ -551,34 +551,47 @@ def test_registered_extensions():
     assert SCANNERS[".mm"] is scan_objc
 
 
-SAMPLES = [(scan_swift, SWIFT_ADDER + SWIFT_AMBIGUOUS), (scan_objc, OBJC_ADDER), (scan_metal_cpp, CPP_ADDER)]
+# The analysis itself, without the scanners' catch-all: a bug that raises shows here.
+SWIFT, OBJC, CPP = ((metal._Swift, "swift"), (metal._ObjC, "objc"), (metal._Cpp, "cpp"))
+SAMPLES = [(SWIFT, SWIFT_ADDER + SWIFT_AMBIGUOUS + SWIFT_IMAGE), (OBJC, OBJC_ADDER), (CPP, CPP_ADDER),
+           (OBJC, CPP_ADDER), (CPP, OBJC_ADDER), (SWIFT, OBJC_ADDER)]
 
 
-@pytest.mark.parametrize("scanner,text", SAMPLES)
-def test_never_raises_on_truncated_or_mutated_input(scanner, text):
+def analyse(lang, data: bytes) -> list[HostLaunch]:
+    return metal._analyse("t", data, *lang)
+
+
+@pytest.mark.parametrize("lang,text", SAMPLES)
+def test_analysis_never_raises_on_truncated_or_mutated_input(lang, text):
     rng = random.Random(20)
     data = text.encode()
-    for cut in range(0, len(data), max(1, len(data) // 40)):
-        assert isinstance(scanner("t", data[:cut]), list)
-    for _ in range(30):
+    for cut in range(0, len(data), max(1, len(data) // 60)):
+        assert all(isinstance(x, HostLaunch) for x in analyse(lang, data[:cut]))
+    for _ in range(60):
         buf = bytearray(data)
         for _ in range(rng.randint(1, 20)):
-            buf[rng.randrange(len(buf))] = rng.randrange(256)
-        out = scanner("t", bytes(buf))
-        assert all(isinstance(x, HostLaunch) for x in out)
+            k = rng.randrange(len(buf))
+            buf[k : k + rng.randint(1, 3)] = bytes([rng.randrange(256)]) * rng.randint(0, 3)
+        assert all(isinstance(x, HostLaunch) for x in analyse(lang, bytes(buf)))
 
 
-@pytest.mark.parametrize("scanner", [scan_swift, scan_objc, scan_metal_cpp])
-def test_never_raises_on_random_bytes_and_deep_nesting(scanner):
+@pytest.mark.parametrize("lang", [SWIFT, OBJC, CPP])
+def test_analysis_never_raises_on_random_bytes_and_deep_nesting(lang):
     rng = random.Random(7)
-    for _ in range(20):
+    for _ in range(30):
         junk = bytes(rng.randrange(256) for _ in range(rng.randint(0, 400)))
-        assert scanner("j", b"dispatchThreads" + junk) is not None
+        assert isinstance(analyse(lang, b"dispatchThreads" + junk), list)
     deep = b"x = " + b"(" * 5000 + b"1" + b")" * 5000 + b"; e.dispatchThreads(g, t);"
-    assert isinstance(scanner("d", deep), list)
+    assert isinstance(analyse(lang, deep), list)
     chain = "".join(f"let v{i} = v{i + 1}\n" for i in range(3000)) + "e.dispatchThreads(v0, threadsPerThreadgroup: v0)\n"
-    assert isinstance(scanner("c", chain.encode()), list)
-    assert scanner("n", None) == []  # type: ignore[arg-type]
+    assert isinstance(analyse(lang, chain.encode()), list)
+
+
+def test_scanners_take_anything():
+    for scanner in (scan_swift, scan_objc, scan_metal_cpp):
+        assert scanner("n", None) == []  # type: ignore[arg-type]
+        assert scanner("e", b"") == []
+        assert scanner("b", b"\xff\xfe dispatchThreads \x00") == []
 
 
 def test_budget_bounds_the_work(monkeypatch):

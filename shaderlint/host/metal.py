@@ -1436,20 +1436,24 @@ def _language(name: str) -> ts.Language | None:
     return lang
 
 
+def _analyse(path: str, data: bytes, cls: type[_Analysis], grammar: str) -> list[HostLaunch]:
+    """The scan itself; may raise on a bug (the tests call it directly to see one)."""
+    if not isinstance(data, (bytes, bytearray)) or len(data) > MAX_BYTES:
+        return []
+    data = bytes(data)
+    if not any(t in data for t in _TRIGGER):
+        return []
+    lang = _language(grammar)
+    if lang is None:
+        return []
+    analysis = cls(path, data, ts.Parser(lang).parse(data))
+    analysis.collect()
+    return analysis.launches()
+
+
 def _scan(path: str, data: bytes, cls: type[_Analysis], grammar: str) -> list[HostLaunch]:
     try:
-        if not isinstance(data, (bytes, bytearray)) or len(data) > MAX_BYTES:
-            return []
-        data = bytes(data)
-        if not any(t in data for t in _TRIGGER):
-            return []
-        lang = _language(grammar)
-        if lang is None:
-            return []
-        tree = ts.Parser(lang).parse(data)
-        analysis = cls(path, data, tree)
-        analysis.collect()
-        return analysis.launches()
+        return _analyse(path, data, cls, grammar)
     except Exception:  # never raise: a host file that cannot be read gives no facts
         return []
 
