@@ -742,3 +742,33 @@ def test_objc_setter_message_writes_the_property():
 """
     assert [x.kernel for x in scan(scan_objc, text)] == [None]
     assert [x.kernel for x in scan(scan_objc, text.replace("[self setPipeline:other];", ""))] == ["first"]
+
+
+def test_helper_with_an_external_label_and_a_file_without_dispatches():
+    utilities = """\
+import Metal
+
+let metalDevice: MTLDevice? = MTLCreateSystemDefaultDevice()
+
+/// Makes a compute pipeline for the compute function with the given name.
+func makeComputePipeline(named name: String) -> MTLComputePipelineState? {
+    guard let function = metalDevice?.makeDefaultLibrary()?.makeFunction(name: name) else {
+        return nil
+    }
+    return try? metalDevice?.makeComputePipelineState(function: function)
+}
+
+let sharedBlur = makeComputePipeline(named: "blur_rows")
+"""
+    # no dispatch here, but the pipeline built from "blur_rows" may be dispatched anywhere
+    assert scan(scan_swift, utilities) == []
+    assert references(scan_swift, utilities) == ["blur_rows"]
+    user = utilities + """\
+func encode(_ encoder: MTLComputeCommandEncoder) {
+    guard let pso = makeComputePipeline(named: "blur_cols") else { return }
+    encoder.setComputePipelineState(pso)
+    encoder.dispatchThreads(MTLSize(width: 512, height: 1, depth: 1), threadsPerThreadgroup: MTLSize(width: 64, height: 1, depth: 1))
+}
+"""
+    assert [x.kernel for x in scan(scan_swift, user)] == ["blur_cols"]
+    assert references(scan_swift, user) == ["blur_rows"]

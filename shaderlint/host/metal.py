@@ -58,7 +58,9 @@ MAX_DEPTH = 48
 #: Dispatch calls read per file.
 MAX_DISPATCHES = 5_000
 
-_TRIGGER = (b"dispatchThread",)
+#: A file is parsed only when it dispatches or builds a function by name (the latter gives
+#: ``reference`` records: a pipeline built here may be dispatched anywhere).
+_TRIGGER = (b"dispatchThread", b"makeFunction", b"newFunctionWithName", b"newFunction(")
 
 
 class _Null:
