@@ -6,8 +6,7 @@ import random
 
 import pytest
 
-from shaderlint.host import SCANNERS, HostLaunch
-from shaderlint.host import metal
+from shaderlint.host import SCANNERS, HostLaunch, _metal_analysis, metal
 from shaderlint.host.metal import scan_metal_cpp, scan_objc, scan_swift
 
 
@@ -595,7 +594,7 @@ def test_scanners_take_anything():
 
 
 def test_budget_bounds_the_work(monkeypatch):
-    monkeypatch.setattr(metal, "MAX_STEPS", 5)
+    monkeypatch.setattr(_metal_analysis, "MAX_STEPS", 5)
     (d,) = scan(scan_swift, SWIFT_ADDER)
     assert d.dispatch == "threads" and d.kernel is None and d.grid is None
 
