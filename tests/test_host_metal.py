@@ -771,3 +771,15 @@ func encode(_ encoder: MTLComputeCommandEncoder) {
 """
     assert [x.kernel for x in scan(scan_swift, user)] == ["blur_cols"]
     assert references(scan_swift, user) == ["blur_rows"]
+
+
+def test_metal_cpp_is_scanned_with_the_other_cpp_scanners():
+    from shaderlint.host import scanners_for
+    from shaderlint.host.index import load_scanners
+
+    load_scanners()
+    found = [x for s in scanners_for("adder.cpp") for x in s("adder.cpp", CPP_ADDER.encode()
+                                                              if isinstance(CPP_ADDER, str) else CPP_ADDER)]
+    assert any(x.api == "metal" and x.kernel for x in found)
+    plain = b"int main() { return 0; }\n"  # C++ without a dispatch is not parsed for Metal
+    assert [x for s in scanners_for("main.cpp") for x in s("main.cpp", plain)] == []

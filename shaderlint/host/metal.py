@@ -117,5 +117,12 @@ def scan_metal_cpp(path: str, data: bytes) -> list[HostLaunch]:
     return _scan(path, data, _Cpp, "cpp")
 
 
+def _scan_cpp_dispatches(path: str, data: bytes) -> list[HostLaunch]:
+    """metal-cpp in a C++ file that dispatches at all (most C++ files are not Metal host code: they
+    are not parsed)."""
+    return scan_metal_cpp(path, data) if b"dispatchThread" in data else []
+
+
 register((".swift",), scan_swift)
 register((".m", ".mm"), scan_objc)
+register((".cpp", ".cc", ".cxx", ".hpp"), _scan_cpp_dispatches)
