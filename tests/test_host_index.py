@@ -363,3 +363,12 @@ def test_template_instances_launched_in_host_code(project, capsys):
     report(["--format", "json", "."])
     rows = [r for r in json.loads(capsys.readouterr().out) if r["path"] == "k.cuh"]
     assert [(r["kernel"], r["threads_per_group"]) for r in rows] == [("tiled<float, 8>", 256), ("tiled<double, 4>", 256)]
+
+
+def test_a_kernel_prototype_in_the_launching_file_is_not_a_second_definition(project, capsys):
+    """The launching .cpp declares the kernel (`__global__ void scale(float*, int);`): a declaration,
+    not another kernel of that name, so the link stands."""
+    assert kernel_names(b"__global__ void scale(float* x,\n  int n);\n__global__ void run(int) {}\n", "cuda") == {"run"}
+    write(project, {"kernels/scale.cu": SCALE_CU,
+                    "host/main.cpp": host_cpp(100).replace("void run(", "__global__ void scale(float* x, int n);\nvoid run(")})
+    assert len(by_code(lint_json(capsys, "--no-cache", "."), "SL501")) == 1

@@ -118,11 +118,27 @@ def kernel_names(data: bytes, language: str) -> set[str]:
         for m in _CUDA_KERNEL.finditer(data):
             head = _CUDA_NOISE.sub(b" ", data[m.end():m.end() + 400])
             got = _NAME_CALL.search(head)
-            if got is not None:
+            if got is not None and not _declaration_only(head, got.end()):
                 out.add(got.group(1).decode("ascii", "replace"))
     elif language == "metal":
         out.update(m.group(1).decode("ascii", "replace") for m in _METAL_KERNEL.finditer(data))
     return out
+
+
+def _declaration_only(text: bytes, after_open: int) -> bool:
+    """The parameter list opened just before ``after_open`` closes and a ``;`` follows: a
+    prototype (``__global__ void k(float*);`` in the launching file), not a definition. Unsure
+    (the text ends first) counts as a definition."""
+    depth = 1
+    i = after_open
+    while i < len(text) and depth:
+        c = text[i]
+        depth += 1 if c == 0x28 else -1 if c == 0x29 else 0
+        i += 1
+    if depth:
+        return False
+    rest = text[i:].lstrip()
+    return rest.startswith(b";")
 
 
 def _norm(path: str) -> str:
