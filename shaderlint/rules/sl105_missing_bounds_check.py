@@ -8,7 +8,9 @@ CUDA `blockIdx * blockDim + threadIdx`, GLSL `gl_GlobalInvocationID`) when no
 condition dominating the access checks a thread-varying value: no `if (i < n)`
 around it, no earlier `if (i >= n) return;`, no grid-stride loop condition
 `for (i = gid; i < n; i += stride)`, no `gid.x >= out.get_width()`,
-`.length()`, GLSL `all(lessThan(gid, size))` or helper-function check. Indices clamped in place (`min`, `clamp`,
+`.length()`, GLSL `all(lessThan(gid, size))` or helper-function check, no
+bounds flag (`bool valid = true; if (i >= n) valid = false; if (valid) ...`: a
+local only ever given constants, one of them under such a check). Indices clamped in place (`min`, `clamp`,
 `%`, `&`, `?:`) count as checked. Reported once, at the kernel's name, with each
 unchecked access as a related location. An early exit inside a preprocessor group
 (`#if !NCNN_shader_local_memory` / `if (gx >= n) return;` / `#endif`) checks what
@@ -20,7 +22,10 @@ The kernel is left alone when it, or the file, is annotated
 `dispatchThreads`, which never launches threads outside the grid), or when the
 same fact is set in configuration for the path, and when its group size is
 known to be one thread (`layout(local_size_x = 1) in;`): then no group reaches
-past the data, there is no partial last group to guard against.
+past the data, there is no partial last group to guard against. A GLSL shader
+that declares no local size is still checked: glslang compiles it with 1×1×1
+groups, but the host decides (ncnn patches the SPIR-V's local size into
+specialization constants and runs such shaders with 64-wide groups).
 
 **Metal kernels are checked only when the dispatch is known to be
 `dispatchThreadgroups`** (`// shaderlint: dispatch=threadgroups`, or
