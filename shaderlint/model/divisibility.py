@@ -596,3 +596,35 @@ def _only_called(model: "FileModel", f: "Function", calls: list[ts.Node]) -> boo
         break
     cache[id(f)] = ok
     return ok
+
+
+# ---- launches ------------------------------------------------------------------------------------
+
+
+def truncating_numerator(model: "FileModel", grid: ts.Node, block: ts.Node) -> ts.Node | None:
+    """``n`` when the grid size ``grid`` (followed through variables) is the integer division
+    ``n / d`` with ``d`` the block size ``block`` or a constant multiple of it: the launch then runs
+    ``(n / d) * block <= n`` threads along that axis, never more than ``n``."""
+    from shaderlint.model.dispatch import follow  # noqa: PLC0415
+
+    e = _strip(follow(model, grid)[0])
+    if e.type != "binary_expression" or _op(model, e) != "/":
+        return None
+    num, den = e.child_by_field_name("left"), e.child_by_field_name("right")
+    if num is None or den is None or model.type_of(num).is_float or model.type_of(den).is_float:
+        return None  # (a size from a header we did not read has no type here: integer or not, the
+        # quotient is rounded down where it becomes a grid size)
+    b = _strip(follow(model, block)[0])
+    bv, dv = int_value(model, b), int_value(model, den)
+    if bv is not None and dv is not None:
+        return unparen(num) if bv > 0 and dv > 0 and dv % bv == 0 else None
+    d = _strip(den)
+    if _same(model, d, b) or _same(model, d, block):
+        return unparen(num)
+    if d.type == "binary_expression" and _op(model, d) == "*":
+        left, right = d.child_by_field_name("left"), d.child_by_field_name("right")
+        for x, k in ((left, right), (right, left)):
+            kv = int_value(model, k) if k is not None else None
+            if x is not None and kv is not None and kv > 0 and (_same(model, x, b) or _same(model, x, block)):
+                return unparen(num)
+    return None
