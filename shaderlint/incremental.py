@@ -78,6 +78,10 @@ class Outline:
     edits: list[tuple[int, int, int]]  # (start, end, new length) since the last lint, in order
     dirty: set[int]  # indices of spans with edited bodies
     valid: bool = True
+    # names of file-scope host variables that may be written (not const, no array): two functions
+    # naming one are linked, since what one writes decides what the other reads
+    # (shaderlint.model.divisibility treats a `static` nothing writes as a constant)
+    shared: frozenset[bytes] = frozenset()
 
     # ---- edits ------------------------------------------------------------------------------------
     def edit(self, start: int, end: int, new_len: int) -> None:
@@ -179,7 +183,9 @@ def build_outline(result: FileResult, settings: Settings) -> Outline | None:
     if spans is None:
         return None
     macros = {m.group(1): frozenset(_WORD.findall(m.group(2))) for m in _DEFINE.finditer(data)}
-    return Outline(spans, macros, list(result.diagnostics), settings.key(), [], set())
+    shared = frozenset(v.name.encode() for v in model.globals
+                       if not (v.is_const or v.is_constexpr or v.dims) and v.address_space is None)
+    return Outline(spans, macros, list(result.diagnostics), settings.key(), [], set(), shared=shared)
 
 
 def _spans(model, data: bytes, lenient: bool) -> list[Span] | None:
@@ -233,7 +239,7 @@ def carry_outline(prev: Outline | None, result: FileResult, settings: Settings) 
         spans.append(Span(s.name, s.start, s.body_start, s.body_end,
                           _words(data, s.body_start + 1, s.body_end - 1) if edited else s.words,
                           s.fixed or (edited and _special(data, s.body_start, s.body_end)), s.broken))
-    outline = Outline(spans, prev.macros, list(result.diagnostics), settings.key(), [], set())
+    outline = Outline(spans, prev.macros, list(result.diagnostics), settings.key(), [], set(), shared=prev.shared)
     for c in result.parsed.tree.root_node.children:
         if c.has_error or c.is_missing:
             members = _chain(outline, c.start_byte, c.end_byte, None)
@@ -512,8 +518,9 @@ def _expanded(words: frozenset[bytes], macros: dict[bytes, frozenset[bytes]]) ->
 
 
 def component(outline: Outline, roots: Iterable[int]) -> set[int]:
-    """Spans reachable from ``roots`` in the undirected reference graph (a body names a function, or
-    two functions have the same name), plus every fixed or broken span."""
+    """Spans reachable from ``roots`` in the undirected reference graph (a body names a function, two
+    functions have the same name, or both name a file-scope variable that may be written), plus
+    every fixed or broken span."""
     spans = outline.spans
     by_name: dict[bytes, list[int]] = {}
     for i, s in enumerate(spans):
@@ -522,6 +529,7 @@ def component(outline: Outline, roots: Iterable[int]) -> set[int]:
     for same in by_name.values():  # overloads (and re-definitions) are reported together
         for i in same:
             refs[i].update(j for j in same if j != i)
+    users: dict[bytes, list[int]] = {}
     for i, s in enumerate(spans):
         words = _expanded(s.words, outline.macros) if outline.macros else s.words
         for name in by_name.keys() & words:
@@ -529,6 +537,11 @@ def component(outline: Outline, roots: Iterable[int]) -> set[int]:
                 if j != i:
                     refs[i].add(j)
                     refs[j].add(i)
+        for name in outline.shared & words:
+            users.setdefault(name, []).append(i)
+    for same in users.values():  # functions naming one file-scope variable
+        for i in same:
+            refs[i].update(j for j in same if j != i)
     todo = deque(set(roots) | {i for i, s in enumerate(spans) if s.fixed or s.broken})
     seen = set(todo)
     while todo:
@@ -731,7 +744,7 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
         else:
             s = Span(s.name, s.start, s.body_start, s.body_end, s.words, s.fixed, s.broken)
         spans_next.append(s)
-    nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set())
+    nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set(), shared=outline.shared)
     return PartialResult(result, nxt, len(keep), len(spans))
 
 
@@ -834,7 +847,7 @@ def _mid_edit(path: str, data: bytes, settings: Settings, language: str, outline
     spans_next = [Span(s.name, s.start, s.body_start, s.body_end,
                        _words(data, s.body_start + 1, s.body_end - 1) if i in dirty else s.words,
                        s.fixed, s.broken or i in dirty) for i, s in enumerate(spans)]
-    nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set())
+    nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set(), shared=outline.shared)
     return PartialResult(result, nxt, len(dirty), len(spans), mid_edit=True)
 
 

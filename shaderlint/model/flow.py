@@ -317,6 +317,18 @@ class ReachingWrites:
         return self._decay_cache[k]
 
     # ---- queries -----------------------------------------------------------------------------------
+    def may_change(self, var: Var) -> bool:
+        """True when something other than its assignments may change the local ``var`` (or
+        parameter): its address is taken, a reference is bound to it, a call may write it through a
+        reference parameter, an inline ``asm`` writes it, a call of unknown signature is handed it
+        (:func:`opaque_call_outputs`)."""
+        if id(var) in self._hidden:
+            return True
+        opaque = self.m.__dict__.get("_opaque_vars")
+        if opaque is None:
+            opaque = self.m._opaque_vars = {id(v) for _, v in opaque_call_outputs(self.m)}
+        return id(var) in opaque
+
     def definitions(self, name: str) -> int:
         """How many functions of the file have this name (overloads, declarations)."""
         return len(self._by_name.get(name, ()))

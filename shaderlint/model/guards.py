@@ -147,7 +147,8 @@ def is_position_check(model: "FileModel", cond: ts.Node, _seen: set[int] | None 
     """True if ``cond`` compares a thread-varying value (``gid < n``, ``any(gid >= size)``,
     ``x >= w || y >= h``, GLSL ``all(lessThan(gid, size))``), passes one to a user function
     (``inside(gid, size)``), or reads a local flag computed that way (``bool active = i < n;
-    if (active) ...``)."""
+    if (active) ...``) or set under such a check (``bool valid = true; if (i >= n) valid = false;
+    if (valid) ...``)."""
     seen = _seen if _seen is not None else set()
     stack = [cond]
     while stack:
@@ -166,10 +167,20 @@ def is_position_check(model: "FileModel", cond: ts.Node, _seen: set[int] | None 
             v = model.resolve(n)
             if v is not None and id(v) not in seen and not v.is_param and not v.is_global:
                 seen.add(id(v))
-                if any(is_position_check(model, val, seen) for val in assigned_values(model, v) or ()):
+                values = assigned_values(model, v) or ()
+                if any(is_position_check(model, val, seen) for val in values) or _bounds_flag(model, values, seen):
                     return True
         stack.extend(n.named_children)
     return False
+
+
+def _bounds_flag(model: "FileModel", values: "list[ts.Node] | tuple[()]", seen: set[int]) -> bool:
+    """A local flag given only constants (``bool valid = true; if (i >= n) valid = false;``), at
+    least one of them under a check of a thread-varying value: reading it reads that check."""
+    if not values or any(not isinstance(model.const_value(v), (int, bool)) for v in values):
+        return False
+    return any(is_position_check(model, c, seen) for v in values if v.parent is not None
+               and v.parent.type == "assignment_expression" for c in guard_conditions(model, v.parent))
 
 
 def position_guarded(model: "FileModel", node: ts.Node) -> bool:

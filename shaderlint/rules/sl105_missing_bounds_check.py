@@ -8,7 +8,9 @@ CUDA `blockIdx * blockDim + threadIdx`, GLSL `gl_GlobalInvocationID`) when no
 condition dominating the access checks a thread-varying value: no `if (i < n)`
 around it, no earlier `if (i >= n) return;`, no grid-stride loop condition
 `for (i = gid; i < n; i += stride)`, no `gid.x >= out.get_width()`,
-`.length()`, GLSL `all(lessThan(gid, size))` or helper-function check. Indices clamped in place (`min`, `clamp`,
+`.length()`, GLSL `all(lessThan(gid, size))` or helper-function check, no
+bounds flag (`bool valid = true; if (i >= n) valid = false; if (valid) ...`: a
+local only ever given constants, one of them under such a check). Indices clamped in place (`min`, `clamp`,
 `%`, `&`, `?:`) count as checked. Reported once, at the kernel's name, with each
 unchecked access as a related location. An early exit inside a preprocessor group
 (`#if !NCNN_shader_local_memory` / `if (gx >= n) return;` / `#endif`) checks what
@@ -20,7 +22,14 @@ The kernel is left alone when it, or the file, is annotated
 `dispatchThreads`, which never launches threads outside the grid), or when the
 same fact is set in configuration for the path, and when its group size is
 known to be one thread (`layout(local_size_x = 1) in;`): then no group reaches
-past the data, there is no partial last group to guard against.
+past the data, there is no partial last group to guard against. A CUDA kernel
+is also left alone when every launch of it in the file (there is at least one)
+sizes each grid axis as `1` or `n / block` rounded down (`n / (block * k)`
+too, through `dim3` and size variables) with `n` among the kernel's arguments:
+no axis then runs more than `n` threads (the lost tail is SL503's business). A GLSL shader
+that declares no local size is still checked: glslang compiles it with 1×1×1
+groups, but the host decides (ncnn patches the SPIR-V's local size into
+specialization constants and runs such shaders with 64-wide groups).
 
 **Metal kernels are checked only when the dispatch is known to be
 `dispatchThreadgroups`** (`// shaderlint: dispatch=threadgroups`, or
@@ -79,12 +88,13 @@ impact field is left empty.
 ## Default
 Opt-in (`--extend-select SL105`). On the real-code corpus (`bench/realcode/`: 33
 PyPI source distributions, none of them ours; judgements in
-`bench/realcode/judged.tsv`), its 15 findings were 2 true (two real out-of-
-bounds stores), 12 false, 1 debatable: the launch tiles the data exactly (block
+`bench/realcode/judged.tsv`), its 14 findings are 2 true (two real out-of-
+bounds stores), 11 false, 1 debatable: the launch tiles the data exactly (block
 size = extent, one block per row), the host asserts divisibility (`TORCH_CHECK(n
-% 256 == 0)`), the grid is truncated so it cannot overshoot, or the guard is a
-predicate passed to an inline-PTX load. The rule cannot see host code yet;
-reading the launch sites is what would make it precise.
+% 256 == 0)`) in another file, or the guard is a predicate passed to an
+inline-PTX load. (A 15th, deepspeed's `LayerNormBackward1`, launched only with
+`hidden_dim / TILE_DIM` blocks, is no longer reported.) The rule reads the
+launch sites of the same file only.
 
 ## Options
 The `dispatch` fact (`// shaderlint: dispatch=threads` above the kernel or at
@@ -109,7 +119,8 @@ from collections.abc import Iterable
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model import builtins as B
 from shaderlint.model.expr import unparen
-from shaderlint.model.dispatch import dispatch_mode, group_size
+from shaderlint.model.dispatch import dim_exprs, dispatch_mode, group_size
+from shaderlint.model.divisibility import int_value, truncating_numerator
 from shaderlint.model.guards import assigned_values, position_guarded
 from shaderlint.model.memory import resource_ops
 from shaderlint.rules.base import Rule, RuleContext
@@ -135,6 +146,8 @@ class MissingBoundsCheck(Rule):
             gs = group_size(model, f, ctx.facts)
             if gs is not None and gs.total == 1:
                 continue  # one thread per group: no group reaches past the data the host dispatched for
+            if model.language == "cuda" and _launches_never_overshoot(model, f):
+                continue
             sites = [(a.node, a.var.name, a.index) for a in f.accesses if a.space in ("device", "constant", "texture")]
             sites += [(op.node, op.var.name if op.var else "?", op.coord) for op in resource_ops(model, f)
                       if op.op in ("read", "write", "atomic") and op.coord is not None]
@@ -157,6 +170,31 @@ class MissingBoundsCheck(Rule):
                 related=tuple(Related(n.start_byte, n.end_byte, f"unchecked access to '{nm}' at '{model.text(i)}'")
                               for n, nm, i in unchecked),
             )
+
+
+def _launches_never_overshoot(model, f) -> bool:
+    """Every launch of ``f`` in the file (and there is one) sizes each grid axis as ``1`` or
+    ``n / block`` (rounded down, see :func:`truncating_numerator`) with ``n`` among the launch's
+    arguments: no axis runs more threads than the size the kernel is given."""
+    sites = [s for s in model.launches if s.kernel == f.name]
+    if not sites:
+        return False
+    for site in sites:
+        if site.grid is None or site.block is None:
+            return False
+        grid, block = dim_exprs(model, site.grid), dim_exprs(model, site.block)
+        if grid is None or block is None:
+            return False
+        args = site.node.child_by_field_name("arguments")
+        passed = {" ".join(model.text(a).split()) for a in (args.named_children if args is not None else ())}
+        for axis, g in enumerate(grid[0]):
+            if int_value(model, g) == 1:
+                continue
+            b = block[0][axis] if axis < len(block[0]) else None
+            n = truncating_numerator(model, g, b) if b is not None else None
+            if n is None or " ".join(model.text(n).split()) not in passed:
+                return False
+    return True
 
 
 def _global_position(model, index) -> bool:

@@ -14,6 +14,25 @@ divisor is not the block size, and when the launched kernel is not in the file
 or processes its data with a grid-stride loop (`i += blockDim.x * gridDim.x`),
 which covers any tail.
 
+It is also silent when the file proves `n` a multiple of the divisor
+(`shaderlint.model.divisibility`):
+- a check that dominates the launch, in the launching function or in every
+  caller of it in the file (each passing a checked value): `assert(n % 512 ==
+  0)`, `TORCH_CHECK(...)`, `if (n % 512 != 0) return;` (or `throw`),
+  `(n & 511) == 0`, or an enclosing `if (n % 512 == 0)`. A multiple of 512 is a
+  multiple of every divisor of 512, so this proves `n / (128 * 4)`, `n / 4 /
+  128` and `n / 128` alike. A function with no caller in the file proves
+  nothing about its parameters;
+- the numerator's definitions: `b * (n / b + 1)`, `((n + 255) / 256) * 256`, a
+  sum of multiples, `1 << k` with `k >= 8` checked (for 256);
+- constants: locals and `static` file-scope variables given one constant value
+  and never changed in the file (`int b = 256;`, `static int gRows = 4096;`),
+  like `const` ones. A non-`static` global may be written by another
+  translation unit: it is not a constant.
+Only variables that keep their value count (never assigned after their
+initialization, address not taken, not a reference, not handed to a call that
+may write them).
+
 ## Why is this bad?
 With `n = 1000` and 256-thread blocks, `n / 256` launches 3 blocks = 768
 threads: elements 768–999 are never processed, and nothing reports it. Metal's
@@ -60,6 +79,7 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
 from shaderlint.model.dispatch import dim_exprs, follow, is_grid_stride, nodes_in
+from shaderlint.model.divisibility import int_value, is_multiple
 from shaderlint.model.expr import unparen
 from shaderlint.rules.base import Rule, RuleContext
 
@@ -135,7 +155,7 @@ def _truncating(model, site, expr, bexpr):
         return None  # exact: 4096 / 256
     if bexpr is None or not (_same(model, den, bexpr) or _block_multiple(model, den, bexpr)):
         return None
-    if _divisibility_checked(model, site, num, den):
+    if _divisibility_checked(model, site, num, den) or is_multiple(model, num, den, (e, site.node)):
         return None
     return whole, num, den
 
@@ -150,7 +170,7 @@ def _strip(n):
 
 
 def _same(model, a, b) -> bool:
-    va, vb = model.const_value(a), model.const_value(follow(model, b)[0])
+    va, vb = int_value(model, a), int_value(model, follow(model, b)[0])
     if va is not None and vb is not None:
         return va == vb
     return " ".join(model.text(_strip(a)).split()) == " ".join(model.text(_strip(b)).split())
