@@ -1412,12 +1412,16 @@ def _thread_classes(model: "FileModel", f: Function, width: int, threads: int) -
         if fn is not None:
             fns.append((c.id, fn))
     groups: dict[tuple, list[int]] = {}
+    vecs = []
     for t in range(threads):
         vec = tuple(None if (r := fn(t)) is None else bool(r) for _, fn in fns)
+        vecs.append(vec)
         groups.setdefault(vec, []).append(t)
     decisions = [{cid: d for (cid, _), d in zip(fns, vec) if d is not None} for vec in groups]
-    shared: dict = {"members": list(groups.values()), "decisions": decisions, "width": width}
-    return [_ThreadValues(model, f, dec, shared) for dec in decisions]
+    shared: dict = {"members": list(groups.values()), "decisions": decisions, "width": width,
+                    "cids": [cid for cid, _ in fns], "vecs": vecs, "simd_views": {},
+                    "memo": {}, "busy": set(), "done": set(), "changed": False}
+    return [_ThreadValues(model, f, dec, shared, members) for dec, members in zip(decisions, groups.values())]
 
 
 _NOTHING: tuple[dict[int, ts.Node], bool] = ({}, False)
@@ -1428,17 +1432,44 @@ class _ThreadValues:
     which writes reach it on the branches they take, and whether the value is one SIMD group's
     reduction (which ones) or may combine SIMD groups (group-wide)."""
 
-    def __init__(self, model: "FileModel", f: Function, decisions: dict[int, bool], shared: dict):
+    def __init__(self, model: "FileModel", f: Function, decisions: dict[int, bool], shared: dict,
+                 members: list[int], simd_group: int | None = None):
         self.m, self.f, self.decisions, self.shared = model, f, decisions, shared
+        self.members = members
+        self.simd_group = simd_group  # set on the view of one whole SIMD group (see _simd_views)
         self.width = shared["width"]
         if "writes" not in shared:
             shared["writes"] = _local_writes(model, f)
         self.writes: dict[int, list[tuple[ts.Node, ts.Node | None, bool, ts.Node]]] = shared["writes"]
         self._reach: dict[int, list | None] = {}
-        self._memo: dict[int, tuple[dict[int, ts.Node], bool]] = {}
-        self._busy: set[int] = set()
-        self._done: set[int] = set()
-        self._changed = False
+        # (shared by every view: a fixpoint pass runs through the SIMD-group views too)
+        self._memo: dict[tuple[int, int], tuple[dict[int, ts.Node], bool]] = shared["memo"]
+        self._busy: set[tuple[int, int]] = shared["busy"]
+        self._done: set[tuple[int, int]] = shared["done"]
+
+    def _simd_views(self) -> list["_ThreadValues"]:
+        """Views of the SIMD groups these threads belong to, deciding only the conditions every lane
+        of the group decides alike: a reduction combines the values of all of its lanes, whatever
+        branch this thread took (``warp_sum(lane < 8 ? partial[lane] : 0.0f)`` reads the partials
+        in lanes 0-7 even for lane 20)."""
+        if self.simd_group is not None:
+            return [self]
+        sh, w = self.shared, self.width
+        out, seen = [], set()
+        for g in sorted({t // w for t in self.members}):
+            view = sh["simd_views"].get(g)
+            if view is None:
+                vecs = sh["vecs"][g * w:(g + 1) * w]
+                dec = {}
+                for i, cid in enumerate(sh["cids"]):
+                    vals = {v[i] for v in vecs}
+                    if len(vals) == 1 and None not in vals:
+                        dec[cid] = vals.pop()
+                view = sh["simd_views"][g] = _ThreadValues(self.m, self.f, dec, sh, list(range(g * w, g * w + len(vecs))), g)
+            if id(view) not in seen:
+                seen.add(id(view))
+                out.append(view)
+        return out
 
     # ---- decisions ---------------------------------------------------------------------------
     def decide(self, cond: ts.Node | None) -> bool | None:
@@ -1603,16 +1634,16 @@ class _ThreadValues:
         """(the SIMD-only reductions ``expr`` may carry, by node id; whether it may be group-wide)."""
         res = _NOTHING
         for _ in range(8):  # loops: writes that reach themselves, to a fixpoint
-            self._changed = False
+            self.shared["changed"] = False
             self._done.clear()
             res = self._expr(expr, None)
-            if not self._changed:
+            if not self.shared["changed"]:
                 break
         return res
 
     def _write(self, w) -> tuple[dict[int, ts.Node], bool]:
         node, rhs, combines, target = w
-        key = node.id
+        key = (id(self), node.id)
         if key in self._busy or key in self._done:
             return self._memo.get(key, _NOTHING)
         self._busy.add(key)
@@ -1634,7 +1665,7 @@ class _ThreadValues:
             res = ({**old[0], **res[0]}, old[1] or res[1])  # (only grows: the fixpoint ends)
         if old is None or old[0].keys() != res[0].keys() or old[1] != res[1]:
             self._memo[key] = res
-            self._changed = True
+            self.shared["changed"] = True
         return self._memo[key]
 
     def _ident(self, var: Var, use: ts.Node) -> tuple[dict[int, ts.Node], bool]:
@@ -1716,10 +1747,11 @@ class _ThreadValues:
         group walks all of the data or the partials); else one SIMD group's value."""
         simd: dict[int, ts.Node] = {}
         wide = False
-        for a in inputs:
-            s, wd = self._expr(a, None)
-            simd.update(s)
-            wide = wide or wd
+        for view in self._simd_views():
+            for a in inputs:
+                s, wd = view._expr(a, None)
+                simd.update(s)
+                wide = wide or wd
         if wide:
             return {}, True
         if helper_name is not None:
