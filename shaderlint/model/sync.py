@@ -1325,10 +1325,13 @@ def group_result_stores(model: "FileModel", f: Function, width: int,
         found: dict[int, ts.Node] = {}
         bad: dict[int, ts.Node] = {}
         for cls in classes:
-            runs = cls.runs(a)
-            if runs is False:
-                continue
-            simd, wide = cls.value(right)
+            try:
+                runs = cls.runs(a)
+                if runs is False:
+                    continue
+                simd, wide = cls.value(right)
+            except RecursionError:  # (nesting or chains of writes deeper than Python's stack)
+                runs, simd, wide = None, {}, True
             if simd and not wide:
                 bad.update(simd)
                 if runs:
@@ -1425,6 +1428,7 @@ def _thread_classes(model: "FileModel", f: Function, width: int, threads: int) -
 
 
 _NOTHING: tuple[dict[int, ts.Node], bool] = ({}, False)
+_MAX_CHAIN = 100  # writes followed one inside another (each costs a few Python frames)
 
 
 class _ThreadValues:
@@ -1646,6 +1650,8 @@ class _ThreadValues:
         key = (id(self), node.id)
         if key in self._busy or key in self._done:
             return self._memo.get(key, _NOTHING)
+        if len(self._busy) >= _MAX_CHAIN:
+            return {}, True  # a chain of writes too long to follow (generated code): unknown
         self._busy.add(key)
         try:
             if rhs is None:  # handed to a call the file does not show, which may write it
