@@ -219,3 +219,24 @@ __global__ void __launch_bounds__(256) k(const float* in, float* out) {
                        ("in[0] > 0.0f", []),  # undecided: thread 0 may store the second level
                        ("0", [(8, "SL404")])):
         assert codes("k.cu", base.replace("COND", cond), "SL404") == want, cond
+
+
+def test_long_write_chains_and_per_thread_branches_stay_within_bounds():
+    """600 sequential writes of the stored value (deeper than Python's stack if followed one inside
+    another) and 100 branches telling threads apart one by one: unknown, hence silent, not a failure."""
+    head = """__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__global__ void __launch_bounds__(256) k(const float* in, float* out) {
+    float v = warp_sum(in[threadIdx.x]);
+"""
+    chain = head + "".join(f"    v = v * 1.0001f + in[{i}];\n" for i in range(600)) + \
+        "    if (threadIdx.x == 0) out[blockIdx.x] = v;\n}\n"
+    assert codes("k.cu", chain, "SL404") == []
+    short = head + "".join(f"    v = v * 1.0001f + in[{i}];\n" for i in range(20)) + \
+        "    if (threadIdx.x == 0) out[blockIdx.x] = v;\n}\n"
+    assert codes("k.cu", short, "SL404") == [(6, "SL404")]
+    branches = head + "".join(f"    if (threadIdx.x == {i}) out[512 + {i}] = 0.0f;\n" for i in range(100)) + \
+        "    if (threadIdx.x == 0) out[blockIdx.x] = v;\n}\n"
+    assert codes("k.cu", branches, "SL404") == []

@@ -1317,6 +1317,8 @@ def group_result_stores(model: "FileModel", f: Function, width: int,
     if not candidates:
         return out
     classes = _thread_classes(model, f, width, min(threads or 1024, 1024))
+    if len(classes) > _MAX_CLASSES:
+        return out  # threads told apart one by one (`if (tid == 17)`, generated code): too costly to follow
     for a, left, right, space in candidates:
         if _under_group_size_test(model, a, width):
             continue  # e.g. after `if (ntg > N_SIMDWIDTH) { ...; return; }`: run when the group is one SIMD group
@@ -1429,6 +1431,7 @@ def _thread_classes(model: "FileModel", f: Function, width: int, threads: int) -
 
 _NOTHING: tuple[dict[int, ts.Node], bool] = ({}, False)
 _MAX_CHAIN = 100  # writes followed one inside another (each costs a few Python frames)
+_MAX_CLASSES = 64  # classes of threads one store is decided for (the real-code corpus needs 9 at most)
 
 
 class _ThreadValues:
