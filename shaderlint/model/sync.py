@@ -42,6 +42,7 @@ from shaderlint.model.types import parse_type_name
 
 if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
+    from shaderlint.model.kernel import GroupSize
 
 TG, DEV, TEX = 1, 2, 4
 ALL = TG | DEV | TEX
@@ -1276,13 +1277,14 @@ class GroupStore:
 
 
 def group_result_stores(model: "FileModel", f: Function, width: int,
-                        threads: int | None = None) -> list[GroupStore]:
+                        gs: "GroupSize | None" = None) -> list[GroupStore]:
     """Stores at addresses that are the same for every thread of the group whose value, in a thread
     that stores it, is one SIMD group's reduction and nothing that could combine the others.
 
     The candidates are the stores whose value may carry a reduction at all; each is then decided
     per class of threads (:func:`~shaderlint.model.lanes.thread_function`: the threads that
-    take the same branches on their index, among the first ``threads`` or 1024): for a class that
+    take the same branches on their index, among the group's threads or 1024; all of them one class,
+    deciding nothing, when the group may have more than one dimension): for a class that
     runs the store, :class:`_ThreadValues` follows the writes of the stored value that can reach it
     on the branches those threads take, through copies, register arithmetic and same-file helpers.
     The value is *group-wide* when some reaching value may combine SIMD groups: a reduction over
@@ -1316,7 +1318,8 @@ def group_result_stores(model: "FileModel", f: Function, width: int,
         candidates.append((a, left, right, space))
     if not candidates:
         return out
-    classes = _thread_classes(model, f, width, min(threads or 1024, 1024))
+    threads = min(gs.total if gs is not None else 1024, 1024)
+    classes = _thread_classes(model, f, width, threads, decide=not _maybe_multidimensional(model, f, gs))
     if len(classes) > _MAX_CLASSES:
         return out  # threads told apart one by one (`if (tid == 17)`, generated code): too costly to follow
     for a, left, right, space in candidates:
@@ -1396,13 +1399,30 @@ def _group_shape(model: "FileModel", node: ts.Node) -> bool:
     return False
 
 
-def _thread_classes(model: "FileModel", f: Function, width: int, threads: int) -> list["_ThreadValues"]:
+_OTHER_AXES = re.compile(rb"\b(?:threadIdx\s*\.\s*[yz]|gl_LocalInvocationID\s*\.\s*[yz]|gl_WorkGroupSize\s*\.\s*[yz])\b")
+
+
+def _maybe_multidimensional(model: "FileModel", f: Function, gs: "GroupSize | None") -> bool:
+    """The group may have threads along y or z: declared so, or its kernel reads their index. Then
+    the index along x (``threadIdx.x``, ``gl_LocalInvocationID.x``) is not the thread's linear index,
+    which decides its SIMD group, and no condition is evaluated. (Metal's indices that are evaluated
+    are linear: ``thread_index_in_threadgroup``, the SIMD-group ones, a scalar position.)"""
+    if model.language == "metal":
+        return False  # (the indices evaluated are linear there; a vector position is not evaluated)
+    if gs is not None and gs.exact:
+        return gs.dims[1] > 1 or gs.dims[2] > 1
+    return _OTHER_AXES.search(model.source.data, f.node.start_byte, f.node.end_byte) is not None
+
+
+def _thread_classes(model: "FileModel", f: Function, width: int, threads: int,
+                    decide: bool = True) -> list["_ThreadValues"]:
     """The threads ``0 .. threads-1`` grouped by the branches they take: one :class:`_ThreadValues`
-    per distinct vector of decisions on the function's ``if``/``?:`` conditions."""
+    per distinct vector of decisions on the function's ``if``/``?:`` conditions (one class deciding
+    nothing without ``decide``)."""
     from shaderlint.model.lanes import thread_function  # noqa: PLC0415
 
     conds: list[ts.Node] = []
-    stack = [f.body]
+    stack = [f.body] if decide else []
     while stack:
         n = stack.pop()
         if n.type in ("if_statement", "conditional_expression"):

@@ -120,7 +120,7 @@ class SimdReductionAsGroupResult(Rule):
             if gs is None and not spans_several_simd_groups(model, f, width):
                 continue  # size unknown and nothing says the group is wider than one SIMD group
             reported: set[int] = set()
-            for st in group_result_stores(model, f, width, gs.total if gs is not None else None):
+            for st in group_result_stores(model, f, width, gs):
                 red = st.reduction
                 if red.id in reported:
                     continue
