@@ -1492,7 +1492,12 @@ class _ThreadValues:
                     vals = {v[i] for v in vecs}
                     if len(vals) == 1 and None not in vals:
                         dec[cid] = vals.pop()
-                view = sh["simd_views"][g] = _ThreadValues(self.m, self.f, dec, sh, list(range(g * w, g * w + len(vecs))), g)
+                key = tuple(sorted(dec.items()))  # SIMD groups deciding alike share one view
+                view = sh["simd_views"].get(key)
+                if view is None:
+                    view = sh["simd_views"][key] = _ThreadValues(self.m, self.f, dec, sh, [], g)
+                view.members.extend(range(g * w, g * w + len(vecs)))
+                sh["simd_views"][g] = view
             if id(view) not in seen:
                 seen.add(id(view))
                 out.append(view)
