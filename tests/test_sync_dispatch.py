@@ -148,8 +148,8 @@ __global__ void k(float* out) {
     k = m.function_by_name["k"]
     assert [m.text(c) for c, _ in sync.sync_calls(m, k)] == ["stage(t)"]
     assert set(sync.reducing_functions(m)) == {"warp_sum"}
-    stores, two_level = sync.group_result_stores(m, k)
-    assert [m.text(s.reduction) for s in stores] == ["warp_sum(out[threadIdx.x])"] and not two_level
+    stores = sync.group_result_stores(m, k, 32)
+    assert [m.text(s.reduction) for s in stores] == ["warp_sum(out[threadIdx.x])"]
     assert sync.spans_several_simd_groups(m, k, 32)  # the helper's barrier says so
     assert codes("k.cu", text, "SL404") == [(9, "SL404")]
 
@@ -167,3 +167,76 @@ def test_rules_never_raise_on_odd_input():
     for text in odd:
         for d in lint_source("k.cu", text.encode(), Settings(select=tuple(select.split(",")) + ("SL001",))).diagnostics:
             assert "failed on this file" not in d.message, d.message
+
+
+def test_thread_index_conditions_evaluated_per_thread():
+    from shaderlint.model.lanes import thread_function
+
+    text = """#define WARP_SIZE 32
+__global__ void k(float* out, int n) {
+    const int lane = threadIdx.x % WARP_SIZE, warp = threadIdx.x >> 5;
+    if (warp == 0 && lane < 8) out[0] = 1.0f;
+    if ((threadIdx.x & 31) == 0 || n > 4) out[1] = 1.0f;
+    if (threadIdx.x - 32 < 4) out[2] = 1.0f;
+    if (threadIdx.x < n) out[3] = 1.0f;
+    if (threadIdx.y == 0 && threadIdx.x == 0) out[4] = 1.0f;
+}
+"""
+    m = model_of("k.cu", text)
+    k = m.function_by_name["k"]
+    stack, conds = [k.body], []
+    while stack:
+        n = stack.pop()
+        if n.type == "if_statement":
+            conds.append(n.child_by_field_name("condition"))
+        stack.extend(n.named_children)
+    conds.sort(key=lambda c: c.start_byte)
+    fns = [thread_function(m, c, 32) for c in conds]
+    assert [fns[0](t) for t in (0, 7, 8, 32)] == [1, 1, 0, 0]
+    assert [fns[1](t) for t in (0, 32, 1)] == [1, 1, None]  # `n > 4` decides the others
+    assert fns[2](40) == 0 and fns[2](3) is None  # 3 - 32 wraps around in unsigned arithmetic: not evaluated
+    assert fns[3] is None  # depends on n in every thread
+    assert fns[4](0) is None and fns[4](1) == 0  # threadIdx.y unknown
+
+
+def test_two_level_reduction_decided_on_the_storing_threads_path():
+    base = """__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__global__ void __launch_bounds__(256) k(const float* in, float* out) {
+    __shared__ float partial[32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    float v = warp_sum(in[threadIdx.x]);
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    if (COND) v = warp_sum(lane < 8 ? partial[lane] : 0.0f);
+    if (threadIdx.x == 0) out[blockIdx.x] = v;
+}
+"""
+    for cond, want in (("warp == 0", []), ("threadIdx.x < 32", []), ("warp < 1", []),
+                       ("warp == 1", [(8, "SL404")]), ("threadIdx.x >= 32", [(8, "SL404")]),
+                       ("in[0] > 0.0f", []),  # undecided: thread 0 may store the second level
+                       ("0", [(8, "SL404")])):
+        assert codes("k.cu", base.replace("COND", cond), "SL404") == want, cond
+
+
+def test_long_write_chains_and_per_thread_branches_stay_within_bounds():
+    """600 sequential writes of the stored value (deeper than Python's stack if followed one inside
+    another) and 100 branches telling threads apart one by one: unknown, hence silent, not a failure."""
+    head = """__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__global__ void __launch_bounds__(256) k(const float* in, float* out) {
+    float v = warp_sum(in[threadIdx.x]);
+"""
+    chain = head + "".join(f"    v = v * 1.0001f + in[{i}];\n" for i in range(600)) + \
+        "    if (threadIdx.x == 0) out[blockIdx.x] = v;\n}\n"
+    assert codes("k.cu", chain, "SL404") == []
+    short = head + "".join(f"    v = v * 1.0001f + in[{i}];\n" for i in range(20)) + \
+        "    if (threadIdx.x == 0) out[blockIdx.x] = v;\n}\n"
+    assert codes("k.cu", short, "SL404") == [(6, "SL404")]
+    branches = head + "".join(f"    if (threadIdx.x == {i}) out[512 + {i}] = 0.0f;\n" for i in range(100)) + \
+        "    if (threadIdx.x == 0) out[blockIdx.x] = v;\n}\n"
+    assert codes("k.cu", branches, "SL404") == []

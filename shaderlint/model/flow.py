@@ -377,6 +377,11 @@ class ReachingWrites:
                         stack.extend(self._sources.get(k, ()))
         return frozenset(out)
 
+    def tracks(self, var: Var) -> bool:
+        """Whether the writes of ``var`` are all visible (no alias, reference, inline ``asm`` output,
+        lambda or ``goto`` can change it behind them): only then may an analysis order them."""
+        return id(var) in self._eligible
+
     def reaching(self, var: Var, use: ts.Node) -> list[WriteKey] | None:
         """The writes of ``var`` that can reach ``use`` when a killing write dominates it, else None
         (the caller keeps the flow-insensitive union)."""

@@ -15,8 +15,9 @@ SIMD-scope reductions.
   barriers (warp specialisation: ``if (warp == 0) { ...; barrier } else { barrier; ... }``), so
   that its condition does not decide how many barriers a thread reaches.
 - :func:`simd_reductions` / :func:`group_result_stores` / :func:`spans_several_simd_groups`: values
-  computed by SIMD-scope reductions, their stores at group-uniform addresses, and evidence
-  that a group holds several SIMD groups.
+  computed by SIMD-scope reductions, their stores at group-uniform addresses (what is stored decided
+  per class of threads along the branches they take on their index, :mod:`shaderlint.model.lanes`),
+  and evidence that a group holds several SIMD groups.
 
 Everything leans towards silence: unknown callees, pointers of unknown address space and
 ``goto`` count as touching all memory or stop the analysis.
@@ -44,6 +45,7 @@ from shaderlint.model.types import parse_type_name
 
 if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
+    from shaderlint.model.kernel import GroupSize
 
 TG, DEV, TEX = 1, 2, 4
 ALL = TG | DEV | TEX
@@ -1488,14 +1490,6 @@ def _reduction_of_use(model: "FileModel", v: Var, use: ts.Node, reduced: dict[Va
     return next((origins[k] for k in keys if k in origins), None)
 
 
-def reduction_input_deps(model: "FileModel", call: ts.Node) -> frozenset[str]:
-    """Dependence of the values a reduction call combines (its arguments)."""
-    out: set[str] = set()
-    for a in model.call_args(call):
-        out |= model.deps(a)
-    return frozenset(out)
-
-
 def _mentions(model: "FileModel", node: ts.Node, v: Var) -> bool:
     stack = [node]
     while stack:
@@ -1597,16 +1591,29 @@ class GroupStore:
     space: str  # "device" | "threadgroup"
 
 
-def group_result_stores(model: "FileModel", f: Function) -> tuple[list[GroupStore], bool]:
-    """Stores of SIMD-reduced values at addresses that are the same for every thread of the group,
-    and whether ``f`` also combines SIMD results through threadgroup memory (a store of a reduced
-    value at a thread-dependent threadgroup address: the two-level reduction)."""
+def group_result_stores(model: "FileModel", f: Function, width: int,
+                        gs: "GroupSize | None" = None) -> list[GroupStore]:
+    """Stores at addresses that are the same for every thread of the group whose value, in a thread
+    that stores it, is one SIMD group's reduction and nothing that could combine the others.
+
+    The candidates are the stores whose value may carry a reduction at all; each is then decided
+    per class of threads (:func:`~shaderlint.model.lanes.thread_function`: the threads that
+    take the same branches on their index, among the group's threads or 1024; all of them one class,
+    deciding nothing, when the group may have more than one dimension): for a class that
+    runs the store, :class:`_ThreadValues` follows the writes of the stored value that can reach it
+    on the branches those threads take, through copies, register arithmetic and same-file helpers.
+    The value is *group-wide* when some reaching value may combine SIMD groups: a reduction over
+    values read from threadgroup memory (a helper's too, ``warp_sum(get(lane))``) or run by one
+    SIMD group only, a read of threadgroup memory, a helper that synchronises the group, a call the
+    file does not show. A store is reported with the SIMD-only reductions it stores when a class
+    that certainly runs it (``if (threadIdx.x == 0)``) stores such a value and nothing group-wide,
+    or when every class that may run it does (``if (subgroupElect())``)."""
     reducing_functions(model)
     reduced = simd_reductions(model, f)
     out: list[GroupStore] = []
-    two_level = False
     if f.body is None:
-        return out, two_level
+        return out
+    candidates = []
     for a in nodes_in(model, "assign", f.body.start_byte, f.body.end_byte):
         left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
         if left is None or right is None:
@@ -1618,16 +1625,605 @@ def group_result_stores(model: "FileModel", f: Function) -> tuple[list[GroupStor
         space = "threadgroup" if bits == TG else "device" if bits == DEV else None
         if space is None:
             continue
-        origin = _reduction_in(model, f, right, reduced, None)
-        if origin is None:
+        if _reduction_in(model, f, right, reduced, None) is None:
             continue
         deps = _address_deps(model, left)
         if B.LOCAL in deps or B.UNKNOWN_DEP in deps:
-            if space == "threadgroup":
-                two_level = True
+            continue  # one slot per thread or SIMD group (`partial[warp] = v`): not the group's result
+        candidates.append((a, left, right, space))
+    if not candidates:
+        return out
+    threads = min(gs.total if gs is not None else 1024, 1024)
+    classes = _thread_classes(model, f, width, threads, decide=not _maybe_multidimensional(model, f, gs))
+    if len(classes) > _MAX_CLASSES:
+        return out  # threads told apart one by one (`if (tid == 17)`, generated code): too costly to follow
+    for a, left, right, space in candidates:
+        if _under_group_size_test(model, a, width):
+            continue  # e.g. after `if (ntg > N_SIMDWIDTH) { ...; return; }`: run when the group is one SIMD group
+        certain_bad = False
+        every_bad = True
+        found: dict[int, ts.Node] = {}
+        bad: dict[int, ts.Node] = {}
+        for cls in classes:
+            try:
+                runs = cls.runs(a)
+                if runs is False:
+                    continue
+                simd, wide = cls.value(right)
+            except RecursionError:  # (nesting or chains of writes deeper than Python's stack)
+                runs, simd, wide = None, {}, True
+            if simd and not wide:
+                bad.update(simd)
+                if runs:
+                    certain_bad = True
+                    found.update(simd)
+            else:
+                every_bad = False
+        if not certain_bad and every_bad:
+            found = bad
+        for n in sorted(found.values(), key=lambda n: n.start_byte):
+            if not _under_group_size_test(model, n, width):
+                out.append(GroupStore(a, left, n, space))
+    return out
+
+
+_GROUP_SHAPE_ROLES = frozenset({"threads_per_threadgroup", "simdgroups_per_threadgroup", "threads_per_simdgroup"})
+_GROUP_SHAPE_NAMES = ("blockDim", "gl_WorkGroupSize", "gl_NumSubgroups")
+_COMPARISONS = ("<", "<=", ">", ">=", "==", "!=")
+
+
+def _under_group_size_test(model: "FileModel", node: ts.Node, width: int) -> bool:
+    """Whether ``node`` runs only on one side of a test of the group's size (``if (ntg >
+    N_SIMDWIDTH) { …; return; }``, ``if (block_size > WARP_SIZE)``, ``if (blockDim.x <= 32)``,
+    ``nsg > 1``): code specialised for groups of one SIMD group, or for wider ones, where the
+    analysis does not know which one runs. A comparison counts when one side is a quantity of the
+    group's shape and the other a constant, or one side the SIMD width and the other the same in
+    every thread of the group."""
+    from shaderlint.model.lanes import WIDTH_NAMES  # noqa: PLC0415
+
+    for cond in control_conditions(model, node):
+        stack = [cond]
+        while stack:
+            n = stack.pop()
+            if n.type == "binary_expression" and model.text(n.child_by_field_name("operator")) in _COMPARISONS:
+                sides = [unparen(n.child_by_field_name("left")), unparen(n.child_by_field_name("right"))]
+                for x, y in (sides, sides[::-1]):
+                    if x is None or y is None:
+                        continue
+                    if _group_shape(model, x) and model.const_value(y) is not None:
+                        return True
+                    if (model.const_value(x) == width or model.text(x) in WIDTH_NAMES) \
+                            and model.const_value(y) is None and B.LOCAL not in model.deps(y):
+                        return True
+                continue
+            stack.extend(n.named_children)
+    return False
+
+
+def _group_shape(model: "FileModel", node: ts.Node) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            v = model.resolve(n)
+            if v is None and model.text(n) in _GROUP_SHAPE_NAMES:
+                return True
+            if v is not None and v.is_param and v.role in _GROUP_SHAPE_ROLES:
+                return True
+        stack.extend(n.named_children)
+    return False
+
+
+_OTHER_AXES = re.compile(rb"\b(?:threadIdx\s*\.\s*[yz]|gl_LocalInvocationID\s*\.\s*[yz]|gl_WorkGroupSize\s*\.\s*[yz])\b")
+
+
+def _maybe_multidimensional(model: "FileModel", f: Function, gs: "GroupSize | None") -> bool:
+    """The group may have threads along y or z: declared so, or its kernel reads their index. Then
+    the index along x (``threadIdx.x``, ``gl_LocalInvocationID.x``) is not the thread's linear index,
+    which decides its SIMD group, and no condition is evaluated. (Metal's indices that are evaluated
+    are linear: ``thread_index_in_threadgroup``, the SIMD-group ones, a scalar position.)"""
+    if model.language == "metal":
+        return False  # (the indices evaluated are linear there; a vector position is not evaluated)
+    if gs is not None and gs.exact:
+        return gs.dims[1] > 1 or gs.dims[2] > 1
+    return _OTHER_AXES.search(model.source.data, f.node.start_byte, f.node.end_byte) is not None
+
+
+def _thread_classes(model: "FileModel", f: Function, width: int, threads: int,
+                    decide: bool = True) -> list["_ThreadValues"]:
+    """The threads ``0 .. threads-1`` grouped by the branches they take: one :class:`_ThreadValues`
+    per distinct vector of decisions on the function's ``if``/``?:`` conditions (one class deciding
+    nothing without ``decide``)."""
+    from shaderlint.model.lanes import thread_function  # noqa: PLC0415
+
+    conds: list[ts.Node] = []
+    stack = [f.body] if decide else []
+    while stack:
+        n = stack.pop()
+        if n.type in ("if_statement", "conditional_expression"):
+            c = n.child_by_field_name("condition")
+            if c is not None:
+                conds.append(c)
+        if n.type not in ("lambda_expression", "function_definition") or n == f.body:
+            stack.extend(n.named_children)
+    fns = []
+    for c in conds:
+        fn = thread_function(model, c, width)
+        if fn is not None:
+            fns.append((c.id, fn))
+    groups: dict[tuple, list[int]] = {}
+    vecs = []
+    for t in range(threads):
+        vec = tuple(None if (r := fn(t)) is None else bool(r) for _, fn in fns)
+        vecs.append(vec)
+        groups.setdefault(vec, []).append(t)
+    decisions = [{cid: d for (cid, _), d in zip(fns, vec) if d is not None} for vec in groups]
+    shared: dict = {"members": list(groups.values()), "decisions": decisions, "width": width,
+                    "cids": [cid for cid, _ in fns], "vecs": vecs, "simd_views": {},
+                    "memo": {}, "busy": set(), "done": set(), "changed": False}
+    return [_ThreadValues(model, f, dec, shared, members) for dec, members in zip(decisions, groups.values())]
+
+
+_NOTHING: tuple[dict[int, ts.Node], bool] = ({}, False)
+_MAX_CHAIN = 100  # writes followed one inside another (each costs a few Python frames)
+_MAX_CLASSES = 64  # classes of threads one store is decided for (the real-code corpus needs 9 at most)
+
+
+class _ThreadValues:
+    """What a local holds at a use, for the threads of one class (see :func:`group_result_stores`):
+    which writes reach it on the branches they take, and whether the value is one SIMD group's
+    reduction (which ones) or may combine SIMD groups (group-wide)."""
+
+    def __init__(self, model: "FileModel", f: Function, decisions: dict[int, bool], shared: dict,
+                 members: list[int], simd_group: int | None = None):
+        self.m, self.f, self.decisions, self.shared = model, f, decisions, shared
+        self.members = members
+        self.simd_group = simd_group  # set on the view of one whole SIMD group (see _simd_views)
+        self.width = shared["width"]
+        if "writes" not in shared:
+            shared["writes"] = _local_writes(model, f)
+        self.writes: dict[int, list[tuple[ts.Node, ts.Node | None, bool, ts.Node]]] = shared["writes"]
+        self._reach: dict[int, list | None] = {}
+        # (shared by every view: a fixpoint pass runs through the SIMD-group views too)
+        self._memo: dict[tuple[int, int], tuple[dict[int, ts.Node], bool]] = shared["memo"]
+        self._busy: set[tuple[int, int]] = shared["busy"]
+        self._done: set[tuple[int, int]] = shared["done"]
+
+    def _simd_views(self) -> list["_ThreadValues"]:
+        """Views of the SIMD groups these threads belong to, deciding only the conditions every lane
+        of the group decides alike: a reduction combines the values of all of its lanes, whatever
+        branch this thread took (``warp_sum(lane < 8 ? partial[lane] : 0.0f)`` reads the partials
+        in lanes 0-7 even for lane 20)."""
+        if self.simd_group is not None:
+            return [self]
+        sh, w = self.shared, self.width
+        out, seen = [], set()
+        for g in sorted({t // w for t in self.members}):
+            view = sh["simd_views"].get(g)
+            if view is None:
+                vecs = sh["vecs"][g * w:(g + 1) * w]
+                dec = {}
+                for i, cid in enumerate(sh["cids"]):
+                    vals = {v[i] for v in vecs}
+                    if len(vals) == 1 and None not in vals:
+                        dec[cid] = vals.pop()
+                key = tuple(sorted(dec.items()))  # SIMD groups deciding alike share one view
+                view = sh["simd_views"].get(key)
+                if view is None:
+                    view = sh["simd_views"][key] = _ThreadValues(self.m, self.f, dec, sh, [], g)
+                view.members.extend(range(g * w, g * w + len(vecs)))
+                sh["simd_views"][g] = view
+            if id(view) not in seen:
+                seen.add(id(view))
+                out.append(view)
+        return out
+
+    # ---- decisions ---------------------------------------------------------------------------
+    def decide(self, cond: ts.Node | None) -> bool | None:
+        return self.decisions.get(cond.id) if cond is not None else None
+
+    def _against(self, p: ts.Node, child: ts.Node) -> bool | None:
+        return _against(self.decisions, p, child)
+
+    def runs(self, node: ts.Node) -> bool | None:
+        """Whether these threads run ``node``: False when a branch they take avoids it or an exit
+        they take comes first, True when every branch on the way is decided their way."""
+        sure = True
+        child, p = node, node.parent
+        stop = self.f.node
+        while p is not None and p != stop:
+            if p.type in ("if_statement", "conditional_expression"):
+                a = self._against(p, child)
+                if a:
+                    return False
+                if a is None:
+                    sure = False
+            elif p.type == "compound_statement":
+                for s in p.named_children:
+                    if s == child or s.start_byte >= child.start_byte:
+                        break
+                    e = self._exits(s)
+                    if e:
+                        return False
+                    if e is None:
+                        sure = False
+            child, p = p, p.parent
+        return True if sure else None
+
+    def _exits(self, s: ts.Node) -> bool | None:
+        """``s`` certainly leaves (``return``/``break``/``continue``) for these threads: True; may: None."""
+        t = s.type
+        if t in ("return_statement", "break_statement", "continue_statement"):
+            return True
+        if t == "compound_statement":
+            maybe = False
+            for c in s.named_children:
+                e = self._exits(c)
+                if e:
+                    return True
+                maybe = maybe or e is None
+            return None if maybe else False
+        if t == "if_statement":
+            d = self.decide(s.child_by_field_name("condition"))
+            cons, alt = s.child_by_field_name("consequence"), _else_body(s)
+            a = self._exits(cons) if cons is not None else False
+            b = self._exits(alt) if alt is not None else False
+            if d is True:
+                return a
+            if d is False:
+                return b
+            if a and b:
+                return True
+            return None if (a is not False or b is not False) else False
+        if t in ("expression_statement", "declaration", "comment"):
+            return False
+        # loops, switch: a `return` inside may leave; a `break`/`continue` stays inside
+        return None if _has_return(s) else False
+
+    def _executes(self, node: ts.Node) -> bool:
+        return _executes_with(node, self.f.node, self.decisions)
+
+    # ---- reaching writes ---------------------------------------------------------------------
+    def reaching(self, var: Var, use: ts.Node) -> list | None:
+        """The writes of ``var`` (entries of ``self.writes``) that can reach ``use`` for these
+        threads; None when that cannot be told (aliases, ``goto``, a ``switch``, a lambda)."""
+        if use.id in self._reach:
+            return self._reach[use.id]
+        res = self._reaching(var, use)
+        self._reach[use.id] = res
+        return res
+
+    def _reaching(self, var: Var, use: ts.Node) -> list | None:
+        ws = self.writes.get(id(var))
+        if not ws:
+            return []  # never written: its value on entry (a kernel argument, or nothing)
+        flow = self.m.flow
+        if flow is None or not flow.tracks(var):
+            return None
+        out: list = []
+        loops: list[ts.Node] = []
+        child, p = use, use.parent
+        stop = self.f.node
+        done = False
+        while p is not None and p != stop and not done:
+            t = p.type
+            if t in ("lambda_expression", "switch_statement", "case_statement"):
+                return None
+            if t in ("if_statement", "conditional_expression"):
+                if self._against(p, child):
+                    return []  # these threads never get here
+            elif t in _LOOPS:
+                if t == "do_statement" and child == p.child_by_field_name("condition"):
+                    return None
+                loops.append(p)
+                init = p.child_by_field_name("initializer") if t == "for_statement" else None
+                if init is not None and child != init:
+                    w, done = self._scan(var, init, ws)
+                    out.extend(w)
+            elif t == "compound_statement":
+                for s in reversed(p.named_children):
+                    if s.start_byte >= child.start_byte:
+                        continue
+                    w, done = self._scan(var, s, ws)
+                    out.extend(w)
+                    if done:
+                        break
+            child, p = p, p.parent
+        for loop in loops:
+            out.extend(w for w in ws if loop.start_byte <= w[0].start_byte < loop.end_byte and self._executes(w[0]))
+        seen: set[int] = set()
+        return [w for w in out if not (w[0].id in seen or seen.add(w[0].id))]
+
+    def _scan(self, var: Var, s: ts.Node, ws: list) -> tuple[list, bool]:
+        """Walking back over statement ``s``: the writes of ``var`` in it that can reach its end for
+        these threads, and whether every path through it ends there (a plain ``var = …;`` or a
+        certain exit), so that nothing before it reaches past it."""
+        t = s.type
+        if t == "expression_statement":
+            e = unparen(s.named_children[0]) if s.named_child_count else None
+            if e is not None and e.type == "assignment_expression":
+                op, left = e.child_by_field_name("operator"), e.child_by_field_name("left")
+                if (op is not None and self.m.text(op) == "=" and left is not None and unparen(left).type == "identifier"
+                        and self.m.resolve(unparen(left)) is var):
+                    return [w for w in ws if w[0].id == e.id], True
+        elif t == "declaration":
+            if var.decl.id == s.id and var.init is not None:
+                return [w for w in ws if w[0].id == s.id], True
+        elif t == "compound_statement":
+            acc: list = []
+            for c in reversed(s.named_children):
+                w, stop = self._scan(var, c, ws)
+                acc.extend(w)
+                if stop:
+                    return acc, True
+            return acc, False
+        elif t == "if_statement":
+            cond = s.child_by_field_name("condition")
+            d = self.decide(cond)
+            cons, alt = s.child_by_field_name("consequence"), _else_body(s)
+            in_cond = self._within(ws, cond) if cond is not None else []
+            a = self._scan(var, cons, ws) if cons is not None and d is not False else ([], False)
+            b = self._scan(var, alt, ws) if alt is not None and d is not True else ([], False)
+            if d is True:
+                return a[0] + in_cond, a[1]
+            if d is False:
+                return b[0] + in_cond, b[1]
+            return a[0] + b[0] + in_cond, a[1] and b[1]
+        elif t in ("return_statement", "break_statement", "continue_statement"):
+            return [], True
+        return self._within(ws, s), False
+
+    def _within(self, ws: list, s: ts.Node) -> list:
+        return [w for w in ws if s.start_byte <= w[0].start_byte < s.end_byte and self._executes(w[0])]
+
+    # ---- values ------------------------------------------------------------------------------
+    def value(self, expr: ts.Node) -> tuple[dict[int, ts.Node], bool]:
+        """(the SIMD-only reductions ``expr`` may carry, by node id; whether it may be group-wide)."""
+        res = _NOTHING
+        for _ in range(8):  # loops: writes that reach themselves, to a fixpoint
+            self.shared["changed"] = False
+            self._done.clear()
+            res = self._expr(expr, None)
+            if not self.shared["changed"]:
+                break
+        return res
+
+    def _write(self, w) -> tuple[dict[int, ts.Node], bool]:
+        node, rhs, combines, target = w
+        key = (id(self), node.id)
+        if key in self._busy or key in self._done:
+            return self._memo.get(key, _NOTHING)
+        if len(self._busy) >= _MAX_CHAIN:
+            return {}, True  # a chain of writes too long to follow (generated code): unknown
+        self._busy.add(key)
+        try:
+            if rhs is None:  # handed to a call the file does not show, which may write it
+                res = ({}, True)
+            else:
+                var = self.m.resolve(target) if target.type == "identifier" else None
+                simd, wide = self._expr(rhs, var)
+                if combines and target.type == "identifier" and var is not None:
+                    ps, pw = self._ident(var, target)
+                    simd, wide = {**simd, **ps}, wide or pw
+                res = (simd, wide)
+        finally:
+            self._busy.discard(key)
+        self._done.add(key)
+        old = self._memo.get(key)
+        if old is not None:
+            res = ({**old[0], **res[0]}, old[1] or res[1])  # (only grows: the fixpoint ends)
+        if old is None or old[0].keys() != res[0].keys() or old[1] != res[1]:
+            self._memo[key] = res
+            self.shared["changed"] = True
+        return self._memo[key]
+
+    def _ident(self, var: Var, use: ts.Node) -> tuple[dict[int, ts.Node], bool]:
+        ws = self.reaching(var, use)
+        if ws is None:
+            return {}, True  # cannot tell which value: it may be anything
+        simd: dict[int, ts.Node] = {}
+        wide = False
+        for w in ws:
+            s, wd = self._write(w)
+            simd.update(s)
+            wide = wide or wd
+        return simd, wide
+
+    def _expr(self, expr: ts.Node, self_var: Var | None) -> tuple[dict[int, ts.Node], bool]:
+        m, lang = self.m, self.m.language
+        simd: dict[int, ts.Node] = {}
+        wide = False
+        stack = [expr]
+        while stack:
+            n = stack.pop()
+            t = n.type
+            if t == "identifier":
+                v = m.resolve(n)
+                if v is None:
+                    continue
+                if var_bits(m, v) & TG and v.address_space is not None:
+                    wide = True  # a threadgroup scalar
+                    continue
+                if v.is_global or v.address_space is not None or v.function is not self.f or v.dims:
+                    continue  # kernel arguments, constants; local arrays are not followed (as before)
+                s, wd = self._ident(v, n)
+                simd.update(s)
+                wide = wide or wd
+                continue
+            if t in ("subscript_expression", "field_expression"):
+                base = m.base_var(n)
+                if base is not None and base.address_space is not None:
+                    if var_bits(m, base) & TG:
+                        wide = True  # read from threadgroup memory: may hold every SIMD group's part
+                    continue
+            if t == "conditional_expression":
+                d = self.decide(n.child_by_field_name("condition"))
+                for side, keep in (("consequence", d is not False), ("alternative", d is not True)):
+                    c = n.child_by_field_name(side)
+                    if c is not None and keep:
+                        stack.append(c)
+                continue
+            if t == "call_expression":
+                name = m.callee_name(n)
+                helper = getattr(m, "_sync_reducers", {}).get(name) if name != self.f.name else None
+                if name in SIMD_REDUCTIONS[lang] or helper is not None:
+                    s, wd = self._reduction(n, m.call_args(n), helper_name=name if helper is not None else None)
+                elif name in SIMD_SHUFFLES[lang] and self_var is not None and (value := _shuffled(m, n, name)) is not None \
+                        and _mentions(m, value, self_var):
+                    s, wd = self._reduction(n, [value], helper_name=None)
+                elif _passes_simd_values(m, n, name):
+                    f2 = m.function_by_name.get(name)
+                    if f2 is not None and B.UNKNOWN_DEP in m.intrinsic_deps.get(f2, frozenset()):
+                        wide = True  # a helper returning what it read from threadgroup memory (`get(lane)`)
+                    fn = n.child_by_field_name("arguments")
+                    if fn is not None:
+                        stack.extend(reversed(fn.named_children))
+                    continue
+                else:
+                    wide = True  # synchronises the group, or code the file does not show: may combine
+                    continue
+                simd.update(s)
+                wide = wide or wd
+                continue
+            stack.extend(reversed(n.named_children))
+        return simd, wide
+
+    def _reduction(self, call: ts.Node, inputs: list[ts.Node],
+                   helper_name: str | None) -> tuple[dict[int, ts.Node], bool]:
+        """A SIMD-scope reduction: group-wide when what it combines may be (a second level over
+        partial results), when the helper computing it reads threadgroup memory itself, or when one
+        SIMD group at most runs it over data that is not already one SIMD group's reduction (that
+        group walks all of the data or the partials); else one SIMD group's value."""
+        simd: dict[int, ts.Node] = {}
+        wide = False
+        for view in self._simd_views():
+            for a in inputs:
+                s, wd = view._expr(a, None)
+                simd.update(s)
+                wide = wide or wd
+        if wide:
+            return {}, True
+        if helper_name is not None:
+            f2 = self.m.function_by_name.get(helper_name)
+            if f2 is not None and B.UNKNOWN_DEP in self.m.intrinsic_deps.get(f2, frozenset()):
+                return {}, True
+        if not simd and self._one_group(call):
+            return {}, True
+        return {call.id: call}, False
+
+    def _one_group(self, node: ts.Node) -> bool:
+        """One SIMD group at most runs ``node``: an enclosing ``if (tid < 32)``/``if (warp == 0)``,
+        or the branches on the way let through exactly the lanes of one SIMD group (``warp == 1``;
+        not ``tid == 0``, whose reduction combines one lane)."""
+        from shaderlint.model.lanes import one_simd_group_runs  # noqa: PLC0415
+
+        cache = self.shared.setdefault("one_group", {})
+        if node.id not in cache:
+            res = one_simd_group_runs(self.m, self.f, node, self.width)
+            if not res:
+                running: set[int] = set()
+                for dec, members in zip(self.shared["decisions"], self.shared["members"]):
+                    if _executes_with(node, self.f.node, dec):
+                        running.update(members)
+                        if len(running) > self.width:
+                            break
+                w = self.width
+                g = min(running) // w if running else -1
+                res = running == set(range(g * w, g * w + w))  # one whole SIMD group, every lane
+            cache[node.id] = res
+        return cache[node.id]
+
+
+def _against(decisions: dict[int, bool], p: ts.Node, child: ts.Node) -> bool | None:
+    """Whether threads with these decisions never run ``child`` of ``p`` (an ``if`` or ``?:``): True
+    when the condition sends them the other way, None when undecided, False otherwise."""
+    cond = p.child_by_field_name("condition")
+    if cond is None or child == cond:
+        return False
+    d = decisions.get(cond.id)
+    if d is None:
+        return None
+    if child == p.child_by_field_name("consequence"):
+        return not d
+    if child == p.child_by_field_name("alternative"):
+        return d
+    return False
+
+
+def _executes_with(node: ts.Node, stop: ts.Node, decisions: dict[int, bool]) -> bool:
+    """No enclosing ``if``/``?:`` sends threads with these decisions away from ``node``."""
+    child, p = node, node.parent
+    while p is not None and p != stop:
+        if p.type in ("if_statement", "conditional_expression") and _against(decisions, p, child):
+            return False
+        child, p = p, p.parent
+    return True
+
+
+def _else_body(s: ts.Node) -> ts.Node | None:
+    alt = s.child_by_field_name("alternative")
+    if alt is not None and alt.type == "else_clause":
+        inner = [c for c in alt.named_children if c.type != "comment"]
+        return inner[0] if inner else None
+    return alt
+
+
+def _has_return(s: ts.Node) -> bool:
+    stack = [s]
+    while stack:
+        n = stack.pop()
+        if n.type == "return_statement":
+            return True
+        if n.type in ("lambda_expression", "function_definition"):
             continue
-        out.append(GroupStore(a, left, origin, space))
-    return out, two_level
+        stack.extend(n.named_children)
+    return False
+
+
+def _shuffled(model: "FileModel", call: ts.Node, name: str) -> ts.Node | None:
+    """The value a shuffle moves between lanes (``__shfl_down_sync(mask, v, o)``: ``v``)."""
+    args = model.call_args(call)
+    if model.language == "cuda" and name.endswith("_sync"):
+        return args[1] if len(args) > 1 else None
+    return args[0] if args else None
+
+
+def _local_writes(model: "FileModel", f: Function) -> dict[int, list[tuple[ts.Node, ts.Node | None, bool, ts.Node]]]:
+    """id(local) -> its writes in source order: (statement, value or None when unknown, combines with
+    the old value, the written identifier)."""
+    from shaderlint.model.flow import opaque_call_outputs  # noqa: PLC0415
+
+    out: dict[int, list] = {}
+    for v in f.vars:
+        if v.init is not None and not v.is_global:
+            out.setdefault(id(v), []).append((v.decl, v.init, False, v.node))
+    if f.body is not None:
+        lo, hi = f.body.start_byte, f.body.end_byte
+        for a in nodes_in(model, "assign", lo, hi):
+            left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+            if left is None or right is None or unparen(left).type != "identifier":
+                continue
+            v = model.resolve(unparen(left))
+            if v is None or v.function is not f or v.is_global:
+                continue
+            op = a.child_by_field_name("operator")
+            out.setdefault(id(v), []).append((a, right, op is not None and model.text(op) != "=", unparen(left)))
+        for u in nodes_in(model, "update", lo, hi):
+            arg = u.child_by_field_name("argument")
+            if arg is None or unparen(arg).type != "identifier":
+                continue
+            v = model.resolve(unparen(arg))
+            if v is not None and v.function is f and not v.is_global:
+                out.setdefault(id(v), []).append((u, unparen(arg), False, unparen(arg)))
+        for call, v in opaque_call_outputs(model):
+            if v.function is f and lo <= call.start_byte < hi:
+                ident = next((unparen(x) for x in model.call_args(call) if unparen(x).type == "identifier"
+                              and model.resolve(unparen(x)) is v), None)
+                if ident is not None:
+                    out.setdefault(id(v), []).append((call, None, False, ident))
+    for lst in out.values():
+        lst.sort(key=lambda w: w[0].start_byte)
+    return out
 
 
 def _address_deps(model: "FileModel", lvalue: ts.Node) -> frozenset[str]:

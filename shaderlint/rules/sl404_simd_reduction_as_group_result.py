@@ -14,16 +14,33 @@ the threadgroup position, `out[0]`, a threadgroup scalar), typically by
 `thread_index_in_threadgroup == 0`. Reported at the reduction call, with the
 store as a related location.
 
-Silent when the group is known to fit one SIMD group, when the kernel combines
-the SIMD results through threadgroup memory (a reduced value stored at a
-per-SIMD-group address such as `partial[simd_id]`: the two-level reduction),
-when the reduced values were themselves read from threadgroup memory (a
-shared-memory tree finished by one warp), when only one SIMD group runs the
-reduction (it sits under `if (threadIdx.x < 32)`, `if (warp == 0)` with `warp =
-threadIdx.x / WARP_SIZE`, or `if (simdgroup_index_in_threadgroup == 0)`: that
-group walks all of the data or the partial results, and the others have nothing
-to contribute), and for atomics (`atomicAdd`,
-`atomic_fetch_add_explicit`), which accumulate every contribution.
+What is stored is decided on the path of the threads that store it. The
+conditions on a thread's index (`threadIdx.x == 0`, `lane == 0` with `lane =
+threadIdx.x % 32`, `warp == 0` with `warp = threadIdx.x / WARP_SIZE`,
+`simdgroup_index_in_threadgroup`, `gl_SubgroupID`) are evaluated for every
+thread of the group, and the writes of the stored value are followed along the
+branches those threads take: thread 0 takes `if (warp == 0)` and `if
+(threadIdx.x < 32)`, never `if (warp == 1)` or `if (threadIdx.x >= 32)`.
+The stored value is reported when, for threads that certainly run the store
+(every thread that may run it, when that is not decided), it is one SIMD
+group's reduction and nothing that may combine SIMD groups. These combine
+them, and keep the store silent when they may reach it: a second-level
+reduction over values read from threadgroup memory (written and read directly
+or through same-file helpers such as `put(warp, v)` / `get(lane)`), a
+reduction that only one whole SIMD group runs (`if (threadIdx.x < 32)`, `if
+(warp == 0)`, `if (simdgroup_index_in_threadgroup == 0)`: that group walks all
+of the data or the partial results), a read of threadgroup memory, a helper
+that synchronises the group (`block_reduce`), a call into code the file does
+not show. Writing the partial results to threadgroup memory is not enough:
+thread 0 must store what the second level computed from them.
+
+Silent when the group is known to fit one SIMD group, when the store or the
+reduction runs only on one side of a test of the group's size (`if (ntg >
+N_SIMDWIDTH) { ...; return; }`, `if (block_size > WARP_SIZE)`,
+`gl_NumSubgroups > 1`: code specialised for one-SIMD-group groups), for stores
+at per-thread or per-SIMD-group addresses (`partial[warp]`), and for atomics
+(`atomicAdd`, `atomic_fetch_add_explicit`), which accumulate every
+contribution.
 
 ## Why is this bad?
 A SIMD-scope reduction combines the lanes of one SIMD group (a warp, a
@@ -50,10 +67,8 @@ Combine the SIMD groups' partial sums through threadgroup memory:
     float s = simd_sum(in[gid]);
     if (lane == 0) partial[sid] = s;                 // one slot per SIMD-group
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (sid == 0) {
-        float t = simd_sum(lane < nsimd ? partial[lane] : 0.0f);
-        if (lane == 0) out[g] = t;
-    }
+    if (sid == 0) s = simd_sum(lane < nsimd ? partial[lane] : 0.0f);
+    if (lid == 0) out[g] = s;                        // thread 0 is in SIMD-group 0
 ```
 or accumulate with an atomic per SIMD group.
 
@@ -80,10 +95,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
-from shaderlint.model import builtins as B
 from shaderlint.model.dispatch import GROUP_WORDS, group_size, simd_terms
-from shaderlint.model.sync import group_result_stores, reduction_input_deps, spans_several_simd_groups
-from shaderlint.model.expr import unparen
+from shaderlint.model.sync import group_result_stores, spans_several_simd_groups
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -106,16 +119,11 @@ class SimdReductionAsGroupResult(Rule):
                 continue  # the group is one SIMD group: its reduction is the group's
             if gs is None and not spans_several_simd_groups(model, f, width):
                 continue  # size unknown and nothing says the group is wider than one SIMD group
-            stores, two_level = group_result_stores(model, f)
-            if two_level:
-                continue  # partial results are combined through threadgroup memory
             reported: set[int] = set()
-            for st in stores:
+            for st in group_result_stores(model, f, width, gs):
                 red = st.reduction
-                if red.id in reported or B.UNKNOWN_DEP in reduction_input_deps(model, red):
-                    continue  # its inputs were read from threadgroup memory: already group-wide
-                if _one_simd_group_runs(model, f, red, width):
-                    continue  # only one SIMD group runs it: the others have nothing to contribute
+                if red.id in reported:
+                    continue
                 reported.add(red.id)
                 if gs is not None:
                     n = -(-gs.total // width)
@@ -132,104 +140,3 @@ class SimdReductionAsGroupResult(Rule):
                     kernel=f.name,
                     related=(Related(st.node.start_byte, st.node.end_byte, "stored here as the group result"),),
                 )
-
-
-def _one_simd_group_runs(model, f, node, width: int) -> bool:
-    """``node`` sits in the branch of an ``if`` whose condition lets through one SIMD group at most:
-    ``if (tid < 32)`` with ``tid`` the thread's index along x in its group and the bound at most the
-    SIMD width (or named ``WARP_SIZE``/``warpSize``/``simd_width``), or ``if (warp == 0)`` with
-    ``warp`` that index divided by the width (``threadIdx.x / WARP_SIZE``, ``>> 5``,
-    ``simdgroup_index_in_threadgroup``). That group's reduction is the whole group's work (a final
-    pass over partial results in shared memory, or one warp walking all of the data)."""
-    n = node
-    while n.parent is not None and n.id != f.body.id:
-        p = n.parent
-        if p.type == "if_statement" and p.child_by_field_name("consequence") == n:
-            cond = p.child_by_field_name("condition")
-            if cond is not None and any(_one_group_test(model, c, width) for c in _conjuncts(cond)):
-                return True
-        n = p
-    return False
-
-
-def _conjuncts(cond):
-    c = unparen(cond)
-    if c.type == "condition_clause":
-        inner = [x for x in c.named_children if x.type != "comment"]
-        c = unparen(inner[-1]) if inner else c
-    op = c.child_by_field_name("operator") if c.type == "binary_expression" else None
-    if op is not None and op.type == "&&":
-        return _conjuncts(c.child_by_field_name("left")) + _conjuncts(c.child_by_field_name("right"))
-    return [c]
-
-
-_WIDTH_NAMES = ("WARP_SIZE", "warpSize", "warp_size", "kWarpSize", "WARPSIZE", "SIMD_WIDTH", "simd_width",
-                "N_SIMDWIDTH", "threads_per_simdgroup", "gl_SubgroupSize")
-
-
-def _one_group_test(model, c, width: int) -> bool:
-    if c.type != "binary_expression":
-        return False
-    op = model.text(c.child_by_field_name("operator"))
-    left, right = unparen(c.child_by_field_name("left")), unparen(c.child_by_field_name("right"))
-    if op in (">", ">="):
-        left, right, op = right, left, "<" if op == ">" else "<="
-    if op in ("<", "<="):
-        bound = model.const_value(right)
-        named = model.text(right) in _WIDTH_NAMES
-        fits = named if bound is None else (bound <= width if op == "<" else bound < width)
-        return fits and _lane_index(model, left, 0)
-    if op == "==":
-        for a, b in ((left, right), (right, left)):
-            if model.const_value(b) == 0 and _simd_group_index(model, a, width, 0):
-                return True
-    return False
-
-
-def _follow(model, node):
-    """A local with a single initializer and no other write stands for its initializer."""
-    if node.type == "identifier":
-        v = model.resolve(node)
-        if v is not None and v.init is not None and not v.is_param and not model.direct_writes(v):
-            return unparen(v.init)
-    return None
-
-
-def _lane_index(model, node, depth: int) -> bool:
-    """The thread's index in its group along x (``threadIdx.x``, ``thread_index_in_threadgroup``,
-    ``gl_LocalInvocationIndex``, ``gl_LocalInvocationID.x``, or a local copy of one)."""
-    node = unparen(node)
-    text = model.text(node).replace(" ", "")
-    if text in ("threadIdx.x", "gl_LocalInvocationIndex", "gl_LocalInvocationID.x"):
-        return True
-    if node.type == "identifier":
-        v = model.resolve(node)
-        if v is not None and v.is_param and v.role in ("thread_index_in_threadgroup", "thread_position_in_threadgroup"):
-            return v.type.width == 1
-        nxt = _follow(model, node)
-        return nxt is not None and depth < 4 and _lane_index(model, nxt, depth + 1)
-    if node.type == "cast_expression":
-        value = node.child_by_field_name("value")
-        return value is not None and _lane_index(model, value, depth + 1)
-    return False
-
-
-def _simd_group_index(model, node, width: int, depth: int) -> bool:
-    node = unparen(node)
-    if node.type == "identifier":
-        v = model.resolve(node)
-        if v is not None and v.is_param and v.role == "simdgroup_index_in_threadgroup":
-            return True
-        if v is None and model.text(node) == "gl_SubgroupID":
-            return True
-        nxt = _follow(model, node)
-        return nxt is not None and depth < 4 and _simd_group_index(model, nxt, width, depth + 1)
-    if node.type == "binary_expression":
-        op = model.text(node.child_by_field_name("operator"))
-        left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
-        rv = model.const_value(right)
-        if op == "/" and (rv == width or model.text(right) in _WIDTH_NAMES):
-            return _lane_index(model, left, depth + 1)
-        if op == ">>" and rv == width.bit_length() - 1:
-            return _lane_index(model, left, depth + 1)
-    return False
