@@ -271,6 +271,15 @@ def test_one_thread_launches_from_host_code_are_on_purpose(project, capsys):
     assert len(by_code(lint_json(capsys, "--no-cache", "."), "SL501")) == 1  # one-thread blocks over a grid
 
 
+def test_one_thread_launches_of_a_template_kernel_are_on_purpose(project, capsys):
+    """mmcv's determin_voxel_num<int><<<1, 1, 0, stream>>>: a serial kernel; the template has no grid
+    fact (its instances have their own launches), but one thread is still one thread."""
+    write(project, {"kernels/count.cu": "template <typename T> __global__ void count(T* x, int n) {\n"
+                                        "    for (int i = 0; i < n; ++i) x[0] += x[i];\n}\n",
+                    "host/main.cpp": "void f(int* x, int n, cudaStream_t s) { count<int><<<1, 1, 0, s>>>(x, n); }\n"})
+    assert by_code(lint_json(capsys, "--no-cache", "."), "SL501") == []
+
+
 def test_sarif_related_location_in_the_host_file(project, capsys):
     write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
     capsys.readouterr()

@@ -396,6 +396,8 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
             f.host_template_args = tuple(seen)
         if d.dispatch is not None:
             f.host_facts["dispatch"] = (d.dispatch, d.dispatch_at)
+        if d.grid == (1, 1, 1) and d.group == (1, 1, 1):
+            f.host_one_thread = True  # every launch is `<<<1, 1>>>`: one thread on purpose, template or not
         if d.grid is not None and not f.template_params \
                 and any(_norm(l.at.path) != _norm(model.source.path) for l in launches):
             # (a template's instances each have their own launches: one grid says nothing of the

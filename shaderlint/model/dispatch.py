@@ -303,7 +303,8 @@ def single_thread_launch(model: "FileModel", gs: GroupSize) -> bool:
     """Whether ``gs`` is the block of a launch of one block of one thread (``kernel<<<1, 1>>>``, also
     through ``dim3`` variables): one thread on purpose (a test, a set-up step)."""
     if gs.total == 1 and gs.origin == "host":  # every host launch is `<<<1, 1>>>`: a grid of one thread
-        return any(f.group_size is gs and f.host_facts.get("grid-size", ("",))[0] == "1" for f in model.functions)
+        return any(f.group_size is gs and (f.host_one_thread
+                                           or f.host_facts.get("grid-size", ("",))[0] == "1") for f in model.functions)
     if gs.total != 1 or gs.origin not in ("launch", "dim3"):
         return False
     for sites in launch_sizes(model).values():

@@ -137,6 +137,8 @@ class Function:
     host_facts: dict[str, tuple[str, Any]] = field(default_factory=dict)
     #: Template arguments of its launches in host code (constants resolved there), one tuple per launch.
     host_template_args: tuple[tuple[str, ...], ...] = ()
+    #: Every host launch of the kernel is `<<<1, 1>>>` (shaderlint.host.index): one thread on purpose.
+    host_one_thread: bool = False
     launch_bounds: tuple[int, ...] | None = None
     launch_bounds_node: ts.Node | None = None
 
