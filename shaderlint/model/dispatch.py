@@ -315,6 +315,19 @@ def single_thread_launch(model: "FileModel", gs: GroupSize) -> bool:
     return False
 
 
+def single_group_launch(model: "FileModel", f: Function) -> bool:
+    """Every launch of ``f`` in this file runs one block (``<<<1, …>>>``, ``dim3 grid(1, 1)``), and
+    there is at least one: occupancy, which counts blocks resident per SM, means nothing for it."""
+    sites = launch_sizes(model).get(f.name, [])
+    if not sites:
+        return False
+    for site, _ in sites:
+        got = const_dims(model, site.grid) if site.grid is not None else None
+        if got is None or got[0] != (1, 1, 1):
+            return False
+    return True
+
+
 def agreed_launch_size(model: "FileModel", f: Function) -> GroupSize | None:
     """The block size every launch of ``f`` in this file uses, when there is at least one launch
     and all of them use the same constant size."""

@@ -18,7 +18,9 @@ decide the verdict and has no measured interval yet: `docs/register-model.md`;
 `shaderlint report --compiler ptxas|radv` gives exact figures), template kernels whose parameters
 are never bound in the file are checked for threadgroup memory only, and
 threadgroup memory sized at dispatch (`extern __shared__`, `threadgroup`
-parameters) is not counted. When the group size is unknown the best case over
+parameters) is not counted, and a kernel every launch of which in the file runs a
+single block (`<<<1, …>>>`, `dim3 grid(1, 1)`) is left alone: occupancy counts
+blocks resident together, and there is no other block. When the group size is unknown the best case over
 all group sizes is used, so a report means no group size reaches the threshold.
 
 ## Why is this bad?
@@ -71,7 +73,10 @@ model, with no Metal compiler to check, and CUDA kernels whose headers are
 missing): the estimate is far from ptxas on real kernels (40 registers against
 an estimated 105 on a mat-vec kernel; `docs/register-model.md`). Since register
 verdicts need a compiler's count, what is left in lint runs is exact
-arithmetic: threadgroup memory, group size and resident-group limits.
+arithmetic: threadgroup memory, group size and resident-group limits. Its two
+findings of that kind were both CUTLASS examples launched as one block
+(`dim3 grid(1, 1)`), judged false (nothing to gain); single-block launches are
+now left alone, and the rule has no findings on the corpus.
 
 ## Options
 `occupancy-threshold` (settings and `--occupancy-threshold`, default 0.5);
@@ -97,6 +102,7 @@ from shaderlint.diagnostics import Finding, Severity
 from shaderlint.estimate import measured, whatif
 from shaderlint.estimate.occupancy import GROUP_SIZE, GROUPS_PER_CORE, REGISTERS, THREADGROUP_MEMORY, occupancy
 from shaderlint.estimate.registers import cached_estimate, template_instances
+from shaderlint.model.dispatch import single_group_launch
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -119,6 +125,8 @@ class LowOccupancy(Rule):
         for f in model.kernels:
             if not f.is_device_code or f.body is None or f.has_error:
                 continue  # (the engine drops findings about code that did not parse: no estimate for it)
+            if single_group_launch(model, f):
+                continue  # one block per launch (an example, a set-up step): no other block to make room for
             facts = {**ctx.facts, **f.facts}
             instances = template_instances(model, f)
             unbound = bool(f.template_params) and not instances
