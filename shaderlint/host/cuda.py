@@ -100,24 +100,25 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
                 or any(c.type == "kernel_call_syntax" for c in call.children):
             continue  # (a kernel's own arguments are data)
         for a in args_of(call):
-            ident = _function_value(a)
-            if ident is None or ident.id in launched:
-                continue
-            nm = _base_name(ident)
-            if nm and not _is_variable(consts, ident, nm):
-                out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
+            _add_reference(out, a, launched, consts, lines)
         if len(out) >= MAX_RECORDS:
             break
     for v in values:
-        ident = _function_value(v)
-        if ident is None or ident.id in launched:
-            continue
-        nm = _base_name(ident)
-        if nm and not _is_variable(consts, ident, nm):
-            out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
+        _add_reference(out, v, launched, consts, lines)
         if len(out) >= MAX_RECORDS:
             break
     return out[:MAX_RECORDS]
+
+
+def _add_reference(out: list[HostLaunch], value, launched, consts, lines) -> None:
+    """A kernel named as a value (an argument, an initializer) that no launch accounts for: a
+    ``"reference"`` record (it may run with any size)."""
+    ident = _function_value(value)
+    if ident is None or ident.id in launched:
+        return
+    nm = _base_name(ident)
+    if nm and not _is_variable(consts, ident, nm):
+        out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
 
 
 def _launch(call, consts: Constants, lines: LineIndex, launched: set[int]) -> HostLaunch | None:

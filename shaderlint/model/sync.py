@@ -290,6 +290,7 @@ def _concat(a: set[tuple[str, ...]], b: set[tuple[str, ...]]) -> set[tuple[str, 
 
 
 def _returns_in(n: ts.Node) -> bool:
+    """A ``return`` inside ``n``, not counting nested lambdas and functions."""
     stack = [n]
     while stack:
         x = stack.pop()
@@ -1878,7 +1879,7 @@ class _ThreadValues:
         if t in ("expression_statement", "declaration", "comment"):
             return False
         # loops, switch: a `return` inside may leave; a `break`/`continue` stays inside
-        return None if _has_return(s) else False
+        return None if _returns_in(s) else False
 
     def _executes(self, node: ts.Node) -> bool:
         return _executes_with(node, self.f.node, self.decisions)
@@ -2168,16 +2169,6 @@ def _else_body(s: ts.Node) -> ts.Node | None:
     return alt
 
 
-def _has_return(s: ts.Node) -> bool:
-    stack = [s]
-    while stack:
-        n = stack.pop()
-        if n.type == "return_statement":
-            return True
-        if n.type in ("lambda_expression", "function_definition"):
-            continue
-        stack.extend(n.named_children)
-    return False
 
 
 def _shuffled(model: "FileModel", call: ts.Node, name: str) -> ts.Node | None:
