@@ -486,7 +486,9 @@ def test_show_files_and_show_settings(project, capsys):
     assert 'ignore = ["SL205"]' in lines and 'target = "sm_90"' in lines and "# active target: sm_90" in lines
     assert "SL201" in lines[-1] and "SL205" not in lines[-1]
     code, out, _ = run(capsys, "--show-settings", "--config", "target = 'sm_75'", "b/k.cu")
-    assert 'target = "sm_75"' in out.splitlines()
+    assert 'target = "sm_75"' in out.splitlines() and 'compiler = "none"' in out.splitlines()
+    code, out, _ = run(capsys, "--show-settings", "--compiler", "auto", "b/k.cu")
+    assert 'compiler = "auto"' in out.splitlines()
 
 
 def test_config_key_value_overrides_every_file(project, capsys):
