@@ -269,7 +269,11 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
     if not args.stdin_name:
         from shaderlint.host.index import HostIndex
         exclude = tuple(g for group in args.extend_exclude for g in group)
-        host = HostIndex.build(args.paths or ["."], files, resolver.for_path, exclude)
+        cache_dir = None
+        if not args.no_cache and files:
+            from shaderlint.cache import cache_dir_for
+            cache_dir = cache_dir_for(resolver.for_path(files[0]))
+        host = HostIndex.build(args.paths or ["."], files, resolver.for_path, exclude, cache_dir=cache_dir)
     progress = Progress(len(files))
     try:
         return lint_files(files, resolver.for_path, jobs=args.jobs, use_cache=not args.no_cache and not read,

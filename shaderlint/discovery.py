@@ -278,12 +278,14 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                     continue
                 if is_dir and e.name in _ALWAYS_SKIP:
                     continue
+                if not is_dir and language_for(path) is None:
+                    continue  # (first: most files are not ours, and the ignore rules cost more)
                 if _git_ignored(path, is_dir, here) or _excluded(path, exclude) \
                         or (is_excluded is not None and is_excluded(path)):
                     continue
                 if is_dir:
                     subdirs.append((path, here))
-                elif language_for(path) is not None:
+                else:
                     try:
                         if not e.is_file():
                             continue
@@ -297,7 +299,12 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
 def _git_ignored(path: str, is_dir: bool, ignores: list[GitIgnore]) -> bool:
     verdict = False
     for gi in ignores:
-        rel = os.path.relpath(path, gi.base).replace(os.sep, "/")
+        base = gi.base
+        if path.startswith(base) and path[len(base):len(base) + 1] == os.sep and base:
+            rel = path[len(base) + 1:]  # (the walk builds paths from the base: no relpath needed)
+        else:
+            rel = os.path.relpath(path, base)
+        rel = rel.replace(os.sep, "/")
         v = gi.ignored(rel, is_dir)
         if v is not None:
             verdict = v

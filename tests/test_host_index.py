@@ -381,3 +381,23 @@ def test_a_kernel_prototype_in_the_launching_file_is_not_a_second_definition(pro
     write(project, {"kernels/scale.cu": SCALE_CU,
                     "host/main.cpp": host_cpp(100).replace("void run(", "__global__ void scale(float* x, int n);\nvoid run(")})
     assert len(by_code(lint_json(capsys, "--no-cache", "."), "SL501")) == 1
+
+
+def test_scan_results_are_kept_across_runs(project, capsys, monkeypatch):
+    """A warm run reads the host files' launches from the cache directory, not with tree-sitter."""
+    import shaderlint.host.index as index
+
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    assert len(by_code(lint_json(capsys, "."), "SL501")) == 1
+    assert list((project / ".cache" / "host").glob("scans-*.json"))
+    index._SCANNED.clear()
+    real = index.scanners_for
+    monkeypatch.setattr(index, "scanners_for",  # a scan now would find nothing
+                        lambda path: [lambda p, data: []] if real(path) else [])
+    monkeypatch.setattr(index, "load_scanners", lambda: None)
+    (project / "kernels/scale.cu").write_text(SCALE_CU + "\n")  # the kernel file's own result is not cached
+    d = by_code(lint_json(capsys, "."), "SL501")
+    assert len(d) == 1 and "host/main.cpp:5" in d[0]["message"]
+    index._SCANNED.clear()
+    (project / "host/main.cpp").write_text(host_cpp(128))  # changed content: scanned again (and finds nothing)
+    assert by_code(lint_json(capsys, "."), "SL501") == []

@@ -25,7 +25,9 @@ turns the index off for the files it applies to.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import json
 import os
 import pkgutil
 import re
@@ -86,12 +88,96 @@ class HostFacts:
         return hashlib.sha256(repr(self.launches).encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def scan_file(path: str, data: bytes) -> tuple[HostLaunch, ...]:
-    """Every registered scanner's launches for one host file, cached by content."""
+class ScanStore:
+    """Scan results kept across runs in the lint cache directory (``<cache>/host/``), keyed by the
+    host file's path and content and stamped with shaderlint's code: a warm run reads no host file
+    with tree-sitter again. One JSON file, loaded once and written once (atomically) per run; any
+    I/O or format problem is a miss."""
+
+    def __init__(self, directory: str) -> None:
+        from shaderlint.cache import code_stamp
+
+        self.folder = os.path.join(directory, "host")
+        self.file = os.path.join(self.folder, f"scans-{code_stamp()}.json")
+        self.entries: dict[str, list] = {}
+        self.dirty = False
+        try:
+            with open(self.file, "rb") as fh:
+                got = json.loads(fh.read())
+            if isinstance(got, dict):
+                self.entries = got
+        except (OSError, ValueError):
+            pass
+
+    @staticmethod
+    def key(path: str, data: bytes) -> str:
+        return hashlib.blake2b(path.encode("utf-8", "surrogateescape") + b"\0" + data, digest_size=16).hexdigest()
+
+    def get(self, key: str) -> tuple[HostLaunch, ...] | None:
+        rows = self.entries.get(key)
+        if not isinstance(rows, list):
+            return None
+        try:
+            return tuple(_launch_from_json(r) for r in rows)
+        except (TypeError, ValueError, KeyError):
+            return None
+
+    def put(self, key: str, launches: tuple[HostLaunch, ...]) -> None:
+        self.entries[key] = [dataclasses.asdict(x) for x in launches]
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        import tempfile
+
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+            for old in os.listdir(self.folder):  # results of other shaderlint versions
+                if old.startswith("scans-") and os.path.join(self.folder, old) != self.file:
+                    os.unlink(os.path.join(self.folder, old))
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                json.dump(self.entries, fh, separators=(",", ":"))
+            os.replace(tmp, self.file)
+        except OSError:
+            pass
+
+
+def _span_from_json(o) -> Span | None:
+    return None if o is None else Span(str(o["path"]), int(o["start"]), int(o["end"]), int(o["line"]),
+                                       int(o["column"]))
+
+
+def _dims_from_json(o) -> tuple[int, int, int] | None:
+    return None if o is None else (int(o[0]), int(o[1]), int(o[2]))
+
+
+def _launch_from_json(o: dict) -> HostLaunch:
+    spec = o.get("specialization", ())
+    return HostLaunch(
+        at=_span_from_json(o["at"]), api=str(o["api"]), kernel=o.get("kernel"), shader=o.get("shader"),
+        group=_dims_from_json(o.get("group")), group_at=_span_from_json(o.get("group_at")),
+        dispatch=o.get("dispatch"), grid=_dims_from_json(o.get("grid")), grid_at=_span_from_json(o.get("grid_at")),
+        template_args=tuple(str(x) for x in o.get("template_args", ())), shader_literal=o.get("shader_literal"),
+        specialization=None if spec is None else tuple((int(a), int(b)) for a, b in spec))
+
+
+def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[HostLaunch, ...]:
+    """Every registered scanner's launches for one host file, cached by content (in memory, and
+    in ``store`` across runs)."""
     key = (path, hashlib.blake2b(data, digest_size=16).hexdigest())
     hit = _SCANNED.get(key)
+    skey = ScanStore.key(path, data) if store is not None else ""
     if hit is not None:
+        if store is not None and skey not in store.entries:
+            store.put(skey, hit)
         return hit
+    if store is not None:
+        kept = store.get(skey)
+        if kept is not None:
+            _SCANNED[key] = kept
+            return kept
     out: list[HostLaunch] = []
     for scanner in scanners_for(path):
         try:
@@ -101,6 +187,8 @@ def scan_file(path: str, data: bytes) -> tuple[HostLaunch, ...]:
     if len(_SCANNED) >= _SCANNED_MAX:
         _SCANNED.clear()
     got = _SCANNED[key] = tuple(out)
+    if store is not None:
+        store.put(skey, got)
     return got
 
 
@@ -173,17 +261,25 @@ class HostIndex:
 
     @classmethod
     def build(cls, paths: Iterable[str], kernel_files: Iterable[str], settings_for: Callable[[str], "Settings"],
-              exclude: tuple[str, ...] = (), read: Callable[[str], bytes] | None = None) -> "HostIndex":
-        """The index for linting ``kernel_files``, found under ``paths``. Never raises: an index that
-        cannot be built is empty (host facts are an extra; the lint goes on without them)."""
+              exclude: tuple[str, ...] = (), read: Callable[[str], bytes] | None = None,
+              cache_dir: str | None = None) -> "HostIndex":
+        """The index for linting ``kernel_files``, found under ``paths``; scan results are kept in
+        ``cache_dir`` (the lint cache's directory) when given. Never raises: an index that cannot be
+        built is empty (host facts are an extra; the lint goes on without them)."""
+        store = None
         try:
-            return cls._build(paths, kernel_files, settings_for, exclude, read)
+            store = ScanStore(cache_dir) if cache_dir else None
+            return cls._build(paths, kernel_files, settings_for, exclude, read, store)
         except Exception:
             return cls()
+        finally:
+            if store is not None:
+                store.save()
 
     @classmethod
     def _build(cls, paths: Iterable[str], kernel_files: Iterable[str], settings_for: Callable[[str], "Settings"],
-               exclude: tuple[str, ...], read: Callable[[str], bytes] | None) -> "HostIndex":
+               exclude: tuple[str, ...], read: Callable[[str], bytes] | None,
+               store: ScanStore | None = None) -> "HostIndex":
         from shaderlint.discovery import discover
 
         index = cls()
@@ -220,7 +316,7 @@ class HostIndex:
             except OSError:
                 continue
             index.host_files += 1
-            for launch in scan_file(hp, data):
+            for launch in scan_file(hp, data, store):
                 found.append((hp, launch))
             if _norm(hp) not in kernels and b"__global__" in data:
                 elsewhere.append((hp, data))  # kernels defined in a file not linted (a header) count for ambiguity

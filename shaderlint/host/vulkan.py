@@ -71,7 +71,7 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
     if tree is None:
         return []
     budget = [MAX_NODES]
-    consts = Constants(tree.root_node, budget)
+    consts = Constants(tree.root_node, budget, language=tree.language)
     lines = LineIndex(path, data)
     file = _Fn()
     fns: dict[int, _Fn] = {}
