@@ -1388,8 +1388,16 @@ def _writes(model: "FileModel", f: Function) -> list[tuple[Var, ts.Node, ts.Node
     for v in f.vars:
         if v.init is not None:
             out.append((v, v.init, v.decl, False))
+    for a, v, right, compound, _ in _assignments(model, f):
+        out.append((v, right, a, compound))
+    return out
+
+
+def _assignments(model: "FileModel", f: Function):
+    """(assignment, local, right side, combines with the old value, written identifier) for each
+    ``=``/``op=`` assignment of a plain identifier that is a local of ``f``."""
     if f.body is None:
-        return out
+        return
     for a in nodes_in(model, "assign", f.body.start_byte, f.body.end_byte):
         left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
         if left is None or right is None or unparen(left).type != "identifier":
@@ -1398,8 +1406,7 @@ def _writes(model: "FileModel", f: Function) -> list[tuple[Var, ts.Node, ts.Node
         if v is None or v.function is not f or v.is_global:
             continue
         op = a.child_by_field_name("operator")
-        out.append((v, right, a, op is not None and model.text(op) != "="))
-    return out
+        yield a, v, right, op is not None and model.text(op) != "=", unparen(left)
 
 
 def reducing_functions(model: "FileModel") -> dict[str, ts.Node]:
@@ -2190,15 +2197,8 @@ def _local_writes(model: "FileModel", f: Function) -> dict[int, list[tuple[ts.No
             out.setdefault(id(v), []).append((v.decl, v.init, False, v.node))
     if f.body is not None:
         lo, hi = f.body.start_byte, f.body.end_byte
-        for a in nodes_in(model, "assign", lo, hi):
-            left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
-            if left is None or right is None or unparen(left).type != "identifier":
-                continue
-            v = model.resolve(unparen(left))
-            if v is None or v.function is not f or v.is_global:
-                continue
-            op = a.child_by_field_name("operator")
-            out.setdefault(id(v), []).append((a, right, op is not None and model.text(op) != "=", unparen(left)))
+        for a, v, right, compound, ident in _assignments(model, f):
+            out.setdefault(id(v), []).append((a, right, compound, ident))
         for u in nodes_in(model, "update", lo, hi):
             arg = u.child_by_field_name("argument")
             if arg is None or unparen(arg).type != "identifier":
