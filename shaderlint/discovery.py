@@ -49,15 +49,32 @@ class GitIgnore:
                 self.rules.append((re.compile("^" + rx + "$"), neg, dir_only))
             except re.error:  # `a[]b`, `[z-a]`: a pattern git cannot match either; skip it
                 continue
+        # One alternation per kind of path answers "does any rule match?" in one C call: most paths
+        # match none, and then the rules need not be tried one by one.
+        self._any = {is_dir: _alternation([rx for rx, _, dir_only in self.rules if is_dir or not dir_only])
+                     for is_dir in (False, True)}
 
     def ignored(self, rel: str, is_dir: bool) -> bool | None:
-        verdict = None
-        for rx, neg, dir_only in self.rules:
+        pre = self._any[is_dir]
+        if pre is not None and pre.match(rel) is None:
+            return None
+        for rx, neg, dir_only in reversed(self.rules):  # the last rule that matches decides
             if dir_only and not is_dir:
                 continue
             if rx.match(rel):
-                verdict = not neg
-        return verdict
+                return not neg
+        return None
+
+
+def _alternation(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """``^(?:p1|p2|…)$`` of anchored patterns; None (try each rule) when there are none or they do not
+    combine."""
+    if not patterns:
+        return None
+    try:
+        return re.compile("(?:" + "|".join(f"(?:{p.pattern})" for p in patterns) + ")")
+    except (re.error, RecursionError, OverflowError):
+        return None
 
 
 def _glob_to_regex(glob: str) -> str:
