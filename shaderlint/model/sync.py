@@ -1533,8 +1533,7 @@ def _reduction_in(model: "FileModel", f: Function, expr: ts.Node, reduced: dict[
             if name in SIMD_REDUCTIONS[lang]:
                 return n
             if name in SIMD_SHUFFLES[lang] and self_var is not None:
-                args = model.call_args(n)
-                value = args[1] if lang == "cuda" and name.endswith("_sync") and len(args) > 1 else (args[0] if args else None)
+                value = _shuffled(model, n, name)
                 if value is not None and _mentions(model, value, self_var):
                     return n
             helper = getattr(model, "_sync_reducers", {}).get(name)
