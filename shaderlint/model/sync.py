@@ -197,14 +197,12 @@ def _balanced(model: "FileModel", if_stmt: ts.Node) -> tuple[int, int] | None:
     arms = [cons] + ([alt] if alt is not None else [])
     for arm in arms:
         _check_jumps(model, arm, names)
-    seqs: set[tuple[str, ...]] = set()
-    for arm in arms:
-        normal, returned = _stmt_seqs(model, arm, names, frozenset())
-        seqs |= normal | returned
+    ways = [_stmt_seqs(model, arm, names, frozenset()) for arm in arms]
+    seqs: set[tuple[str, ...]] = set().union(*(normal | returned for normal, returned in ways))
     if alt is not None:
         return (if_stmt.start_byte, if_stmt.end_byte) if len(seqs) == 1 else None
     f = model.function_at(if_stmt.start_byte)
-    normal, _ = _stmt_seqs(model, cons, names, frozenset())
+    normal = ways[0][0]  # (the consequence's)
     if not normal and f is not None and f.body is not None and if_stmt.parent == f.body:
         # the arm always returns: the rest of the body is the other way (falling off its end returns)
         cur, ret = {()}, set()
