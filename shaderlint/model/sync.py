@@ -153,9 +153,12 @@ class _Unknown(Exception):
 
 
 _MAX_SEQS, _MAX_SEQ_LEN = 8, 64
-_NO_SYNC_CALLS = frozenset({"cudaTriggerProgrammaticLaunchCompletion", "cudaGridDependencySynchronize",
-                            "static_cast", "reinterpret_cast", "const_cast", "bit_cast", "sizeof"})
-_ASM_WAIT = re.compile(r"bar|sync|wait|elect|arrive", re.I)
+#: Calls that hold no group barrier although a built-in table may not say so: device-side CUDA
+#: runtime calls (programmatic dependent launch), casts, ``sizeof``.
+NO_SYNC_CALLS = frozenset({"cudaTriggerProgrammaticLaunchCompletion", "cudaGridDependencySynchronize",
+                           "static_cast", "reinterpret_cast", "const_cast", "bit_cast", "sizeof"})
+#: Inline assembly that may wait for other threads (bar.sync, barrier.*, mbarrier waits, elect.sync, ...).
+ASM_WAIT = re.compile(r"bar|sync|wait|elect|arrive", re.I)
 
 
 def balanced_region(model: "FileModel", if_stmt: ts.Node) -> tuple[int, int] | None:
@@ -238,7 +241,7 @@ def _plain_macro(model: "FileModel", name: str) -> bool:
                     text = model.text(val) if val is not None else ""
                     lang = model.language
                     plain = "asm" not in text and all(
-                        B.register_only(lang, c) or c in B.GENERIC_MATH or c in _NO_SYNC_CALLS
+                        B.register_only(lang, c) or c in B.GENERIC_MATH or c in NO_SYNC_CALLS
                         or parse_type_name(c).is_arithmetic for c in _CALL_IN_TEXT.findall(text))
                     got[key] = got.get(key, True) and plain
                 continue
@@ -364,7 +367,7 @@ def _no_barrier(model: "FileModel", n: ts.Node, names: dict[int, str], seen: fro
         t = x.type
         if t in ("lambda_expression", "function_definition") and x is not n:
             continue
-        if t in ("gnu_asm_expression", "asm_statement") and _ASM_WAIT.search(model.text(x)):
+        if t in ("gnu_asm_expression", "asm_statement") and ASM_WAIT.search(model.text(x)):
             return False
         if t == "call_expression":
             if x.id in names:
@@ -401,7 +404,7 @@ def _expr_seqs(model: "FileModel", n: ts.Node, names: dict[int, str], seen: froz
         if t in ("lambda_expression", "function_definition"):
             continue
         if t in ("gnu_asm_expression", "asm_statement"):
-            if _ASM_WAIT.search(model.text(x)):
+            if ASM_WAIT.search(model.text(x)):
                 raise _Unknown
             continue
         if t in _STRUCTURED or t in ("return_statement", "goto_statement", "compound_statement"):
@@ -434,7 +437,7 @@ def _call_seq(model: "FileModel", call: ts.Node, seen: frozenset[str]) -> tuple[
         known = B.BARRIERS.get(lang, {}).get(name)
         if known is not None and known[0] != "group":
             return ()  # a fence, a SIMD-group barrier
-        if (name in _NO_SYNC_CALLS or B.register_only(lang, name) or name in B.VALUE_ARG or name in B.GENERIC_MATH
+        if (name in NO_SYNC_CALLS or B.register_only(lang, name) or name in B.VALUE_ARG or name in B.GENERIC_MATH
                 or name in B.FIXED_RESULT or parse_type_name(name).is_arithmetic):
             return ()
     if not method and _plain_macro(model, name):

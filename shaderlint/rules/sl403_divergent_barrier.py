@@ -193,14 +193,14 @@ instructions on the same barrier 0, one executed by each thread.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model.build import _only_returns
 from shaderlint.model.dispatch import GROUP_WORDS, nodes_in
 from shaderlint.model.sync import (
-    balanced_region, divergent_conditions, group_barriers, sync_calls, synchronising_functions,
+    ASM_WAIT, NO_SYNC_CALLS, balanced_region, divergent_conditions, group_barriers, sync_calls,
+    synchronising_functions,
 )
 from shaderlint.rules.base import Rule, RuleContext
 
@@ -245,7 +245,7 @@ class DivergentBarrier(Rule):
 
 def _balanced_around(model, cond, node) -> bool:
     """``cond`` is the condition of an ``if`` around ``node`` whose arms execute the same sequence
-    of barriers on every way through (:func:`shaderlint.model.sync.balanced_branch`): every thread
+    of barriers on every way through (:func:`shaderlint.model.sync.balanced_region`): every thread
     arrives at each of them once, whichever arm it takes, and on NVIDIA GPUs (compute capability
     7.0 and later) a block barrier counts each thread's arrival, at whichever `bar.sync 0`."""
     stmt = _statement(cond)
@@ -276,10 +276,6 @@ def _kernel_exit(cond, node) -> bool:
     NVIDIA target here) a block barrier waits for the non-exited threads only."""
     stmt = _statement(cond)
     return not (stmt.start_byte <= node.start_byte < stmt.end_byte) and _only_returns(stmt, cond)
-
-
-#: Device-side CUDA runtime calls that are no group barrier (programmatic dependent launch).
-_NO_BARRIER = frozenset({"cudaTriggerProgrammaticLaunchCompletion", "cudaGridDependencySynchronize"})
 
 
 def _exits_after(model, f, cond, node) -> bool:
@@ -337,11 +333,11 @@ def _quiet(model, start: int, end: int, _seen: frozenset[str] = frozenset()) -> 
     sync = synchronising_functions(model)
     for call in nodes_in(model, "call", start, end):
         name = model.callee_name(call)
-        if name in _NO_BARRIER:
-            continue
+        if name in NO_SYNC_CALLS:
+            continue  # a device-side runtime call of programmatic dependent launch, a cast
         if name in sync or _is_barrier_name(name):
             return False  # also a warp's `__shfl_sync`: lanes still in the loop would never join it
-        if model._builtin(name) is not None or name in _CASTS:
+        if model._builtin(name) is not None:
             continue
         g = model.function_by_name.get(name)
         if g is None or g.body is None or len(_seen) > 8:
@@ -356,16 +352,11 @@ def _quiet(model, start: int, end: int, _seen: frozenset[str] = frozenset()) -> 
         if n.end_byte <= start or n.start_byte >= end:
             continue
         if n.type in ("gnu_asm_expression", "asm_statement"):
-            if n.start_byte < start or _ASM_SYNC.search(model.text(n)):
+            if n.start_byte < start or ASM_WAIT.search(model.text(n)):
                 return False
             continue
         stack.extend(n.children)
     return True
-
-
-_CASTS = frozenset({"static_cast", "reinterpret_cast", "const_cast", "bit_cast"})
-#: Inline PTX that may wait for other threads (bar.sync, barrier.*, mbarrier waits, elect.sync, ...).
-_ASM_SYNC = re.compile(r"bar|sync|wait|elect|arrive", re.I)
 
 
 def _is_barrier_name(name: str) -> bool:
