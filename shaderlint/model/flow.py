@@ -183,12 +183,7 @@ class ReachingWrites:
         """The statement (a direct child of a block) whose execution sets all of ``var``, or None."""
         t = stmt.type
         if t == "assignment_expression":
-            op = stmt.child_by_field_name("operator")
-            left = stmt.child_by_field_name("left")
-            if op is None or self.m.text(op) != "=" or left is None:
-                return None
-            left = unparen(left)
-            if left.type != "identifier" or self.m.resolve(left) is not var:
+            if not plain_assignment(self.m, var, stmt):
                 return None
             st = stmt.parent
             if st is None or st.type != "expression_statement" or st.named_child_count != 1:
@@ -210,13 +205,7 @@ class ReachingWrites:
     def _for_initializer(self, var: Var, stmt: ts.Node) -> ts.Node | None:
         """The ``for`` statement whose initializer is the plain ``var = …`` write ``stmt`` (also one
         part of a comma list: ``for (i = 0, j = tid; ...)``), or None."""
-        if stmt.type != "assignment_expression":
-            return None
-        op, left = stmt.child_by_field_name("operator"), stmt.child_by_field_name("left")
-        if op is None or self.m.text(op) != "=" or left is None:
-            return None
-        left = unparen(left)
-        if left.type != "identifier" or self.m.resolve(left) is not var:
+        if stmt.type != "assignment_expression" or not plain_assignment(self.m, var, stmt):
             return None
         child, p = stmt, stmt.parent
         while p is not None and p.type == "comma_expression":
@@ -451,6 +440,15 @@ def _nodes_of(root: ts.Node, *types: str, own: bool = False) -> list[ts.Node]:
             continue
         stack.extend(n.named_children)
     return out
+
+
+def plain_assignment(m: "FileModel", var: Var, a: ts.Node) -> bool:
+    """The assignment expression ``a`` is a plain ``var = …`` (not ``var += …``, not ``var.x = …``)."""
+    op, left = a.child_by_field_name("operator"), a.child_by_field_name("left")
+    if op is None or m.text(op) != "=" or left is None:
+        return False
+    left = unparen(left)
+    return left.type == "identifier" and m.resolve(left) is var
 
 
 def opaque_call_outputs(m: "FileModel") -> list[tuple[ts.Node, Var]]:

@@ -39,6 +39,7 @@ from shaderlint.model import builtins as B
 from shaderlint.model.build import control_conditions
 from shaderlint.model.dispatch import calls_to, nodes_in
 from shaderlint.model.expr import subscript_index, unparen
+from shaderlint.model.flow import opaque_call_outputs, plain_assignment
 from shaderlint.model.idioms import uniform_idiom
 from shaderlint.model.kernel import Barrier, Function, Var
 from shaderlint.model.types import parse_type_name
@@ -1949,11 +1950,8 @@ class _ThreadValues:
         t = s.type
         if t == "expression_statement":
             e = unparen(s.named_children[0]) if s.named_child_count else None
-            if e is not None and e.type == "assignment_expression":
-                op, left = e.child_by_field_name("operator"), e.child_by_field_name("left")
-                if (op is not None and self.m.text(op) == "=" and left is not None and unparen(left).type == "identifier"
-                        and self.m.resolve(unparen(left)) is var):
-                    return [w for w in ws if w[0].id == e.id], True
+            if e is not None and e.type == "assignment_expression" and plain_assignment(self.m, var, e):
+                return [w for w in ws if w[0].id == e.id], True
         elif t == "declaration":
             if var.decl.id == s.id and var.init is not None:
                 return [w for w in ws if w[0].id == s.id], True
@@ -2189,8 +2187,6 @@ def _shuffled(model: "FileModel", call: ts.Node, name: str) -> ts.Node | None:
 def _local_writes(model: "FileModel", f: Function) -> dict[int, list[tuple[ts.Node, ts.Node | None, bool, ts.Node]]]:
     """id(local) -> its writes in source order: (statement, value or None when unknown, combines with
     the old value, the written identifier)."""
-    from shaderlint.model.flow import opaque_call_outputs  # noqa: PLC0415
-
     out: dict[int, list] = {}
     for v in f.vars:
         if v.init is not None and not v.is_global:
