@@ -13,6 +13,7 @@ from shaderlint.model import builtins as B
 from shaderlint.model.expr import descendants, subscript_index, unparen
 from shaderlint.model.guards import local_values
 from shaderlint.model.kernel import Function
+from shaderlint.model.lanes import single_initializer
 
 if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
@@ -38,10 +39,8 @@ def _additive_terms(model: "FileModel", node: ts.Node, depth: int = 0) -> list[s
             left = _additive_terms(model, node.child_by_field_name("left"), depth + 1)
             right = _additive_terms(model, node.child_by_field_name("right"), depth + 1)
             return None if left is None or right is None else left + right
-    if node.type == "identifier":
-        v = model.resolve(node)
-        if v is not None and v.init is not None and not v.is_param and not model.direct_writes(v):
-            return _additive_terms(model, v.init, depth + 1)
+    if node.type == "identifier" and (init := single_initializer(model, node)) is not None:
+        return _additive_terms(model, init, depth + 1)
     return [" ".join(model.text(node).split())]
 
 
@@ -154,10 +153,8 @@ def _find_term(model: "FileModel", node: ts.Node, text: str, depth: int = 0) -> 
     if n.type == "binary_expression" and model.text(n.child_by_field_name("operator")) == "+":
         return (_find_term(model, n.child_by_field_name("left"), text, depth + 1)
                 or _find_term(model, n.child_by_field_name("right"), text, depth + 1))
-    if n.type == "identifier":
-        v = model.resolve(n)
-        if v is not None and v.init is not None and not v.is_param and not model.direct_writes(v):
-            return _find_term(model, v.init, text, depth + 1)
+    if n.type == "identifier" and (init := single_initializer(model, n)) is not None:
+        return _find_term(model, init, text, depth + 1)
     return None
 
 
@@ -274,9 +271,8 @@ def _is_lane(model: "FileModel", idx: ts.Node, depth: int = 0) -> bool:
     once to one of those. Not ``threadIdx.y % 32`` and the like, which is the same in a warp."""
     idx = unparen(idx)
     if idx.type == "identifier" and depth < 3:
-        v = model.resolve(idx)
-        return v is not None and v.init is not None and not v.is_param and not model.direct_writes(v) \
-            and _is_lane(model, v.init, depth + 1)
+        init = single_initializer(model, idx)
+        return init is not None and _is_lane(model, init, depth + 1)
     m = _LANE_MASK.match(model.text(idx))
     if m is None:
         return False

@@ -34,8 +34,9 @@ WIDTH_NAMES = ("WARP_SIZE", "warpSize", "warp_size", "kWarpSize", "WARPSIZE", "S
 _LANE_TEXTS = ("threadIdx.x", "gl_LocalInvocationIndex", "gl_LocalInvocationID.x")
 
 
-def _follow(model: "FileModel", node: ts.Node) -> ts.Node | None:
-    """A local with a single initializer and no other write stands for its initializer."""
+def single_initializer(model: "FileModel", node: ts.Node) -> ts.Node | None:
+    """The initializer (without parentheses) a variable ``node`` names stands for: it is no
+    parameter, and nothing assigns it after its declaration; else None."""
     if node.type == "identifier":
         v = model.resolve(node)
         if v is not None and v.init is not None and not v.is_param and not model.direct_writes(v):
@@ -54,7 +55,7 @@ def lane_index(model: "FileModel", node: ts.Node, depth: int = 0) -> bool:
         v = model.resolve(node)
         if v is not None and v.is_param and v.role in ("thread_index_in_threadgroup", "thread_position_in_threadgroup"):
             return v.type.width == 1
-        nxt = _follow(model, node)
+        nxt = single_initializer(model, node)
         return nxt is not None and depth < 4 and lane_index(model, nxt, depth + 1)
     if node.type == "cast_expression":
         value = node.child_by_field_name("value")
@@ -70,7 +71,7 @@ def _simd_group_index(model: "FileModel", node: ts.Node, width: int, depth: int)
             return True
         if v is None and model.text(node) == "gl_SubgroupID":
             return True
-        nxt = _follow(model, node)
+        nxt = single_initializer(model, node)
         return nxt is not None and depth < 4 and _simd_group_index(model, nxt, width, depth + 1)
     if node.type == "binary_expression":
         op = model.text(node.child_by_field_name("operator"))
@@ -239,7 +240,7 @@ def _compile(model: "FileModel", node: ts.Node, width: int, depth: int) -> Threa
             return lambda x: x // width
         if v.is_param and v.role == "threads_per_simdgroup":
             return _const(width)
-        nxt = _follow(model, node)
+        nxt = single_initializer(model, node)
         return _compile(model, nxt, width, depth + 1) if nxt is not None else None
     if t == "cast_expression":
         value = node.child_by_field_name("value")
