@@ -536,9 +536,6 @@ def _var_multiple(model: "FileModel", ident: ts.Node, d: int | None, dnode: ts.N
     return all(_multiple(model, v, d, dnode, at + (v,), depth + 1, seen) for v in values)
 
 
-_CALLEE_PARENTS = ("call_expression", "function_declarator", "template_function", "qualified_identifier")
-
-
 def _callers_pass_multiple(model: "FileModel", f: "Function", param: "Var", d: int, depth: int,
                            seen: frozenset[str]) -> bool:
     """Every call of ``f`` in the file passes a multiple of ``d`` for ``param`` (and there is one)."""

@@ -235,7 +235,7 @@ class ReachingWrites:
                     continue
                 if (call.id, id(b)) in opaque and unparen(a).type == "identifier":
                     continue
-                if not self._by_value(call, name, i):
+                if not self.by_value(call, name, i):
                     blocked.add(id(b))
         for f in m.functions:
             for v in f.vars:
@@ -266,8 +266,11 @@ class ReachingWrites:
                         blocked.add(id(b))
                 pos = data.find(b"&", pos + 1, end)
 
-    def _by_value(self, call: ts.Node, name: str, index: int) -> bool:
-        m = self.m
+    def by_value(self, call: ts.Node, name: str, index: int) -> bool:
+        """True when the call ``call`` of ``name`` cannot write through its argument ``index``: every
+        definition of ``name`` in the file takes it by value (or by ``const`` reference, not GLSL
+        ``out``/``inout``), or ``name`` is a built-in function or a conversion that takes its
+        arguments by value. A method or a call of unknown signature may write it."""
         fn = call.child_by_field_name("function")
         if fn is not None and fn.type == "field_expression":
             return False  # a method: unknown signature

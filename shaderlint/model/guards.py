@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 import tree_sitter as ts
 
 from shaderlint.model import builtins as B
-from shaderlint.model.expr import unparen
+from shaderlint.model.consteval import c_binary
+from shaderlint.model.expr import compared_with, descendants, unparen
 from shaderlint.model.preproc import exclusive
 
 if TYPE_CHECKING:
@@ -323,7 +324,6 @@ def _constant_loop_bound(model: "FileModel", f, loop) -> int:
     ``for (uint k = 0; k < N; ++k)`` in ``template <uint N>`` is below the largest ``N`` of the
     file's instantiations (``templ<8>``), or below :data:`CONSTANT_BOUND` when they are not all
     known."""
-    from shaderlint.model.expr import compared_with  # noqa: PLC0415
     cond = loop.node.child_by_field_name("condition")
     bound = compared_with(model, cond, loop.var) if cond is not None else None
     return _instance_bound(model, f, bound) if bound is not None else CONSTANT_BOUND
@@ -373,7 +373,7 @@ def _stepped_bound(model: "FileModel", var: "Var", depth: int) -> int | None:
             right = w.child_by_field_name("right")
             if op is None or right is None:
                 return None
-            if any(model.text(n) == var.name and model.resolve(n) is var for n in _identifiers(right)):
+            if any(model.text(n) == var.name and model.resolve(n) is var for n in descendants(right, "identifier")):
                 return None  # `acc += acc`: grows with itself
             step = upper_bound(model, right, depth + 1)
             if step is None:
@@ -441,15 +441,9 @@ def _collect_assignments(model: "FileModel") -> dict[int, list[ts.Node] | None]:
     return out
 
 
-def _identifiers(node: ts.Node) -> list[ts.Node]:
-    from shaderlint.model.expr import descendants  # noqa: PLC0415
-    return descendants(node, "identifier")
-
-
 def _aliased(model: "FileModel", f, var: "Var") -> bool:
     """``var`` is named as a call argument (it may be passed by reference) or binds a reference
     (``thread uint& r = acc;``): it may change through another name."""
-    from shaderlint.model.expr import descendants  # noqa: PLC0415
     for n in descendants(f.body, "identifier"):
         if model.text(n) != var.name or model.resolve(n) is not var:
             continue
@@ -559,7 +553,6 @@ def _local_values(model: "FileModel", node: ts.Node, depth: int) -> frozenset[in
         b = local_values(model, right, depth + 1) if a is not None else None
         if a is None or b is None or len(a) * len(b) > 1 << 16:
             return None
-        from shaderlint.model.consteval import c_binary  # noqa: PLC0415
         acc = set()
         for x in a:
             for y in b:

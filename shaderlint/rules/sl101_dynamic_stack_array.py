@@ -317,7 +317,7 @@ def _written_at(model, idx) -> bool:
         args = [a for a in p.named_children if a.type != "comment"]
         flow = model.flow
         name = model.callee_name(call)
-        return flow is None or not name or n not in args or not flow._by_value(call, name, args.index(n))
+        return flow is None or not name or n not in args or not flow.by_value(call, name, args.index(n))
     return False
 
 

@@ -223,7 +223,7 @@ from pathlib import PurePath
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.estimate import whatif
 from shaderlint.estimate.static import static_index
-from shaderlint.model.dispatch import nodes_in
+from shaderlint.model.dispatch import calls_to, nodes_in
 from shaderlint.model.expr import compared_with, descendants, subscript_index, unparen
 from shaderlint.model.types import parse_type_name
 from shaderlint.rules.base import Rule, RuleContext
@@ -335,7 +335,7 @@ def _repeated(model, f, node, depth: int, at=None, via=None) -> bool:
         return False
     loads = _varies_in(model, node, f.body)  # reads more than the helper's parameters
     used = None if loads else _params_used(model, f, node, 0)
-    for call in _calls_by_name(model).get(f.name, ()):
+    for call in calls_to(model, f.name):
         g = model.function_at(call.start_byte)
         if g is None or g is f:
             continue
@@ -394,7 +394,7 @@ def _runs_uncached(model, f) -> bool:
         for g in todo:
             if g.is_entry or g.kind == "kernel":
                 return True
-            for call in _calls_by_name(model).get(g.name, ()):
+            for call in calls_to(model, g.name):
                 h = model.function_at(call.start_byte)
                 if h is not None and id(h) not in seen:
                     seen.add(id(h))
@@ -691,7 +691,7 @@ def _global_base(model, node, depth: int) -> bool:
         return False
     if g.is_entry or g.kind == "kernel":
         return True
-    calls = _calls_by_name(model).get(g.name, ())
+    calls = calls_to(model, g.name)
     index = g.params.index(v) if v in g.params else -1
     if not calls or index < 0:
         return False
@@ -798,7 +798,7 @@ def _lambda_repeated(model, f, lam, node, depth: int) -> bool:
     name = decl.child_by_field_name("declarator") if decl is not None and decl.type == "init_declarator" else None
     if name is None or name.type != "identifier" or depth > 2:
         return False
-    for call in _calls_by_name(model).get(model.text(name), ()):
+    for call in calls_to(model, model.text(name)):
         if not (lam.end_byte <= call.start_byte < f.node.end_byte):
             continue
         if _repeated(model, f, node, depth + 1, at=call, via=call) \
@@ -809,15 +809,6 @@ def _lambda_repeated(model, f, lam, node, depth: int) -> bool:
 
 def _args(model, call) -> list:
     return [a for a in model.call_args(call) if a.type != "comment"]
-
-
-def _calls_by_name(model) -> dict[str, list]:
-    cache = model.__dict__.get("_sl201_calls")
-    if cache is None:
-        cache = model.__dict__["_sl201_calls"] = {}
-        for call in model.nodes("call"):
-            cache.setdefault(model.callee_name(call), []).append(call)
-    return cache
 
 
 def _varies_in(model, node, loop, depth: int = 0) -> bool:
@@ -881,9 +872,7 @@ def _passed_out(model, loop) -> set[int]:
     got = cache.get(loop.id)
     if got is None:
         got = cache[loop.id] = set()
-        for call in model.nodes("call"):
-            if not (loop.start_byte <= call.start_byte < loop.end_byte):
-                continue
+        for call in nodes_in(model, "call", loop.start_byte, loop.end_byte):
             g = model.function_by_name.get(model.callee_name(call))
             if g is None:
                 continue

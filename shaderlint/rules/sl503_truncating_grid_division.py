@@ -187,7 +187,9 @@ def _block_multiple(model, den, bexpr) -> bool:
 
 
 def _divisibility_checked(model, site, num, den) -> bool:
-    """True if the launching function tests `num % den` (an assert or an early return)."""
+    """True if the launching function names `num % den` anywhere: a check the divisibility proofs
+    may not read (a macro, a flag), or the remainder handled apart (`if (n % 256) tail<<<1, n % 256>>>`),
+    which no proof that `n` is a multiple covers. Lenient on purpose: when in doubt, silent."""
     f = site.function
     if f is None or f.body is None:
         return False
