@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 
 from shaderlint.host import HostLaunch, register
-from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, unparen, walk
+from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, walk
+from shaderlint.model.expr import unparen
 
 EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
 _MARKERS = (b"vkCmdDispatch", b"dispatch(")
