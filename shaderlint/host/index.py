@@ -49,8 +49,8 @@ METAL_APIS = frozenset({"metal"})
 LAUNCHES_DISAGREE = "launches-disagree"
 #: Host files larger than this are not read.
 MAX_HOST_BYTES = 2 << 20
-#: The in-memory scan cache: (path, content digest) -> launches.
-_SCANNED: dict[tuple[str, str], tuple[HostLaunch, ...]] = {}
+#: The in-memory scan cache: :meth:`ScanStore.key` (path and content) -> launches.
+_SCANNED: dict[str, tuple[HostLaunch, ...]] = {}
 _SCANNED_MAX = 20_000
 
 
@@ -111,7 +111,9 @@ class ScanStore:
 
     @staticmethod
     def key(path: str, data: bytes) -> str:
-        return hashlib.blake2b(path.encode("utf-8", "surrogateescape") + b"\0" + data, digest_size=16).hexdigest()
+        h = hashlib.blake2b(path.encode("utf-8", "surrogateescape") + b"\0", digest_size=16)
+        h.update(data)  # (the same digest as hashing the concatenation, without copying the file)
+        return h.hexdigest()
 
     def get(self, key: str) -> tuple[HostLaunch, ...] | None:
         rows = self.entries.get(key)
@@ -166,15 +168,14 @@ def _launch_from_json(o: dict) -> HostLaunch:
 def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[HostLaunch, ...]:
     """Every registered scanner's launches for one host file, cached by content (in memory, and
     in ``store`` across runs)."""
-    key = (path, hashlib.blake2b(data, digest_size=16).hexdigest())
+    key = ScanStore.key(path, data)
     hit = _SCANNED.get(key)
-    skey = ScanStore.key(path, data) if store is not None else ""
     if hit is not None:
-        if store is not None and skey not in store.entries:
-            store.put(skey, hit)
+        if store is not None and key not in store.entries:
+            store.put(key, hit)
         return hit
     if store is not None:
-        kept = store.get(skey)
+        kept = store.get(key)
         if kept is not None:
             _SCANNED[key] = kept
             return kept
@@ -188,7 +189,7 @@ def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[H
         _SCANNED.clear()
     got = _SCANNED[key] = tuple(out)
     if store is not None:
-        store.put(skey, got)
+        store.put(key, got)
     return got
 
 
