@@ -367,9 +367,7 @@ class HostIndex:
 
 
 def _with_shader(launch: HostLaunch, shader: str) -> HostLaunch:
-    from dataclasses import replace
-
-    return replace(launch, shader=os.path.normpath(os.path.abspath(shader)))
+    return dataclasses.replace(launch, shader=os.path.normpath(os.path.abspath(shader)))
 
 
 def _shader_file(host_path: str, launch: HostLaunch, roots: list[str],
@@ -454,6 +452,7 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
     from shaderlint.model.kernel import GroupSize
 
     lang = model.language
+    here = _norm(model.source.path)
     for f in model.functions:
         if lang == "glsl":
             if not (f.is_entry and f.name == "main"):
@@ -472,7 +471,6 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
         if gs is not None and gs.origin in ("launch", "dim3"):
             # The size every launch *in this file* agrees on is a fact about those launches only: the
             # kernel also runs with what launches elsewhere use. Kept only when all of them agree.
-            here = _norm(model.source.path)
             elsewhere = [l for l in launches if _norm(l.at.path) != here]
             if elsewhere and any(l.group != gs.dims for l in elsewhere):
                 f.group_size = None
@@ -485,10 +483,9 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
             f.group_size = GroupSize(d.group, f.name_node.start_byte, f.name_node.end_byte, "host", True,
                                      host=d.group_at)
         if f.template_params:  # instances launched in other files (this file's own the model reads)
-            here_path = _norm(model.source.path)
             seen: list[tuple[str, ...]] = []
             for l in launches:
-                if l.template_args and l.template_args not in seen and _norm(l.at.path) != here_path:
+                if l.template_args and l.template_args not in seen and _norm(l.at.path) != here:
                     seen.append(l.template_args)
             f.host_template_args = tuple(seen)
         if d.dispatch is not None:
@@ -496,7 +493,7 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
         if d.grid == (1, 1, 1) and d.group == (1, 1, 1):
             f.host_one_thread = True  # every launch is `<<<1, 1>>>`: one thread on purpose, template or not
         if d.grid is not None and not f.template_params \
-                and any(_norm(l.at.path) != _norm(model.source.path) for l in launches):
+                and any(_norm(l.at.path) != here for l in launches):
             # (a template's instances each have their own launches: one grid says nothing of the
             # others; launches all in the kernel's own file are read by the model itself)
             f.host_facts["grid-size"] = (_dims_text(d.grid), d.grid_at)
