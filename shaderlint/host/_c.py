@@ -17,7 +17,6 @@ import tree_sitter as ts
 
 from shaderlint.host import Span
 from shaderlint.model.expr import unparen
-from shaderlint.model.source import Source
 
 #: Files larger than this are not scanned (the lint's own per-file limit is 1 MiB).
 MAX_BYTES = 2 << 20
@@ -48,15 +47,19 @@ def parse(data: bytes, grammar: str) -> ts.Tree | None:
 
 
 class LineIndex:
-    """A node's :class:`Span`: 1-based line and column (in characters) as :class:`Source` counts them
-    (``\r\n``, ``\r`` and ``\n`` end a line), like the Metal scanners' spans and the kernel model's."""
+    """Byte offset -> 1-based line and column (columns count characters)."""
 
     def __init__(self, path: str, data: bytes) -> None:
-        self.source = Source(path, data)
+        self.path = path
+        self.data = data
+        self.starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
 
     def span(self, node: ts.Node) -> Span:
-        line, column = self.source.position(node.start_byte)
-        return Span(self.source.path, node.start_byte, node.end_byte, line, column)
+        import bisect
+
+        i = bisect.bisect_right(self.starts, node.start_byte) - 1
+        col = len(self.data[self.starts[i]:node.start_byte].decode("utf-8", "replace")) + 1
+        return Span(self.path, node.start_byte, node.end_byte, i + 1, col)
 
 
 def walk(root: ts.Node, budget: list[int]):
