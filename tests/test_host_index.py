@@ -186,7 +186,7 @@ def test_report_shows_where_the_size_comes_from(project, capsys):
         "threadgroup_memory_bytes", "stack_bytes", "target", "occupancy", "limiter"}
 
 
-def test_workers_receive_the_host_facts(project, capsys, monkeypatch):
+def test_workers_receive_the_host_facts(project, capsys):
     # enough source for the pool (runner.POOL_MIN_BYTES) so the facts travel to worker processes
     files = {f"kernels/k{i}.cu": SCALE_CU.replace("scale", f"scale{i}") + "// " + "x" * 9000 + "\n" for i in range(8)}
     files["host/main.cpp"] = "".join(host_cpp(100, f"scale{i}").replace("run(", f"run{i}(") for i in range(8))
@@ -255,7 +255,7 @@ def test_metal_threadgroup_size_from_the_host(project, capsys, fake_swift):
     assert d[0]["related"][-1]["path"] == "App/Renderer.swift"
 
 
-def test_a_cuda_launch_does_not_link_to_a_metal_kernel(project, capsys):
+def test_a_cuda_launch_does_not_link_to_a_metal_kernel(project):
     write(project, {"Shaders/add.metal": ADD_METAL, "host/main.cpp": host_cpp(100, "add")})
     index = HostIndex.build(["."], ["Shaders/add.metal"], SettingsResolver(None, {}).for_path)
     assert index.by_file == {}

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from shaderlint.host import SCANNERS, HostLaunch, _metal_analysis, metal
+from shaderlint.host import ALL_SCANNERS, HostLaunch, _metal_analysis, metal
 from shaderlint.host.metal import scan_metal_cpp, scan_objc, scan_swift
 
 
@@ -545,9 +545,9 @@ void launch(float* x, int n) { k<<<(n + 255) / 256, 256>>>(x); vkCmdDispatch(cmd
 
 
 def test_registered_extensions():
-    assert SCANNERS[".swift"] is scan_swift
-    assert SCANNERS[".m"] is scan_objc
-    assert SCANNERS[".mm"] is scan_objc
+    assert ALL_SCANNERS[".swift"] == [scan_swift]
+    assert ALL_SCANNERS[".m"] == [scan_objc]
+    assert ALL_SCANNERS[".mm"] == [scan_objc]
 
 
 # The analysis itself, without the scanners' catch-all: a bug that raises shows here.

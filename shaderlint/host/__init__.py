@@ -10,7 +10,7 @@ name, or for Vulkan by the shader file the pipeline was built from). Where a lin
 or a value cannot be established, the record leaves it ``None`` and nothing is
 derived from it: host facts are claims, and precision comes first.
 
-Scanners are registered by file extension in :data:`SCANNERS`; each is a pure
+Scanners are registered by file extension in :data:`ALL_SCANNERS`; each is a pure
 function of ``(path, data)`` (so results can be cached by content) that never
 raises on any input.
 """
@@ -72,16 +72,14 @@ class HostLaunch:
 #: A scanner: ``(path, data) -> launches``. Never raises.
 Scanner = Callable[[str, bytes], list[HostLaunch]]
 
-#: Scanners by lower-case file extension (with the dot): filled by the language modules. Where
-#: several languages share an extension (``.cpp``: CUDA host code, metal-cpp, Vulkan), this holds
-#: the last registered; :data:`ALL_SCANNERS` holds every one, in registration order.
-SCANNERS: dict[str, Scanner] = {}
+#: Scanners by lower-case file extension (with the dot), in registration order: filled by the
+#: language modules. Several languages may share an extension (``.cpp``: CUDA host code, metal-cpp,
+#: Vulkan); :func:`scanners_for` gives them all.
 ALL_SCANNERS: dict[str, list[Scanner]] = {}
 
 
 def register(extensions: tuple[str, ...], scanner: Scanner) -> None:
     for ext in extensions:
-        SCANNERS[ext.lower()] = scanner
         found = ALL_SCANNERS.setdefault(ext.lower(), [])
         if scanner not in found:
             found.append(scanner)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 
 from shaderlint.host import Span
+from shaderlint.model.expr import unparen
 
 #: Files larger than this are not scanned (the lint's own per-file limit is 1 MiB).
 MAX_BYTES = 2 << 20
@@ -78,12 +79,6 @@ def text(node: ts.Node | None) -> str:
     if node is None or node.text is None:
         return ""
     return node.text.decode("utf-8", "replace")
-
-
-def unparen(node: ts.Node) -> ts.Node:
-    while node.type == "parenthesized_expression" and node.named_child_count == 1:
-        node = node.named_children[0]
-    return node
 
 
 def args_of(call: ts.Node) -> list[ts.Node]:
@@ -159,8 +154,7 @@ def _interesting(root: ts.Node, budget: list[int], language: ts.Language | None)
 class Constants:
     """Constant integer values of expressions in one file."""
 
-    def __init__(self, root: ts.Node, budget: list[int], cuda: bool = False,
-                 language: ts.Language | None = None) -> None:
+    def __init__(self, root: ts.Node, budget: list[int], language: ts.Language | None = None) -> None:
         self.macros: dict[str, str | None] = {}
         self.file = Scope()
         self.functions: dict[int, Scope] = {}  # function_definition id -> its scope

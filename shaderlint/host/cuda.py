@@ -19,7 +19,8 @@ from __future__ import annotations
 import re
 
 from shaderlint.host import HostLaunch, register
-from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, unparen, walk
+from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, walk
+from shaderlint.model.expr import unparen
 
 EXTENSIONS = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp")
 _MARKERS = (b"<<<", b"cudaLaunchKernel", b"cudaLaunchCooperativeKernel", b"hipLaunchKernelGGL")
@@ -116,7 +117,7 @@ def _add_reference(out: list[HostLaunch], value, launched, consts, lines) -> Non
     ident = _function_value(value)
     if ident is None or ident.id in launched:
         return
-    nm = _base_name(ident)
+    nm, _ = _kernel_name(ident)
     if nm and not _is_variable(consts, ident, nm):
         out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
 
@@ -128,9 +129,7 @@ def _launch(call, consts: Constants, lines: LineIndex, launched: set[int]) -> Ho
         name, targs = _kernel_name(fn)
         if name is None:
             return None
-        launched.add(fn.id)
-        for d in _descend(fn):
-            launched.add(d.id)
+        launched.update(d.id for d in _descend(fn))  # (the name node itself included)
         parts = [c for c in config.named_children if c.type != "comment"]
         return _record(call, "cuda", name, targs, parts[0] if parts else None, parts[1] if len(parts) > 1 else None,
                        consts, lines, fn)
@@ -154,8 +153,7 @@ def _launch(call, consts: Constants, lines: LineIndex, launched: set[int]) -> Ho
     launched.add(call.id)
     if name is None:
         return None
-    for d in _descend(kn):
-        launched.add(d.id)
+    launched.update(d.id for d in _descend(kn))
     return _record(call, api, name, targs, args[1], args[2], consts, lines, kn)
 
 
@@ -241,18 +239,9 @@ def _function_value(arg):
     return None
 
 
-def _base_name(node) -> str | None:
-    name, _ = _kernel_name(node)
-    return name
-
-
 def _is_variable(consts: Constants, ident, name: str) -> bool:
     """Whether ``name`` is a variable, parameter or macro of the file (not a function)."""
-    if name in consts.macros:
-        return True
-    if name in consts.scope_of(ident).inits or name in consts.file.inits:
-        return True
-    return False
+    return name in consts.macros or name in consts.scope_of(ident).inits or name in consts.file.inits
 
 
 register(EXTENSIONS, scan)

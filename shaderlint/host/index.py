@@ -49,8 +49,8 @@ METAL_APIS = frozenset({"metal"})
 LAUNCHES_DISAGREE = "launches-disagree"
 #: Host files larger than this are not read.
 MAX_HOST_BYTES = 2 << 20
-#: The in-memory scan cache: (path, content digest) -> launches.
-_SCANNED: dict[tuple[str, str], tuple[HostLaunch, ...]] = {}
+#: The in-memory scan cache: :meth:`ScanStore.key` (path and content) -> launches.
+_SCANNED: dict[str, tuple[HostLaunch, ...]] = {}
 _SCANNED_MAX = 20_000
 
 
@@ -111,7 +111,9 @@ class ScanStore:
 
     @staticmethod
     def key(path: str, data: bytes) -> str:
-        return hashlib.blake2b(path.encode("utf-8", "surrogateescape") + b"\0" + data, digest_size=16).hexdigest()
+        h = hashlib.blake2b(path.encode("utf-8", "surrogateescape") + b"\0", digest_size=16)
+        h.update(data)  # (the same digest as hashing the concatenation, without copying the file)
+        return h.hexdigest()
 
     def get(self, key: str) -> tuple[HostLaunch, ...] | None:
         rows = self.entries.get(key)
@@ -166,15 +168,14 @@ def _launch_from_json(o: dict) -> HostLaunch:
 def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[HostLaunch, ...]:
     """Every registered scanner's launches for one host file, cached by content (in memory, and
     in ``store`` across runs)."""
-    key = (path, hashlib.blake2b(data, digest_size=16).hexdigest())
+    key = ScanStore.key(path, data)
     hit = _SCANNED.get(key)
-    skey = ScanStore.key(path, data) if store is not None else ""
     if hit is not None:
-        if store is not None and skey not in store.entries:
-            store.put(skey, hit)
+        if store is not None and key not in store.entries:
+            store.put(key, hit)
         return hit
     if store is not None:
-        kept = store.get(skey)
+        kept = store.get(key)
         if kept is not None:
             _SCANNED[key] = kept
             return kept
@@ -188,7 +189,7 @@ def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[H
         _SCANNED.clear()
     got = _SCANNED[key] = tuple(out)
     if store is not None:
-        store.put(skey, got)
+        store.put(key, got)
     return got
 
 
@@ -366,9 +367,7 @@ class HostIndex:
 
 
 def _with_shader(launch: HostLaunch, shader: str) -> HostLaunch:
-    from dataclasses import replace
-
-    return replace(launch, shader=os.path.normpath(os.path.abspath(shader)))
+    return dataclasses.replace(launch, shader=os.path.normpath(os.path.abspath(shader)))
 
 
 def _shader_file(host_path: str, launch: HostLaunch, roots: list[str],
@@ -453,6 +452,7 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
     from shaderlint.model.kernel import GroupSize
 
     lang = model.language
+    here = _norm(model.source.path)
     for f in model.functions:
         if lang == "glsl":
             if not (f.is_entry and f.name == "main"):
@@ -471,7 +471,6 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
         if gs is not None and gs.origin in ("launch", "dim3"):
             # The size every launch *in this file* agrees on is a fact about those launches only: the
             # kernel also runs with what launches elsewhere use. Kept only when all of them agree.
-            here = _norm(model.source.path)
             elsewhere = [l for l in launches if _norm(l.at.path) != here]
             if elsewhere and any(l.group != gs.dims for l in elsewhere):
                 f.group_size = None
@@ -484,10 +483,9 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
             f.group_size = GroupSize(d.group, f.name_node.start_byte, f.name_node.end_byte, "host", True,
                                      host=d.group_at)
         if f.template_params:  # instances launched in other files (this file's own the model reads)
-            here_path = _norm(model.source.path)
             seen: list[tuple[str, ...]] = []
             for l in launches:
-                if l.template_args and l.template_args not in seen and _norm(l.at.path) != here_path:
+                if l.template_args and l.template_args not in seen and _norm(l.at.path) != here:
                     seen.append(l.template_args)
             f.host_template_args = tuple(seen)
         if d.dispatch is not None:
@@ -495,7 +493,7 @@ def _apply(model: "FileModel", facts: HostFacts) -> None:
         if d.grid == (1, 1, 1) and d.group == (1, 1, 1):
             f.host_one_thread = True  # every launch is `<<<1, 1>>>`: one thread on purpose, template or not
         if d.grid is not None and not f.template_params \
-                and any(_norm(l.at.path) != _norm(model.source.path) for l in launches):
+                and any(_norm(l.at.path) != here for l in launches):
             # (a template's instances each have their own launches: one grid says nothing of the
             # others; launches all in the kernel's own file are read by the model itself)
             f.host_facts["grid-size"] = (_dims_text(d.grid), d.grid_at)

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import re
 
-from shaderlint.host import HostLaunch, register
-from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, unparen, walk
+from shaderlint.host import HostLaunch, Span, register
+from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, walk
+from shaderlint.model.expr import unparen
 
 EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
 _MARKERS = (b"vkCmdDispatch", b"dispatch(")
@@ -100,19 +101,16 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
             for scope in _scopes(n, fns, file):
                 scope.spec_nodes.append(n)
     out: list[HostLaunch] = []
-    for key, scope in list(fns.items()) + [(0, file)]:
-        for call in scope.dispatches:
-            home = _link_scope(scope, file)
-            if home is None:
-                continue
-            literal = next(iter(home.literals))
-            where: list = []
-            spec = _specialization(home, consts, where)
-            rec = _record(call, literal, spec, consts, lines)
-            if spec and where:  # the size the shader takes from these constants is written there
-                from dataclasses import replace
-                rec = replace(rec, group_at=lines.span(where[0]))
-            out.append(rec)
+    for scope in [*fns.values(), file]:
+        home = _link_scope(scope, file) if scope.dispatches else None
+        if home is None:
+            continue
+        literal = next(iter(home.literals))
+        where: list = []
+        spec = _specialization(home, consts, where)
+        # the size the shader takes from these constants is written there
+        group_at = lines.span(where[0]) if spec and where else None
+        out.extend(_record(call, literal, spec, consts, lines, group_at) for call in scope.dispatches)
     return out
 
 
@@ -137,7 +135,7 @@ def _link_scope(fn: _Fn, file: _Fn) -> _Fn | None:
     return None
 
 
-def _record(call, literal: str, spec, consts: Constants, lines: LineIndex) -> HostLaunch:
+def _record(call, literal: str, spec, consts: Constants, lines: LineIndex, group_at: Span | None) -> HostLaunch:
     name = callee_name(call)
     args = args_of(call)
     grid = grid_at = None
@@ -148,7 +146,7 @@ def _record(call, literal: str, spec, consts: Constants, lines: LineIndex) -> Ho
             grid = (int(vals[0]), int(vals[1]), int(vals[2]))  # type: ignore[arg-type]
             grid_at = lines.span(call)
     return HostLaunch(at=lines.span(call), api="vulkan", dispatch="threadgroups", grid=grid, grid_at=grid_at,
-                      shader_literal=literal, specialization=spec)
+                      shader_literal=literal, specialization=spec, group_at=group_at)
 
 
 # ---- specialization constants ------------------------------------------------------------------------
