@@ -206,7 +206,7 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     if compiler == "auto":
         compiler, why_not = _auto_compiler(language, target, model)
     if compiler == "ptxas" and language == "cuda":
-        rows = _ptxas_rows(path, model, estimates, target)
+        rows = _ptxas_rows(path, model, estimates, target, settings.defines if settings is not None else ())
     elif compiler == "radv" and language == "glsl":
         rows = _radv_rows(path, data, model, estimates, target)
     else:
@@ -397,8 +397,10 @@ def host_notes(model, f) -> list[str]:
     return out
 
 
-def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Target) -> list[Row]:
-    from shaderlint.estimate.ptxas import compile_ptxas, ptxas_available
+def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Target,
+                defines: tuple[str, ...] = ()) -> list[Row]:
+    from shaderlint.estimate.measured import compile_file
+    from shaderlint.estimate.ptxas import ptxas_available
 
     fallback = None
     if target.ptxas_arch is None:
@@ -407,7 +409,9 @@ def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Targe
         fallback = "nvcc is not on PATH: estimated"
     result = None
     if fallback is None:
-        result = compile_ptxas(path, target.ptxas_arch)
+        # The text the model was built from, with the build's defines, compiled as lint runs compile it
+        # (shaderlint.estimate.measured): the rows and SL505/SL506 agree on one count.
+        result = compile_file(model, target.ptxas_arch, defines)
         if result.error and not len(result):
             fallback = f"ptxas failed ({result.error}): estimated"
     rows: list[Row] = []
