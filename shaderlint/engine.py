@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import time
 import traceback
 from dataclasses import dataclass, field, replace
 
@@ -224,14 +223,13 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
             stage = "done"
     except TimeBudgetExceeded:
         result.timed_out = True
-        if stage != "rules":  # (after "done" only the block's exit was left: nothing is lost)
-            if stage != "done":
-                result.parsed = result.model = None
-                result.diagnostics = [_internal(source, f"could not analyse this file: the per-file time budget "
-                                                        f"of {budget:.3g} s was exceeded while {stage} (raise "
-                                                        f"`time-budget` in the configuration to allow more)")]
-                return result
-        elif rules:
+        if stage in ("parsing", "building the model"):
+            result.parsed = result.model = None
+            result.diagnostics = [_internal(source, f"could not analyse this file: the per-file time budget "
+                                                    f"of {budget:.3g} s was exceeded while {stage} (raise "
+                                                    f"`time-budget` in the configuration to allow more)")]
+            return result
+        if stage == "rules" and rules:  # (after "done" only the block's exit was left: nothing is lost)
             where = "in" if running else "before"
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
                                                         f"{budget:.3g} s was exceeded {where} {rules[at].code}")))
