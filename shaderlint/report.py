@@ -676,7 +676,7 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
 
 def _launch_lines(r: Row) -> list[str]:
     from shaderlint.estimate.targets import get_target
-    from shaderlint.model.dispatch import simd_terms
+    from shaderlint.model.dispatch import format_dims, simd_terms
 
     a = r.launch
     if a is None:
@@ -688,12 +688,12 @@ def _launch_lines(r: Row) -> list[str]:
     approx = "~" if r.registers_source == "estimate" else ""
     space = a["iteration_space"]
     head = f"    launch on {a['target']}: "
-    head += (f"iteration space {_dims(space)} threads (from {'the grid-size fact' if a['iteration_space_source'] == 'grid-size' else 'the launches in this file'})"
+    head += (f"iteration space {format_dims(space)} threads (from {'the grid-size fact' if a['iteration_space_source'] == 'grid-size' else 'the launches in this file'})"
              if space else "iteration space unknown")
     out = [head]
 
     def figures(label: str, fig: dict) -> str:
-        text = (f"      {label:<9} {_dims(fig['shape']):<9} {fig['threads']} threads = {fig['simd_groups']} "
+        text = (f"      {label:<9} {format_dims(fig['shape']):<9} {fig['threads']} threads = {fig['simd_groups']} "
                 f"{simd}{'s' if fig['simd_groups'] != 1 else ''}, {fig['idle_lanes']} idle lane"
                 f"{'s' if fig['idle_lanes'] != 1 else ''}")
         if not fig["fits"]:
@@ -704,8 +704,8 @@ def _launch_lines(r: Row) -> list[str]:
                      f" ({fig['limiter']})")
         if fig["groups"] is not None:
             waste = fig["edge_waste"]
-            rank = max(len(_dims(space).split("×")), len(_dims(fig["shape"]).split("×")))
-            text += (f"; {_dims(fig['groups'], rank)} groups, {fig['threads_launched']} threads for {fig['threads_needed']}"
+            rank = max(len(format_dims(space).split("×")), len(format_dims(fig["shape"]).split("×")))
+            text += (f"; {format_dims(fig['groups'], rank)} groups, {fig['threads_launched']} threads for {fig['threads_needed']}"
                      f" ({'no edge waste' if not waste else f'{waste * 100:.2f}% edge waste'})")
         return text
 
@@ -725,14 +725,6 @@ def _launch_lines(r: Row) -> list[str]:
         if a["reasons"]:
             out.append(f"      changes: {'; '.join(a['reasons'])}")
     return out
-
-
-def _dims(d, rank: int = 1) -> str:
-    """``16×16`` for (16, 16, 1): trailing 1s dropped, but at least ``rank`` dimensions."""
-    d = list(d)
-    while len(d) > max(rank, 1) and d[-1] == 1:
-        d.pop()
-    return "×".join(str(x) for x in d)
 
 
 def _rel(path: str) -> str:

@@ -137,9 +137,10 @@ def fact_source(model: "FileModel", f: Function | None, key: str, config: dict[s
     return None
 
 
-def format_dims(dims: tuple[int, int, int]) -> str:
+def format_dims(dims: tuple[int, int, int], rank: int = 1) -> str:
+    """``16×16`` for (16, 16, 1): trailing 1s dropped, but at least ``rank`` dimensions."""
     d = list(dims)
-    while len(d) > 1 and d[-1] == 1:
+    while len(d) > max(rank, 1) and d[-1] == 1:
         d.pop()
     return "×".join(str(x) for x in d)
 
