@@ -311,8 +311,7 @@ def single_thread_launch(model: "FileModel", gs: GroupSize) -> bool:
     for sites in launch_sizes(model).values():
         for site, size in sites:
             if size is not None and size.start == gs.start:
-                got = const_dims(model, site.grid) if site.grid is not None else None
-                return got is not None and got[0] == (1, 1, 1)
+                return _one_block(model, site)
     return False
 
 
@@ -320,13 +319,13 @@ def single_group_launch(model: "FileModel", f: Function) -> bool:
     """Every launch of ``f`` in this file runs one block (``<<<1, …>>>``, ``dim3 grid(1, 1)``), and
     there is at least one: occupancy, which counts blocks resident per SM, means nothing for it."""
     sites = launch_sizes(model).get(f.name, [])
-    if not sites:
-        return False
-    for site, _ in sites:
-        got = const_dims(model, site.grid) if site.grid is not None else None
-        if got is None or got[0] != (1, 1, 1):
-            return False
-    return True
+    return bool(sites) and all(_one_block(model, site) for site, _ in sites)
+
+
+def _one_block(model: "FileModel", site: LaunchSite) -> bool:
+    """The launch's grid is the constant one block (``1``, ``dim3(1, 1)``, a ``dim3`` variable holding it)."""
+    got = const_dims(model, site.grid) if site.grid is not None else None
+    return got is not None and got[0] == (1, 1, 1)
 
 
 def agreed_launch_size(model: "FileModel", f: Function) -> GroupSize | None:
