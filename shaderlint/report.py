@@ -208,7 +208,7 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     if compiler == "ptxas" and language == "cuda":
         rows = _ptxas_rows(path, model, estimates, target, settings.defines if settings is not None else ())
     elif compiler == "radv" and language == "glsl":
-        rows = _radv_rows(path, data, model, estimates, target)
+        rows = _radv_rows(path, data, model, estimates, target, settings.defines if settings is not None else ())
     else:
         rows = [_estimate_row(path, model, e, target) for e in estimates]
         if compiler == "ptxas":
@@ -499,11 +499,12 @@ def _prefetch_radv(files: list[str], resolver) -> None:
         if FRONT_ENDS["glsl"].stage_for(path, Source(path, data)) != "compute":
             continue
         shaders.append((data.decode("utf-8", "replace"), [os.path.dirname(os.path.abspath(path))],
-                        target.radv_family, _radv_wave(target)))
+                        target.radv_family, _radv_wave(target), settings.defines))
     radv.prefetch(shaders)
 
 
-def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], target: Target) -> list[Row]:
+def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], target: Target,
+               defines: tuple[str, ...] = ()) -> list[Row]:
     from shaderlint.estimate.radv import measure_radv, unavailable_reason
 
     fallback = None
@@ -517,9 +518,10 @@ def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], t
     result = None
     if fallback is None:
         wave = _radv_wave(target)
-        # The text as read (it may be an editor's buffer), with the file's directory for #include.
+        # The text as read (it may be an editor's buffer), with the file's directory for #include and
+        # the build's defines (the estimate beside it was parsed with them); as _prefetch_radv asks.
         result = measure_radv(data.decode("utf-8", "replace"), target.radv_family, subgroup_size=wave,
-                              include_dirs=[os.path.dirname(os.path.abspath(path))])
+                              include_dirs=[os.path.dirname(os.path.abspath(path))], defines=defines)
         if not result.ok:
             fallback = f"RADV failed ({result.error}): estimated"
     rows: list[Row] = []
