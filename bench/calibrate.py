@@ -213,7 +213,7 @@ def fit(models, rows, arch: str) -> Coefficients:
 
 def radv_rows(root: Path, target_name: str, defines: list[str] = (), includes: bool = False) -> tuple[list[dict], dict]:
     """(path, estimate, measured) rows for the GLSL compute shaders under ``root``, and counts."""
-    from shaderlint.estimate.radv import FAMILIES, Job, compile_spirv, measure_spirv, unavailable_reason
+    from shaderlint.estimate.radv import Job, compile_spirv, measure_spirv, subgroup_size_for, unavailable_reason
     from shaderlint.report import report_file
 
     missing = unavailable_reason()
@@ -222,7 +222,7 @@ def radv_rows(root: Path, target_name: str, defines: list[str] = (), includes: b
     target = get_target(target_name)
     if target.radv_family is None:
         sys.exit(f"{target_name} is not an AMD target")
-    wave = target.simd_width if FAMILIES[target.radv_family] >= 10 else None
+    wave = subgroup_size_for(target)
     glsl = FRONT_ENDS["glsl"]
     paths = []
     for p in sorted(root.rglob("*")):

@@ -470,13 +470,6 @@ def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> R
     )
 
 
-def _radv_wave(target: Target) -> int | None:
-    """The subgroup size to ask RADV for: the target's on gfx10+ (wave32 and wave64), none before (wave64 only)."""
-    from shaderlint.estimate.radv import FAMILIES
-
-    return target.simd_width if target.radv_family and FAMILIES[target.radv_family] >= 10 else None
-
-
 def _prefetch_radv(files: list[str], resolver) -> None:
     """Measure every GLSL compute shader the report will ask RADV about in one driver process per chip."""
     from shaderlint.estimate import radv
@@ -499,13 +492,13 @@ def _prefetch_radv(files: list[str], resolver) -> None:
         if FRONT_ENDS["glsl"].stage_for(path, Source(path, data)) != "compute":
             continue
         shaders.append((data.decode("utf-8", "replace"), [os.path.dirname(os.path.abspath(path))],
-                        target.radv_family, _radv_wave(target), settings.defines))
+                        target.radv_family, radv.subgroup_size_for(target), settings.defines))
     radv.prefetch(shaders)
 
 
 def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], target: Target,
                defines: tuple[str, ...] = ()) -> list[Row]:
-    from shaderlint.estimate.radv import measure_radv, unavailable_reason
+    from shaderlint.estimate.radv import measure_radv, subgroup_size_for, unavailable_reason
 
     fallback = None
     stage = getattr(model, "stage", None)
@@ -517,7 +510,7 @@ def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], t
         fallback = f"RADV {missing}: estimated"
     result = None
     if fallback is None:
-        wave = _radv_wave(target)
+        wave = subgroup_size_for(target)
         # The text as read (it may be an editor's buffer), with the file's directory for #include and
         # the build's defines (the estimate beside it was parsed with them); as _prefetch_radv asks.
         result = measure_radv(data.decode("utf-8", "replace"), target.radv_family, subgroup_size=wave,

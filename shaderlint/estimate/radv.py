@@ -225,6 +225,12 @@ def _loadable(name: str) -> bool:
     return True
 
 
+def subgroup_size_for(target) -> int | None:
+    """The subgroup size to ask RADV for on a :class:`~shaderlint.estimate.targets.Target`: the
+    target's on gfx10+ (wave32 and wave64), None before (wave64 only) or off AMD."""
+    return target.simd_width if target.radv_family and FAMILIES[target.radv_family] >= 10 else None
+
+
 def check_family(family: str) -> str | None:
     """The family name normalised (lower case), or None when RADV would abort on it."""
     name = family.strip().lower()
