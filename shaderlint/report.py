@@ -381,7 +381,7 @@ def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
 
 def host_notes(model, f) -> list[str]:
     """Where the kernel's facts that come from host code are set (``host: path:line``)."""
-    from shaderlint.model.dispatch import format_dims
+    from shaderlint.model.dispatch import format_dims, host_fact
 
     out = []
     gs = f.group_size
@@ -390,8 +390,9 @@ def host_notes(model, f) -> list[str]:
     for key, what in (("dispatch", "dispatch"), ("grid-size", "grid (threads)")):
         if key == "dispatch" and model.language != "metal":
             continue  # CUDA and Vulkan always dispatch whole groups: nothing to learn
-        if key in f.host_facts and key not in f.facts and key not in model.facts:
-            value, at = f.host_facts[key]
+        got = host_fact(model, f, key)
+        if got is not None:
+            value, at = got
             where = f" from {at.path}:{at.line}" if at is not None else ""
             out.append(f"host: {what} {value}{where}")
     return out

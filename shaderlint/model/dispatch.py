@@ -123,18 +123,12 @@ def describe_origin(model: "FileModel", gs: GroupSize) -> str:
     }.get(gs.origin, gs.origin)
 
 
-def fact_source(model: "FileModel", f: Function | None, key: str, config: dict[str, str] | None = None):
-    """Where :func:`kernel_fact` finds ``key``: ``"annotation"``, ``"file"``, ``("host", span)``,
-    ``"config"`` or None."""
-    if f is not None and key in f.facts:
-        return "annotation"
-    if key in model.facts:
-        return "file"
-    if f is not None and key in f.host_facts:
-        return ("host", f.host_facts[key][1])
-    if config and key in config:
-        return "config"
-    return None
+def host_fact(model: "FileModel", f: Function | None, key: str) -> tuple[str, object] | None:
+    """``(value, host span)`` when :func:`kernel_fact` takes ``key`` for ``f`` from the host code
+    launching it (no annotation above it or in the file gives it), else None."""
+    if f is None or key in f.facts or key in model.facts:
+        return None
+    return f.host_facts.get(key)
 
 
 def format_dims(dims: tuple[int, int, int], rank: int = 1) -> str:
