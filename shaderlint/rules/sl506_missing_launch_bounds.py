@@ -90,9 +90,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
 from shaderlint.estimate import measured
 from shaderlint.estimate.occupancy import max_registers_for_group
-from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
 from shaderlint.model.dispatch import format_dims, group_size
 from shaderlint.rules.base import Rule, RuleContext
 
