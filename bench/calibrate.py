@@ -213,7 +213,8 @@ def fit(models, rows, arch: str) -> Coefficients:
 
 def radv_rows(root: Path, target_name: str, defines: list[str] = (), includes: bool = False) -> tuple[list[dict], dict]:
     """(path, estimate, measured) rows for the GLSL compute shaders under ``root``, and counts."""
-    from shaderlint.estimate.radv import FAMILIES, Job, compile_spirv, measure_spirv, unavailable_reason
+    from shaderlint.config import Settings
+    from shaderlint.estimate.radv import Job, compile_spirv, measure_spirv, subgroup_size_for, unavailable_reason
     from shaderlint.report import report_file
 
     missing = unavailable_reason()
@@ -222,7 +223,7 @@ def radv_rows(root: Path, target_name: str, defines: list[str] = (), includes: b
     target = get_target(target_name)
     if target.radv_family is None:
         sys.exit(f"{target_name} is not an AMD target")
-    wave = target.simd_width if FAMILIES[target.radv_family] >= 10 else None
+    wave = subgroup_size_for(target)
     glsl = FRONT_ENDS["glsl"]
     paths = []
     for p in sorted(root.rglob("*")):
@@ -252,7 +253,9 @@ def radv_rows(root: Path, target_name: str, defines: list[str] = (), includes: b
         if r.local_size_unknown:  # a workgroup size left to the application: compiled as one thread, left out
             counts["one_thread_groups"] += 1
             continue
-        est = next((row for row in report_file(str(p), target=target) if row.kernel == "main"), None)
+        # the variant glslang compiled: the estimate's #if branches decided with the same defines
+        est = next((row for row in report_file(str(p), Settings(defines=tuple(defines)), target=target)
+                    if row.kernel == "main"), None)
         if est is None or est.registers is None:
             continue
         counts["estimated"] += 1

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import time
 import traceback
 from dataclasses import dataclass, field, replace
 
@@ -224,19 +223,18 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
             stage = "done"
     except TimeBudgetExceeded:
         result.timed_out = True
-        if stage != "rules":  # (after "done" only the block's exit was left: nothing is lost)
-            if stage != "done":
-                result.parsed = result.model = None
-                result.diagnostics = [_internal(source, f"could not analyse this file: the per-file time budget "
-                                                        f"of {budget:.3g} s was exceeded while {stage} (raise "
-                                                        f"`time-budget` in the configuration to allow more)")]
-                return result
-        elif rules:
+        if stage in ("parsing", "building the model"):
+            result.parsed = result.model = None
+            result.diagnostics = [_internal(source, f"could not analyse this file: the per-file time budget "
+                                                    f"of {budget:.3g} s was exceeded while {stage} (raise "
+                                                    f"`time-budget` in the configuration to allow more)")]
+            return result
+        if stage == "rules" and rules:  # (after "done" only the block's exit was left: nothing is lost)
             where = "in" if running else "before"
             findings.append((_PARSE_RULE, Finding(0, 0, f"analysis stopped: the per-file time budget of "
                                                         f"{budget:.3g} s was exceeded {where} {rules[at].code}")))
     if host is not None:
-        findings = [(rc, _host_related(model, rc.code, fd, facts)) for rc, fd in findings]
+        findings = [(rc, _host_related(model, rc.code, fd)) for rc, fd in findings]
     resolved = [(rule_cls, fd, _resolve(source, rule_cls, fd)) for rule_cls, fd in findings]
     if not any(r.code == PARSE_ERROR for r in rules):
         # unreadable regions are listed only when SL001 is selected (the summary counts them); an
@@ -332,11 +330,11 @@ _USES_DISPATCH = frozenset({"SL105"})
 _USES_GRID = frozenset({"SL302"})
 
 
-def _host_related(model: FileModel, code: str, fd: Finding, config: dict[str, str]) -> Finding:
+def _host_related(model: FileModel, code: str, fd: Finding) -> Finding:
     """``fd`` with related locations at the host lines its kernel's facts come from."""
     if fd.kernel is None or code not in _USES_GROUP | _USES_DISPATCH | _USES_GRID:
         return fd
-    from shaderlint.model.dispatch import GROUP_WORDS, fact_source
+    from shaderlint.model.dispatch import GROUP_WORDS, host_fact
 
     found: list[tuple[object, str]] = []  # (host span, what is set there)
     for f in model.functions:
@@ -344,9 +342,9 @@ def _host_related(model: FileModel, code: str, fd: Finding, config: dict[str, st
             continue
         for key, codes, what in (("dispatch", _USES_DISPATCH, "dispatched here"),
                                  ("grid-size", _USES_GRID, "grid size set here")):
-            src = fact_source(model, f, key, config) if code in codes else None
-            if isinstance(src, tuple) and src[1] is not None:
-                found.append((src[1], what))
+            got = host_fact(model, f, key) if code in codes else None
+            if got is not None and got[1] is not None:
+                found.append((got[1], what))
         gs = f.group_size
         if code in _USES_GROUP and gs is not None and gs.origin == "host" and gs.host is not None:
             found.append((gs.host, f"{GROUP_WORDS.get(model.language, 'group')} size set here"))

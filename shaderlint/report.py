@@ -206,9 +206,9 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     if compiler == "auto":
         compiler, why_not = _auto_compiler(language, target, model)
     if compiler == "ptxas" and language == "cuda":
-        rows = _ptxas_rows(path, model, estimates, target)
+        rows = _ptxas_rows(path, model, estimates, target, settings.defines if settings is not None else ())
     elif compiler == "radv" and language == "glsl":
-        rows = _radv_rows(path, data, model, estimates, target)
+        rows = _radv_rows(path, data, model, estimates, target, settings.defines if settings is not None else ())
     else:
         rows = [_estimate_row(path, model, e, target) for e in estimates]
         if compiler == "ptxas":
@@ -381,7 +381,7 @@ def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
 
 def host_notes(model, f) -> list[str]:
     """Where the kernel's facts that come from host code are set (``host: path:line``)."""
-    from shaderlint.model.dispatch import format_dims
+    from shaderlint.model.dispatch import format_dims, host_fact
 
     out = []
     gs = f.group_size
@@ -390,15 +390,18 @@ def host_notes(model, f) -> list[str]:
     for key, what in (("dispatch", "dispatch"), ("grid-size", "grid (threads)")):
         if key == "dispatch" and model.language != "metal":
             continue  # CUDA and Vulkan always dispatch whole groups: nothing to learn
-        if key in f.host_facts and key not in f.facts and key not in model.facts:
-            value, at = f.host_facts[key]
+        got = host_fact(model, f, key)
+        if got is not None:
+            value, at = got
             where = f" from {at.path}:{at.line}" if at is not None else ""
             out.append(f"host: {what} {value}{where}")
     return out
 
 
-def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Target) -> list[Row]:
-    from shaderlint.estimate.ptxas import compile_ptxas, ptxas_available
+def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Target,
+                defines: tuple[str, ...] = ()) -> list[Row]:
+    from shaderlint.estimate.measured import compile_file
+    from shaderlint.estimate.ptxas import ptxas_available
 
     fallback = None
     if target.ptxas_arch is None:
@@ -407,7 +410,9 @@ def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Targe
         fallback = "nvcc is not on PATH: estimated"
     result = None
     if fallback is None:
-        result = compile_ptxas(path, target.ptxas_arch)
+        # The text the model was built from, with the build's defines, compiled as lint runs compile it
+        # (shaderlint.estimate.measured): the rows and SL505/SL506 agree on one count.
+        result = compile_file(model, target.ptxas_arch, defines)
         if result.error and not len(result):
             fallback = f"ptxas failed ({result.error}): estimated"
     rows: list[Row] = []
@@ -466,13 +471,6 @@ def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> R
     )
 
 
-def _radv_wave(target: Target) -> int | None:
-    """The subgroup size to ask RADV for: the target's on gfx10+ (wave32 and wave64), none before (wave64 only)."""
-    from shaderlint.estimate.radv import FAMILIES
-
-    return target.simd_width if target.radv_family and FAMILIES[target.radv_family] >= 10 else None
-
-
 def _prefetch_radv(files: list[str], resolver) -> None:
     """Measure every GLSL compute shader the report will ask RADV about in one driver process per chip."""
     from shaderlint.estimate import radv
@@ -495,12 +493,13 @@ def _prefetch_radv(files: list[str], resolver) -> None:
         if FRONT_ENDS["glsl"].stage_for(path, Source(path, data)) != "compute":
             continue
         shaders.append((data.decode("utf-8", "replace"), [os.path.dirname(os.path.abspath(path))],
-                        target.radv_family, _radv_wave(target)))
+                        target.radv_family, radv.subgroup_size_for(target), settings.defines))
     radv.prefetch(shaders)
 
 
-def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], target: Target) -> list[Row]:
-    from shaderlint.estimate.radv import measure_radv, unavailable_reason
+def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], target: Target,
+               defines: tuple[str, ...] = ()) -> list[Row]:
+    from shaderlint.estimate.radv import measure_radv, subgroup_size_for, unavailable_reason
 
     fallback = None
     stage = getattr(model, "stage", None)
@@ -512,10 +511,11 @@ def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], t
         fallback = f"RADV {missing}: estimated"
     result = None
     if fallback is None:
-        wave = _radv_wave(target)
-        # The text as read (it may be an editor's buffer), with the file's directory for #include.
+        wave = subgroup_size_for(target)
+        # The text as read (it may be an editor's buffer), with the file's directory for #include and
+        # the build's defines (the estimate beside it was parsed with them); as _prefetch_radv asks.
         result = measure_radv(data.decode("utf-8", "replace"), target.radv_family, subgroup_size=wave,
-                              include_dirs=[os.path.dirname(os.path.abspath(path))])
+                              include_dirs=[os.path.dirname(os.path.abspath(path))], defines=defines)
         if not result.ok:
             fallback = f"RADV failed ({result.error}): estimated"
     rows: list[Row] = []
@@ -672,7 +672,7 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
 
 def _launch_lines(r: Row) -> list[str]:
     from shaderlint.estimate.targets import get_target
-    from shaderlint.model.dispatch import simd_terms
+    from shaderlint.model.dispatch import format_dims, simd_terms
 
     a = r.launch
     if a is None:
@@ -684,12 +684,12 @@ def _launch_lines(r: Row) -> list[str]:
     approx = "~" if r.registers_source == "estimate" else ""
     space = a["iteration_space"]
     head = f"    launch on {a['target']}: "
-    head += (f"iteration space {_dims(space)} threads (from {'the grid-size fact' if a['iteration_space_source'] == 'grid-size' else 'the launches in this file'})"
+    head += (f"iteration space {format_dims(space)} threads (from {'the grid-size fact' if a['iteration_space_source'] == 'grid-size' else 'the launches in this file'})"
              if space else "iteration space unknown")
     out = [head]
 
     def figures(label: str, fig: dict) -> str:
-        text = (f"      {label:<9} {_dims(fig['shape']):<9} {fig['threads']} threads = {fig['simd_groups']} "
+        text = (f"      {label:<9} {format_dims(fig['shape']):<9} {fig['threads']} threads = {fig['simd_groups']} "
                 f"{simd}{'s' if fig['simd_groups'] != 1 else ''}, {fig['idle_lanes']} idle lane"
                 f"{'s' if fig['idle_lanes'] != 1 else ''}")
         if not fig["fits"]:
@@ -700,8 +700,8 @@ def _launch_lines(r: Row) -> list[str]:
                      f" ({fig['limiter']})")
         if fig["groups"] is not None:
             waste = fig["edge_waste"]
-            rank = max(len(_dims(space).split("×")), len(_dims(fig["shape"]).split("×")))
-            text += (f"; {_dims(fig['groups'], rank)} groups, {fig['threads_launched']} threads for {fig['threads_needed']}"
+            rank = max(len(format_dims(space).split("×")), len(format_dims(fig["shape"]).split("×")))
+            text += (f"; {format_dims(fig['groups'], rank)} groups, {fig['threads_launched']} threads for {fig['threads_needed']}"
                      f" ({'no edge waste' if not waste else f'{waste * 100:.2f}% edge waste'})")
         return text
 
@@ -721,14 +721,6 @@ def _launch_lines(r: Row) -> list[str]:
         if a["reasons"]:
             out.append(f"      changes: {'; '.join(a['reasons'])}")
     return out
-
-
-def _dims(d, rank: int = 1) -> str:
-    """``16×16`` for (16, 16, 1): trailing 1s dropped, but at least ``rank`` dimensions."""
-    d = list(d)
-    while len(d) > max(rank, 1) and d[-1] == 1:
-        d.pop()
-    return "×".join(str(x) for x in d)
 
 
 def _rel(path: str) -> str:

@@ -361,6 +361,23 @@ def test_report_starts_the_driver_once_for_many_shaders(tmp_path, capsys, monkey
     assert [r["registers_source"] for r in rows] == ["radv"] * 3 and len(workers) == 1
 
 
+def test_report_compiles_with_the_configured_defines(tmp_path, capsys, monkeypatch) -> None:
+    # The report parses with the build's defines; glslang must compile the same build, in the
+    # prefetch and in the row alike (one driver start: the row's measurement is the prefetch's).
+    needs_radv()
+    (tmp_path / "k.comp").write_text(SAXPY.replace("pc.a * data[i]", "SCALE * pc.a * data[i]"))
+    assert report_main([str(tmp_path), "--compiler", "radv", "--target", "rdna2", "--notes"]) == 0
+    assert "RADV failed (glslang:" in capsys.readouterr().out  # SCALE undefined without the define
+    (tmp_path / "shaderlint.toml").write_text('defines = ["SCALE=2.0"]\n')
+    starts = []
+    real_popen = radv.subprocess.Popen
+    monkeypatch.setattr(radv.subprocess, "Popen", lambda *a, **k: starts.append(a) or real_popen(*a, **k))
+    assert report_main([str(tmp_path), "--compiler", "radv", "--target", "rdna2", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["registers_source"] for r in rows] == ["radv"]
+    assert len([a for a in starts if radv._WORKER in a[0]]) == 1
+
+
 def test_report_auto_estimates_where_radv_does_not_apply(tmp_path, capsys) -> None:
     (tmp_path / "k.comp").write_text(SAXPY)
     (tmp_path / "k.frag").write_text("#version 450\nlayout(location = 0) out vec4 c;\nvoid main() { c = vec4(1); }\n")

@@ -168,3 +168,32 @@ def test_auto_compiler_picks_ptxas_for_cuda_where_nvcc_is(tree, capsys):
     assert {r["registers_source"] for r in rows} == ({"ptxas"} if ptxas_available() else {"estimate"})
     code, out = run(capsys, str(tree / "k.cu"), "--compiler", "auto", "--target", "apple-m1", "--format", "json")
     assert {r["registers_source"] for r in json.loads(out)} == {"estimate"}  # not an NVIDIA target
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="nvcc is not on PATH")
+def test_ptxas_rows_compile_with_the_configured_defines_as_lint_does(tmp_path, capsys):
+    # The report parses with the build's defines; ptxas must compile the same build (and the same
+    # compile serves SL505/SL506: shaderlint.estimate.measured), and a failure names the file.
+    (tmp_path / "k.cu").write_text(
+        "__global__ void k(float* a) {\n"
+        "#ifdef HEAVY\n"
+        "    float acc[64];\n"
+        "    for (int i = 0; i < 64; ++i) acc[i] = a[i * threadIdx.x];\n"
+        "    float s = 0;\n"
+        "    for (int i = 0; i < 64; ++i) for (int j = 0; j < 64; ++j) s += acc[i] * acc[j];\n"
+        "    a[threadIdx.x] = s;\n"
+        "#else\n"
+        "    a[threadIdx.x] = 1.0f;\n"
+        "#endif\n"
+        "}\n")
+    (tmp_path / "bad.cu").write_text("__global__ void b(float* a) { a[0] = undefined_thing; }\n")
+    code, out = run(capsys, str(tmp_path / "k.cu"), "--compiler", "ptxas", "--format", "json")
+    light = json.loads(out)[0]["registers"]
+    (tmp_path / "shaderlint.toml").write_text('defines = ["HEAVY"]\n')
+    code, out = run(capsys, str(tmp_path / "k.cu"), "--compiler", "ptxas", "--format", "json")
+    heavy = json.loads(out)[0]
+    direct = compile_ptxas(tmp_path / "k.cu", "sm_80", ["-DHEAVY"])
+    assert heavy["registers_source"] == "ptxas" and heavy["registers"] == direct.by_name("k")[0].registers
+    assert heavy["registers"] > light
+    code, out = run(capsys, str(tmp_path / "bad.cu"), "--compiler", "ptxas", "--notes")
+    assert "ptxas failed (" in out and "bad.cu(1): error" in out and "shaderlint-ptxas-" not in out

@@ -94,7 +94,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from shaderlint.estimate.occupancy import group_dims_violations, occupancy
+from shaderlint.estimate.occupancy import GROUP_SIZE, group_dims_violations, lane_use, occupancy
 from shaderlint.estimate.targets import Target
 
 Dims = tuple[int, int, int]
@@ -255,10 +255,10 @@ def _describe(dims: Dims, space: Dims | None, target: Target, registers: float |
               shared: int) -> LaunchFigures:
     w = target.simd_width
     threads = dims[0] * dims[1] * dims[2]
-    simd = -(-threads // w)
+    simd, idle, _ = lane_use(threads, w)
     problems = tuple(group_dims_violations(target, dims))
     if problems:
-        groups_per_core, occ, limiter, estimated = 0, 0.0, "group-size", False
+        groups_per_core, occ, limiter, estimated = 0, 0.0, GROUP_SIZE, False
     else:
         o = occupancy(target, threads, registers, shared)
         groups_per_core, occ, limiter, estimated = o.groups_per_core, o.occupancy, o.limiter, o.estimated
@@ -271,7 +271,7 @@ def _describe(dims: Dims, space: Dims | None, target: Target, registers: float |
                      edge_waste=(launched - needed) / launched, lanes_launched=math.prod(groups) * simd * w)
     return LaunchFigures(
         shape=dims, target=target.name, threads=threads, simd_width=w, simd_groups=simd,
-        idle_lanes=simd * w - threads, fits=not problems, groups_per_core=groups_per_core, occupancy=occ,
+        idle_lanes=idle, fits=not problems, groups_per_core=groups_per_core, occupancy=occ,
         limiter=limiter, occupancy_estimated=estimated, problems=problems,
         **extra,
     )

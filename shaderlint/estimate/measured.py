@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from shaderlint.estimate.ptxas import PtxasResult, compile_ptxas, ptxas_available
+from shaderlint.estimate.ptxas import PtxasResult, compile_ptxas
 
 if TYPE_CHECKING:
     from shaderlint.config import Settings
@@ -25,26 +25,32 @@ if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
 
 
+def compile_file(model: "FileModel", arch: str, defines: tuple[str, ...] = ()) -> PtxasResult:
+    """ptxas's report for the model's text (what was linted, perhaps an editor's buffer) on ``arch``,
+    with the file's directory on the include path and ``-D`` for each of ``defines``: compiled once
+    per model, architecture and defines (the lint rules and ``shaderlint report`` share it)."""
+    memo = model.__dict__.setdefault("_ptxas", {})
+    key = (arch, tuple(defines))
+    if key not in memo:
+        flags: list[str] = [f"-D{d}" for d in defines]
+        folder = os.path.dirname(os.path.abspath(model.source.path))
+        if os.path.isdir(folder):
+            flags[:0] = ["-I", folder]
+        text = model.source.data.decode("utf-8", errors="replace")
+        got = compile_ptxas(text + "\n", arch, flags)  # (a newline: source text, never a path)
+        if got.error and "-c" in got.command[:-1]:  # name the file, not the temporary copy nvcc compiled
+            got.error = got.error.replace(got.command[got.command.index("-c") + 1], model.source.path)
+        memo[key] = got
+    return memo[key]
+
+
 def compiled(model: "FileModel", settings: "Settings", target: "Target") -> PtxasResult | None:
     """ptxas's report for the file, compiled once per model; None when no compiler applies."""
     compiler = getattr(settings, "compiler", "none")
     if compiler == "none" or model.language != "cuda" or target.ptxas_arch is None:
         return None
-    memo = model.__dict__.setdefault("_ptxas", {})
-    key = (target.ptxas_arch, settings.defines)
-    if key in memo:
-        return memo[key]
-    result = None
-    if ptxas_available():
-        flags: list[str] = [f"-D{d}" for d in settings.defines]
-        folder = os.path.dirname(os.path.abspath(model.source.path))
-        if os.path.isdir(folder):
-            flags[:0] = ["-I", folder]
-        text = model.source.data.decode("utf-8", errors="replace")
-        got = compile_ptxas(text + "\n", target.ptxas_arch, flags)  # (a newline: source text, never a path)
-        result = got if len(got) else None
-    memo[key] = result
-    return result
+    got = compile_file(model, target.ptxas_arch, settings.defines)  # (no nvcc: an empty result, kept too)
+    return got if len(got) else None
 
 
 def registers(model: "FileModel", settings: "Settings", target: "Target", kernel: str) -> int | None:

@@ -225,6 +225,12 @@ def _loadable(name: str) -> bool:
     return True
 
 
+def subgroup_size_for(target) -> int | None:
+    """The subgroup size to ask RADV for on a :class:`~shaderlint.estimate.targets.Target`: the
+    target's on gfx10+ (wave32 and wave64), None before (wave64 only) or off AMD."""
+    return target.simd_width if target.radv_family and FAMILIES[target.radv_family] >= 10 else None
+
+
 def check_family(family: str) -> str | None:
     """The family name normalised (lower case), or None when RADV would abort on it."""
     name = family.strip().lower()
@@ -494,18 +500,19 @@ def measure_spirv(jobs: Sequence[Job], *, timeout: float = DEFAULT_TIMEOUT,
     return [r if r is not None else RadvResult(family="?", error="not measured") for r in results]
 
 
-def prefetch(shaders: Iterable[tuple[str, Sequence[str], str, int | None]], *,
+def prefetch(shaders: Iterable[tuple[str, Sequence[str], str, int | None, Sequence[str]]], *,
              timeout: float = DEFAULT_TIMEOUT, cache_dir: str | None = "default") -> None:
     """Measure many shaders in one worker per family, so that :func:`measure_radv` on each is a cache hit.
 
-    ``shaders``: (source text, include directories, family, subgroup size). Saves
+    ``shaders``: (source text, include directories, family, subgroup size, defines). Saves
     the driver's start-up per shader (about 0.1 s of CPU) in a report over many files.
     """
     if unavailable_reason():
         return
     jobs = []
-    for text, include_dirs, family, subgroup_size in shaders:
-        spirv, _ = compile_spirv(text, include_dirs=include_dirs, timeout=timeout, cache_dir=cache_dir)
+    for text, include_dirs, family, subgroup_size, defines in shaders:
+        spirv, _ = compile_spirv(text, defines=defines, include_dirs=include_dirs, timeout=timeout,
+                                 cache_dir=cache_dir)
         if spirv is not None and check_family(family):
             jobs.append(Job(spirv, family, subgroup_size))
     if jobs:

@@ -123,23 +123,18 @@ def describe_origin(model: "FileModel", gs: GroupSize) -> str:
     }.get(gs.origin, gs.origin)
 
 
-def fact_source(model: "FileModel", f: Function | None, key: str, config: dict[str, str] | None = None):
-    """Where :func:`kernel_fact` finds ``key``: ``"annotation"``, ``"file"``, ``("host", span)``,
-    ``"config"`` or None."""
-    if f is not None and key in f.facts:
-        return "annotation"
-    if key in model.facts:
-        return "file"
-    if f is not None and key in f.host_facts:
-        return ("host", f.host_facts[key][1])
-    if config and key in config:
-        return "config"
-    return None
+def host_fact(model: "FileModel", f: Function | None, key: str) -> tuple[str, object] | None:
+    """``(value, host span)`` when :func:`kernel_fact` takes ``key`` for ``f`` from the host code
+    launching it (no annotation above it or in the file gives it), else None."""
+    if f is None or key in f.facts or key in model.facts:
+        return None
+    return f.host_facts.get(key)
 
 
-def format_dims(dims: tuple[int, int, int]) -> str:
+def format_dims(dims: tuple[int, int, int], rank: int = 1) -> str:
+    """``16×16`` for (16, 16, 1): trailing 1s dropped, but at least ``rank`` dimensions."""
     d = list(dims)
-    while len(d) > 1 and d[-1] == 1:
+    while len(d) > max(rank, 1) and d[-1] == 1:
         d.pop()
     return "×".join(str(x) for x in d)
 
@@ -310,8 +305,7 @@ def single_thread_launch(model: "FileModel", gs: GroupSize) -> bool:
     for sites in launch_sizes(model).values():
         for site, size in sites:
             if size is not None and size.start == gs.start:
-                got = const_dims(model, site.grid) if site.grid is not None else None
-                return got is not None and got[0] == (1, 1, 1)
+                return _one_block(model, site)
     return False
 
 
@@ -319,13 +313,13 @@ def single_group_launch(model: "FileModel", f: Function) -> bool:
     """Every launch of ``f`` in this file runs one block (``<<<1, …>>>``, ``dim3 grid(1, 1)``), and
     there is at least one: occupancy, which counts blocks resident per SM, means nothing for it."""
     sites = launch_sizes(model).get(f.name, [])
-    if not sites:
-        return False
-    for site, _ in sites:
-        got = const_dims(model, site.grid) if site.grid is not None else None
-        if got is None or got[0] != (1, 1, 1):
-            return False
-    return True
+    return bool(sites) and all(_one_block(model, site) for site, _ in sites)
+
+
+def _one_block(model: "FileModel", site: LaunchSite) -> bool:
+    """The launch's grid is the constant one block (``1``, ``dim3(1, 1)``, a ``dim3`` variable holding it)."""
+    got = const_dims(model, site.grid) if site.grid is not None else None
+    return got is not None and got[0] == (1, 1, 1)
 
 
 def agreed_launch_size(model: "FileModel", f: Function) -> GroupSize | None:

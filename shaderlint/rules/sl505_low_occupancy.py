@@ -106,7 +106,6 @@ from shaderlint.model.dispatch import single_group_launch
 from shaderlint.rules.base import Rule, RuleContext
 
 
-
 def _pct(x: float) -> str:
     return f"{x * 100:.1f}".rstrip("0").rstrip(".") + "%"
 

@@ -90,10 +90,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
 from shaderlint.estimate import measured
 from shaderlint.estimate.occupancy import max_registers_for_group
-from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
-from shaderlint.model.dispatch import format_dims, group_size, single_thread_launch
+from shaderlint.model.dispatch import format_dims, group_size
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -122,11 +122,9 @@ class MissingLaunchBounds(Rule):
                 continue
             if gs.total > ctx.target.max_threads_per_group:
                 continue  # cannot launch at all: SL502
-            if single_thread_launch(model, gs):
-                continue  # `<<<1, 1>>>`: a one-thread test or set-up kernel; bounds would change nothing
             cap = max_registers_for_group(ctx.target, gs.total)
             if cap >= ctx.target.max_registers_per_thread:
-                continue  # every register count ptxas may pick fits such a block: the bounds decide nothing
+                continue  # every count ptxas may pick fits such a block (<<<1, 1>>> too): bounds decide nothing
             used = measured.registers(model, ctx.settings, ctx.target, f.name)
             if used is None or used <= cap:
                 continue  # only the compiler's count shows a launch that fails; the estimate cannot
