@@ -127,3 +127,11 @@ def test_template_arguments_resolved_to_the_files_constants():
            "  tiled<double, W * 2><<<1, 32>>>(x);\n  cudaLaunchKernel((void*)tiled<int, TILE>, 1, 32, 0);\n"
            "  tiled<T, N><<<1, 32>>>(x);\n}\n")
     assert [r.template_args for r in launches(src)] == [("float", "8"), ("double", "8"), ("int", "8"), ("T", "N")]
+
+
+def test_constant_division_truncates_toward_zero_exactly():
+    from shaderlint.host._c import _binop
+
+    assert [_binop("/", 7, 2), _binop("/", -7, 2), _binop("%", -7, 2), _binop("%", 7, -2)] == [3, -3, -1, 1]
+    big = (1 << 60) + 1  # float division rounded this to 2^60
+    assert _binop("/", big, 1) == big and _binop("%", big, 2) == 1

@@ -426,10 +426,11 @@ def _binop(op: str, a: int, b: int) -> int | None:
         return a - b
     if op == "*":
         return a * b if abs(a * b) < 1 << 62 else None
-    if op == "/":
-        return int(a / b) if b != 0 else None  # C truncates toward zero
-    if op == "%":
-        return a - b * int(a / b) if b != 0 else None
+    if op in ("/", "%"):
+        if b == 0:
+            return None
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)  # C truncates toward zero (exactly:
+        return q if op == "/" else a - b * q                        # no float division above 2^53)
     if op == "<<":
         return a << b if 0 <= b < 32 else None
     if op == ">>":
