@@ -83,7 +83,7 @@ def int_value(model: "FileModel", node: ts.Node, depth: int = 0) -> int | None:
         return v
     if v is not None or depth > _MAX_DEPTH:
         return None
-    n = _strip(node)
+    n = strip_casts(node)
     if n.type == "identifier":
         var = model.resolve(n)
         if var is not None and var.init is not None and _unchanged(model, var):
@@ -107,7 +107,8 @@ def int_value(model: "FileModel", node: ts.Node, depth: int = 0) -> int | None:
     return None
 
 
-def _strip(n: ts.Node) -> ts.Node:
+def strip_casts(n: ts.Node) -> ts.Node:
+    """``n`` without the parentheses and casts around it."""
     while n.type in _PASS:
         inner = unparen(n) if n.type == "parenthesized_expression" else n.child_by_field_name("value")
         if inner is None or inner == n:
@@ -230,7 +231,7 @@ def _plain_read(model: "FileModel", ident: ts.Node) -> bool:
 def _same(model: "FileModel", a: ts.Node, b: ts.Node) -> bool:
     """``a`` and ``b`` have the same value: the same variable that keeps its value, the same
     constant, or the same text over such variables."""
-    a, b = _strip(a), _strip(b)
+    a, b = strip_casts(a), strip_casts(b)
     va, vb = int_value(model, a), int_value(model, b)
     if va is not None or vb is not None:
         return va is not None and va == vb
@@ -377,7 +378,7 @@ def _divisibility(model: "FileModel", rel: Relation) -> tuple[ts.Node, ts.Node |
         e = right
     else:
         return None
-    e = _strip(e)
+    e = strip_casts(e)
     if e.type != "binary_expression":
         return None
     eop = _op(model, e)
@@ -427,7 +428,7 @@ def lower_bound(model: "FileModel", expr: ts.Node, at: tuple[ts.Node, ...], dept
     v = int_value(model, expr)
     if v is not None:
         return v
-    e = _strip(expr)
+    e = strip_casts(expr)
     best = None
     if e.type == "identifier":
         var = model.resolve(e)
@@ -459,7 +460,7 @@ def _multiple(model: "FileModel", expr: ts.Node, d: int | None, dnode: ts.Node |
     if depth > _MAX_DEPTH or steps <= 0:
         return False
     model._divisibility_steps = steps - 1
-    e = _strip(expr)
+    e = strip_casts(expr)
     v = int_value(model, e)
     if v is not None:
         return d is not None and v % d == 0
@@ -604,18 +605,18 @@ def truncating_numerator(model: "FileModel", grid: ts.Node, block: ts.Node) -> t
     ``(n / d) * block <= n`` threads along that axis, never more than ``n``."""
     from shaderlint.model.dispatch import follow  # noqa: PLC0415
 
-    e = _strip(follow(model, grid)[0])
+    e = strip_casts(follow(model, grid)[0])
     if e.type != "binary_expression" or _op(model, e) != "/":
         return None
     num, den = e.child_by_field_name("left"), e.child_by_field_name("right")
     if num is None or den is None or model.type_of(num).is_float or model.type_of(den).is_float:
         return None  # (a size from a header we did not read has no type here: integer or not, the
         # quotient is rounded down where it becomes a grid size)
-    b = _strip(follow(model, block)[0])
+    b = strip_casts(follow(model, block)[0])
     bv, dv = int_value(model, b), int_value(model, den)
     if bv is not None and dv is not None:
         return unparen(num) if bv > 0 and dv > 0 and dv % bv == 0 else None
-    d = _strip(den)
+    d = strip_casts(den)
     if _same(model, d, b) or _same(model, d, block):
         return unparen(num)
     if d.type == "binary_expression" and _op(model, d) == "*":

@@ -79,7 +79,7 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Applicability, Edit, Finding, Fix, Related, Severity
 from shaderlint.model.dispatch import dim_exprs, follow, is_grid_stride, nodes_in
-from shaderlint.model.divisibility import int_value, is_multiple
+from shaderlint.model.divisibility import int_value, is_multiple, strip_casts
 from shaderlint.model.expr import unparen
 from shaderlint.rules.base import Rule, RuleContext
 
@@ -119,7 +119,7 @@ class TruncatingGridDivision(Rule):
                 done.add(d.id)
             first, num, den = divisions[0]
             n, b = model.text(num), model.text(den)
-            if _strip(den).type == "binary_expression":
+            if strip_casts(den).type == "binary_expression":
                 b = f"({b})"
             yield Finding(
                 first.start_byte, first.end_byte,
@@ -138,16 +138,16 @@ def _truncating(model, site, expr, bexpr):
     """(expression to replace, numerator, denominator) when ``expr`` is ``n / b`` or ``ceil(n / b)`` on
     integers with ``b`` the block size along the same axis."""
     e, _ = follow(model, expr)
-    e = _strip(e)
+    e = strip_casts(e)
     whole = e
     if e.type == "call_expression" and model.callee_name(e) in _CEIL and len(model.call_args(e)) == 1:
-        e = _strip(model.call_args(e)[0])
+        e = strip_casts(model.call_args(e)[0])
     if e.type != "binary_expression" or model.text(e.child_by_field_name("operator")) != "/":
         return None
     num, den = unparen(e.child_by_field_name("left")), unparen(e.child_by_field_name("right"))
     if not (model.type_of(num).is_integer and model.type_of(den).is_integer):
         return None
-    core = _strip(num)
+    core = strip_casts(num)
     if core.type == "binary_expression" and model.text(core.child_by_field_name("operator")) in ("+", "-"):
         return None  # `(n + b - 1) / b` and friends
     nv, dv = model.const_value(num), model.const_value(den)
@@ -160,25 +160,16 @@ def _truncating(model, site, expr, bexpr):
     return whole, num, den
 
 
-def _strip(n):
-    while n.type in ("parenthesized_expression", "cast_expression"):
-        inner = unparen(n) if n.type == "parenthesized_expression" else n.child_by_field_name("value")
-        if inner is None or inner == n:  # `(a /* c */)`, a cast without an operand: nothing to strip
-            break
-        n = inner
-    return n
-
-
 def _same(model, a, b) -> bool:
     va, vb = int_value(model, a), int_value(model, follow(model, b)[0])
     if va is not None and vb is not None:
         return va == vb
-    return " ".join(model.text(_strip(a)).split()) == " ".join(model.text(_strip(b)).split())
+    return " ".join(model.text(strip_casts(a)).split()) == " ".join(model.text(strip_casts(b)).split())
 
 
 def _block_multiple(model, den, bexpr) -> bool:
     """``block * k`` (or ``k * block``) with ``k`` a compile-time constant: a tile of k items per thread."""
-    d = _strip(den)
+    d = strip_casts(den)
     if d.type != "binary_expression" or model.text(d.child_by_field_name("operator")) != "*":
         return False
     left, right = unparen(d.child_by_field_name("left")), unparen(d.child_by_field_name("right"))
