@@ -127,6 +127,7 @@ class FrontEnd:
         masks.extend(mask_split_expressions(source, buf))
         masks.extend(mask_split_function_headers(source, buf))
         masks.extend(mask_split_bodies(source, buf))
+        masks.extend(mask_else_link_conditionals(source, buf))
         if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
             masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
@@ -1297,6 +1298,13 @@ def _is_bare_header(code: bytes) -> bool:
 
 
 _EXPRESSION_CONTEXT = frozenset(b"=+-*/%&|^<>!~?([,")
+# A branch that continues the expression or list before the group: it opens with a binary operator,
+# a `,` or a member initializer's `:` (`std::cout << a` / `#if X` / `<< b` / `#endif`; `Ctor()` /
+# `#ifndef R` / `: n(32)` / `#else` / `: n(64)` / `#endif`, `k<<<g, b` / `#ifdef S` / `, smem` / `#endif`).
+_CONTINUING_BRANCH = re.compile(rb"\s*(?:<<|>>(?!>)|&&|\|\||[-+*/%|^?,.]|::?|->)")
+# A branch holding only launch bounds, between a kernel's specifiers and its name
+# (`__global__ void` / `#if __CUDA_ARCH__ < 750` / `__launch_bounds__(256, 2)` / `#else` / ... / `#endif`).
+_LAUNCH_BOUNDS_BRANCH = re.compile(rb"\s*__launch_bounds__\s*" + _BALANCED + rb"\s*")
 
 
 def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
@@ -1323,10 +1331,16 @@ def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
     out: list[Mask] = []
     for group in _flat_conditional_groups(source, buf):
         prev, _ = _prev_code_byte(source, buf, group[0].start())
-        if not prev or prev[0] not in _EXPRESSION_CONTEXT or any(buf[d.start()] != data[d.start()] for d in group):
+        if not prev or any(buf[d.start()] != data[d.start()] for d in group):
             continue
         branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
         codes = [_code_only(source, s, e) for s, e in branches]
+        if prev[0] not in _EXPRESSION_CONTEXT:
+            # after a name or `)`: only branches that continue what stands before (an operator, a list's
+            # `,`, an initializer's `:`) or that hold launch bounds alone
+            if prev in (b";", b"{", b"}", b":") or not all(
+                    _CONTINUING_BRANCH.match(c) or _LAUNCH_BOUNDS_BRANCH.fullmatch(c) for c in codes if c.strip()):
+                continue
         bodies = [c.strip()[:-1] if c.strip().endswith(b";") else c for c in codes]  # a statement's tail
         if any(c in body for body in bodies for c in (b";", b"{", b"}")) or not any(c.strip() for c in codes) \
                 or len({c.strip().endswith(b";") for c in codes if c.strip()}) != 1:
@@ -1406,6 +1420,73 @@ def mask_split_function_headers(source: Source, buf: bytearray) -> list[Mask]:
     for group, branches, codes in groups:
         out.extend(_keep_one_branch(data, buf, group, branches, codes, len(codes) - 1 if codes[-1].strip() else 0))
     return out
+
+
+_ELSE_IF_LINK = re.compile(rb"\s*else\s+if\b")
+
+
+def mask_else_link_conditionals(source: Source, buf: bytearray) -> list[Mask]:
+    """Links of an if-else chain that the preprocessor keeps or drops::
+
+        if constexpr (Q == kFP8) {
+          ...
+        }
+        #if CUDA_VERSION >= 12080
+        else if constexpr (Q == kFP4) {
+          ...
+        }
+        #endif
+        else {
+          ...
+        }
+
+    The grammar cannot attach an ``else`` inside a group to the ``if`` before it, and the whole
+    function read as a parse error (flashinfer's, xgboost's and natten's optional backends). The
+    directive lines are blanked and every branch is read, as if its condition held (the model still
+    reads each branch's code as compiled under its condition: "conditional" masks). Only flat groups
+    right after a ``}`` whose every branch is ``else if (...) {...}`` links with balanced braces (one
+    ``#if`` branch may be a final ``else {...}`` when no ``else`` follows the group)."""
+    data = source.data
+    if b"else" not in data or b"#" not in data:
+        return []
+    out: list[Mask] = []
+    for group in _flat_conditional_groups(source, buf, _CONDITIONAL):
+        if any(buf[d.start()] != data[d.start()] for d in group):
+            continue
+        before, _ = _prev_code_byte(source, buf, group[0].start())
+        if before != b"}":
+            continue
+        branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
+        codes = [_code_only(source, a, b) for a, b in branches]
+        if not codes[0].strip():
+            continue
+        nxt = _next_code(data, group[-1].end())
+        plain_else = [c for c in codes if c.strip() and not _ELSE_IF_LINK.match(c)]
+        if plain_else and (len(branches) > 1 or re.match(rb"else\b", data[nxt:nxt + 5])):
+            continue
+        if not all(c.strip() == b"" or (re.match(rb"\s*else\b", c) and c.rstrip().endswith(b"}")
+                                        and _brace_delta(source, buf, a, b) == 0 and _chain_closed(c))
+                   for c, (a, b) in zip(codes, branches)):
+            continue
+        read = ("read", group[0].group(1).decode(), _condition_text(group[0]), "1")
+        for d in group:
+            args = read if d is group[0] else ("end",) if d is group[-1] else ()
+            out.append(Mask(d.start(), d.end(), "conditional", d.group(0).decode("utf-8", "replace")[:80], "else-link", args))
+            _blank(buf, d.start(), d.end())
+    return out
+
+
+def _chain_closed(code: bytes) -> bool:
+    """Braces in ``code`` never close more than they opened (the branch does not end the block around it)."""
+    depth = 0
+    for c in code:
+        if c == 0x7B:
+            depth += 1
+        elif c == 0x7D:
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
 
 
 _CONTROL_BEFORE_PAREN = re.compile(rb"(?:\b(?:for|while|if)|\bif[ \t]+constexpr)[ \t]*$")
