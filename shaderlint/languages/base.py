@@ -505,9 +505,12 @@ _POINTER_QUALIFIER_MACRO = re.compile(
 # `(..., NAME Type const name, ...)`: an upper-case macro before a parameter's type -- CuTe's
 # `CUTE_GRID_CONSTANT TmaAtomA const tma_atom_A` (for `__grid_constant__`). A parameter never
 # starts with two identifiers before its name unless the first qualifies it.
+# The macro may stand alone on its line, and the type be dependent (flashinfer's `CUTE_GRID_CONSTANT` line
+# before `typename CollectiveMainloop::Params const mainloop_params`).
 _PARAMETER_QUALIFIER_MACRO = re.compile(
-    rb"([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+(?!(?:const|volatile|unsigned|signed|struct|enum|class|union|typename)\b)"
-    rb"(?=[A-Za-z_][\w:]*(?:<[^<>()\n]*>)?[ \t]*(?:(?:const|volatile)[ \t]+)?[*&]*[ \t]*[A-Za-z_]\w*[ \t]*[,)=])")
+    rb"([A-Z][A-Z0-9_]*[A-Z0-9])(?:[ \t]+|[ \t]*\r?\n\s*)(?!(?:const|volatile|unsigned|signed|struct|enum|class|union)\b)"
+    rb"(?=(?:typename[ \t]+)?[A-Za-z_][\w:]*(?:<[^<>()\n]*>)?[ \t]*(?:(?:const|volatile)[ \t]+)?[*&]*[ \t]*"
+    rb"[A-Za-z_]\w*[ \t]*[,)=])")
 
 
 def mask_parameter_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:

@@ -59,8 +59,25 @@ from shaderlint.languages.base import (
     mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, scan_code, scan_directives, word_starts)
 from shaderlint.model.source import Source
 
-# `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
-_ALIGN = re.compile(rb"\b__align__\s*" + _BALANCED)
+# `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`), and the
+# toolkit's spellings of it (host_defines.h: `__CUDA_ALIGN__(n)`, `__builtin_align__(n)`).
+_ALIGN = re.compile(rb"\b(?:__align__|__CUDA_ALIGN__|__builtin_align__)\s*" + _BALANCED)
+_ALIGN_STARTS = (b"__align__", b"__CUDA_ALIGN__", b"__builtin_align__")
+# `__maxnreg__(n)` on a kernel (CUDA 12.4: the register limit), unknown to the grammar.
+_MAXNREG = re.compile(rb"\b__maxnreg__\s*" + _BALANCED)
+# `using typename Base::index_t;` (a dependent type brought into a class), which the grammar reads without `typename`.
+_USING_TYPENAME = re.compile(rb"\busing\s+(typename)\s+(?=[\w:])")
+# `typeid(float)`: a type as typeid's operand (tree-sitter-cpp reads typeid of an expression only).
+_TYPEID_TYPE = re.compile(rb"\btypeid\s*\(\s*(bool|char|int|float|double|void|size_t|u?int(?:8|16|32|64)_t)\s*\)")
+# `__host__ __device__ friend int operator/(...)`: execution-space specifiers before `friend`.
+_SPACE_BEFORE_FRIEND = re.compile(rb"\b(?:(?:__host__|__device__|__forceinline__|inline)\s+)+(?=friend\b)")
+# `template class HostDeviceVector<float>;` / `extern template struct X<T, 2>;`: an explicit instantiation
+# (or its declaration) of a class template, which the grammar reads without `template` as a class declaration.
+_CLASS_INSTANTIATION = re.compile(
+    rb"(?<![\w#])((?:extern\s+)?template)\s+(?:class|struct|union)\s+[A-Za-z_][\w:]*\s*<[^;{}]*>\s*;")
+# `(unsigned(d) >> 2)`: a functional cast to a multi-word-capable type opening a parenthesized expression,
+# which the grammar reads as the start of a C cast `(unsigned ...)`.
+_OPEN_PAREN_CAST = re.compile(rb"\(\s*((?:unsigned|signed|long|short))\s*\((?![ \t]*[*&^)])")
 # `__cluster_dims__(x, y, z)` on a kernel (thread-block clusters, sm_90), unknown to the grammar.
 _CLUSTER_DIMS = re.compile(rb"\b__cluster_dims__\s*\((?:[^()]|\([^()]*\))*\)")
 # An empty braced default argument, `Vec w = {}` or `Args a = {}` before `,` or `)`, which the grammar
@@ -391,8 +408,10 @@ def mask_statement_macro_calls(source: Source, buf: bytearray, defined_only: boo
 # Upper-case names before a function header: `NAME [NAME...] [specifiers] type [*&] [__launch_bounds__(..)] name(`.
 _QUALIFIER_MACROS = re.compile(
     # the names may stand alone on the line before the header (CUTLASS's `CUTLASS_DEVICE` line)
-    rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]+(?:[ \t]+|[ \t]*\r?\n[ \t]*))+)"
-    rb"(?=(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
+    rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]+(?:[ \t]+|[ \t]*\r?\n\s*))+)"
+    # launch bounds may stand between the names and the rest (natten's `CUTLASS_GLOBAL` line, then
+    # `__launch_bounds__(...)` in an `#ifdef __CUDACC__` group)
+    rb"(?=(?:__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*)?(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
     rb"|const|unsigned|signed|long|short|struct)\s+)*"
     # the return type itself is not a specifier: in `REAL __device__ f(` REAL is the (typedef) type
     rb"(?!(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__)\b)"
@@ -797,6 +816,90 @@ def mask_unnamed_pointer_defaults(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+def mask_declaration_words(source: Source, buf: bytearray) -> list[Mask]:
+    """Words of valid C++ and CUDA declarations the grammar cannot read, blanked or renamed, same
+    length: ``using typename B::t;`` (``typename`` blanked), ``typeid(float)`` (``_loat``),
+    ``__host__ __device__ friend`` (the specifiers blanked: a friend declaration bears on no rule),
+    ``template class X<float>;`` (``template`` blanked: read as a class declaration) and
+    ``(unsigned(d) >> 2)`` (``_nsigned``: read as a call)."""
+    data = source.data
+    out: list[Mask] = []
+    for m in scan_code(source, _USING_TYPENAME, starts=(b"using",)):
+        if bytes(buf[m.start(1):m.end(1)]) == b"typename":
+            out.append(Mask(m.start(1), m.end(1), "typename", "typename"))
+            _blank(buf, m.start(1), m.end(1))
+    for m in scan_code(source, _TYPEID_TYPE, starts=(b"typeid",)):
+        if buf[m.start(1)] == data[m.start(1)]:
+            out.append(Mask(m.start(1), m.end(1), "macro-argument", m.group(1).decode(), "type"))
+            buf[m.start(1)] = 0x5F  # '_'
+    for m in scan_code(source, _SPACE_BEFORE_FRIEND, b"friend"):
+        if bytes(buf[m.start():m.end()]) == data[m.start():m.end()] and not on_directive_line(data, m.start()):
+            out.append(Mask(m.start(), m.end(), "ignored-specifier", m.group(0).decode().strip()))
+            _blank(buf, m.start(), m.end())
+    for m in scan_code(source, _CLASS_INSTANTIATION, b"template", (b"template", b"extern")):
+        if bytes(buf[m.start(1):m.end(1)]) == data[m.start(1):m.end(1)] and not _in_directive(data, m.start(1)):
+            out.append(Mask(m.start(1), m.end(1), "explicit-instantiation", m.group(1).decode()))
+            _blank(buf, m.start(1), m.end(1))
+    for m in scan_code(source, _OPEN_PAREN_CAST, (b"unsigned", b"signed", b"long", b"short")):
+        s = m.start(1)
+        if buf[s] != data[s] or _in_directive(data, s):
+            continue
+        # the `(` opens a parenthesized expression or a control condition, not a call's or declaration's list
+        j = m.start()
+        while j > 0 and data[j - 1] in b" \t\r\n":
+            j -= 1
+        word = re.search(rb"(\w+)$", data[max(0, j - 64):j])
+        if word is not None and word.group(1) not in (b"if", b"while", b"switch", b"return"):
+            continue
+        if data[j - 1:j] in (b")", b"]", b">"):
+            continue
+        out.append(Mask(s, m.end(1), "constructor-name", m.group(1).decode()))
+        buf[s] = 0x5F  # '_'
+    return out
+
+
+# After a string literal: a name (with an argument list or not), then another string literal or the end of the
+# argument (`"  @p cp.async.cg.shared.global" L2_CACHEHINT(128) " [%1], [%2], %3;"`, `"found " GGML_CUDA_NAME
+# " devices"`, `"ne=%" PRId64 " type=%d"`, `"%" PRId64)`): a macro expanding to a string literal (or nothing).
+_STRING_MACRO = re.compile(rb"[ \t]*(?:\r?\n[ \t]*)*([A-Za-z_]\w*)[ \t]*")
+_NOT_STRING_MACROS = frozenset((b"sizeof", b"return", b"case", b"throw", b"co_return", b"co_yield", b"delete",
+                                b"new", b"else", b"do", b"and", b"or", b"not", b"xor", b"bitand", b"bitor"))
+
+
+def mask_string_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank such a macro: adjacent string literals are concatenated, and a name after a string literal
+    can be nothing but a macro (C++ takes a literal suffix only without a blank, and then only ``_x``
+    or a lower-case standard one). The string's text is lost to the analysis, which reads inline
+    assembly from the literals it sees."""
+    data = source.data
+    if b'"' not in data:
+        return []
+    out: list[Mask] = []
+    lexical = source.lexical
+    starts = {s for s, _, is_comment in lexical if not is_comment}
+    for s, e, is_comment in lexical:
+        if is_comment or data[e - 1:e] != b'"' or on_directive_line(data, s):
+            continue
+        m = _STRING_MACRO.match(data, e)
+        if m is None or m.group(1) in _NOT_STRING_MACROS or (m.start(1) == e and not m.group(1)[:1].isupper()):
+            continue
+        a, b = m.start(1), m.end(1)
+        if data[m.end():m.end() + 1] == b"(":
+            found = _call_arguments(data, m.end())
+            if found is None or found[0]:
+                continue
+            b = found[2] + 1
+        nxt = _next_code(data, b)
+        c = data[nxt:nxt + 1]
+        if not (nxt in starts and c in (b'"', b"u", b"U", b"L", b"R")) and c not in (b")", b",", b":", b";"):
+            continue
+        if bytes(buf[a:b]) != data[a:b]:
+            continue
+        out.append(Mask(a, b, "macro-invocation", data[a:b].decode("utf-8", "replace"), "string"))
+        _blank(buf, a, b)
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -807,9 +910,15 @@ class CudaFrontEnd(FrontEnd):
 
     def mask(self, source: Source, buf: bytearray) -> list[Mask]:
         masks: list[Mask] = []
-        for m in scan_code(source, _ALIGN, starts=(b"__align__",)):
+        for m in scan_code(source, _ALIGN, starts=_ALIGN_STARTS):
             masks.append(Mask(m.start(), m.end(), "attribute", m.group(0).decode("utf-8", "replace"), "align"))
             _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _MAXNREG, starts=(b"__maxnreg__",)):
+            text = m.group(0).decode("utf-8", "replace")
+            masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "maxnreg"))
+            _blank(buf, m.start(), m.end())
+        masks.extend(mask_declaration_words(source, buf))
+        masks.extend(mask_string_macros(source, buf))
         for m in scan_code(source, _CLUSTER_DIMS, starts=(b"__cluster_dims__",)):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
@@ -825,7 +934,14 @@ class CudaFrontEnd(FrontEnd):
         qualifier_starts = _qualifier_macro_starts(source)
         masks.extend(mask_constructor_qualifier_macros(source, buf, qualifier_starts))
         defs = None
-        for m in match_at(source.data, _QUALIFIER_MACROS, qualifier_starts):
+        # on the text masked so far, comments blanked: directive lines of a decided group between the names and
+        # the header (`CUTLASS_GLOBAL` / `#ifdef __CUDACC__` / `__launch_bounds__(...)` / `#endif` / `void k(`)
+        # are blanks there
+        text = bytearray(buf)
+        for cs, ce, is_comment in source.lexical:
+            if is_comment:
+                _blank(text, cs, ce)
+        for m in match_at(bytes(text), _QUALIFIER_MACROS, qualifier_starts):
             if source.in_comment_or_string(m.start()):
                 continue
             if on_directive_line(source.data, m.start()):
