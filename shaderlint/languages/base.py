@@ -123,6 +123,7 @@ class FrontEnd:
             _blank_literal_nuls(source, buf)
         masks.extend(mask_directive_comments(source, buf))
         masks.extend(mask_null_directives(source, buf))
+        masks.extend(mask_condition_spellings(source, buf))
         masks.extend(mask_dead_branches(source, buf, self.predefined(predefined)))
         masks.extend(mask_split_expressions(source, buf))
         masks.extend(mask_split_function_headers(source, buf))
@@ -274,6 +275,39 @@ def mask_null_directives(source: Source, buf: bytearray) -> list[Mask]:
             continue
         out.append(Mask(m.start(), m.end(), "null-directive", m.group(0).decode("utf-8", "replace").strip()))
         _blank(buf, m.start(), m.end())
+    return out
+
+
+_IF_LINE = re.compile(rb"^[ \t]*#[ \t]*(?:if|elif)\b((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_IF_LINE_NEEDS = re.compile(rb"__has_include|\b(?:and|or|not)\b")
+# In a condition: `__has_include(<path>)` (its `<...>` is no expression) and the alternative spellings of
+# the logical operators (`defined(A) and B == 64`), which the grammar's preprocessor expressions lack.
+_CONDITION_WORDS = re.compile(
+    rb"(?<![\w])(?:(and|or|not)(?![\w])|(?:__has_include|__has_include_next)\s*(\(\s*(?:<[^<>\n]*>|\"[^\"\n]*\")\s*\)))")
+_OPERATOR_SPELLING = {b"and": b"&& ", b"or": b"||", b"not": b"!  "}
+
+
+def mask_condition_spellings(source: Source, buf: bytearray) -> list[Mask]:
+    """Rewrite, same length, what the grammar cannot read in an ``#if``/``#elif`` condition:
+    ``and``/``or``/``not`` become ``&&``/``||``/``!`` and ``__has_include(<a/b.h>)`` reads
+    ``__has_include`` (the operand blanked: the grammar reads no header name, nor a string, in a
+    condition). The evaluator of :mod:`shaderlint.languages.conditions` reads the original text."""
+    data = source.data
+    if _IF_LINE_NEEDS.search(data) is None:
+        return []
+    out: list[Mask] = []
+    for line in scan_directives(source, _IF_LINE):
+        if _IF_LINE_NEEDS.search(data, line.start(1), line.end(1)) is None:
+            continue
+        for m in _CONDITION_WORDS.finditer(data, line.start(1), line.end(1)):
+            if source.in_comment_or_string(m.start()):
+                continue
+            if m.group(1):
+                out.append(Mask(m.start(1), m.end(1), "condition-spelling", m.group(1).decode()))
+                buf[m.start(1):m.end(1)] = _OPERATOR_SPELLING[m.group(1)]
+            else:
+                out.append(Mask(m.start(), m.end(), "condition-spelling", m.group(0).decode("utf-8", "replace")))
+                _blank(buf, m.start(2), m.end(2))
     return out
 
 
@@ -1426,6 +1460,7 @@ def mask_split_function_headers(source: Source, buf: bytearray) -> list[Mask]:
 
 
 _ELSE_IF_LINK = re.compile(rb"\s*else\s+if\b")
+_CLOSE_ELSE_LINK = re.compile(rb"\s*\}\s*else\s+if\b")
 
 
 def mask_else_link_conditionals(source: Source, buf: bytearray) -> list[Mask]:
@@ -1448,7 +1483,9 @@ def mask_else_link_conditionals(source: Source, buf: bytearray) -> list[Mask]:
     directive lines are blanked and every branch is read, as if its condition held (the model still
     reads each branch's code as compiled under its condition: "conditional" masks). Only flat groups
     right after a ``}`` whose every branch is ``else if (...) {...}`` links with balanced braces (one
-    ``#if`` branch may be a final ``else {...}`` when no ``else`` follows the group)."""
+    ``#if`` branch may be a final ``else {...}`` when no ``else`` follows the group), or a lone
+    ``#if`` branch ``} else if (c) { ...`` that closes the block before it, its own closed by the
+    ``}`` right after the group (gptq_marlin's ``#if HAS_FLOAT8_E8M0FNU``)."""
     data = source.data
     if b"else" not in data or b"#" not in data:
         return []
@@ -1457,19 +1494,25 @@ def mask_else_link_conditionals(source: Source, buf: bytearray) -> list[Mask]:
         if any(buf[d.start()] != data[d.start()] for d in group):
             continue
         before, _ = _prev_code_byte(source, buf, group[0].start())
-        if before != b"}":
-            continue
         branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
         codes = [_code_only(source, a, b) for a, b in branches]
         if not codes[0].strip():
             continue
         nxt = _next_code(data, group[-1].end())
-        plain_else = [c for c in codes if c.strip() and not _ELSE_IF_LINK.match(c)]
-        if plain_else and (len(branches) > 1 or re.match(rb"else\b", data[nxt:nxt + 5])):
-            continue
-        if not all(c.strip() == b"" or (re.match(rb"\s*else\b", c) and c.rstrip().endswith(b"}")
-                                        and _brace_delta(source, buf, a, b) == 0 and _chain_closed(c))
-                   for c, (a, b) in zip(codes, branches)):
+        if before == b"}":
+            # links after a closed block: `else if (...) {...}`, or one final `else {...}` with no `else` after
+            if not all(c.strip() == b"" or (re.match(rb"\s*else\b", c) and c.rstrip().endswith(b"}")
+                                            and _brace_delta(source, buf, a, b) == 0 and _chain_closed(c))
+                       for c, (a, b) in zip(codes, branches)):
+                continue
+            plain_else = [c for c in codes if c.strip() and not _ELSE_IF_LINK.match(c)]
+            if plain_else and (len(branches) > 1 or re.match(rb"else\b", data[nxt:nxt + 5])):
+                continue
+        elif not (len(codes) == 1 and before not in (b"{", b"") and _CLOSE_ELSE_LINK.match(codes[0])
+                  and data[nxt:nxt + 1] == b"}" and _brace_delta(source, buf, *branches[0]) == 0
+                  and _chain_closed(b"{" + codes[0] + b"}")):
+            # otherwise only `#if X` / `} else if (c) { ...` / `#endif` / `} else {`: a link that closes the
+            # block before it and opens its own, closed after the group
             continue
         read = ("read", group[0].group(1).decode(), _condition_text(group[0]), "1")
         for d in group:

@@ -195,13 +195,18 @@ def _statement_function_macros(source: Source) -> dict[bytes, bool | str]:
             calls.setdefault(m.group(1), []).append(body)
     # A body made only of invocations of statement macros is statements too (llama.cpp's
     # `#define FATTN_VEC_CASES_ALL_D(K, V) FATTN_VEC_CASE(64, K, V) FATTN_VEC_CASE(128, K, V) ...`).
+    # Likewise a body made only of invocations of if-else links is a run of links (gptq_marlin's
+    # `#define COMMON_GET_IF(W, S) COMMON_GET_IF_M1(W, 8, 8, 256, S) ...` over `_GET_IF(...)`, `else if (...)`).
     for _ in range(4):
         changed = False
         for name, bodies in calls.items():
-            if out.get(name) is True or not all(_only_statement_calls(b, out) for b in bodies):
+            if out.get(name) in (True, "else"):
                 continue
-            out[name] = True
-            changed = True
+            for kind in (True, "else"):
+                if all(_only_statement_calls(b, out, kind) for b in bodies):
+                    out[name] = kind
+                    changed = True
+                    break
         if not changed:
             break
     return out
@@ -211,11 +216,11 @@ _CALL_SEQUENCE = re.compile(rb"(?:\s*([A-Za-z_]\w*)[ \t]*" + _BALANCED + rb")+\s
 _ONE_CALL = re.compile(rb"([A-Za-z_]\w*)[ \t]*" + _BALANCED)
 
 
-def _only_statement_calls(body: bytes, kinds: dict) -> bool:
+def _only_statement_calls(body: bytes, kinds: dict, kind: bool | str = True) -> bool:
     body = re.sub(rb"\\\r?\n", b" ", body)
     if not body.strip() or _CALL_SEQUENCE.fullmatch(body) is None:
         return False
-    return all(kinds.get(c.group(1)) is True for c in _ONE_CALL.finditer(body))
+    return all(kinds.get(c.group(1)) == kind and kinds.get(c.group(1)) is not None for c in _ONE_CALL.finditer(body))
 
 
 _DEFINE_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:[^\n\\]|\\\r?\n|\\)*", re.M)
