@@ -905,6 +905,88 @@ def mask_string_macros(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+# `size_t XGBOOST_DEVICE SegmentId(` / `Tup XGBOOST_DEVICE operator()(`: an upper-case macro between a function's
+# return type and its name (xgboost's `#define XGBOOST_DEVICE __host__ __device__`, from a header); nvcc takes
+# execution-space specifiers there. Found at the name; the word before must be a type (not `return`, `new`, ...).
+_RETURN_TYPE_MACRO = re.compile(
+    rb"(?<![\w:.>#])([A-Z][A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])[ \t]+"
+    rb"(?=(?:operator\s*(?:\(\s*\)|\[\s*\]|[^\s\w(]{1,3})|[A-Za-z_~]\w*)\s*\()")
+_TYPE_BEFORE = re.compile(rb"(?:(?<![\w:])[A-Za-z_][\w:]*|[*&])[ \t]*$")
+# Words before the name that make it the return type itself (`__device__ inline T_OUT cuda_cast(`).
+_NOT_TYPES = frozenset((b"return", b"new", b"delete", b"else", b"case", b"goto", b"throw", b"co_return", b"co_yield",
+                        b"sizeof", b"typename", b"using", b"operator", b"do", b"const", b"volatile", b"struct",
+                        b"class", b"enum", b"union", b"namespace", b"template", b"public", b"private", b"protected",
+                        b"inline", b"static", b"extern", b"constexpr", b"virtual", b"friend", b"explicit",
+                        b"__device__", b"__host__", b"__global__", b"__forceinline__", b"__noinline__", b"__inline__",
+                        b"mutable", b"register", b"thread_local", b"consteval", b"constinit"))
+# `f(M((void *)) kernel, ...)`: an upper-case macro invocation right before a name that ends an argument
+# (causal-conv1d's `ROCM_ONLY((void *)) kernel`, a cast only on ROCm): two operands in a row are no expression.
+_PREFIX_MACRO_ARGUMENT = re.compile(rb"(?<![\w.>:#])([A-Z][A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])[ \t]*\(")
+# `uint8_t* smem PROFILER_CLOSURE_FUNC_PARAMS)`: an upper-case object-like macro after a parameter's name, closing
+# the list (flashinfer's `#define PROFILER_CLOSURE_FUNC_PARAMS , ProfilerClosure& profiler_closure`).
+_TRAILING_LIST_MACRO = re.compile(
+    rb"(?<=[\w\]])([ \t]*(?:\r?\n[ \t]*)?)\b([A-Z][A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])(?=[ \t]*(?:\r?\n\s*)?\))")
+_NOT_NAMES = frozenset((b"const", b"volatile", b"return", b"else", b"unsigned", b"signed", b"long", b"short",
+                        b"int", b"char", b"float", b"double", b"void", b"bool", b"auto", b"struct", b"class"))
+
+
+def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Header macros where no code can stand (see _RETURN_TYPE_MACRO, _PREFIX_MACRO_ARGUMENT and
+    _TRAILING_LIST_MACRO), blanked. A name the file defines as a function-like macro is left alone (its use
+    would have parentheses), and so is one on a directive line. The return-type macro is recorded as a
+    "function-qualifier" mask with the qualifiers an in-file definition expands to (else the function
+    reads as host code, as for any qualifier macro whose definition is not seen); the prefix macro's
+    text is lost (a cast, for the ROCm build only); the trailing macro's parameters are unknown."""
+    data = source.data
+    out: list[Mask] = []
+    function_like = defs = None
+    for m in scan_code(source, _RETURN_TYPE_MACRO):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
+            continue
+        t = _TYPE_BEFORE.search(data, max(0, s - 200), s)
+        if t is None or t.group(0).strip() in _NOT_TYPES:
+            continue
+        if function_like is None:
+            function_like = {d.group(1) for d in scan_directives(source, _FUNC_MACRO_MULTILINE)}
+            defs = _qualifier_definitions(source)
+        if m.group(1) in function_like or (m.group(1) in defs and defs[m.group(1)] is None):
+            continue
+        if re.search(rb"\b(?:typename|class|struct|using)\s+" + m.group(1) + rb"\b", data):
+            continue  # a type of the file (a template parameter `typename T_OUT`): the return type itself
+        out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "macro", defs.get(m.group(1)) or ()))
+        _blank(buf, s, e)
+    for m in match_at(data, _PREFIX_MACRO_ARGUMENT, source.upper_call_starts):
+        s = m.start(1)
+        if source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()] or _in_directive(data, s):
+            continue
+        if _prev_code_byte(source, buf, s)[0] not in (b"(", b","):
+            continue
+        found = _call_arguments(data, m.end() - 1)
+        if found is None or found[0]:
+            continue
+        after = re.match(rb"\s*[A-Za-z_][\w:]*\s*[,)]", data[found[2] + 1:found[2] + 256])
+        if after is None or after.group(0).strip()[:-1].strip() in _NOT_NAMES:
+            continue
+        out.append(Mask(s, found[2] + 1, "macro-invocation", data[s:found[2] + 1].decode("utf-8", "replace"), "prefix"))
+        _blank(buf, s, found[2] + 1)
+    for m in scan_code(source, _TRAILING_LIST_MACRO):
+        s, e = m.start(2), m.end(2)
+        if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        word = re.search(rb"(\w+)[ \t\r\n]*$", data[max(0, s - 64):s])
+        if word is None or word.group(1) in _NOT_NAMES or word.group(1).isdigit():
+            continue
+        if function_like is None:
+            function_like = {d.group(1) for d in scan_directives(source, _FUNC_MACRO_MULTILINE)}
+            defs = _qualifier_definitions(source)
+        if m.group(2) in function_like:
+            continue
+        out.append(Mask(s, e, "macro-invocation", m.group(2).decode(), "list-tail"))
+        _blank(buf, s, e)
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -924,6 +1006,7 @@ class CudaFrontEnd(FrontEnd):
             _blank(buf, m.start(), m.end())
         masks.extend(mask_declaration_words(source, buf))
         masks.extend(mask_string_macros(source, buf))
+        masks.extend(mask_misplaced_macros(source, buf))
         for m in scan_code(source, _CLUSTER_DIMS, starts=(b"__cluster_dims__",)):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
