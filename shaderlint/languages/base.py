@@ -129,6 +129,7 @@ class FrontEnd:
         masks.extend(mask_split_function_headers(source, buf))
         masks.extend(mask_split_bodies(source, buf))
         masks.extend(mask_else_link_conditionals(source, buf))
+        masks.extend(mask_list_includes(source, buf))
         if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
             masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
@@ -137,6 +138,7 @@ class FrontEnd:
         masks.extend(mask_statement_macros(source, buf))
         masks.extend(mask_bare_macro_lines(source, buf))
         if self.name != "glsl":
+            masks.extend(mask_statement_prefix_macros(source, buf))
             masks.extend(mask_pointer_qualifier_macros(source, buf))
             masks.extend(mask_parameter_qualifier_macros(source, buf))
             masks.extend(mask_header_function_macros(source, buf))
@@ -528,6 +530,72 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+# `UNROLL_HINT for (...)`, `PRAGMA_UNROLL` / `while (...)`: an upper-case object-like macro before a loop or branch
+# at a statement's start, on its line or the one before (a header's `#define UNROLL_HINT _Pragma("unroll")`).
+_STATEMENT_PREFIX_MACRO = re.compile(
+    rb"(?<![\w.>:#])([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?://[^\n]*)?(?:\r?\n[ \t]*)?(?=(?:for|while|do|switch|if)\b|\{)")
+
+
+def mask_statement_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank such a macro: a name before ``for`` is no statement, so it can only be a pragma-like
+    macro (or one that brings its own ``;``). Only inside a block (after ``;``, ``{``, ``}``, ``)``
+    or ``else``), and not for a name the file defines as a value (``#define N 4``: ``N for`` is an
+    error the compiler reports too); the loop is read as written, the pragma's text is lost."""
+    data = source.data
+    out: list[Mask] = []
+    values = None
+    for m in scan_code(source, _STATEMENT_PREFIX_MACRO):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"{", b"}", b")") and not data.endswith(b"else", 0, at + 1):
+            continue
+        if data[_next_code(data, e):][:1] == b"{" and before not in (b";", b"{", b"}"):
+            continue  # `if (c) NAME {`: left to the block-header passes
+        if values is None:
+            values = {d.group(1) for d in scan_directives(source, _OBJ_MACRO)
+                      if not re.search(rb"[;{}]|_Pragma|__pragma", d.group(2))}
+        if m.group(1) in values:
+            continue
+        out.append(Mask(s, e, "macro-invocation", m.group(1).decode(), "statement-prefix"))
+        _blank(buf, s, e)
+    return out
+
+
+_INCLUDE_LINE = re.compile(rb"^[ \t]*#[ \t]*include\b[^\n]*", re.M)
+
+
+def mask_list_includes(source: Source, buf: bytearray) -> list[Mask]:
+    """An ``#include`` inside a parameter or argument list (``void k(float* a,`` / ``#include
+    "params.inc"`` / ``)``, ``k<<<g, b>>>(`` / ``#include "args.inc"`` / ``);``): the grammar has no
+    place for a directive there. The line is blanked with the ``,`` that joined it to the list, so the
+    list reads without the included part (what it holds is unknown: its parameters or arguments are
+    missing from the model, as the text of any unread header is)."""
+    data = source.data
+    if b"include" not in data:
+        return []
+    out: list[Mask] = []
+    for m in scan_directives(source, _INCLUDE_LINE):
+        s, e = m.start(), m.end()
+        if buf[s:e] != data[s:e]:
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        nxt = _next_code_after_directives(data, e)
+        after = data[nxt:nxt + 1]
+        if before not in (b"(", b",") or after not in (b")", b",", b">"):
+            continue
+        if after == b">" and not data.startswith(b">>>", nxt):
+            continue
+        comma = at if before == b"," else nxt if after == b"," else None
+        out.append(Mask(s, e, "list-include", m.group(0).decode("utf-8", "replace")))
+        _blank(buf, s, e)
+        if comma is not None and buf[comma] == 0x2C:
+            out.append(Mask(comma, comma + 1, "list-include", ","))
+            buf[comma] = 0x20
+    return out
+
+
 # `T * NAME name` / `T & NAME name`: an upper-case macro between a declarator's `*` or `&` and the
 # declared name -- llama.cpp's `const half2 * GGML_CUDA_RESTRICT mask = mask_ptr;`, a header macro
 # standing for `__restrict__` or nothing. Two identifiers after `*` are never an expression, so the
@@ -601,13 +669,17 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Rewrite such a ``NAME(args)`` as ``void _N()`` of the same length, line breaks kept: the
     function it opens is read as host code (no rule reports on host code for what it cannot know;
     launches inside it count as launch sites). A name the file defines, a line inside a function
-    or class body, or one that is not followed by ``{`` is left alone."""
+    or class body, one after a type (an upper-case function name below its return type) or one
+    that is not followed by ``{`` is left alone."""
     data = source.data
     if b"{" not in data:
         return []
     out: list[Mask] = []
     for k, m in _namespace_scope_macros(source, buf, _HEADER_FUNCTION_MACRO, lambda m: m.end(2))[0]:
         s, e = m.start(1), m.end(2)
+        before, _ = _prev_code_byte(source, buf, s)
+        if before and (before.isalnum() or before in b"_*&"):
+            continue  # a function's name on the line after its return type (`__global__ void` / `SCALE(float* a) {`)
         text = _lay_out(data[s:e], (b"void", b"_%d" % k), b"()")
         if text is None:
             continue

@@ -120,6 +120,31 @@ _DECLARATION_WORDS = frozenset((b"template", b"__global__", b"__device__", b"__h
                                 b"__noinline__", b"__launch_bounds__", b"static", b"extern", b"inline", b"constexpr",
                                 b"namespace", b"struct", b"class", b"union", b"enum", b"typedef", b"using", b"else",
                                 b"void", b"const", b"volatile", b"__attribute__", b"__align__", b"__cluster_dims__"))
+# Of those, the words that open a declaration statement in a function body (mmcv's `TORCH_CHECK(c, "msg")`
+# before `void *args[] = {&p};`), where no declaration prefix stands.
+_LOCAL_DECLARATION_WORDS = frozenset((b"void", b"const", b"volatile", b"static", b"constexpr", b"struct", b"class",
+                                      b"union", b"enum", b"typedef", b"using"))
+
+
+def _in_function_body(source: Source, buf: bytearray, pos: int) -> bool:
+    """``pos`` is inside a block that is neither a namespace's nor a class's (a function's body or a block in it)."""
+    data = source.data
+    braces = _code_braces(source)
+    depth, i = 0, bisect.bisect_left(braces, pos) - 1
+    while i >= 0:
+        b = braces[i]
+        if data[b] == 0x7D:
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            head = bytes(buf[max(0, b - 200):b])
+            return not _in_class_body(data, braces, pos) and re.search(
+                rb"(?:\bnamespace(?:\s+[\w:]+)?|\bextern\s*\"C(?:\+\+)?\")\s*$", head) is None
+        i -= 1
+    return False
+
+
 # `#define NAME(a, b, \<newline> c) body`: parameter lists may run over continuation lines.
 _FUNC_MACRO_MULTILINE = re.compile(
     rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n\\]|\\\r?\n)*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
@@ -400,8 +425,9 @@ def mask_statement_macro_calls(source: Source, buf: bytearray, defined_only: boo
             if not (c == b"}" or (c and (c.isalpha() or c == b"_"))):
                 continue
             word = re.match(rb"\w+", data[nxt:nxt + 64])
-            if word is not None and word.group(0) in _DECLARATION_WORDS:
-                continue
+            if word is not None and word.group(0) in _DECLARATION_WORDS and not (
+                    word.group(0) in _LOCAL_DECLARATION_WORDS and _in_function_body(source, buf, s)):
+                continue  # a declaration's prefix (launch bounds, export macros), except before a local declaration
         if buf[s:close + 1] != data[s:close + 1] and not _only_type_arguments_marked(buf, data, s, close + 1):
             continue
         out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace")))
@@ -930,6 +956,13 @@ _NOT_NAMES = frozenset((b"const", b"volatile", b"return", b"else", b"unsigned", 
                         b"int", b"char", b"float", b"double", b"void", b"bool", b"auto", b"struct", b"class"))
 
 
+# `MANAGED __device__ int x;`, `MAYBE_HOST_DEVICE static constexpr T v = ...;`: upper-case object-like macros
+# before a variable's specifiers (a function's are _QUALIFIER_MACROS'), at the start of a declaration.
+_VARIABLE_QUALIFIER_MACRO = re.compile(
+    rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]*[A-Z0-9][ \t]+)+)(?=(?:static|constexpr|inline|extern|thread_local|__device__"
+    rb"|__constant__|__shared__|__managed__|__host__)\b)")
+
+
 def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Header macros where no code can stand (see _RETURN_TYPE_MACRO, _PREFIX_MACRO_ARGUMENT and
     _TRAILING_LIST_MACRO), blanked. A name the file defines as a function-like macro is left alone (its use
@@ -956,6 +989,24 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
             continue  # a type of the file (a template parameter `typename T_OUT`): the return type itself
         out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "macro", defs.get(m.group(1)) or ()))
         _blank(buf, s, e)
+    for m in scan_code(source, _VARIABLE_QUALIFIER_MACRO):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        if _prev_code_byte(source, buf, s)[0] not in (b";", b"{", b"}", b">", b""):
+            continue  # not at a declaration's start
+        decl = re.match(rb"[^;{}()=]*", data[e:e + 512])
+        if data[e + decl.end():e + decl.end() + 1] == b"(":
+            continue  # a function (the qualifier-macro pass before a function header reads those)
+        if function_like is None:
+            function_like = {d.group(1) for d in scan_directives(source, _FUNC_MACRO_MULTILINE)}
+            defs = _qualifier_definitions(source)
+        for w in re.finditer(rb"[A-Z][A-Z0-9_]*[A-Z0-9]", m.group(1)):
+            if w.group(0) in function_like:
+                break
+        else:
+            out.append(Mask(s, e, "qualifier-macro", m.group(1).decode().strip()))
+            _blank(buf, s, e)
     for m in match_at(data, _PREFIX_MACRO_ARGUMENT, source.upper_call_starts):
         s = m.start(1)
         if source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()] or _in_directive(data, s):
