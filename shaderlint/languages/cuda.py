@@ -1038,6 +1038,42 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+# An upper-case name the way macros are spelled (`DEFINE_HAS_MEMBER`, `MANAGED`, `CUTE_HOST_DEVICE`).
+_MACRO_NAME = re.compile(rb"(?<![\w.>:#])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*(?![\w])")
+_NOT_MACRO_NAMES = frozenset((b"NULL", b"EOF", b"TRUE", b"FALSE"))
+
+
+def header_macro_at(source: Source, start: int, end: int) -> str | None:
+    """The upper-case name an unreadable region [start, end) is attributable to, when the file does not
+    define or declare it (a macro from a header used as syntax): the region's first token, or the code
+    token right before it, on the region's first line. None when there is no such name, or more than one
+    (the failure is then not attributable to one of them)."""
+    data = source.data
+    line_end = data.find(b"\n", start)
+    line_end = len(data) if line_end < 0 else line_end
+    lo = data.rfind(b"\n", 0, start) + 1
+    names = []
+    for m in _MACRO_NAME.finditer(data, lo, max(min(end, line_end), start + 1)):
+        if len(m.group(0)) < 3 or m.group(0) in _NOT_MACRO_NAMES or source.in_comment_or_string(m.start()):
+            continue
+        if m.end() <= start:
+            rest = m.end() + len(data[m.end():start]) - len(data[m.end():start].lstrip(b" \t"))
+            if data[rest:rest + 1] == b"(":  # `NAME(args)` right before the region
+                found = _call_arguments(data, rest)
+                rest = found[2] + 1 if found is not None and not found[0] else rest
+            if data[rest:start].strip():
+                continue  # not right before the region
+        names.append(m.group(0))
+    if len(set(names)) != 1:
+        return None
+    name = names[0]
+    esc = re.escape(name)
+    if re.search(rb"^[ \t]*#[ \t]*define[ \t]+" + esc + rb"\b", data, re.M) or re.search(
+            rb"\b(?:struct|class|union|enum|typedef|using|typename|namespace)\b[^;{}()]*?\b" + esc + rb"\b", data):
+        return None  # defined or declared in the file: the failure is something else
+    return name.decode()
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")

@@ -110,7 +110,14 @@ class ParseErrorRule(Rule):
             more = f"; {len(errors) - MAX_REPORTS} more unreadable regions in this file" if i == MAX_REPORTS - 1 and len(errors) > MAX_REPORTS else ""
             snippet = model.source.text(err.start, min(err.end, err.start + 40)).split("\n")[0].strip()
             what = f"{err.message} near '{snippet}'" if snippet else err.message
-            yield Finding(err.start, max(err.end, err.start), f"could not parse {what} {where}{more}",
+            context = ""
+            if model.language == "cuda":
+                from shaderlint.languages.cuda import header_macro_at
+
+                name = header_macro_at(model.source, err.start, err.end)
+                if name is not None:
+                    context = f": `{name}` is a macro defined outside this file; add its header to include-dirs"
+            yield Finding(err.start, max(err.end, err.start), f"could not parse {what} {where}{context}{more}",
                           kernel=f.name if f is not None else None)
 
     @staticmethod
