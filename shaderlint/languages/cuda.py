@@ -882,7 +882,14 @@ def mask_declaration_words(source: Source, buf: bytearray) -> list[Mask]:
         word = re.search(rb"(\w+)$", data[max(0, j - 64):j])
         if word is not None and word.group(1) not in (b"if", b"while", b"switch", b"return"):
             continue
-        if data[j - 1:j] in (b")", b"]", b">"):
+        if data[j - 1:j] == b")":  # `(float)(unsigned(d) >> 2)`: after a cast, not after a call `f(x)(`
+            o = open_paren_of(data, j - 1)
+            k = o
+            while k is not None and k > 0 and data[k - 1] in b" \t\r\n":
+                k -= 1
+            if o is None or (k > 0 and (data[k - 1:k].isalnum() or data[k - 1:k] in (b"_", b")", b"]", b">"))):
+                continue
+        elif data[j - 1:j] in (b"]", b">"):
             continue
         out.append(Mask(s, m.end(1), "constructor-name", m.group(1).decode()))
         buf[s] = 0x5F  # '_'
@@ -990,13 +997,13 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
         out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "macro", defs.get(m.group(1)) or ()))
         _blank(buf, s, e)
     for m in scan_code(source, _VARIABLE_QUALIFIER_MACRO):
-        s, e = m.start(1), m.end(1)
+        s, e = m.start(1), m.start(1) + len(m.group(1).rstrip())
         if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
             continue
         if _prev_code_byte(source, buf, s)[0] not in (b";", b"{", b"}", b">", b""):
             continue  # not at a declaration's start
-        decl = re.match(rb"[^;{}()=]*", data[e:e + 512])
-        if data[e + decl.end():e + decl.end() + 1] == b"(":
+        decl = re.match(rb"[^;{}()=]*", data[m.end():m.end() + 512])
+        if data[m.end() + decl.end():m.end() + decl.end() + 1] == b"(":
             continue  # a function (the qualifier-macro pass before a function header reads those)
         if function_like is None:
             function_like = {d.group(1) for d in scan_directives(source, _FUNC_MACRO_MULTILINE)}
