@@ -244,6 +244,9 @@ def _parse(parser: ts.Parser, data: bytes, old_tree: ts.Tree | None, deadline) -
 
 
 _FUNC_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n]*)\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+# The same with a parameter list that runs over continuation lines (`#define REGISTER_LOGITS_TRANSFORM(params, \`).
+_FUNC_MACRO_LINES = re.compile(
+    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n\\]|\\\r?\n)*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
 
 
 _STATEMENT_KEYWORD_START = re.compile(rb"(?:do|if|for|while|switch|return)\b")
@@ -340,7 +343,7 @@ def _declaring_macros(source: Source) -> list[bytes]:
     functions) or ``template`` (explicit instantiations, ``template [[host_name("f")]] kernel void
     f<float>(...);``), or invokes such a macro (``#define INSTANTIATE(T) INST_A(T) INST_B(T)``)."""
     bodies: dict[bytes, bytes] = {}
-    for m in scan_directives(source, _FUNC_MACRO):
+    for m in scan_directives(source, _FUNC_MACRO_LINES):
         bodies.setdefault(m.group(1), m.group(2))
     # A body that opens with a statement keyword (`do { ... } while (0)`, `if (c) { ... } else { ... }`)
     # is a statement, braces or not: `if (bf) SQM(4, half); else ...` must keep its invocations.
