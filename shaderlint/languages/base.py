@@ -244,9 +244,6 @@ def _parse(parser: ts.Parser, data: bytes, old_tree: ts.Tree | None, deadline) -
 
 
 _FUNC_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n]*)\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
-# The same with a parameter list that runs over continuation lines (`#define REGISTER_LOGITS_TRANSFORM(params, \`).
-_FUNC_MACRO_LINES = re.compile(
-    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n\\]|\\\r?\n)*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
 
 
 _STATEMENT_KEYWORD_START = re.compile(rb"(?:do|if|for|while|switch|return)\b")
@@ -298,8 +295,6 @@ def mask_condition_spellings(source: Source, buf: bytearray) -> list[Mask]:
     ``__has_include`` (the operand blanked: the grammar reads no header name, nor a string, in a
     condition). The evaluator of :mod:`shaderlint.languages.conditions` reads the original text."""
     data = source.data
-    if _IF_LINE_NEEDS.search(data) is None:
-        return []
     out: list[Mask] = []
     for line in scan_directives(source, _IF_LINE):
         if _IF_LINE_NEEDS.search(data, line.start(1), line.end(1)) is None:
@@ -343,7 +338,7 @@ def _declaring_macros(source: Source) -> list[bytes]:
     functions) or ``template`` (explicit instantiations, ``template [[host_name("f")]] kernel void
     f<float>(...);``), or invokes such a macro (``#define INSTANTIATE(T) INST_A(T) INST_B(T)``)."""
     bodies: dict[bytes, bytes] = {}
-    for m in scan_directives(source, _FUNC_MACRO_LINES):
+    for m in scan_directives(source, _FUNC_MACRO):
         bodies.setdefault(m.group(1), m.group(2))
     # A body that opens with a statement keyword (`do { ... } while (0)`, `if (c) { ... } else { ... }`)
     # is a statement, braces or not: `if (bf) SQM(4, half); else ...` must keep its invocations.
@@ -536,7 +531,7 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
 # `UNROLL_HINT for (...)`, `PRAGMA_UNROLL` / `while (...)`: an upper-case object-like macro before a loop or branch
 # at a statement's start, on its line or the one before (a header's `#define UNROLL_HINT _Pragma("unroll")`).
 _STATEMENT_PREFIX_MACRO = re.compile(
-    rb"(?<![\w.>:#])([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?://[^\n]*)?(?:\r?\n[ \t]*)?(?=(?:for|while|do|switch|if)\b|\{)")
+    rb"([A-Z](?<![\w.>:#][A-Z])[A-Z0-9_]*[A-Z0-9])[ \t]*(?://[^\n]*)?(?:\r?\n[ \t]*)?(?=(?:for|while|do|switch|if)\b|\{)")
 
 
 def mask_statement_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
@@ -581,6 +576,15 @@ def mask_list_includes(source: Source, buf: bytearray) -> list[Mask]:
     out: list[Mask] = []
     for m in scan_directives(source, _INCLUDE_LINE):
         s, e = m.start(), m.end()
+        # fast test on the raw text first: a list's `(` or `,` before the line, or `)`, `,` or `>>>` after it
+        j = s
+        while j > 0 and data[j - 1] in b" \t\r\n":
+            j -= 1
+        k = e
+        while k < len(data) and data[k] in b" \t\r\n":
+            k += 1
+        if data[j - 1:j] not in (b"(", b",") and data[k:k + 1] not in (b")", b",", b">"):
+            continue
         if buf[s:e] != data[s:e]:
             continue
         before, at = _prev_code_byte(source, buf, s)
@@ -613,7 +617,7 @@ _POINTER_QUALIFIER_MACRO = re.compile(
 # The macro may stand alone on its line, and the type be dependent (flashinfer's `CUTE_GRID_CONSTANT` line
 # before `typename CollectiveMainloop::Params const mainloop_params`).
 _PARAMETER_QUALIFIER_MACRO = re.compile(
-    rb"([A-Z][A-Z0-9_]*[A-Z0-9])(?:[ \t]+|[ \t]*\r?\n\s*)(?!(?:const|volatile|unsigned|signed|struct|enum|class|union)\b)"
+    rb"([A-Z](?<![\w][A-Z])[A-Z0-9_]*[A-Z0-9])(?:[ \t]+|[ \t]*\r?\n\s*)(?!(?:const|volatile|unsigned|signed|struct|enum|class|union)\b)"
     rb"(?=(?:typename[ \t]+)?[A-Za-z_][\w:]*(?:<[^<>()\n]*>)?[ \t]*(?:(?:const|volatile)[ \t]+)?[*&]*[ \t]*"
     rb"[A-Za-z_]\w*[ \t]*[,)=])")
 

@@ -942,7 +942,7 @@ def mask_string_macros(source: Source, buf: bytearray) -> list[Mask]:
 # return type and its name (xgboost's `#define XGBOOST_DEVICE __host__ __device__`, from a header); nvcc takes
 # execution-space specifiers there. Found at the name; the word before must be a type (not `return`, `new`, ...).
 _RETURN_TYPE_MACRO = re.compile(
-    rb"(?<![\w:.>#])([A-Z][A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])[ \t]+"
+    rb"([A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])[ \t]+"
     rb"(?=(?:operator\s*(?:\(\s*\)|\[\s*\]|[^\s\w(]{1,3})|[A-Za-z_~]\w*)\s*\()")
 _TYPE_BEFORE = re.compile(rb"(?:(?<![\w:])[A-Za-z_][\w:]*|[*&])[ \t]*$")
 # Words before the name that make it the return type itself (`__device__ inline T_OUT cuda_cast(`).
@@ -957,8 +957,8 @@ _NOT_TYPES = frozenset((b"return", b"new", b"delete", b"else", b"case", b"goto",
 _PREFIX_MACRO_ARGUMENT = re.compile(rb"(?<![\w.>:#])([A-Z][A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])[ \t]*\(")
 # `uint8_t* smem PROFILER_CLOSURE_FUNC_PARAMS)`: an upper-case object-like macro after a parameter's name, closing
 # the list (flashinfer's `#define PROFILER_CLOSURE_FUNC_PARAMS , ProfilerClosure& profiler_closure`).
-_TRAILING_LIST_MACRO = re.compile(
-    rb"(?<=[\w\]])([ \t]*(?:\r?\n[ \t]*)?)\b([A-Z][A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])(?=[ \t]*(?:\r?\n\s*)?\))")
+_TRAILING_LIST_MACRO = re.compile(rb"([A-Z](?<![\w][A-Z])[A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])(?=[ \t]*(?:\r?\n\s*)?\))")
+_BEFORE_TRAILING_MACRO = re.compile(rb"[\w\]][ \t]*(?:\r?\n[ \t]*)?$")
 _NOT_NAMES = frozenset((b"const", b"volatile", b"return", b"else", b"unsigned", b"signed", b"long", b"short",
                         b"int", b"char", b"float", b"double", b"void", b"bool", b"auto", b"struct", b"class"))
 
@@ -966,8 +966,18 @@ _NOT_NAMES = frozenset((b"const", b"volatile", b"return", b"else", b"unsigned", 
 # `MANAGED __device__ int x;`, `MAYBE_HOST_DEVICE static constexpr T v = ...;`: upper-case object-like macros
 # before a variable's specifiers (a function's are _QUALIFIER_MACROS'), at the start of a declaration.
 _VARIABLE_QUALIFIER_MACRO = re.compile(
-    rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]*[A-Z0-9][ \t]+)+)(?=(?:static|constexpr|inline|extern|thread_local|__device__"
+    rb"([A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]*[A-Z0-9][ \t]+(?:[A-Z][A-Z0-9_]*[A-Z0-9][ \t]+)*)(?=(?:static|constexpr|inline|extern|thread_local|__device__"
     rb"|__constant__|__shared__|__managed__|__host__)\b)")
+
+
+_UPPER_WORD = re.compile(rb"[A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]*[A-Z0-9](?=[ \t\r\n)])")
+
+
+def _code_matches(source: Source, pattern: re.Pattern[bytes], starts: list[int]):
+    """Matches of ``pattern`` tried at ``starts`` only, outside comments and strings."""
+    for m in match_at(source.data, pattern, starts):
+        if not source.in_comment_or_string(m.start()):
+            yield m
 
 
 def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
@@ -980,7 +990,11 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out: list[Mask] = []
     function_like = defs = None
-    for m in scan_code(source, _RETURN_TYPE_MACRO):
+    # every pattern but the invocation's opens with an upper-case word followed by a blank or `)`: tried there only
+    words = [w.start() for w in _UPPER_WORD.finditer(data)]
+    if not words:
+        return out
+    for m in _code_matches(source, _RETURN_TYPE_MACRO, words):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
             continue
@@ -996,7 +1010,7 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
             continue  # a type of the file (a template parameter `typename T_OUT`): the return type itself
         out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "macro", defs.get(m.group(1)) or ()))
         _blank(buf, s, e)
-    for m in scan_code(source, _VARIABLE_QUALIFIER_MACRO):
+    for m in _code_matches(source, _VARIABLE_QUALIFIER_MACRO, words):
         s, e = m.start(1), m.start(1) + len(m.group(1).rstrip())
         if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
             continue
@@ -1028,9 +1042,10 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
             continue
         out.append(Mask(s, found[2] + 1, "macro-invocation", data[s:found[2] + 1].decode("utf-8", "replace"), "prefix"))
         _blank(buf, s, found[2] + 1)
-    for m in scan_code(source, _TRAILING_LIST_MACRO):
-        s, e = m.start(2), m.end(2)
-        if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+    for m in _code_matches(source, _TRAILING_LIST_MACRO, words):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s) or not _BEFORE_TRAILING_MACRO.search(
+                data, max(0, s - 64), s):
             continue
         word = re.search(rb"(\w+)[ \t\r\n]*$", data[max(0, s - 64):s])
         if word is None or word.group(1) in _NOT_NAMES or word.group(1).isdigit():
@@ -1038,9 +1053,9 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
         if function_like is None:
             function_like = {d.group(1) for d in scan_directives(source, _FUNC_MACRO_MULTILINE)}
             defs = _qualifier_definitions(source)
-        if m.group(2) in function_like:
+        if m.group(1) in function_like:
             continue
-        out.append(Mask(s, e, "macro-invocation", m.group(2).decode(), "list-tail"))
+        out.append(Mask(s, e, "macro-invocation", m.group(1).decode(), "list-tail"))
         _blank(buf, s, e)
     return out
 
