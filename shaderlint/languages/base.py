@@ -552,8 +552,8 @@ def mask_statement_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
         if data[_next_code(data, e):][:1] == b"{" and before not in (b";", b"{", b"}"):
             continue  # `if (c) NAME {`: left to the block-header passes
         if values is None:
-            values = {d.group(1) for d in scan_directives(source, _OBJ_MACRO)
-                      if not re.search(rb"[;{}]|_Pragma|__pragma", d.group(2))}
+            values = {d.group(1) for d in scan_directives(source, _OBJ_MACRO)  # (an empty body is no value)
+                      if _strip_comments(d.group(2)) and not re.search(rb"[;{}]|_Pragma|__pragma", d.group(2))}
         if m.group(1) in values:
             continue
         out.append(Mask(s, e, "macro-invocation", m.group(1).decode(), "statement-prefix"))

@@ -41,6 +41,24 @@ same length, original text kept for the analysis:
 * ``#if``/``#endif`` blocks whose braces only pair up across blocks have their directive lines
   blanked (the code reads as if the condition held); of ``#if``/``#else``/``#endif`` with the same
   non-zero brace balance in both branches, the ``#else`` branch is read.
+
+Issue 16 (SL001 only where a compiler would reject the code too), each blanked or renamed in place:
+
+* the toolkit's ``__CUDA_ALIGN__(n)`` and ``__builtin_align__(n)`` read as ``__align__(n)``;
+  ``__maxnreg__(n)`` is a "launch-attribute" mask; ``using typename B::t;``, ``typeid(float)``,
+  ``__host__ __device__ friend``, ``template class X<float>;`` and ``(unsigned(d) >> 2)`` read
+  (:func:`mask_declaration_words`);
+* header macros where no code can stand: after a string literal (``"%" PRId64 "\n"``, an inline-PTX
+  ``L2_CACHEHINT(128)``), between a return type and a function's name (``size_t XGBOOST_DEVICE f(``),
+  before a variable's specifiers (``MANAGED __device__ int x;``), after a list's last name
+  (``uint8_t* smem PROFILER_CLOSURE_FUNC_PARAMS)``), as an invocation before an argument's name
+  (``ROCM_ONLY((void *)) kernel``); a statement macro without ``;`` before a local declaration;
+  qualifier macros before launch bounds in an ``#ifdef`` group (``CUTLASS_GLOBAL``);
+* if-else links built from macros whose bodies invoke ``else if`` macros.
+
+When an unreadable region is attributable to one upper-case name the file neither defines nor
+declares, SL001 says so (:func:`header_macro_at`): "`X` is a macro defined outside this file; add
+its header to include-dirs".
 """
 
 from __future__ import annotations

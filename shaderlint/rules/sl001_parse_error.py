@@ -29,6 +29,12 @@ compiler rejects it too, and only the generated shader can be analysed. Such a
 file gets one report, at the first placeholder found on an unreadable line,
 naming it, instead of one per unreadable region.
 
+On CUDA, when the unreadable region is attributable to one upper-case name
+that the file neither defines nor declares -- its first token, or the token or
+invocation right before it (`DEFINE_HAS_MEMBER(v_scale)` at file scope) -- the
+message names it as missing context: "`X` is a macro defined outside this
+file; add its header to include-dirs".
+
 ## Use instead
 Write the kernel signature out, or add `// shaderlint: ignore-file[SL001]` to
 files you know are generated. Exclude shader templates (`exclude` in the
