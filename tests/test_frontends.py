@@ -1066,3 +1066,26 @@ __global__ __maxnreg__(64) void k(float* a, int d) { a[0] = (float)(unsigned(d) 
     kinds = {(mk.kind, mk.value) for mk in parsed.masks}
     assert {("explicit-instantiation", ""), ("typename", ""), ("attribute", "align"), ("ignored-specifier", ""),
             ("launch-attribute", "maxnreg"), ("constructor-name", "")} <= kinds
+
+
+def test_cuda_identity_macro_with_statement_argument():
+    """mmcv's `#define CUDA_INTRINSIC_FUNC(Expr) Expr` (nothing in the other branch) around statements:
+    the statements read as written; a macro defined as anything else keeps the call reading."""
+    code = b"""#ifdef PARROTS_USE_HALF
+#define CUDA_INTRINSIC_FUNC(Expr) Expr
+#else
+#define CUDA_INTRINSIC_FUNC(Expr)
+#endif
+#define OTHER(x) do { x } while (0)
+__device__ float2 shfl(unsigned mask, float2 var, int lane) {
+  CUDA_INTRINSIC_FUNC(float2 r; r.y = __shfl_sync(mask, var.y, lane); return r;);
+  OTHER(var.x = 1.0f;);
+  return var;
+}
+"""
+    parsed, m = _cuda(code)
+    assert not m.errors, m.errors
+    identity = [code[mk.start:mk.end] for mk in parsed.masks if mk.value == "identity"]
+    assert identity == [b"CUDA_INTRINSIC_FUNC(", b")"]
+    assert b"float2 r; r.y = __shfl_sync(mask, var.y, lane); return r;" in parsed.parse_bytes
+    assert b"OTHER(" in parsed.parse_bytes

@@ -998,6 +998,40 @@ def _code_matches(source: Source, pattern: re.Pattern[bytes], starts: list[int])
             yield m
 
 
+_ONE_PARAM_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([ \t]*([A-Za-z_]\w*)[ \t]*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+
+
+def mask_identity_macro_statements(source: Source, buf: bytearray) -> list[Mask]:
+    """``CUDA_INTRINSIC_FUNC(float16 r; r.y = __shfl_sync(...); return r;);`` where the file defines the
+    macro as its argument (``#define CUDA_INTRINSIC_FUNC(Expr) Expr``), in some branches as nothing: the
+    name and the parentheses are blanked, so the statements read as written (as in the build where the
+    macro expands to them). Only invocations whose argument holds a top-level ``;`` (statements, which
+    no call can take), of macros every definition of which is the parameter or nothing."""
+    data = source.data
+    kinds: dict[bytes, bool] = {}
+    for d in scan_directives(source, _ONE_PARAM_MACRO):
+        body = _strip_comments(d.group(3))
+        kinds[d.group(1)] = kinds.get(d.group(1), True) and body in (b"", d.group(2), b"(" + d.group(2) + b")")
+    names = [n for n, ok in kinds.items() if ok]
+    if not names:
+        return []
+    out: list[Mask] = []
+    pattern = re.compile(rb"(?<![\w.>:#])(" + b"|".join(re.escape(n) for n in names) + rb")[ \t]*\(")
+    for m in scan_code(source, pattern):
+        s, paren = m.start(1), m.end() - 1
+        if bytes(buf[s:m.end()]) != data[s:m.end()] or _in_directive(data, s):
+            continue
+        found = _macro_argument_semicolons(data, paren)
+        if found is None or not found[0] or buf[found[1]] != data[found[1]]:
+            continue
+        close = found[1]
+        out.append(Mask(s, m.end(), "macro-invocation", m.group(1).decode(), "identity"))
+        _blank(buf, s, m.end())
+        out.append(Mask(close, close + 1, "macro-invocation", ")", "identity"))
+        buf[close] = 0x20
+    return out
+
+
 def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Header macros where no code can stand (see _RETURN_TYPE_MACRO, _PREFIX_MACRO_ARGUMENT and
     _TRAILING_LIST_MACRO), blanked. A name the file defines as a function-like macro is left alone (its use
@@ -1134,6 +1168,7 @@ class CudaFrontEnd(FrontEnd):
         masks.extend(mask_declaration_words(source, buf))
         masks.extend(mask_string_macros(source, buf))
         masks.extend(mask_misplaced_macros(source, buf))
+        masks.extend(mask_identity_macro_statements(source, buf))
         for m in scan_code(source, _CLUSTER_DIMS, starts=(b"__cluster_dims__",)):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
