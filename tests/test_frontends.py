@@ -1089,3 +1089,26 @@ __device__ float2 shfl(unsigned mask, float2 var, int lane) {
     assert identity == [b"CUDA_INTRINSIC_FUNC(", b")"]
     assert b"float2 r; r.y = __shfl_sync(mask, var.y, lane); return r;" in parsed.parse_bytes
     assert b"OTHER(" in parsed.parse_bytes
+
+
+def test_cuda_else_branch_read_when_the_if_branch_reshapes_blocks():
+    """ggml-cuda.cu: the #ifdef branch closes the loop opened before the group and opens a block of its
+    own (same brace balance as the #else branch, other shape): the #else branch is read."""
+    code = b"""void run(bool graph) {
+    bool done = false;
+    while (!done) {
+        done = true;
+#ifdef USE_GRAPH
+    }
+    if (graph) {
+        capture();
+#else
+        done = true;
+#endif
+    }
+}
+"""
+    parsed, m = _cuda(code)
+    assert not m.errors, m.errors
+    assert b"capture" not in parsed.parse_bytes and b"done = true;\n#endif" not in parsed.parse_bytes
+    assert [mk.value for mk in parsed.masks if mk.kind == "conditional"] == ["unbalanced", "unbalanced"]

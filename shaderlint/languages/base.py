@@ -1288,6 +1288,21 @@ def _brace_delta(source: Source, buf: bytearray, start: int, end: int) -> int:
     return delta
 
 
+def _brace_dip(source: Source, buf: bytearray, start: int, end: int) -> int:
+    """The lowest running ``{`` minus ``}`` count in code between start and end (as :func:`_brace_delta`
+    counts): below zero when the code closes a block opened before it."""
+    data = source.data
+    skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
+    depth = low = 0
+    for m in re.finditer(rb"[{}]", data[start:end]):
+        i = start + m.start()
+        if source.in_comment_or_string(i) or any(a <= i < b for a, b in skip) or buf[i] != data[i]:
+            continue
+        depth += 1 if data[i] == 0x7B else -1
+        low = min(low, depth)
+    return low
+
+
 def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
     """Conditional blocks whose branches open or close braces the grammar cannot pair up:
 
@@ -1297,7 +1312,8 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
       the directive lines are blanked, so the code reads as if the condition held and pairs up;
     * ``#if`` ... ``#else`` ... ``#endif`` whose two branches each leave the same non-zero brace
       balance (a stub that closes a namespace for old architectures, the real code closing it in the
-      ``#else``): the first branch is blanked with its directives, the ``#else`` branch is read.
+      ``#else``), or the same balance where one branch closes a block opened before the group and the
+      other does not: the first branch is blanked with its directives, the ``#else`` branch is read.
 
     Top-level blocks and innermost blocks (holding no other conditional) are considered, so
     ``#ifndef ONE_PASS for (...) { #else { #endif`` inside a kernel under ``#if __HIP_ARCH__`` counts."""
@@ -1332,7 +1348,13 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
         elif len(g) == 3 and g[1].group(1) == b"else":
             a = _brace_delta(source, buf, g[0].end(), g[1].start())
             b = _brace_delta(source, buf, g[1].end(), g[2].start())
-            if a and a == b and all(buf[i] == data[i] for i in (g[0].start(), g[1].start(), g[2].start())):
+            # same non-zero balance, or the same balance reached in different shapes: one branch closes a block
+            # opened before the group and opens another (ggml-cuda.cu's `#ifdef USE_CUDA_GRAPH ... } if (g) {
+            # ... #else ... #endif }`), which the grammar cannot read next to a branch that does not
+            if a == b and (a or (b"}" in data[g[0].end():g[2].start()]
+                                 and _brace_dip(source, buf, g[0].end(), g[1].start())
+                                 != _brace_dip(source, buf, g[1].end(), g[2].start()))) \
+                    and all(buf[i] == data[i] for i in (g[0].start(), g[1].start(), g[2].start())):
                 # the #else branch is read: its code is compiled where the condition is false
                 read = ("read", g[0].group(1).decode(), _condition_text(g[0]), "0")
                 for s, e in ((g[0].start(), g[1].end()), (g[2].start(), g[2].end())):
