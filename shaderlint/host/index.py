@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shaderlint.host import HostLaunch, Span, scanners_for
+from shaderlint.host import HostLaunch, Span, Truncation, scanners_for
 
 if TYPE_CHECKING:
     from shaderlint.config import Settings
@@ -61,7 +61,7 @@ def load_scanners() -> None:
     import shaderlint.host as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("_") or info.name == "index":
+        if info.name.startswith("_") or info.name in ("index", "lint"):
             continue
         try:
             importlib.import_module(f"shaderlint.host.{info.name}")
@@ -162,7 +162,15 @@ def _launch_from_json(o: dict) -> HostLaunch:
         group=_dims_from_json(o.get("group")), group_at=_span_from_json(o.get("group_at")),
         dispatch=o.get("dispatch"), grid=_dims_from_json(o.get("grid")), grid_at=_span_from_json(o.get("grid_at")),
         template_args=tuple(str(x) for x in o.get("template_args", ())), shader_literal=o.get("shader_literal"),
-        specialization=None if spec is None else tuple((int(a), int(b)) for a, b in spec))
+        specialization=None if spec is None else tuple((int(a), int(b)) for a, b in spec),
+        truncations=tuple(_truncation_from_json(t) for t in o.get("truncations", ())))
+
+
+def _truncation_from_json(o: dict) -> Truncation:
+    dv = o.get("divisor_value")
+    return Truncation(int(o["axis"]), _span_from_json(o["at"]), str(o["kind"]), str(o["numerator"]),
+                      str(o["divisor"]), None if dv is None else int(dv), bool(o.get("as_group")),
+                      str(o.get("round_up", "")))
 
 
 def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[HostLaunch, ...]:
@@ -253,6 +261,8 @@ class HostIndex:
 
     def __init__(self) -> None:
         self.by_file: dict[str, HostFacts] = {}
+        #: Normalised kernel file -> its path as linted (for the files in :attr:`by_file` that are linted).
+        self.paths: dict[str, str] = {}
         self.host_files = 0
         self.launches = 0
         self.linked = 0
@@ -359,6 +369,8 @@ class HostIndex:
             if len(files) == 1:
                 linked.setdefault(next(iter(files)), {}).setdefault(launch.kernel, []).append(launch)
         for target, per_kernel in linked.items():
+            if target in kernels:
+                index.paths[target] = kernels[target][0]
             index.by_file[target] = HostFacts(tuple(
                 (name, tuple(sorted(ls, key=lambda l: (l.at.path, l.at.start, l.api))))
                 for name, ls in sorted(per_kernel.items())))
