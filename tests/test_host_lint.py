@@ -141,3 +141,21 @@ def test_no_kernel_linted_no_finding(isolated, monkeypatch, capsys):
     (root / "kernels.cu").unlink()
     (root / "other.cu").write_text("__global__ void unrelated(float* x) { x[threadIdx.x] = 0.0f; }\n")
     assert lint_json(capsys, "--no-cache", ".") == []
+
+
+def test_constant_numerators_are_decided(isolated, monkeypatch, capsys):
+    root = copy_project("cuda", isolated, monkeypatch)
+    (root / "launch.cpp").write_text(
+        "#define N 1000\n"
+        "__global__ void saxpy(float a, const float* x, float* y, int n);\n"
+        "void run(float a, const float* x, float* y) {\n"
+        "    saxpy<<<N / 256, 256>>>(a, x, y, N);\n"  # 1000 = 3 * 256 + 232
+        "    saxpy<<<(int)(1000 / 256.0 + 0.5), 256>>>(a, x, y, 1000);\n"  # rounds up to 4: covered
+        "    saxpy<<<(int)(600 / 256.0f + 0.5f), 256>>>(a, x, y, 600);\n"  # 600 = 2 * 256 + 88: rounds down
+        "    saxpy<<<N * 4 / 256, 256>>>(a, x, y, N * 4);\n"  # 4000 / 256 is not exact either
+        "    saxpy<<<N * 256 / 256, 256>>>(a, x, y, N * 256);\n"  # exact
+        "}\n")
+    got = lint_json(capsys, "--no-cache", "--select", "SL503", ".")
+    assert [d["line"] for d in got] == [4, 6, 7]
+    assert "N = 1000 is not a multiple of 256, the last 232 items get no thread" in got[0]["message"]
+    assert "rounds to nearest: 600 is not a multiple of 256, the last 88 items" in got[1]["message"]

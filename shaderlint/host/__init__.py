@@ -56,6 +56,8 @@ class Truncation:
     as_group: bool = False
     #: The rounded-up grid to suggest (``(n + 255) / 256``).
     round_up: str = ""
+    #: The numerator's value when the file makes it constant (then it is surely not a multiple).
+    numerator_value: int | None = None
 
 
 @dataclass(frozen=True)

@@ -353,7 +353,7 @@ def _axis(r: Reader, node: ts.Node, group: ts.Node | None, axis: int) -> Truncat
         return None
     n_text, d_text = r.text(core), r.text(r.strip(den) if kind != "round" else r.unparen(den))
     as_group = group is not None and _nospace(r.text(r.strip(den))) == _nospace(r.text(r.strip(group)))
-    return Truncation(axis, r.span_of(whole), kind, n_text, d_text, dv, as_group, _round_up(r, core, den, dv))
+    return Truncation(axis, r.span_of(whole), kind, n_text, d_text, dv, as_group, _round_up(r, core, den, dv), nv)
 
 
 def _multiple(r: Reader, num: ts.Node, den: ts.Node, dv: int | None, depth: int) -> bool:

@@ -170,7 +170,8 @@ def _truncation_from_json(o: dict) -> Truncation:
     dv = o.get("divisor_value")
     return Truncation(int(o["axis"]), _span_from_json(o["at"]), str(o["kind"]), str(o["numerator"]),
                       str(o["divisor"]), None if dv is None else int(dv), bool(o.get("as_group")),
-                      str(o.get("round_up", "")))
+                      str(o.get("round_up", "")),
+                      None if o.get("numerator_value") is None else int(o["numerator_value"]))
 
 
 def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[HostLaunch, ...]:

@@ -214,7 +214,7 @@ def _check(kernels: _Kernels, kpath: str, name: str, launch: HostLaunch, host_da
     if is_grid_stride(model, f):
         return None  # covers any size
     group = _group(model, launch)
-    hits = [t for t in launch.truncations if _divides_by_group(t, group)]
+    hits = [t for t in launch.truncations if _divides_by_group(t, group) and not _rounds_up(t)]
     if not hits:
         return None
     first = hits[0]
@@ -224,12 +224,18 @@ def _check(kernels: _Kernels, kpath: str, name: str, launch: HostLaunch, host_da
         b = f"({b})"
     text = host_data[first.at.start:first.at.end].decode("utf-8", "replace")
     text = " ".join(text.split())
-    if first.kind == "round":
-        how = f"rounds to nearest: when {n} % {b} is below half of {b}"
+    nv, dv = first.numerator_value, first.divisor_value
+    if nv is not None and dv:  # a constant: surely not a multiple (an exact quotient is not recorded)
+        lost = nv % dv
+        shown = str(nv) if n.strip() == str(nv) else f"{n} = {nv}"
+        how = f"rounds {'to nearest' if first.kind == 'round' else 'down'}: {shown} is not a multiple of {dv}"
+        tail = f"the last {lost} items get no thread"
+    elif first.kind == "round":
+        how, tail = f"rounds to nearest: when {n} % {b} is below half of {b}", f"the last {n} % {b} items get no thread"
     else:
-        how = f"rounds down: when {n} is not a multiple of {b}"
-    message = (f"grid size `{text}` {how}, the last {n} % {b} items get no thread ('{label}' in "
-               f"{_display(kpath)} has no grid-stride loop); round up with `{first.round_up}`")
+        how, tail = f"rounds down: when {n} is not a multiple of {b}", f"the last {n} % {b} items get no thread"
+    message = (f"grid size `{text}` {how}, {tail} ('{label}' in {_display(kpath)} has no grid-stride loop); "
+               f"round up with `{first.round_up}`")
     src = model.source
     line, col = src.position(f.name_node.start_byte)
     what = "kernel" if model.language != "glsl" else "shader"
@@ -254,6 +260,12 @@ def _group(model, launch: HostLaunch) -> tuple[int, int, int] | None:
 
         return _glsl_group(model)(launch)
     return launch.group
+
+
+def _rounds_up(t: Truncation) -> bool:
+    """A constant rounded to nearest that happens to round up (``(int)(1000 / 176.0 + 0.5)``)."""
+    nv, dv = t.numerator_value, t.divisor_value
+    return t.kind == "round" and nv is not None and bool(dv) and nv % dv >= (dv + 1) // 2
 
 
 def _divides_by_group(t: Truncation, group: tuple[int, int, int] | None) -> bool:
