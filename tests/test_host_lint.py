@@ -159,3 +159,45 @@ def test_constant_numerators_are_decided(isolated, monkeypatch, capsys):
     assert [d["line"] for d in got] == [4, 6, 7]
     assert "N = 1000 is not a multiple of 256, the last 232 items get no thread" in got[0]["message"]
     assert "rounds to nearest: 600 is not a multiple of 256, the last 88 items" in got[1]["message"]
+
+
+SCALE_METAL = ("#include <metal_stdlib>\nusing namespace metal;\n"
+               "kernel void scale(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+               "    x[i] *= 2.0f;\n}\n")
+SCALE_SWIFT = ("import Metal\n"
+               "func run(enc: MTLComputeCommandEncoder, lib: MTLLibrary, dev: MTLDevice) throws {\n"
+               "    let pso = try dev.makeComputePipelineState(function: lib.makeFunction(name: \"scale\")!)\n"
+               "    enc.setComputePipelineState(pso)\n"
+               "    enc.dispatchThreads(MTLSize(width: 4096, height: 1, depth: 1),\n"
+               "                        threadsPerThreadgroup: MTLSize(width: 100, height: 1, depth: 1))\n"
+               "}\n")
+
+
+def test_single_files_get_the_projects_host_facts(isolated, monkeypatch, capsys):
+    """pre-commit and editors name single files: with a configuration file, the host index reads the
+    project, so a kernel gets the facts a run over the directory gives it."""
+    root = isolated / "p"
+    (root / "kernels").mkdir(parents=True)
+    (root / "host").mkdir()
+    monkeypatch.chdir(root)
+    (root / "kernels" / "scale.metal").write_text(SCALE_METAL)
+    (root / "host" / "Run.swift").write_text(SCALE_SWIFT)
+    args = ("--no-cache", "--select", "SL501")
+    assert lint_json(capsys, *args, "kernels/scale.metal") == []  # no configuration: only what is named
+    (root / "shaderlint.toml").write_text("")
+    whole = lint_json(capsys, *args, ".")
+    single = lint_json(capsys, *args, "kernels/scale.metal")
+    assert len(whole) == 1 and single == whole
+    assert any(r["path"] == "host/Run.swift" for r in single[0]["related"])
+    # a kernel of the same name in another Metal file of the project, not named: ambiguous either way
+    (root / "kernels" / "scale_copy.metal").write_text(SCALE_METAL)
+    assert lint_json(capsys, *args, "kernels/scale.metal") == []
+    assert lint_json(capsys, *args, ".") == []
+
+
+def test_single_files_report_only_in_the_host_files_named(isolated, monkeypatch, capsys):
+    root = copy_project("cuda", isolated, monkeypatch)
+    (root / "shaderlint.toml").write_text("")
+    assert lint_json(capsys, "--no-cache", "kernels.cu") == []
+    got = lint_json(capsys, "--no-cache", "kernels.cu", "launch.cpp")
+    assert sorted(d["line"] for d in got) == [8, 9, 18]

@@ -7,7 +7,8 @@ every launch to a kernel file being linted:
 
 * CUDA and Metal launches by the kernel's name: the name must be defined as a kernel (CUDA
   ``__global__``, Metal ``kernel``/``[[kernel]]``) in exactly one linted file of the launch's
-  language and nowhere else under the paths (a CUDA kernel in a ``.h`` that is not linted counts);
+  language and nowhere else under the paths (a CUDA kernel in a ``.h`` or a Metal kernel in a
+  ``.metal`` that is not linted counts);
   a name defined in several files is ambiguous and links nowhere.
 * Vulkan dispatches by shader: ``"shaders/blur.comp.spv"`` -> ``shaders/blur.comp`` (or
   ``.glsl``), the literal's path taken relative to the host file, a linted path, the current
@@ -21,6 +22,11 @@ threadgroup size when every linked launch uses the same constant size (``GroupSi
 kernel's own file says always wins: an annotation, the language's declaration, same-file
 ``<<<>>>`` launches; host facts rank above configuration only. Settings ``host-code = false``
 turns the index off for the files it applies to.
+
+:func:`host_roots` gives the paths a run reads host code under: the paths it lints, or, when
+it is given files only (pre-commit, an editor's "lint this file") that all belong to one
+project with a configuration file, that project's directory, so that a kernel gets the same
+facts whichever way it is linted.
 """
 
 from __future__ import annotations
@@ -257,6 +263,34 @@ def shader_candidates(literal: str) -> list[str]:
     return []
 
 
+def host_roots(paths: list[str], files: list[str], settings_for: Callable[[str], "Settings"]) -> list[str]:
+    """Where a run reads host code (see the module): ``paths``, or the configuration directory of
+    the project when ``paths`` are all files of one project that has a configuration file."""
+    if not files or not paths or not all(os.path.isfile(p) for p in paths):
+        return paths
+    st = settings_for(files[0])
+    if not st.config_path or not st.host_code:
+        return paths
+    root = st.base_dir()
+    top = _norm(root)
+    for f in files:
+        g = settings_for(f)
+        if g.config_path != st.config_path or not _norm(f).startswith(top + os.sep):
+            return paths
+    rel = os.path.relpath(root)  # (paths as the run writes them: relative under the current directory)
+    return [rel if not rel.startswith("..") else root]
+
+
+def within(path: str, paths: list[str]) -> bool:
+    """Whether ``path`` is one of ``paths`` or under one of them."""
+    p = _norm(path)
+    for q in paths:
+        nq = _norm(q)
+        if p == nq or p.startswith(nq.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
 class HostIndex:
     """Host facts per kernel file for one run."""
 
@@ -317,9 +351,20 @@ class HostIndex:
         paths = list(paths)
         found: list[tuple[str, HostLaunch]] = []
         elsewhere: list[tuple[str, bytes]] = []
+        other_metal: list[str] = []  # Metal files under the paths not linted: their kernel names count too
+
+        def host_or_metal(p: str) -> str | None:
+            if scanners_for(p):
+                return "host"
+            return "metal" if _norm(p) not in kernels and settings(p).language_for(p) == "metal" else None
+
         for hp in discover(paths, exclude, None, is_excluded=lambda p: settings(p).is_excluded(p),
-                           language_for=lambda p: "host" if scanners_for(p) else None):
-            if not scanners_for(hp) or not settings(hp).host_code:
+                           language_for=host_or_metal):
+            if not scanners_for(hp):
+                if _norm(hp) not in kernels:
+                    other_metal.append(hp)
+                continue
+            if not settings(hp).host_code:
                 continue
             try:
                 if os.path.getsize(hp) > MAX_HOST_BYTES:
@@ -352,6 +397,13 @@ class HostIndex:
             for hp, data in elsewhere:
                 for name in kernel_names(data, "cuda") & wanted:
                     defs.setdefault((name, "cuda"), set()).add(_norm(hp))
+            for mp in other_metal:
+                try:
+                    data = read(mp)
+                except OSError:
+                    continue
+                for name in kernel_names(data, "metal") & wanted:
+                    defs.setdefault((name, "metal"), set()).add(_norm(mp))
         roots = [os.path.dirname(p) if os.path.isfile(p) else p for p in paths] + [os.getcwd()]
         for hp, launch in found:
             if launch.api == "vulkan":

@@ -47,13 +47,15 @@ def _read(path: str) -> bytes:
 
 
 def lint_host_files(index, results: list, settings_for: Callable, use_cache: bool = True,
-                    read: Callable[[str], bytes] | None = None) -> list:
+                    read: Callable[[str], bytes] | None = None, only: list[str] | None = None) -> list:
     """``results`` (the kernel files' :class:`~shaderlint.engine.FileResult` list) with the host
-    pass's findings added. Never raises: a pass that fails adds nothing."""
+    pass's findings added, for host files under ``only`` (the paths the run was given: the index
+    may read a whole project for a run given single files). Never raises: a pass that fails adds
+    nothing."""
     if index is None or not getattr(index, "by_file", None):
         return results
     try:
-        return _lint_host_files(index, results, settings_for, use_cache, read or _read)
+        return _lint_host_files(index, results, settings_for, use_cache, read or _read, only)
     except Exception:
         return results
 
@@ -74,7 +76,8 @@ def candidates(index) -> dict[str, tuple[str, list[tuple[str, str, HostLaunch]]]
     return out
 
 
-def _lint_host_files(index, results: list, settings_for: Callable, use_cache: bool, read) -> list:
+def _lint_host_files(index, results: list, settings_for: Callable, use_cache: bool, read,
+                     only: list[str] | None = None) -> list:
     from shaderlint.cache import Cache, cache_dir_for, entry_key
     from shaderlint.config import rule_enabled
     from shaderlint.engine import FileResult
@@ -84,6 +87,10 @@ def _lint_host_files(index, results: list, settings_for: Callable, use_cache: bo
 
     rule = BY_CODE[RULE_CODE]
     todo = candidates(index)
+    if only is not None:
+        from shaderlint.host.index import within
+
+        todo = {k: v for k, v in todo.items() if within(v[0], only)}
     if not todo:
         return results
     by_path = {_norm(r.path): r for r in results}
