@@ -201,3 +201,19 @@ def test_single_files_report_only_in_the_host_files_named(isolated, monkeypatch,
     assert lint_json(capsys, "--no-cache", "kernels.cu") == []
     got = lint_json(capsys, "--no-cache", "kernels.cu", "launch.cpp")
     assert sorted(d["line"] for d in got) == [8, 9, 18]
+
+
+def test_ceil_needs_integer_operands(isolated, monkeypatch, capsys):
+    root = copy_project("vulkan", isolated, monkeypatch)
+    (root / "invert.cpp").write_text(
+        "#include <cmath>\n#define W 32\n#define WF 32.0f\nconst float kW = 32;\n"
+        "void invert(VkDevice d, VkCommandBuffer cmd, uint32_t n, float x) {\n"
+        "    info.stage.module = loadShader(d, \"shaders/invert.comp.spv\");\n"
+        "    vkCreateComputePipelines(d, VK_NULL_HANDLE, 1, &info, nullptr, &pipeline);\n"
+        "    vkCmdDispatch(cmd, (uint32_t)ceil(n / W), 1, 1);\n"  # an integer macro: truncates first
+        "    vkCmdDispatch(cmd, (uint32_t)ceil(n / WF), 1, 1);\n"  # floating-point macro
+        "    vkCmdDispatch(cmd, (uint32_t)ceil(n / kW), 1, 1);\n"  # a float constant
+        "    vkCmdDispatch(cmd, (uint32_t)ceil(x / W), 1, 1);\n"  # a float numerator
+        "}\n")
+    got = [d for d in lint_json(capsys, "--no-cache", "--select", "SL503", ".") if d["path"] == "invert.cpp"]
+    assert [d["line"] for d in got] == [8]

@@ -181,8 +181,6 @@ class Reader:
     def is_int(self, node: ts.Node) -> bool:
         """``node`` surely has an integer type (for ``ceil(n / b)``: the division truncates first)."""
         n = self.unparen(node)
-        if self.value(n) is not None and n.type != "cast_expression":
-            return n.type != "number_literal" or _FLOAT_LIT.match(self.text(n).strip()) is None
         if n.type == "number_literal":
             t = self.text(n).strip().lower()
             return t.startswith("0x") or not any(c in t for c in ".ef")
@@ -191,10 +189,16 @@ class Reader:
             return typ is not None and _INT_TYPE.match(self.text(typ).strip()) is not None
         if n.type == "identifier":
             typ = declared_type(self, n)
-            return typ is not None and _INT_TYPE.match(typ) is not None
+            if typ is not None:
+                return _INT_TYPE.match(typ) is not None
+            return self.is_int_macro(n)
         b = self.binary(n, ("+", "-", "*", "/", "%", "<<", ">>", "&", "|"))
         if b is not None:
             return self.is_int(b[0]) and self.is_int(b[2])
+        return False
+
+    def is_int_macro(self, node: ts.Node) -> bool:
+        """``node`` names a macro whose body is an integer expression (a ``#define``)."""
         return False
 
     def flat(self) -> str:
@@ -457,6 +461,12 @@ class ConstantsReader(Reader):
 
     def value(self, node: ts.Node) -> int | None:
         return self.consts.value(node)
+
+    def is_int_macro(self, node: ts.Node) -> bool:
+        from shaderlint.host._c import text
+
+        name = text(node)
+        return name in self.consts.macros and self.consts.lookup(node) is None and self.consts.macro_value(name) is not None
 
 
 class AnalysisReader(Reader):
