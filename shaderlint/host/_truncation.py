@@ -466,7 +466,8 @@ class ConstantsReader(Reader):
         from shaderlint.host._c import text
 
         name = text(node)
-        return name in self.consts.macros and self.consts.lookup(node) is None and self.consts.macro_value(name) is not None
+        return (name in self.consts.macros and self.consts.lookup(node) is None
+                and self.consts.macro_value(name) is not None)
 
 
 class AnalysisReader(Reader):
