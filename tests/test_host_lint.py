@@ -36,7 +36,7 @@ def copy_project(name: str, dest: Path, monkeypatch) -> Path:
     return root
 
 
-@pytest.mark.parametrize("name", ["swift", "objc", "vulkan", "cuda"])
+@pytest.mark.parametrize("name", ["swift", "objc", "metalcpp", "vulkan", "cuda"])
 def test_host_project_reports_exactly_the_expected_lines(name, isolated, monkeypatch, capsys):
     root = copy_project(name, isolated, monkeypatch)
     want = set()
