@@ -217,3 +217,13 @@ def test_ceil_needs_integer_operands(isolated, monkeypatch, capsys):
         "}\n")
     got = [d for d in lint_json(capsys, "--no-cache", "--select", "SL503", ".") if d["path"] == "invert.cpp"]
     assert [d["line"] for d in got] == [8]
+
+
+def test_add_ignore_writes_the_suppressions_into_host_files(isolated, monkeypatch, capsys):
+    root = copy_project("objc", isolated, monkeypatch)
+    before = (root / "Host.m").read_text()
+    main(["--no-cache", "-j", "1", "--add-ignore", "."])
+    assert "added suppressions for 2 findings in 1 file" in capsys.readouterr().err
+    after = (root / "Host.m").read_text()
+    assert after.count("shaderlint: ignore[SL503]") == 2 and after.replace(" shaderlint: ignore[SL503]", "") == before
+    assert lint_json(capsys, "--no-cache", ".") == []

@@ -19,9 +19,10 @@ per-file ignores of the host file's settings, ``// shaderlint: ignore SL503`` co
 host file, the lint cache (keyed by the host file's content, the linked kernel files' content
 and the launches), and every output format. A host file that is itself linted (a ``.cu`` that
 launches a kernel of another ``.cu``) gets the findings added to its result; any other host file
-with findings gets a result of its own (language None: ``--fix`` and ``--add-ignore`` leave it
-alone; these findings offer no fix, since the rounded-up grid runs threads past the end in a
-kernel without a bounds check, which SL105 is about).
+with findings gets a result of its own (language None: ``--fix`` leaves it alone, since these
+findings offer no fix: the rounded-up grid runs threads past the end in a kernel without a
+bounds check, which SL105 is about; ``--add-ignore`` writes its comments, checked with the host
+grammar like a fix).
 """
 
 from __future__ import annotations
@@ -251,6 +252,29 @@ def _check(kernels: _Kernels, kpath: str, name: str, launch: HostLaunch, host_da
                 Related(f.name_node.start_byte, f.name_node.end_byte, f"{what} '{label}' defined here", kpath,
                         line, col))
     return Finding(first.at.start, first.at.end, message, kernel=label, related=related)
+
+
+def host_parse_errors(path: str, data: bytes) -> int | None:
+    """Parse errors (ERROR and MISSING nodes) in a host file, with the grammar its scanners use
+    (``--add-ignore`` checks that its comments add none); None when it cannot be parsed."""
+    import tree_sitter as ts
+
+    from shaderlint.fixes import tree_error_count
+
+    ext = path[path.rfind("."):].lower() if "." in path else ""
+    try:
+        if ext == ".swift":
+            import tree_sitter_swift as mod
+        elif ext in (".m", ".mm"):
+            import tree_sitter_objc as mod
+        elif ext in (".cu", ".cuh") or b"<<<" in data:
+            import tree_sitter_cuda as mod
+        else:
+            import tree_sitter_cpp as mod
+        tree = ts.Parser(ts.Language(mod.language())).parse(data)
+    except Exception:
+        return None
+    return tree_error_count(tree.root_node)
 
 
 def _display(path: str) -> str:
