@@ -112,8 +112,9 @@ def _lint_host_files(index, results: list, settings_for: Callable, use_cache: bo
             extra = hashlib.sha256()
             extra.update(b"host-pass\0")
             extra.update(repr([(kp, name, launch) for kp, name, launch in items]).encode("utf-8", "surrogateescape"))
-            for kp in sorted({kp for kp, _, _ in items}):
+            for kp in sorted({kp for kp, _, _ in items}):  # (the kernel's text and the settings it is read with)
                 extra.update(kernels.digest(kp).encode())
+                extra.update(settings_for(kp).key().encode("utf-8", "surrogateescape"))
             cache = Cache(cache_dir_for(st))
             key = entry_key(hpath, data, st, extra.hexdigest())
             hit = cache.get(key, hpath)
