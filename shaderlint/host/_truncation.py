@@ -304,7 +304,7 @@ def read(r: Reader, grid: ts.Node | list[ts.Node] | None, group: ts.Node | list[
             if t is not None:
                 out.append(t)
         return tuple(out)
-    except (RecursionError, ValueError, AttributeError, TypeError):
+    except Exception:  # (RecursionError included): an axis not read loses no launch, it reports nothing
         return ()
 
 
