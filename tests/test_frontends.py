@@ -1015,6 +1015,7 @@ def test_glsl_preprocessor_continuations():
             "float g(\n#include \"params.glsl\"\n        float c) { return c; }\n"
             "void main() {\n"
             "    uint i = data_i[0] SWZ;\n"
+            "    i += uint(data_i[1] SWZ);\n"
             "    if (i != 0u) {\n        dst[i] = 1.0;\n    }\n"
             "#ifdef COOPMAT2\n    else {\n        dst[i] = 2.0;\n    }\n#endif\n"
             "    if (i < 4u) {\n        PREFETCH(i)\n    }\n"
@@ -1024,7 +1025,7 @@ def test_glsl_preprocessor_continuations():
     m = model("k.comp", code)
     assert not m.errors
     text = m.parsed.parse_bytes.decode()
-    assert "data_i[0]    ;" in text  # the swizzle macro reads as its empty definition
+    assert "data_i[0]    ;" in text and "data_i[1]    )" in text  # the swizzle macro reads as its empty definition
     assert "#include" not in text and "float c)" in text
     cond = [mk for mk in m.parsed.masks if mk.kind == "conditional"]
     assert [mk.args for mk in cond] == [("read", "ifdef", "COOPMAT2", "1"), ("end",)]
@@ -1041,3 +1042,10 @@ def test_glsl_postfix_and_statement_macros_need_evidence():
             "void main() {\n    uint i = d[0] SWZ;\n    if (i < 4u) {\n        PREFETCH(i)\n    }\n}\n")
     parsed = FRONT_ENDS["glsl"].parse(Source("k.comp", code.encode()))
     assert b"SWZ;" in parsed.parse_bytes and b"PREFETCH(i)" in parsed.parse_bytes
+
+
+def test_glsl_include_in_an_initializer_list_is_left_alone():
+    code = "#version 460\nconst float w[3] = float[3](1.0,\n#include \"rest.inc\"\n);\nconst float v[] = { 1.0,\n#include \"rest.inc\"\n};\n"
+    parsed = FRONT_ENDS["glsl"].parse(Source("k.comp", code.encode()))
+    assert [mk.kind for mk in parsed.masks].count("include-in-list") == 1  # the call's, not the braces'
+    assert parsed.parse_bytes.count(b"#include") == 1

@@ -171,8 +171,10 @@ class GlslFrontEnd(FrontEnd):
         for m in scan_code(source, _SPIRV_WORD, b"spirv_"):
             masks.append(Mask(m.start(), m.end(), "qualifier", m.group(0).decode()))
             _blank(buf, m.start(), m.end())
+        # before `T[N] name`: `data_i[0] SWIZZLE)` is no declaration
+        masks.extend(_mask_postfix_macros(source, buf))
         for m in scan_code(source, _ARRAY_TYPE_DECL, _BRACKET_NAME):
-            if bytes(buf[m.start(1):m.end(1)]) == m.group(1) and _starts_declaration(source, buf, m.start()):
+            if bytes(buf[m.start():m.end()]) == m.group(0) and _starts_declaration(source, buf, m.start()):
                 masks.append(Mask(m.start(1), m.end(1), "array-type", m.group(1).decode("utf-8", "replace")))
                 _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _SUFFIX, (b"hf", b"HF")):
@@ -181,7 +183,6 @@ class GlslFrontEnd(FrontEnd):
         masks.extend(mask_loop_macros(source, buf))
         masks.extend(_mask_loop_prefix_macros(source, buf))
         masks.extend(_mask_argument_tail_macros(source, buf))
-        masks.extend(_mask_postfix_macros(source, buf))
         masks.extend(_mask_list_includes(source, buf))
         masks.extend(_mask_conditional_else(source, buf))
         for m in scan_directives(source, _UNDEF_LINE):
@@ -394,11 +395,31 @@ def _mask_list_includes(source: Source, buf: bytearray) -> list[Mask]:
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
         before, _ = _prev_code_byte(source, buf, s)
-        if before not in (b"(", b","):
-            continue
+        if before not in (b"(", b",") or _innermost_opener(source, buf, s) != b"(":
+            continue  # not in an initializer list `{ 1.0,` `#include "rest.inc"` `}`: its values would be lost
         out.append(Mask(s, e, "include-in-list", m.group(0).decode("utf-8", "replace").strip()))
         _blank(buf, s, e)
     return out
+
+
+def _innermost_opener(source: Source, buf: bytearray, pos: int, limit: int = 4096) -> bytes:
+    """The unclosed ``(``, ``[`` or ``{`` that ``pos`` is in (code only, searched back ``limit``
+    bytes; b"" when none is found)."""
+    depth = 0
+    lo = max(0, pos - limit)
+    i = pos
+    while i > lo:
+        i -= 1
+        c = buf[i]
+        if c not in b"()[]{}" or source.in_comment_or_string(i) or on_directive_line(source.data, i):
+            continue
+        if c in b")]}":
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            return bytes([c])
+    return b""
 
 
 def _mask_conditional_else(source: Source, buf: bytearray) -> list[Mask]:
