@@ -9,6 +9,13 @@ model serves all three languages; the constructs it cannot read are masked:
 macros the file defines as qualifiers or nothing (``#define COMPAT_PRECISION
 mediump``). Loop-header macros (``UNROLL_FOR (int i = 0; i < n; ++i)``) are
 read as ``for``; an ``else`` that ends a preprocessor branch is blanked.
+Also masked: mesh/task qualifiers (``taskPayloadSharedEXT``, ``perprimitiveEXT``), the
+parameters of cooperative matrix/vector types (``coopvecNV<float32_t, 4>``), array sizes of
+``T[N] name`` declarations and array-returning functions (``vec4[2] f()``), GL_EXT_spirv_intrinsics
+declarations, ``#undef`` lines, ``#include`` inside a parameter list, a swizzle macro defined as
+``.x`` or nothing, and header statement macros the file ``#undef``s; an ``else`` that only one
+build compiles after its ``if`` (``} #ifdef X else {...} #endif``) is read with its directives
+blanked, recorded as a "conditional" mask.
 """
 
 from __future__ import annotations

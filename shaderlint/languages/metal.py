@@ -5,8 +5,10 @@ MSL is C++14 with address spaces (``device``, ``constant``, ``threadgroup``,
 function qualifiers (``kernel``, ``vertex``, ``fragment``, ``visible``) and
 ``[[...]]`` attributes in places C++ does not allow them. All three are masked
 (same-length spaces) and recorded; the model re-attaches them by position. Also
-masked: the ``METAL_FUNC`` helper prefix and the address space of a member
-function's object (``T() thread = default;``). Loop-header macros
+masked: the ``METAL_FUNC`` helper prefix, the address space of a member
+function's object (``T() thread = default;``, ``operator[](size_t i) const thread``,
+``V(float a) threadgroup : x(a) {}``) and a placeholder line the build replaces by a
+header's text in an ``#if``/``#else`` whose other branch ``#include``s it. Loop-header macros
 (``FOR_UNROLL (int i = 0; i < n; ++i)``) are read as ``for``; an ``else`` that
 ends a preprocessor branch (its statement after ``#endif``) is blanked.
 """
