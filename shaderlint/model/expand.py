@@ -165,6 +165,7 @@ class Expander:
         self.macros: dict[str, _Macro | None] = {}
         self.max_tokens = max_tokens
         self.produced = 0
+        self.used: dict[str, None] = {}  # the macros expanded, in order of first use
 
     def macro(self, name: str) -> _Macro | None:
         got = self.macros.get(name, False)
@@ -195,6 +196,7 @@ class Expander:
             if m is None:
                 out.append(t)
                 continue
+            self.used.setdefault(m.name)
             if m.params is None:
                 repl = self.subst(m, None, t.hide | {m.name}, t.space, depth)
             else:
@@ -352,13 +354,21 @@ def kernel_pattern(language: str) -> re.Pattern[str] | None:
     return {"cuda": _CUDA_KERNEL, "metal": _METAL_KERNEL}.get(language)
 
 
+_LITERAL = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'')
+
+
+def defines_kernel(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether ``text`` (a macro body, an expansion) holds the kernel keyword outside literals."""
+    return pattern.search(text) is not None and pattern.search(_LITERAL.sub(" ", text)) is not None
+
+
 def kernel_macros(table: Mapping[str, MacroDef], language: str) -> set[str]:
     """Function-like macros of ``table`` whose expansion can define a kernel: the body holds the
     kernel keyword, or names (invokes, or passes on) such a macro."""
     pattern = kernel_pattern(language)
     if pattern is None:
         return set()
-    names = {n for n, d in table.items() if pattern.search(d.body)}
+    names = {n for n, d in table.items() if d.params is not None and defines_kernel(pattern, d.body)}
     if not names:
         return names
     words = {n: set(_WORD.findall(d.body)) for n, d in table.items() if n not in names}
@@ -383,6 +393,7 @@ class Expansion:
     inv_end: int
     macro: MacroDef
     text: str
+    via: tuple[MacroDef, ...] = ()  # other macros expanded whose bodies define the kernels
 
 
 def expand_invocations(source, masks, language: str, predefined=(), extra_macros: Mapping[str, MacroDef] | None = None,
@@ -415,7 +426,7 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
     out: list[Expansion] = []
     pos = base
     for mk in picked:
-        text = data[mk.start:mk.end].decode("utf-8", "replace")
+        text = source.code_text(mk.start, mk.end)  # comments as one space, splices joined
         m = _WORD.search(text)
         name = m.group(0) if m is not None else ""
         if name == "extern":
@@ -427,16 +438,18 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
         opened = _enclosing_blocks(data, braces, mk.start, _NAMESPACE_OPEN)
         if opened is None:
             continue  # inside a function or class: not a kernel definition
+        expander = Expander(table)
         try:
-            expanded = Expander(table).expand_text(text)
+            expanded = expander.expand_text(text)
         except (ExpansionError, RecursionError):
             continue
-        if not pattern.search(expanded) or not _balanced(expanded):
+        if not defines_kernel(pattern, expanded) or not _balanced(expanded):
             continue
         head = "".join(o + " { " for o in opened)
         tail = " }" * len(opened)
         chunk = ("\n" + head + expanded + tail + "\n").encode("utf-8")
-        out.append(Expansion(pos, pos + len(chunk), mk.start, mk.end, d, expanded))
+        via = tuple(table[u] for u in expander.used if u != name and defines_kernel(pattern, table[u].body))
+        out.append(Expansion(pos, pos + len(chunk), mk.start, mk.end, d, expanded, via))
         parts.append(chunk)
         pos += len(chunk)
     return b"".join(parts), out
@@ -522,6 +535,15 @@ __all__ = ["Expander", "Expansion", "ExpansionError", "expand_invocations", "ker
            "spell", "MAX_TOKENS"]
 
 
+def _at_define(d: MacroDef, source):
+    from shaderlint.diagnostics import Related
+
+    if d.path == source.path:
+        start = source.offset(d.line, d.column)
+        return Related(start, start + len(d.name), f"expanded from macro `{d.name}`")
+    return Related(0, 0, f"expanded from macro `{d.name}`", d.path, d.line, d.column)
+
+
 # ---- findings in expansions ---------------------------------------------------------------------------
 def map_finding(fd, parsed, source):
     """``fd`` (a :class:`shaderlint.diagnostics.Finding` in offsets of ``parsed``'s text) in offsets
@@ -555,13 +577,7 @@ def map_finding(fd, parsed, source):
         if fix is fd.fix and all(a is b for a, b in zip(related, fd.related)) and len(related) == len(fd.related):
             return fd
         return replace(fd, fix=fix, related=tuple(related))
-    d = at.macro
-    if d.path == source.path:
-        start = source.offset(d.line, d.column)
-        where = Related(start, start + len(d.name), f"expanded from macro `{d.name}`")
-    else:
-        where = Related(0, 0, f"expanded from macro `{d.name}`", d.path, d.line, d.column)
-    related.insert(0, where)
+    related[:0] = [_at_define(d, source) for d in (at.macro, *at.via)]
     flagged = fd.fingerprint_text if fd.fingerprint_text is not None else \
         parsed.source.data[fd.start:max(fd.start, min(fd.end, fd.start + 200))].decode("utf-8", "replace")
     inv = " ".join(source.data[at.inv_start:at.inv_end].decode("utf-8", "replace").split())
