@@ -249,6 +249,9 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
     result.suppressions = sups
     kept = {id(d) for d in apply_suppressions([d for _, _, d in resolved], sups)}
     resolved = [x for x in resolved if id(x[2]) in kept]
+    if result.parsed.expansions:  # one report per cause: the same macro body line in several instances
+        from shaderlint.model.expand import merge_instances
+        resolved = merge_instances(resolved, result.parsed, source)
     if not result.timed_out:  # estimates only for what is reported: they are the costliest step
         resolved = _attach_impacts(model, resolved, target, facts, dl.remaining())
     diags = [d for _, _, d in resolved]

@@ -184,7 +184,26 @@ kernel void written(device float *p [[buffer(0)]], uint lid [[thread_index_in_th
     got = {d.line: d for d in r.diagnostics if d.code == "SL301"}
     assert set(got) == {4, 5}
     assert got[4].fix is None and got[5].fix is not None  # the written-out kernel keeps its fix
-    assert got[4].related[0].message == "expanded from macro `K`"
+    assert [(x.line, x.column, x.message) for x in got[4].related] == [
+        (3, 9, "expanded from macro `K`"), (3, 64, "in the definition of macro `K`")]  # at `uint`
+
+
+def test_one_report_per_body_token_across_instances():
+    data = b"""#include <metal_stdlib>
+using namespace metal;
+#define K(NAME, T) \\
+kernel void NAME(device T *p [[buffer(0)]], /* a comment */ \\
+                 uint lid [[thread_index_in_threadgroup]]) { p[lid] = T(1); }
+K(one_f32, float)
+K(one_f16, half)  // shaderlint: ignore[SL301]
+K(one_i32, int)
+"""
+    r = lint(data, "k.metal")
+    (d,) = [d for d in r.diagnostics if d.code == "SL301"]
+    assert d.line == 6
+    assert [(x.line, x.column, x.message) for x in d.related] == [
+        (3, 9, "expanded from macro `K`"), (5, 18, "in the definition of macro `K`"),
+        (8, 1, "the same code, expanded here")]  # (line 7's is suppressed there)
 
 
 def test_report_lists_generated_kernels_under_their_expanded_names(tmp_path):

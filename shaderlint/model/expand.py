@@ -73,16 +73,17 @@ _KINDS = {"str": STR, "id": ID, "num": NUM, "punct": PUNCT, "other": OTHER}
 
 
 class Tok:
-    """One preprocessing token: ``space`` whether blanks preceded it, ``hide`` its hide set."""
+    """One preprocessing token: ``space`` whether blanks preceded it, ``hide`` its hide set, ``src``
+    the (macro name, index in its body) it comes from (None: from the invocation's text)."""
 
-    __slots__ = ("kind", "text", "space", "hide", "va")
+    __slots__ = ("kind", "text", "space", "hide", "src")
 
-    def __init__(self, kind: int, text: str, space: bool, hide: frozenset = frozenset(), va: bool = False) -> None:
-        self.kind, self.text, self.space, self.hide, self.va = kind, text, space, hide, va
+    def __init__(self, kind: int, text: str, space: bool, hide: frozenset = frozenset(), src=None) -> None:
+        self.kind, self.text, self.space, self.hide, self.src = kind, text, space, hide, src
 
     def again(self, space: bool | None = None, hide: frozenset | None = None) -> "Tok":
         return Tok(self.kind, self.text, self.space if space is None else space,
-                   self.hide if hide is None else hide, self.va)
+                   self.hide if hide is None else hide, self.src)
 
     def __repr__(self) -> str:  # (tests and debugging)
         return f"Tok({self.text!r})"
@@ -106,14 +107,24 @@ def tokenize(text: str) -> list[Tok]:
 def spell(tokens: list[Tok]) -> str:
     """The tokens as text: a space where the source had blanks or where two tokens would otherwise
     read as one (``-`` ``-``, ``a`` ``b``)."""
+    return spell_sources(tokens)[0]
+
+
+def spell_sources(tokens: list[Tok]) -> tuple[str, list[tuple[int, object]]]:
+    """:func:`spell`, and the UTF-8 byte offset in the text and ``src`` of each token."""
     parts: list[str] = []
+    where: list[tuple[int, object]] = []
+    at = 0
     prev: Tok | None = None
     for t in tokens:
         if prev is not None and (t.space or _would_join(prev, t)):
             parts.append(" ")
+            at += 1
+        where.append((at, t.src))
         parts.append(t.text)
+        at += len(t.text) if t.text.isascii() else len(t.text.encode("utf-8"))
         prev = t
-    return "".join(parts)
+    return "".join(parts), where
 
 
 def _would_join(a: Tok, b: Tok) -> bool:
@@ -154,6 +165,8 @@ class _Macro:
                 t.kind = HASH
         if body:
             body[0].space = False
+        for i, t in enumerate(body):
+            t.src = (self.name, i)
         self.body = body
 
 
@@ -176,9 +189,14 @@ class Expander:
 
     def expand_text(self, text: str) -> str:
         """``text`` with every macro of the table expanded (raises :class:`ExpansionError`)."""
+        return self.expand_sources(text)[0]
+
+    def expand_sources(self, text: str) -> tuple[str, list[tuple[int, object]]]:
+        """:meth:`expand_text`, and where each token of the result is and comes from
+        (:func:`spell_sources`)."""
         self.produced = 0
-        out = spell(self.expand(tokenize(text), 0))
-        if len(out) > MAX_BYTES:
+        out = spell_sources(self.expand(tokenize(text), 0))
+        if len(out[0]) > MAX_BYTES:
             raise ExpansionError("expansion too large")
         return out
 
@@ -258,7 +276,7 @@ class Expander:
                 continue
             if t.kind == HASH:
                 arg = args[params[body[i + 1].text]] if body[i + 1].text in params else []
-                out.append(Tok(STR, _stringize(arg), t.space))
+                out.append(Tok(STR, _stringize(arg), t.space, src=t.src))
                 i += 2
                 continue
             idx = params.get(t.text) if t.kind == ID and args is not None else None
@@ -339,7 +357,7 @@ def _glue(a: Tok, b: Tok) -> list[Tok]:
         return [a]
     got = tokenize(a.text + b.text)
     if len(got) == 1 and not got[0].space:
-        return [Tok(got[0].kind, got[0].text, a.space, a.hide & b.hide)]
+        return [Tok(got[0].kind, got[0].text, a.space, a.hide & b.hide, a.src)]
     return [a, b]  # not a valid token: the compiler rejects it; keep both, as written
 
 
@@ -347,7 +365,36 @@ def _glue(a: Tok, b: Tok) -> list[Tok]:
 _CUDA_KERNEL = re.compile(r"\b__global__\b")
 _METAL_KERNEL = re.compile(r"\bkernel\b")
 _WORD = re.compile(r"[A-Za-z_]\w*")
-_FUNC_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\(", re.M)
+
+
+_DEFINE_LINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+
+
+def _maybe_kernel_macros(data: bytes, pattern: re.Pattern[str]) -> set[str]:
+    """Names of the ``#define`` lines of ``data`` whose text, or the text of a macro they name, holds
+    the kernel keyword: a cheap superset of :func:`kernel_macros` over every table of the file."""
+    key = b"__global__" if pattern is _CUDA_KERNEL else b"kernel"
+    if key not in data or b"define" not in data:
+        return set()
+    bodies: dict[str, set[str]] = {}
+    names: set[str] = set()
+    for m in _DEFINE_LINE.finditer(data):
+        name, rest = m.group(1).decode("ascii"), m.group(2)
+        if key in rest and pattern.search(rest.decode("utf-8", "replace")):
+            names.add(name)
+        else:
+            bodies.setdefault(name, set()).update(w.decode("ascii") for w in _WORD_B.findall(rest))
+    changed = bool(names)
+    while changed:
+        changed = False
+        for n, ws in bodies.items():
+            if n not in names and not ws.isdisjoint(names):
+                names.add(n)
+                changed = True
+    return names
+
+
+_WORD_B = re.compile(rb"[A-Za-z_]\w*")
 
 
 def kernel_pattern(language: str) -> re.Pattern[str] | None:
@@ -394,6 +441,18 @@ class Expansion:
     macro: MacroDef
     text: str
     via: tuple[MacroDef, ...] = ()  # other macros expanded whose bodies define the kernels
+    used: tuple[MacroDef, ...] = ()  # every macro expanded
+    at: int = 0  # where the expanded text starts (after the namespace blocks reopened around it)
+    sources: tuple = ()  # (offset from ``at``, (macro, index in its body) or None) of each token
+
+    def source_of(self, offset: int):
+        """The (macro, index in its body) of the token at ``offset`` of the parsed text; None for a
+        token from the invocation's own text (an argument) or outside the expanded text."""
+        rel = offset - self.at
+        if rel < 0 or not self.sources:
+            return None
+        i = bisect.bisect_right(self.sources, rel, key=_first) - 1
+        return self.sources[i][1] if i >= 0 else None
 
 
 def expand_invocations(source, masks, language: str, predefined=(), extra_macros: Mapping[str, MacroDef] | None = None,
@@ -409,9 +468,12 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
     invocations = [mk for mk in masks if mk.kind == "macro-invocation"]
     if not invocations:
         return b"", []
-    # every function-like macro the file ever defines (one may be #undef'd after its invocations)
-    ever = {m.group(1).decode() for m in _FUNC_DEFINE.finditer(data)} | set(extra_macros or ())
-    picked = [mk for mk in invocations if set(_WORD.findall(mk.text)) & ever]
+    # the macros any #define of the file could make kernel-defining (one may be #undef'd after its
+    # invocations; the exact table in force comes below, for these invocations only)
+    ever = _maybe_kernel_macros(data, pattern) | (kernel_macros(extra_macros, language) if extra_macros else set())
+    if not ever:
+        return b"", []
+    picked = [mk for mk in invocations if not ever.isdisjoint(_WORD.findall(mk.text))]
     if not picked:
         return b"", []
     whole = dict(extra_macros or {})
@@ -440,7 +502,7 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
             continue  # inside a function or class: not a kernel definition
         expander = Expander(table)
         try:
-            expanded = expander.expand_text(text)
+            expanded, sources = expander.expand_sources(text)
         except (ExpansionError, RecursionError):
             continue
         if not defines_kernel(pattern, expanded) or not _balanced(expanded):
@@ -449,7 +511,9 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
         tail = " }" * len(opened)
         chunk = ("\n" + head + expanded + tail + "\n").encode("utf-8")
         via = tuple(table[u] for u in expander.used if u != name and defines_kernel(pattern, table[u].body))
-        out.append(Expansion(pos, pos + len(chunk), mk.start, mk.end, d, expanded, via))
+        out.append(Expansion(pos, pos + len(chunk), mk.start, mk.end, d, expanded, via,
+                             tuple(table[u] for u in expander.used if u in table),
+                             pos + 1 + len(head.encode("utf-8")), tuple(sources)))
         parts.append(chunk)
         pos += len(chunk)
     return b"".join(parts), out
@@ -535,6 +599,63 @@ __all__ = ["Expander", "Expansion", "ExpansionError", "expand_invocations", "ker
            "spell", "MAX_TOKENS"]
 
 
+_SPELLING = re.compile(r"""
+ (?P<ws>(?:\s|\\\r?\n|/\*.*?\*/|//[^\n]*)+)
+|(?P<tok>(?:u8|[uUL])?"(?:\\.|[^"\\\n])*"?|(?:u8|[uUL])?'(?:\\.|[^'\\\n])*'?|[A-Za-z_$][\w$]*
+  |\.?\d(?:[eEpP][+-]|[\w.']|'[\w])*
+  |\.\.\.|<<=|>>=|->\*|\#\#|<=>|::|->|\+\+|--|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&|^]=|\.\*|.)
+""", re.X | re.S)
+_BODY_OFFSETS: dict[tuple, list[int] | None] = {}
+
+
+def body_offsets(d: MacroDef, source) -> list[int] | None:
+    """The file offset of each token of ``d``'s body (``d`` defined in ``source``), or None when the
+    ``#define`` cannot be lined up with its body (non-ASCII text, another definition there)."""
+    key = (d.path, d.line, d.column, d.body, len(source.data))
+    if key in _BODY_OFFSETS:
+        return _BODY_OFFSETS[key]
+    if len(_BODY_OFFSETS) > 4096:
+        _BODY_OFFSETS.clear()
+    got = None
+    start = source.offset(d.line, d.column)
+    end = re.compile(rb"(?:[^\n\\]|\\\r?\n|\\)*").match(source.data, start).end()
+    raw = source.data[start:end]
+    if raw.isascii() and raw.startswith(d.name.encode()):
+        toks = [(m.start(), m.group(0)) for m in _SPELLING.finditer(raw.decode()) if m.lastgroup == "tok"]
+        i = 1
+        if d.params is not None and i < len(toks) and toks[i][1] == "(":
+            while i < len(toks) and toks[i][1] != ")":
+                i += 1
+            i += 1
+        body = [start + at for at, _ in toks[i:]]
+        if len(body) == len(tokenize(d.body)):
+            got = body
+    _BODY_OFFSETS[key] = got
+    return got
+
+
+def _spelling(e: Expansion, src, source):
+    """A related location at the macro body's token that ``src`` names (a macro of this file)."""
+    if src is None:
+        return None
+    from shaderlint.diagnostics import Related
+
+    for d in e.used:
+        if d.name == src[0]:
+            if d.path != source.path:
+                return None
+            offsets = body_offsets(d, source)
+            if offsets is None or src[1] >= len(offsets):
+                return None
+            at = offsets[src[1]]
+            return Related(at, at + 1, f"in the definition of macro `{d.name}`")
+    return None
+
+
+def _first(pair):
+    return pair[0]
+
+
 def _at_define(d: MacroDef, source):
     from shaderlint.diagnostics import Related
 
@@ -577,9 +698,48 @@ def map_finding(fd, parsed, source):
         if fix is fd.fix and all(a is b for a, b in zip(related, fd.related)) and len(related) == len(fd.related):
             return fd
         return replace(fd, fix=fix, related=tuple(related))
-    related[:0] = [_at_define(d, source) for d in (at.macro, *at.via)]
+    front = [_at_define(d, source) for d in (at.macro, *at.via)]
+    spelled = _spelling(at, at.source_of(fd.start), source)
+    if spelled is not None:
+        front.append(spelled)
+    related[:0] = front
     flagged = fd.fingerprint_text if fd.fingerprint_text is not None else \
         parsed.source.data[fd.start:max(fd.start, min(fd.end, fd.start + 200))].decode("utf-8", "replace")
     inv = " ".join(source.data[at.inv_start:at.inv_end].decode("utf-8", "replace").split())
     return replace(fd, start=at.inv_start, end=at.inv_end, fix=None, related=tuple(related),
                    fingerprint_text=f"{inv}\0{flagged}")
+
+
+def merge_instances(resolved: list, parsed, source) -> list:
+    """One report per cause: findings of one rule at the same token of a macro's body, in several
+    of its expansions (a ``uint`` parameter every instance declares), are one finding, at the first
+    invocation, the others listed as related locations. ``resolved``: the engine's (rule, finding in
+    the parsed text's offsets, diagnostic) triples, suppressions already applied; in order."""
+    from dataclasses import replace
+
+    from shaderlint.diagnostics import RelatedLocation
+
+    first: dict[tuple, int] = {}
+    extra: dict[int, list] = {}
+    out = []
+    for rule_cls, fd, d in resolved:
+        e = parsed.expansion_at(fd.start) if fd.start >= parsed.length else None
+        src = e.source_of(fd.start) if e is not None else None
+        if src is None:
+            out.append((rule_cls, fd, d))
+            continue
+        key = (rule_cls.code, src)
+        k = first.get(key)
+        if k is None:
+            first[key] = len(out)
+            out.append((rule_cls, fd, d))
+            continue
+        if d.start != out[k][2].start:  # (another kernel of the same invocation: said once)
+            extra.setdefault(k, []).append(
+                RelatedLocation(source.path, d.line, d.column, "the same code, expanded here", d.start, d.end))
+    for k, more in extra.items():
+        rule_cls, fd, d = out[k]
+        seen = set()
+        more = [r for r in more if not (r.start in seen or seen.add(r.start))]
+        out[k] = (rule_cls, fd, replace(d, related=d.related + tuple(more)))
+    return out
