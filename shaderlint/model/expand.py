@@ -43,8 +43,12 @@ MAX_TOKENS = 200_000
 MAX_BYTES = 1 << 20
 #: Nesting of argument pre-expansions (``F(F(F(...)))``).
 MAX_DEPTH = 64
-#: Invocations expanded per file (each one a kernel family's instance).
+#: Invocations expanded per file (each one a kernel family's instance), the tokens all of them may
+#: produce, and the bytes appended: past them the rest stay blanked (the memory bound of a file's
+#: analysis, ``engine.memory_bound``, counts about 20 bytes per byte parsed).
 MAX_INVOCATIONS = 2_000
+MAX_FILE_TOKENS = 1_000_000
+MAX_FILE_BYTES = 4 << 20
 #: Distinct macro tables (file prefixes) read per file: an invocation between different
 #: ``#define`` / ``#undef`` lines sees the table in force there.
 MAX_TABLES = 32
@@ -173,12 +177,14 @@ class _Macro:
 class Expander:
     """Expands text with a macro table (name -> :class:`MacroDef`), within the bounds above."""
 
-    def __init__(self, table: Mapping[str, MacroDef], max_tokens: int = MAX_TOKENS) -> None:
+    def __init__(self, table: Mapping[str, MacroDef], max_tokens: int = MAX_TOKENS,
+                 macros: dict | None = None) -> None:
         self.table = table
-        self.macros: dict[str, _Macro | None] = {}
+        self.macros: dict[str, _Macro | None] = {} if macros is None else macros  # (shareable: read only)
         self.max_tokens = max_tokens
         self.produced = 0
         self.used: dict[str, None] = {}  # the macros expanded, in order of first use
+        self.balanced = False  # (of the last expansion) its (), [] and {} pair up
 
     def macro(self, name: str) -> _Macro | None:
         got = self.macros.get(name, False)
@@ -195,7 +201,9 @@ class Expander:
         """:meth:`expand_text`, and where each token of the result is and comes from
         (:func:`spell_sources`)."""
         self.produced = 0
-        out = spell_sources(self.expand(tokenize(text), 0))
+        tokens = self.expand(tokenize(text), 0)
+        self.balanced = _balanced(tokens)
+        out = spell_sources(tokens)
         if len(out[0]) > MAX_BYTES:
             raise ExpansionError("expansion too large")
         return out
@@ -482,12 +490,16 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
     from shaderlint.languages.base import _at_namespace_scope, _code_braces, _NAMESPACE_OPEN
 
     braces = _code_braces(source)
+    blocks = _Blocks(data, braces, _NAMESPACE_OPEN)
     tables = _Tables(source, predefined, extra_macros, whole)
     base = len(data) if at is None else at
     parts: list[bytes] = []
     out: list[Expansion] = []
     pos = base
+    spent = 0
     for mk in picked:
+        if spent >= MAX_FILE_TOKENS or pos - base >= MAX_FILE_BYTES:
+            break
         text = source.code_text(mk.start, mk.end)  # comments as one space, splices joined
         m = _WORD.search(text)
         name = m.group(0) if m is not None else ""
@@ -497,15 +509,17 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
         d = table.get(name)
         if d is None or d.params is None or not (set(_WORD.findall(text)) & kernel_macros_cached(tables, table, language)):
             continue
-        opened = _enclosing_blocks(data, braces, mk.start, _NAMESPACE_OPEN)
+        opened = blocks.at(mk.start)
         if opened is None:
             continue  # inside a function or class: not a kernel definition
-        expander = Expander(table)
+        expander = Expander(table, min(MAX_TOKENS, MAX_FILE_TOKENS - spent), tables.parsed_macros(table))
         try:
             expanded, sources = expander.expand_sources(text)
         except (ExpansionError, RecursionError):
+            spent += expander.produced
             continue
-        if not defines_kernel(pattern, expanded) or not _balanced(expanded):
+        spent += expander.produced
+        if not expander.balanced or not defines_kernel(pattern, expanded):
             continue
         head = "".join(o + " { " for o in opened)
         tail = " }" * len(opened)
@@ -539,6 +553,11 @@ class _Tables:
         self.starts = [m.start() for m in self._DIRECTIVE.finditer(source.data)]
         self.cache: dict[int, dict] = {}
         self.kinds: dict[int, set[str]] = {}
+        self.macros: dict[int, dict] = {}
+
+    def parsed_macros(self, table) -> dict:
+        """The tokenized macros of ``table``, shared by the expanders that use it."""
+        return self.macros.setdefault(id(table), {})
 
     def at(self, offset: int) -> dict:
         k = bisect.bisect_left(self.starts, offset)
@@ -554,28 +573,35 @@ class _Tables:
         return got
 
 
-def _enclosing_blocks(data: bytes, braces: list[int], at: int, namespace_open) -> list[str] | None:
-    """The namespace / ``extern "C"`` blocks enclosing ``at`` (their opening text, outermost
-    first); None when another block (a function, a class) encloses it."""
-    stack: list[int] = []
-    for pos in braces[:bisect.bisect_left(braces, at)]:
-        if data[pos] == 0x7B:
-            stack.append(pos)
-        elif stack:
-            stack.pop()
-    out = []
-    for pos in stack:
-        m = namespace_open.search(data[max(0, pos - 200):pos])
-        if m is None:
+class _Blocks:
+    """The blocks enclosing offsets asked for in increasing order, from the file's code braces."""
+
+    def __init__(self, data: bytes, braces: list[int], namespace_open) -> None:
+        self.data, self.braces, self.namespace_open = data, braces, namespace_open
+        self.i = 0
+        self.stack: list[str | None] = []  # per open block: its opening text, None if not a namespace
+
+    def at(self, offset: int) -> list[str] | None:
+        """The namespace / ``extern "C"`` blocks enclosing ``offset`` (their opening text, outermost
+        first); None when another block (a function, a class) encloses it."""
+        data, braces = self.data, self.braces
+        while self.i < len(braces) and braces[self.i] < offset:
+            pos = braces[self.i]
+            self.i += 1
+            if data[pos] == 0x7B:
+                m = self.namespace_open.search(data[max(0, pos - 200):pos])
+                self.stack.append(" ".join(m.group(0).decode("utf-8", "replace").split()) if m else None)
+            elif self.stack:
+                self.stack.pop()
+        if any(b is None for b in self.stack):
             return None
-        out.append(" ".join(m.group(0).decode("utf-8", "replace").split()))
-    return out
+        return list(self.stack)
 
 
-def _balanced(text: str) -> bool:
+def _balanced(tokens: list[Tok]) -> bool:
     depth = {"(": 0, "[": 0, "{": 0}
     close = {")": "(", "]": "[", "}": "{"}
-    for t in tokenize(text):
+    for t in tokens:
         if t.kind != PUNCT:
             continue
         if t.text in depth:
