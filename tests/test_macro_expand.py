@@ -280,3 +280,23 @@ def test_truncations_of_a_macro_file_never_crash():
     for cut in range(0, len(UNARY), 7):
         r = lint(UNARY[:cut])
         assert not [d for d in r.diagnostics if d.message.startswith(("could not analyse", "rule "))]
+
+
+def test_appended_text_is_bounded_by_the_files_memory_budget():
+    from shaderlint.model.expand import appended_limit
+
+    body = " ".join(f"p[{i}] = {i};" for i in range(400))
+    data = (f"#define K(n) __global__ void n(int *p) {{ {body} }}\n".encode()
+            + b"".join(b"K(k%d)\n" % i for i in range(1000)))
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", data))
+    assert 0 < len(parsed.expansions) < 1000
+    assert len(parsed.source.data) - len(data) <= appended_limit(len(data))
+
+
+def test_editor_positions_of_generated_kernels_are_the_invocations():
+    from shaderlint.server.hover import name_span
+
+    r = lint(UNARY)
+    spans = [name_span(r.model, f) for f in r.model.kernels]
+    assert [r.source.text(a, b) for a, b in spans] == [
+        "UNARY_OP(float, uneg_f32, -x)", "UNARY_OP(int, umod_i32, x % d)", "UNARY_OP(int, udiv_i32, x / d)"]

@@ -49,6 +49,16 @@ MAX_DEPTH = 64
 MAX_INVOCATIONS = 2_000
 MAX_FILE_TOKENS = 1_000_000
 MAX_FILE_BYTES = 4 << 20
+#: Peak memory of the analysis per byte parsed (a conservative figure: 1 MiB peaks at about 190 MB):
+#: the appended text is kept small enough for the file's analysis to stay within ``memory_bound``.
+PEAK_PER_BYTE = 200
+
+
+def appended_limit(size: int) -> int:
+    """The bytes of expansions a file of ``size`` bytes may have appended."""
+    from shaderlint.engine import memory_bound
+
+    return max(0, min(MAX_FILE_BYTES, memory_bound(size) // PEAK_PER_BYTE - size))
 #: Distinct macro tables (file prefixes) read per file: an invocation between different
 #: ``#define`` / ``#undef`` lines sees the table in force there.
 MAX_TABLES = 32
@@ -497,8 +507,9 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
     out: list[Expansion] = []
     pos = base
     spent = 0
+    room = appended_limit(len(data))
     for mk in picked:
-        if spent >= MAX_FILE_TOKENS or pos - base >= MAX_FILE_BYTES:
+        if spent >= MAX_FILE_TOKENS or pos - base >= room:
             break
         text = source.code_text(mk.start, mk.end)  # comments as one space, splices joined
         m = _WORD.search(text)
@@ -524,8 +535,11 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
         head = "".join(o + " { " for o in opened)
         tail = " }" * len(opened)
         chunk = ("\n" + head + expanded + tail + "\n").encode("utf-8")
+        if pos - base + len(chunk) > room:
+            break
         via = tuple(table[u] for u in expander.used if u != name and defines_kernel(pattern, table[u].body))
-        out.append(Expansion(pos, pos + len(chunk), mk.start, mk.end, d, expanded, via,
+        inv_end = mk.start + len(data[mk.start:mk.end].rstrip())
+        out.append(Expansion(pos, pos + len(chunk), mk.start, inv_end, d, expanded, via,
                              tuple(table[u] for u in expander.used if u in table),
                              pos + 1 + len(head.encode("utf-8")), tuple(sources)))
         parts.append(chunk)
