@@ -497,7 +497,7 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
     whole = dict(extra_macros or {})
     whole.update(scan_macros(source.path, data, predefined))
     picked = picked[:MAX_INVOCATIONS]
-    from shaderlint.languages.base import _at_namespace_scope, _code_braces, _NAMESPACE_OPEN
+    from shaderlint.languages.base import _NAMESPACE_OPEN, _code_braces
 
     braces = _code_braces(source)
     blocks = _Blocks(data, braces, _NAMESPACE_OPEN)
