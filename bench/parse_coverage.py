@@ -1,7 +1,7 @@
 """Parse coverage and speed of the front ends.
 
     python bench/parse_coverage.py DIR [DIR ...] [--raw] [--repeat N] [--language cuda] [--list]
-        [--nvcc [--include-dir D ...]] [--judged FILE.tsv]
+        [--validate] [--nvcc [--include-dir D ...]] [--judged FILE.tsv]
 
 Per language: files, files whose tree still has an ERROR/MISSING node after the
 front end (and, with ``--raw``, with the stock grammar and no masking), lines,
@@ -15,15 +15,21 @@ there -- most real projects need torch or CUTLASS headers). ``--judged`` reads a
 TSV whose first column is a path and third a validity judged by reading
 (``yes``/``no``/``unknown``; the format of the issue-16 classification) and
 prints the error rate among the files not judged invalid.
+
+``--validate`` (GLSL, needs ``glslangValidator``): which files a compiler accepts, and the rate of
+SL001 among those (the figure that counts: a template with ``<placeholder>`` lines that glslang
+rejects too is no front-end defect). See :func:`glsl_validity`.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from collections import Counter, defaultdict
@@ -48,6 +54,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--nvcc", action="store_true", help="compile the CUDA files with errors with nvcc")
     ap.add_argument("--include-dir", action="append", default=[], help="include directory for --nvcc")
     ap.add_argument("--judged", help="TSV of files judged valid (yes/no/unknown in the third column)")
+    ap.add_argument("--validate", action="store_true",
+                    help="GLSL: also count the files glslangValidator accepts and the SL001 rate among them")
     args = ap.parse_args(argv)
     files = [p for p in discover(args.dirs) if language_for_path(p) and language_for_path(p) == (args.language or language_for_path(p))]
     judged = _read_judged(args.judged) if args.judged else {}
@@ -90,7 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         raw_txt = f"{raw_errors}/{len(items)}" if args.raw else "-"
         print(f"{lang:<8} {len(items):>6} {len(errors):>12} {raw_txt:>11} {lines:>8} "
               f"{lines / best_parse:>14,.0f} {lines / best_model:>20,.0f}")
-        if args.list:
+        if args.validate and lang == "glsl":
+            print_glsl_validity(items, set(errors), args.list)
+        elif args.list:
             for p in errors:
                 print(f"    {p}")
         if judged:
@@ -134,6 +144,118 @@ def _nvcc_verdict(path: str, include_dirs: list[str]) -> tuple[str, str]:
     if "No such file or directory" in first or "cannot open source file" in first:
         return "unknown", first.strip()[:200]  # a header is missing: nvcc cannot tell
     return "invalid", first.strip()[:200]
+
+
+# --- GLSL validity (--validate) -------------------------------------------------------------------
+
+_GLSLANG_STAGES = {
+    "compute": "comp", "vertex": "vert", "fragment": "frag", "geometry": "geom", "tess_control": "tesc",
+    "tess_evaluation": "tese", "mesh": "mesh", "task": "task", "raygen": "rgen", "closest_hit": "rchit",
+    "miss": "rmiss", "any_hit": "rahit", "intersection": "rint", "callable": "rcall",
+}
+_PRAGMA_STAGE = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+shader_stage[ \t]*\([ \t]*(\w+)[ \t]*\)", re.M)
+_PRAGMA_STAGE_NAMES = {"compute": "comp", "vertex": "vert", "fragment": "frag", "geometry": "geom",
+                       "tesscontrol": "tesc", "tesseval": "tese", "mesh": "mesh", "task": "task"}
+_VERSION = re.compile(rb"^[ \t]*#[ \t]*version\b[^\n]*\n?", re.M)
+# A build generator next to the shaders (llama.cpp's vulkan-shaders-gen.cpp) passes `-D` defines:
+# `{"K", "V"}` pairs, `{"K", c ? "V" : "W"}`, `defines["K"] = "V"` and maps named on the lines before
+# a call that names the shader file.
+_GEN_PAIR = re.compile(rb'\{\s*"(\w+)"\s*,\s*(?:"([^"]*)"|[^{}",]*\?\s*"([^"]*)"\s*:\s*"[^"]*")\s*\}')
+_GEN_ASSIGN = re.compile(rb'\w+\s*\[\s*"(\w+)"\s*\]\s*=\s*"([^"]*)"')
+_GEN_MAP = re.compile(rb"(\w+)\s*=\s*\{((?:\s*\{[^{}]*\}\s*,?)*)\s*\}\s*;")
+_GEN_WINDOW = 16  # lines before a call that can build its defines
+
+
+def _gen_define_sets(directory: str, name: str, cache: dict) -> list[tuple[str, ...]]:
+    """The define sets a build generator in ``directory`` (``*-gen.cpp``, ``*_gen.cpp``) evidently
+    compiles the file ``name`` with: one set per line naming ``"name"``, from string literals only
+    (keys built at run time, ``"DATA_A_" + to_uppercase(t)``, are not read)."""
+    if directory not in cache:
+        gens = []
+        for f in sorted(os.listdir(directory)):
+            if re.search(r"[-_]gen\.(?:cpp|cc)$", f):
+                with open(os.path.join(directory, f), "rb") as fh:
+                    gens.append(fh.read().split(b"\n"))
+        cache[directory] = gens
+    sets: list[tuple[str, ...]] = []
+    needle = b'"' + name.encode() + b'"'
+    for lines in cache[directory]:
+        maps: list[tuple[int, bytes, dict]] = []
+        text = b"\n".join(lines)
+        for m in _GEN_MAP.finditer(text):
+            pairs = {k: (v if v is not None else w) for k, v, w in _GEN_PAIR.findall(m.group(2))} if m.group(2) else {}
+            maps.append((text.count(b"\n", 0, m.start()), m.group(1), pairs))
+        for i, line in enumerate(lines):
+            if needle not in line:
+                continue
+            window = b"\n".join(lines[max(0, i - _GEN_WINDOW):i + 1])
+            defines: dict[bytes, bytes] = {}
+            for _, map_name, pairs in sorted(maps, key=lambda t: t[0]):
+                if _ < i and re.search(rb"\b" + map_name + rb"\b", window):
+                    defines.update(pairs)
+            for k, v, w in _GEN_PAIR.findall(window):
+                defines[k] = v if v is not None and (v or not w) else w
+            for k, v in _GEN_ASSIGN.findall(window):
+                defines[k] = v
+            key = tuple(sorted(f"{k.decode()}={v.decode()}" for k, v in defines.items()))
+            if key not in sets:
+                sets.append(key)
+    return sets
+
+
+def _glslang_accepts(path: str, data: bytes, stage: str, defines: tuple[str, ...], vulkan: bool, tmp: str) -> bool:
+    """glslangValidator accepts the file (errors of the link step, such as a library file's missing
+    entry point, do not count). ``#include`` is enabled as glslc enables it; ``-I`` the file's dir."""
+    if b"#include" in data and b"GL_GOOGLE_include_directive" not in data:
+        m = _VERSION.search(data)
+        at = m.end() if m else 0
+        data = data[:at] + b"#extension GL_GOOGLE_include_directive : require\n" + data[at:]
+    src = os.path.join(tmp, "shader." + stage)
+    with open(src, "wb") as fh:
+        fh.write(data)
+    cmd = ["glslangValidator", "-S", stage, "-I" + os.path.dirname(os.path.abspath(path))]
+    if vulkan:
+        cmd += ["-V", "--target-env", "vulkan1.3", "-o", os.devnull]
+    cmd += [f"-D{d}" for d in defines] + [src]
+    try:
+        out = subprocess.run(cmd, capture_output=True, timeout=30).stdout
+    except subprocess.TimeoutExpired:
+        return False
+    return all(ln.startswith(b"ERROR: Linking") for ln in out.splitlines() if ln.startswith(b"ERROR:"))
+
+
+def glsl_validity(items: list[tuple[str, bytes]]) -> dict[str, bool]:
+    """Per GLSL file, whether glslangValidator accepts it: as the stage its extension or ``#pragma
+    shader_stage`` names (``.glsl``: the front end's guess by content, else fragment), for OpenGL or
+    for Vulkan, with no defines or with one of the define sets a build generator next to it passes."""
+    from shaderlint.languages.glsl import GlslFrontEnd
+
+    fe = GlslFrontEnd()
+    cache: dict = {}
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for p, d in items:
+            m = _PRAGMA_STAGE.search(d)
+            stage = _PRAGMA_STAGE_NAMES.get(m.group(1).decode().lower()) if m else None
+            if stage is None:
+                stage = _GLSLANG_STAGES.get(fe.stage_for(p, Source(p, d)) or "fragment", "frag")
+            define_sets = [()] + _gen_define_sets(os.path.dirname(os.path.abspath(p)), os.path.basename(p), cache)
+            out[p] = any(_glslang_accepts(p, d, stage, ds, vk, tmp) for ds in define_sets[:12] for vk in (False, True))
+    return out
+
+
+def print_glsl_validity(items: list[tuple[str, bytes]], errors: set[str], listing: bool) -> None:
+    if shutil.which("glslangValidator") is None:
+        print("    --validate: glslangValidator not found")
+        return
+    valid = glsl_validity(items)
+    n_valid = sum(valid.values())
+    bad = sorted(p for p in errors if valid.get(p))
+    rate = 100.0 * len(bad) / n_valid if n_valid else 0.0
+    print(f"    glslang: {len(items)} files, {n_valid} valid, {len(bad)} valid with errors ({rate:.1f} %)")
+    if listing:
+        for p in sorted(errors):
+            print(f"    {'valid  ' if valid.get(p) else 'invalid'} {p}")
 
 
 if __name__ == "__main__":

@@ -91,16 +91,23 @@ def add_ignores(results: list["FileResult"], settings_for: Callable[[str], "Sett
 
     err = err or sys.stderr
     total = files = 0
+    from shaderlint.host import scanners_for
+    from shaderlint.host.lint import host_parse_errors
+
     for r in results:
-        if r.language is None or not r.diagnostics:
-            continue
+        if not r.diagnostics or (r.language is None and not scanners_for(r.path)):
+            continue  # (a result without a language is a host file's: shaderlint.host.lint)
         edits, covered = ignore_edits(r.source, r.diagnostics)
         if not edits:
             continue
         data = r.source.data
         new = apply_edits(data, edits)
         try:
-            worse = parse_error_count(r.path, new, r.language) > parse_error_count(r.path, data, r.language)
+            if r.language is None:
+                after, before = host_parse_errors(r.path, new), host_parse_errors(r.path, data)
+                worse = after is None or before is None or after > before
+            else:
+                worse = parse_error_count(r.path, new, r.language) > parse_error_count(r.path, data, r.language)
         except TimeBudgetExceeded:
             worse = True
         if worse:

@@ -273,13 +273,20 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
         if not args.no_cache and files:
             from shaderlint.cache import cache_dir_for
             cache_dir = cache_dir_for(resolver.for_path(files[0]))
-        host = HostIndex.build(args.paths or ["."], files, resolver.for_path, exclude, cache_dir=cache_dir)
+        from shaderlint.host.index import host_roots
+        host = HostIndex.build(host_roots(args.paths or ["."], files, resolver.for_path), files, resolver.for_path,
+                               exclude, cache_dir=cache_dir)
     progress = Progress(len(files))
     try:
-        return lint_files(files, resolver.for_path, jobs=args.jobs, use_cache=not args.no_cache and not read,
-                          progress=progress, read=read, host=host)
+        results = lint_files(files, resolver.for_path, jobs=args.jobs, use_cache=not args.no_cache and not read,
+                             progress=progress, read=read, host=host)
     finally:
         progress.close()
+    if host is not None:  # findings in the host files themselves (SL503 at the host line)
+        from shaderlint.host.lint import lint_host_files
+        results = lint_host_files(host, results, resolver.for_path, use_cache=not args.no_cache,
+                                  only=args.paths or ["."])
+    return results
 
 
 def show_settings(args: argparse.Namespace, resolver: SettingsResolver, files: list[str]) -> None:

@@ -235,7 +235,12 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
                                                         f"{budget:.3g} s was exceeded {where} {rules[at].code}")))
     if host is not None:
         findings = [(rc, _host_related(model, rc.code, fd)) for rc, fd in findings]
-    resolved = [(rule_cls, fd, _resolve(source, rule_cls, fd)) for rule_cls, fd in findings]
+    if result.parsed.expansions:  # macro-generated kernels: reported at their invocations
+        from shaderlint.model.expand import map_finding
+        resolved = [(rule_cls, fd, _resolve(source, rule_cls, map_finding(fd, result.parsed, source)))
+                    for rule_cls, fd in findings]
+    else:
+        resolved = [(rule_cls, fd, _resolve(source, rule_cls, fd)) for rule_cls, fd in findings]
     if not any(r.code == PARSE_ERROR for r in rules):
         # unreadable regions are listed only when SL001 is selected (the summary counts them); an
         # analysis cut short (time budget, a failing rule) is always said, like a file that failed whole
@@ -244,6 +249,9 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
     result.suppressions = sups
     kept = {id(d) for d in apply_suppressions([d for _, _, d in resolved], sups)}
     resolved = [x for x in resolved if id(x[2]) in kept]
+    if result.parsed.expansions:  # one report per cause: the same macro body line in several instances
+        from shaderlint.model.expand import merge_instances
+        resolved = merge_instances(resolved, result.parsed, source)
     if not result.timed_out:  # estimates only for what is reported: they are the costliest step
         resolved = _attach_impacts(model, resolved, target, facts, dl.remaining())
     diags = [d for _, _, d in resolved]
@@ -251,6 +259,10 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
     if any(r.code == UNUSED_CODE for r in rules) and not incomplete:  # SL002 needs every other rule's result
         from shaderlint.rules.registry import BY_CODE
         blind = [(f.node.start_byte, f.node.end_byte) for f in errored]  # findings there were dropped
+        for f in errored:  # an expansion not read: its invocation's suppressions cannot be judged
+            e = result.parsed.expansion_at(f.node.start_byte)
+            if e is not None:
+                blind.append((e.inv_start, e.inv_end))
         # a suppression in a branch dead for this build may be needed in another (other defines, target)
         dead = [(mk.start, mk.end) for mk in result.parsed.masks if mk.kind == "dead-branch"]
         live = [s for s in sups if s.file_level or not any(a <= s.start < b for a, b in dead)] if dead else sups

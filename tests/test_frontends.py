@@ -1112,3 +1112,126 @@ def test_cuda_else_branch_read_when_the_if_branch_reshapes_blocks():
     assert not m.errors, m.errors
     assert b"capture" not in parsed.parse_bytes and b"done = true;\n#endif" not in parsed.parse_bytes
     assert [mk.value for mk in parsed.masks if mk.kind == "conditional"] == ["unbalanced", "unbalanced"]
+
+
+def _masked_kinds(m, kind):
+    return [mk.text for mk in m.parsed.masks if mk.kind == kind]
+
+
+def test_metal_object_address_space_after_const_and_before_initializers():
+    code = ("template<typename T, size_t Num>\n"
+            "struct spvUnsafeArray {\n"
+            "    T elements[Num ? Num : 1];\n"
+            "    constexpr const thread T& operator [] (size_t pos) const thread\n"
+            "    {\n        return elements[pos];\n    }\n"
+            "    threadgroup T& operator [] (size_t pos) threadgroup { return elements[pos]; }\n"
+            "};\n"
+            "struct Acc { float x; Acc(float a) threadgroup : x(a) {} float get() const device { return x; } };\n"
+            "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+            "    o[i] = (i > 2) ? o[0] : o[1];\n}\n")
+    m = model("k.metal", code)
+    assert not m.errors
+    assert _masked_kinds(m, "method-qualifier") == ["thread", "threadgroup", "threadgroup", "device"]
+    assert len(m.parsed.parse_bytes) == len(code.encode())
+    assert m.function_by_name["k"].is_entry
+
+
+def test_metal_placeholder_line_of_an_embedded_header_is_blanked():
+    code = ("#if defined(EMBED_LIBRARY)\n__embed_common-header.h__\n#else\n#include \"common-header.h\"\n#endif\n"
+            "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1.0f; }\n")
+    m = model("k.metal", code)
+    assert not m.errors
+    assert [t.strip() for t in _masked_kinds(m, "placeholder")] == ["__embed_common-header.h__"]
+    # a branch that is code (a declaration) is not a placeholder, nor one whose other branch is not an #include
+    for other in ("#if A\nfloat x-y;\n#else\n#include \"h.h\"\n#endif\n", "#if A\n__embed_h.h__\n#else\nint x;\n#endif\n"):
+        parsed = FRONT_ENDS["metal"].parse(Source("k.metal", other.encode()))
+        assert not [mk for mk in parsed.masks if mk.kind == "placeholder"]
+
+
+GLSL_TYPES = """#version 460
+#extension GL_NV_cooperative_vector : enable
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { vec4 data[]; };
+vec4[2] pair(uint i) { return vec4[2](data[i], data[i + 1]); }
+float first(float[4] w) { return w[0]; }
+coopvecNV<float16_t, 16> relu(coopvecNV<float16_t, 16> x) { return max(x, coopvecNV<float16_t, 16>(0.0)); }
+void main() {
+    coopvecNV<float32_t, 4> v;
+    coopmat<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA> a[2];
+    bool lt = data[0].x < data[1].x, gt = data[2].x > 1.0;
+    vec4[2] q = pair(0u);
+}
+"""
+
+
+def test_glsl_array_return_types_and_type_parameters():
+    m = model("k.comp", GLSL_TYPES)
+    assert not m.errors
+    assert {"pair", "first", "relu", "main"} <= set(m.function_by_name)
+    assert [p.name for p in m.function_by_name["relu"].params] == ["x"]
+    assert _masked_kinds(m, "type-parameters") == ["<float16_t, 16>"] * 3 + ["<float32_t, 4>",
+                                                  "<float16_t, gl_ScopeSubgroup, 16, 16, gl_MatrixUseA>"]
+    assert _masked_kinds(m, "array-type") == ["[2]", "[4]", "[2]"]
+    main = m.function_by_name["main"]
+    assert {v.name for v in main.vars} >= {"v", "a", "lt", "gt", "q"}  # declarations, not comparisons
+    assert len(m.parsed.parse_bytes) == len(GLSL_TYPES.encode())
+
+
+def test_glsl_mesh_and_spirv_qualifiers():
+    code = ("#version 460\n#extension GL_EXT_mesh_shader : require\n"
+            "#extension GL_EXT_spirv_intrinsics : require\n"
+            "struct Task { uint id; };\ntaskPayloadSharedEXT Task payload;\n"
+            "layout(location = 0) perprimitiveEXT out vec4 c[];\n"
+            "perprimitiveEXT layout(location = 1) flat out uint pid[];\n"
+            "spirv_instruction(extensions = [\"SPV_VALVE_mixed_float_dot_product\"],\n"
+            "                  capabilities = [6912], id = 6916)\n"
+            "float dot2(f16vec2 a, f16vec2 b, float acc);\n"
+            "void main() { c[0] = vec4(payload.id); }\n")
+    m = model("k.mesh", code)
+    assert not m.errors
+    assert _masked_kinds(m, "qualifier") == ["taskPayloadSharedEXT", "perprimitiveEXT", "perprimitiveEXT"]
+    assert [t.split("(")[0] for t in _masked_kinds(m, "spirv-intrinsic")] == ["spirv_instruction"]
+    assert "float dot2(f16vec2 a" in m.parsed.parse_bytes.decode()  # the declaration stays
+
+
+def test_glsl_preprocessor_continuations():
+    code = ("#version 460\n"
+            "layout(std430, binding = 0) buffer B { uint data_i[]; float dst[]; };\n"
+            "#if B_SIZE == 64\n#define SWZ .x\n#else\n#define SWZ\n#endif\n"
+            "float g(\n#include \"params.glsl\"\n        float c) { return c; }\n"
+            "void main() {\n"
+            "    uint i = data_i[0] SWZ;\n"
+            "    i += uint(data_i[1] SWZ);\n"
+            "    if (i != 0u) {\n        dst[i] = 1.0;\n    }\n"
+            "#ifdef COOPMAT2\n    else {\n        dst[i] = 2.0;\n    }\n#endif\n"
+            "    if (i < 4u) {\n        PREFETCH(i)\n    }\n"
+            "    STORE(i);\n"
+            "#undef PREFETCH\n#undef STORE\n"
+            "}\n")
+    m = model("k.comp", code)
+    assert not m.errors
+    text = m.parsed.parse_bytes.decode()
+    assert "data_i[0]    ;" in text and "data_i[1]    )" in text  # the swizzle macro reads as its empty definition
+    assert "#include" not in text and "float c)" in text
+    cond = [mk for mk in m.parsed.masks if mk.kind == "conditional"]
+    assert [mk.args for mk in cond] == [("read", "ifdef", "COOPMAT2", "1"), ("end",)]
+    assert "else {" in text  # the else continues the if
+    # the undefined-after-use macro without ';' is opaque code; the call with ';' stays a call
+    assert _masked_kinds(m, "macro-invocation") == ["PREFETCH(i)"]
+    assert "STORE(i);" in text and "#undef" not in text
+    assert len(m.parsed.parse_bytes) == len(code.encode())
+
+
+def test_glsl_postfix_and_statement_macros_need_evidence():
+    # a swizzle macro with no empty definition, a statement-like call the file does not #undef: left alone
+    code = ("#version 460\n#define SWZ .x\nlayout(std430, binding = 0) buffer B { uvec2 d[]; };\n"
+            "void main() {\n    uint i = d[0] SWZ;\n    if (i < 4u) {\n        PREFETCH(i)\n    }\n}\n")
+    parsed = FRONT_ENDS["glsl"].parse(Source("k.comp", code.encode()))
+    assert b"SWZ;" in parsed.parse_bytes and b"PREFETCH(i)" in parsed.parse_bytes
+
+
+def test_glsl_include_in_an_initializer_list_is_left_alone():
+    code = "#version 460\nconst float w[3] = float[3](1.0,\n#include \"rest.inc\"\n);\nconst float v[] = { 1.0,\n#include \"rest.inc\"\n};\n"
+    parsed = FRONT_ENDS["glsl"].parse(Source("k.comp", code.encode()))
+    assert [mk.kind for mk in parsed.masks].count("include-in-list") == 1  # the call's, not the braces'
+    assert parsed.parse_bytes.count(b"#include") == 1

@@ -36,7 +36,8 @@ def compile_file(model: "FileModel", arch: str, defines: tuple[str, ...] = ()) -
         folder = os.path.dirname(os.path.abspath(model.source.path))
         if os.path.isdir(folder):
             flags[:0] = ["-I", folder]
-        text = model.source.data.decode("utf-8", errors="replace")
+        # the file itself: without the macro expansions the model appends (shaderlint.model.expand)
+        text = model.source.data[:model.parsed.length].decode("utf-8", errors="replace")
         got = compile_ptxas(text + "\n", arch, flags)  # (a newline: source text, never a path)
         if got.error and "-c" in got.command[:-1]:  # name the file, not the temporary copy nvcc compiled
             got.error = got.error.replace(got.command[got.command.index("-c") + 1], model.source.path)

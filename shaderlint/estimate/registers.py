@@ -512,7 +512,8 @@ def expand_statement_macros(model, f):
 
         with Deadline(5.0) as dl:  # the expanded text gets the default per-file budget of its own
             m2 = build_model(FRONT_ENDS[model.language].parse(Source(model.source.path, data), deadline=dl,
-                                                              predefined=model.parsed.predefined))
+                                                              predefined=model.parsed.predefined,
+                                                              expand=False))  # (data holds the expansions)
     except Exception:
         return None
     by_start = {(g.name, g.name_node.start_byte): g for g in m2.functions}

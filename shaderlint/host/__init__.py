@@ -35,6 +35,32 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Truncation:
+    """A grid dimension the host computes with a division that rounds down: ``n / b``,
+    ``ceil(n / b)`` on integers (the division truncates before ``ceil`` sees it), or a round to
+    nearest (``(int)((float)n / b + 0.5)``), that the host file does not prove exact. Whether ``b``
+    is the group size along the axis is decided when the launch is linked to its kernel (the
+    group size may be the shader's)."""
+
+    #: 0, 1, 2: the grid axis.
+    axis: int
+    #: The expression to report (the division, the ``ceil``/rounding around it).
+    at: Span
+    #: ``floor`` (``n / b``), ``ceil`` (integer division under ``ceil``), ``round`` (to nearest).
+    kind: str
+    numerator: str
+    divisor: str
+    #: The divisor's value when the file makes it constant.
+    divisor_value: int | None = None
+    #: The divisor is written as the launch's group size along the axis (the same expression).
+    as_group: bool = False
+    #: The rounded-up grid to suggest (``(n + 255) / 256``).
+    round_up: str = ""
+    #: The numerator's value when the file makes it constant (then it is surely not a multiple).
+    numerator_value: int | None = None
+
+
+@dataclass(frozen=True)
 class HostLaunch:
     """One launch or dispatch read from host code."""
 
@@ -67,6 +93,9 @@ class HostLaunch:
     #: Vulkan: the pipeline's specialization constants (``constant_id -> value``, sorted) when read;
     #: ``()`` when the pipeline sets none, None when it sets some that could not be read.
     specialization: tuple[tuple[int, int], ...] | None = ()
+    #: Grid dimensions computed by a division that rounds down (SL503 on host code); ``()`` when
+    #: none or not read (only whole-group dispatches are read: CUDA, Vulkan, ``dispatchThreadgroups``).
+    truncations: tuple[Truncation, ...] = ()
 
 
 #: A scanner: ``(path, data) -> launches``. Never raises.

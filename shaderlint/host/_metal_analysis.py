@@ -27,6 +27,7 @@ from shaderlint.host._metal_values import (
     _Size,
     _Str,
 )
+from shaderlint.host._truncation import read as read_truncations
 from shaderlint.model.source import Source
 
 
@@ -487,6 +488,12 @@ class _Analysis:
         v = self.eval(last.args[0])
         return v if isinstance(v, _Kernel) else None
 
+    def truncation_reader(self):
+        """How :mod:`shaderlint.host._truncation` reads this grammar's expressions."""
+        from shaderlint.host._truncation import AnalysisReader
+
+        return AnalysisReader(self)
+
     def dominates(self, a: ts.Node, b: ts.Node) -> bool:
         """Whether ``a`` runs on every path to ``b``: their common ancestor is a statement
         sequence and nothing on ``a``'s way up to it is conditional or a loop."""
@@ -513,6 +520,7 @@ class _Analysis:
         accounted: set[int] = set()
         unaccounted: set[int] = set()
         exhausted = False
+        reader = None
         for call, kind in self.dispatches:
             grid_node, group_node = self.dispatch_parts(call)
             try:
@@ -530,6 +538,13 @@ class _Analysis:
             except (_Budget, RecursionError):
                 group = grid = kernel = None
                 exhausted = True
+            truncations: tuple = ()
+            if kind == "threadgroups" and grid_node is not None and not exhausted:
+                try:
+                    reader = reader or self.truncation_reader()
+                    truncations = read_truncations(reader, grid_node, group_node)
+                except (_Budget, RecursionError):
+                    truncations = ()
             node = call.node
             out.append(
                 HostLaunch(
@@ -541,6 +556,7 @@ class _Analysis:
                     dispatch=kind,
                     grid=grid.dims if isinstance(grid, _Size) else None,
                     grid_at=self.span(grid.start, grid.end) if isinstance(grid, _Size) else None,
+                    truncations=truncations,
                 )
             )
         for start, end, text in self.literals:

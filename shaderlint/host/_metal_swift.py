@@ -250,6 +250,11 @@ class _Swift(_Analysis):
             return None
         return _Call(name, tuple(labels), args, receiver, node)
 
+    def truncation_reader(self):
+        from shaderlint.host._truncation import SwiftReader
+
+        return SwiftReader(self)
+
     def helper_key(self, call: _Call) -> str | None:
         if call.receiver is None or call.receiver.type == "self_expression":
             return call.name

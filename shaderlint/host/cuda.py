@@ -20,6 +20,8 @@ import re
 
 from shaderlint.host import HostLaunch, register
 from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, walk
+from shaderlint.host._truncation import ConstantsReader
+from shaderlint.host._truncation import read as read_truncations
 from shaderlint.model.expr import unparen
 
 EXTENSIONS = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp")
@@ -86,8 +88,9 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
             body = n.child_by_field_name("value")
             if body is not None and b"<<<" in (body.text or b""):
                 macro_launches.append(body)
+    reader = ConstantsReader(data, lines.span, consts)
     for call in calls:
-        rec = _launch(call, consts, lines, launched)
+        rec = _launch(call, consts, lines, launched, reader)
         if rec is not None:
             out.append(rec)
     # launches inside macro bodies: where and with what they run is not read here
@@ -122,7 +125,7 @@ def _add_reference(out: list[HostLaunch], value, launched, consts, lines) -> Non
         out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
 
 
-def _launch(call, consts: Constants, lines: LineIndex, launched: set[int]) -> HostLaunch | None:
+def _launch(call, consts: Constants, lines: LineIndex, launched: set[int], reader=None) -> HostLaunch | None:
     fn = call.child_by_field_name("function")
     config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
     if config is not None and fn is not None:
@@ -132,7 +135,7 @@ def _launch(call, consts: Constants, lines: LineIndex, launched: set[int]) -> Ho
         launched.update(d.id for d in _descend(fn))  # (the name node itself included)
         parts = [c for c in config.named_children if c.type != "comment"]
         return _record(call, "cuda", name, targs, parts[0] if parts else None, parts[1] if len(parts) > 1 else None,
-                       consts, lines, fn)
+                       consts, lines, fn, reader)
     api = callee_name(call)
     if api not in _LAUNCH_APIS:
         return None
@@ -154,7 +157,7 @@ def _launch(call, consts: Constants, lines: LineIndex, launched: set[int]) -> Ho
     if name is None:
         return None
     launched.update(d.id for d in _descend(kn))
-    return _record(call, api, name, targs, args[1], args[2], consts, lines, kn)
+    return _record(call, api, name, targs, args[1], args[2], consts, lines, kn, reader)
 
 
 def _template_values(node, consts: Constants, targs: tuple[str, ...]) -> tuple[str, ...]:
@@ -184,7 +187,7 @@ def _template_values(node, consts: Constants, targs: tuple[str, ...]) -> tuple[s
 
 
 def _record(call, api: str, name: str, targs: tuple[str, ...], grid, block, consts: Constants,
-            lines: LineIndex, kernel_node=None) -> HostLaunch:
+            lines: LineIndex, kernel_node=None, reader=None) -> HostLaunch:
     g, g_at = consts.dims(grid) if grid is not None else (None, None)
     b, b_at = consts.dims(block) if block is not None else (None, None)
     return HostLaunch(
@@ -192,6 +195,7 @@ def _record(call, api: str, name: str, targs: tuple[str, ...], grid, block, cons
         group=b, group_at=lines.span(b_at) if b is not None and b_at is not None else None,
         grid=g, grid_at=lines.span(g_at) if g is not None and g_at is not None else None,
         template_args=_template_values(kernel_node, consts, targs) if kernel_node is not None and targs else targs,
+        truncations=read_truncations(reader, grid, block) if reader is not None and grid is not None else (),
     )
 
 

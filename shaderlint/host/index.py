@@ -7,7 +7,8 @@ every launch to a kernel file being linted:
 
 * CUDA and Metal launches by the kernel's name: the name must be defined as a kernel (CUDA
   ``__global__``, Metal ``kernel``/``[[kernel]]``) in exactly one linted file of the launch's
-  language and nowhere else under the paths (a CUDA kernel in a ``.h`` that is not linted counts);
+  language and nowhere else under the paths (a CUDA kernel in a ``.h`` or a Metal kernel in a
+  ``.metal`` that is not linted counts);
   a name defined in several files is ambiguous and links nowhere.
 * Vulkan dispatches by shader: ``"shaders/blur.comp.spv"`` -> ``shaders/blur.comp`` (or
   ``.glsl``), the literal's path taken relative to the host file, a linted path, the current
@@ -21,6 +22,11 @@ threadgroup size when every linked launch uses the same constant size (``GroupSi
 kernel's own file says always wins: an annotation, the language's declaration, same-file
 ``<<<>>>`` launches; host facts rank above configuration only. Settings ``host-code = false``
 turns the index off for the files it applies to.
+
+:func:`host_roots` gives the paths a run reads host code under: the paths it lints, or, when
+it is given files only (pre-commit, an editor's "lint this file") that all belong to one
+project with a configuration file, that project's directory, so that a kernel gets the same
+facts whichever way it is linted.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shaderlint.host import HostLaunch, Span, scanners_for
+from shaderlint.host import HostLaunch, Span, Truncation, scanners_for
 
 if TYPE_CHECKING:
     from shaderlint.config import Settings
@@ -61,7 +67,7 @@ def load_scanners() -> None:
     import shaderlint.host as pkg
 
     for info in pkgutil.iter_modules(pkg.__path__):
-        if info.name.startswith("_") or info.name == "index":
+        if info.name.startswith("_") or info.name in ("index", "lint"):
             continue
         try:
             importlib.import_module(f"shaderlint.host.{info.name}")
@@ -162,7 +168,16 @@ def _launch_from_json(o: dict) -> HostLaunch:
         group=_dims_from_json(o.get("group")), group_at=_span_from_json(o.get("group_at")),
         dispatch=o.get("dispatch"), grid=_dims_from_json(o.get("grid")), grid_at=_span_from_json(o.get("grid_at")),
         template_args=tuple(str(x) for x in o.get("template_args", ())), shader_literal=o.get("shader_literal"),
-        specialization=None if spec is None else tuple((int(a), int(b)) for a, b in spec))
+        specialization=None if spec is None else tuple((int(a), int(b)) for a, b in spec),
+        truncations=tuple(_truncation_from_json(t) for t in o.get("truncations", ())))
+
+
+def _truncation_from_json(o: dict) -> Truncation:
+    dv = o.get("divisor_value")
+    return Truncation(int(o["axis"]), _span_from_json(o["at"]), str(o["kind"]), str(o["numerator"]),
+                      str(o["divisor"]), None if dv is None else int(dv), bool(o.get("as_group")),
+                      str(o.get("round_up", "")),
+                      None if o.get("numerator_value") is None else int(o["numerator_value"]))
 
 
 def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[HostLaunch, ...]:
@@ -248,11 +263,41 @@ def shader_candidates(literal: str) -> list[str]:
     return []
 
 
+def host_roots(paths: list[str], files: list[str], settings_for: Callable[[str], "Settings"]) -> list[str]:
+    """Where a run reads host code (see the module): ``paths``, or the configuration directory of
+    the project when ``paths`` are all files of one project that has a configuration file."""
+    if not files or not paths or not all(os.path.isfile(p) for p in paths):
+        return paths
+    st = settings_for(files[0])
+    if not st.config_path or not st.host_code:
+        return paths
+    root = st.base_dir()
+    top = _norm(root)
+    for f in files:
+        g = settings_for(f)
+        if g.config_path != st.config_path or not _norm(f).startswith(top + os.sep):
+            return paths
+    rel = os.path.relpath(root)  # (paths as the run writes them: relative under the current directory)
+    return [rel if not rel.startswith("..") else root]
+
+
+def within(path: str, paths: list[str]) -> bool:
+    """Whether ``path`` is one of ``paths`` or under one of them."""
+    p = _norm(path)
+    for q in paths:
+        nq = _norm(q)
+        if p == nq or p.startswith(nq.rstrip(os.sep) + os.sep):
+            return True
+    return False
+
+
 class HostIndex:
     """Host facts per kernel file for one run."""
 
     def __init__(self) -> None:
         self.by_file: dict[str, HostFacts] = {}
+        #: Normalised kernel file -> its path as linted (for the files in :attr:`by_file` that are linted).
+        self.paths: dict[str, str] = {}
         self.host_files = 0
         self.launches = 0
         self.linked = 0
@@ -306,9 +351,20 @@ class HostIndex:
         paths = list(paths)
         found: list[tuple[str, HostLaunch]] = []
         elsewhere: list[tuple[str, bytes]] = []
+        other_metal: list[str] = []  # Metal files under the paths not linted: their kernel names count too
+
+        def host_or_metal(p: str) -> str | None:
+            if scanners_for(p):
+                return "host"
+            return "metal" if _norm(p) not in kernels and settings(p).language_for(p) == "metal" else None
+
         for hp in discover(paths, exclude, None, is_excluded=lambda p: settings(p).is_excluded(p),
-                           language_for=lambda p: "host" if scanners_for(p) else None):
-            if not scanners_for(hp) or not settings(hp).host_code:
+                           language_for=host_or_metal):
+            if not scanners_for(hp):
+                if _norm(hp) not in kernels:
+                    other_metal.append(hp)
+                continue
+            if not settings(hp).host_code:
                 continue
             try:
                 if os.path.getsize(hp) > MAX_HOST_BYTES:
@@ -341,6 +397,13 @@ class HostIndex:
             for hp, data in elsewhere:
                 for name in kernel_names(data, "cuda") & wanted:
                     defs.setdefault((name, "cuda"), set()).add(_norm(hp))
+            for mp in other_metal:
+                try:
+                    data = read(mp)
+                except OSError:
+                    continue
+                for name in kernel_names(data, "metal") & wanted:
+                    defs.setdefault((name, "metal"), set()).add(_norm(mp))
         roots = [os.path.dirname(p) if os.path.isfile(p) else p for p in paths] + [os.getcwd()]
         for hp, launch in found:
             if launch.api == "vulkan":
@@ -359,6 +422,8 @@ class HostIndex:
             if len(files) == 1:
                 linked.setdefault(next(iter(files)), {}).setdefault(launch.kernel, []).append(launch)
         for target, per_kernel in linked.items():
+            if target in kernels:
+                index.paths[target] = kernels[target][0]
             index.by_file[target] = HostFacts(tuple(
                 (name, tuple(sorted(ls, key=lambda l: (l.at.path, l.at.start, l.api))))
                 for name, ls in sorted(per_kernel.items())))

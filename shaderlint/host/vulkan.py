@@ -23,6 +23,8 @@ import re
 
 from shaderlint.host import HostLaunch, Span, register
 from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, walk
+from shaderlint.host._truncation import ConstantsReader
+from shaderlint.host._truncation import read as read_truncations
 from shaderlint.model.expr import unparen
 
 EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
@@ -101,6 +103,7 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
             for scope in _scopes(n, fns, file):
                 scope.spec_nodes.append(n)
     out: list[HostLaunch] = []
+    reader = ConstantsReader(data, lines.span, consts)
     for scope in [*fns.values(), file]:
         home = _link_scope(scope, file) if scope.dispatches else None
         if home is None:
@@ -110,7 +113,7 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
         spec = _specialization(home, consts, where)
         # the size the shader takes from these constants is written there
         group_at = lines.span(where[0]) if spec and where else None
-        out.extend(_record(call, literal, spec, consts, lines, group_at) for call in scope.dispatches)
+        out.extend(_record(call, literal, spec, consts, lines, group_at, reader) for call in scope.dispatches)
     return out
 
 
@@ -135,18 +138,20 @@ def _link_scope(fn: _Fn, file: _Fn) -> _Fn | None:
     return None
 
 
-def _record(call, literal: str, spec, consts: Constants, lines: LineIndex, group_at: Span | None) -> HostLaunch:
+def _record(call, literal: str, spec, consts: Constants, lines: LineIndex, group_at: Span | None,
+            reader: ConstantsReader | None = None) -> HostLaunch:
     name = callee_name(call)
     args = args_of(call)
     grid = grid_at = None
     counts = args[1:4] if name == "vkCmdDispatch" else args[0:3] if name == "dispatch" else []
+    truncations = read_truncations(reader, list(counts)) if reader is not None and len(counts) == 3 else ()
     if len(counts) == 3:
         vals = [consts.value(a) for a in counts]
         if all(v is not None and v > 0 for v in vals):
             grid = (int(vals[0]), int(vals[1]), int(vals[2]))  # type: ignore[arg-type]
             grid_at = lines.span(call)
     return HostLaunch(at=lines.span(call), api="vulkan", dispatch="threadgroups", grid=grid, grid_at=grid_at,
-                      shader_literal=literal, specialization=spec, group_at=group_at)
+                      shader_literal=literal, specialization=spec, group_at=group_at, truncations=truncations)
 
 
 # ---- specialization constants ------------------------------------------------------------------------

@@ -44,6 +44,23 @@ class Parsed:
     attrs_before: dict[int, list[Mask]] = field(default_factory=dict)
     qualifiers_before: dict[int, list[Mask]] = field(default_factory=dict)
     predefined: object = None  # the build's macros the branches were decided with (None: the defaults)
+    #: Macro-generated kernels (:mod:`shaderlint.model.expand`): the expansions appended after the
+    #: file's text (``source`` then holds the file and them; offsets from ``expansions[0].start`` on
+    #: belong to an expansion, reported at its invocation).
+    expansions: tuple = ()
+
+    @property
+    def length(self) -> int:
+        """The length of the file itself (without the appended expansions)."""
+        return self.expansions[0].start if self.expansions else len(self.source.data)
+
+    def expansion_at(self, offset: int):
+        """The :class:`shaderlint.model.expand.Expansion` holding ``offset``, or None."""
+        if not self.expansions or offset < self.expansions[0].start:
+            return None
+        from shaderlint.model.expand import origin
+
+        return origin(list(self.expansions), self.expansions[0].start, offset)
 
     @property
     def root(self) -> ts.Node:
@@ -129,7 +146,8 @@ class FrontEnd:
         masks.extend(mask_split_function_headers(source, buf))
         masks.extend(mask_split_bodies(source, buf))
         masks.extend(mask_else_link_conditionals(source, buf))
-        masks.extend(mask_list_includes(source, buf))
+        if self.name != "glsl":  # GLSL's front end has its own (an initializer list's include stays)
+            masks.extend(mask_list_includes(source, buf))
         if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
             masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
@@ -149,19 +167,28 @@ class FrontEnd:
         return bytes(buf), masks
 
     def parse(self, source: Source, old: Parsed | None = None, deadline=None,
-              context: tuple[tuple[bytes, list[Mask]] | None, str | None] | None = None, predefined=None) -> Parsed:
+              context: tuple[tuple[bytes, list[Mask]] | None, str | None] | None = None, predefined=None,
+              expand: bool = True, extra_macros=None) -> Parsed:
         """Mask and parse ``source``. With a :class:`shaderlint.deadline.Deadline`, a long parse is
         cancelled when it passes (raising :class:`shaderlint.deadline.TimeBudgetExceeded`).
         ``context``: (masked text and masks or None, stage) to use instead of what ``source`` alone
         gives (``shaderlint.incremental`` parses a copy of a file read in the whole file's context).
-        ``predefined``: the build's macros (see :meth:`predefined`)."""
+        ``predefined``: the build's macros (see :meth:`predefined`). ``expand``: append the
+        expansions of the file-scope macro invocations that define kernels
+        (:mod:`shaderlint.model.expand`; not with ``context``); ``extra_macros``: macros from the
+        headers the file includes (name -> :class:`shaderlint.project.macros.MacroDef`)."""
         parse_bytes, masks = context[0] if context is not None and context[0] is not None \
             else self.masked(source, predefined)
         stage = context[1] if context is not None else self.stage_for(source.path, source)
+        expansions: tuple = ()
+        if expand and context is None:
+            source, parse_bytes, masks, expansions = self._expanded(source, parse_bytes, masks, predefined,
+                                                                     extra_macros)
         parser = self.parser()
         tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
         tree, parse_bytes, masks = _bound_depth(parser, tree, parse_bytes, masks, deadline)
-        parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage, predefined=predefined)
+        parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage, predefined=predefined,
+                        expansions=expansions)
         gaps = _Gaps(parse_bytes)
         for m in masks:
             if m.kind == "attribute":
@@ -170,6 +197,20 @@ class FrontEnd:
             elif m.kind in ("function-qualifier", "address-space"):
                 parsed.qualifiers_before.setdefault(gaps.next(m.end), []).append(m)
         return parsed
+
+
+    def _expanded(self, source: Source, parse_bytes: bytes, masks: list[Mask], predefined, extra_macros):
+        """(source, parse_bytes, masks, expansions) with the kernel-defining invocations' expansions
+        appended (:func:`shaderlint.model.expand.expand_invocations`), masked as any code is."""
+        from shaderlint.model.expand import expand_invocations
+
+        extra, expansions = expand_invocations(source, masks, self.name, self.predefined(predefined), extra_macros)
+        if not expansions:
+            return source, parse_bytes, masks, ()
+        n = len(source.data)
+        more, more_masks = self.masked(Source(source.path, extra), predefined)
+        masks = masks + [Mask(mk.start + n, mk.end + n, mk.kind, mk.text, mk.value, mk.args) for mk in more_masks]
+        return Source(source.path, source.data + extra), parse_bytes + more, masks, tuple(expansions)
 
 
 class _Gaps:

@@ -33,6 +33,28 @@ Only variables that keep their value count (never assigned after their
 initialization, address not taken, not a reference, not handed to a call that
 may write them).
 
+### In host code
+The same check runs on the host code that launches a kernel from another file,
+in every host language shaderlint reads (`shaderlint.host`): CUDA launches in
+`.cpp`/`.cc`/`.cu` host files, Metal `dispatchThreadgroups` in Swift,
+Objective-C and metal-cpp (`threadgroupsPerGrid = MTLSizeMake(width / w, …)`),
+Vulkan `vkCmdDispatch(cmd, width / 32, …)` (the divisor compared with the
+shader's workgroup size, specialization constants included). Besides `n / b`
+and `ceil(n / b)` on integer operands, it reads `floor(…)` of a division and
+grids rounded to nearest (`(int)((float)n / 176 + 0.5)`, `lround(n / 176.0)`,
+Swift `Int(Float(n) / 176 + 0.5)`), which lose the tail whenever `n % 176` is
+below half the group. The finding is reported in the host file, at the
+division, with the launch and the kernel's definition as related locations;
+`// shaderlint: ignore SL503` on the host line, `--select`/`--ignore` and the
+host file's per-file ignores apply. Silent for `dispatchThreads` (Metal sizes
+the edge threadgroups itself), for rounded-up numerators, exact constant
+quotients, numerators that are products with the divisor as a factor (also
+through a variable given one value), when the host file names `n % b` (or
+`n & (b - 1)`, Swift `n.isMultiple(of: b)`) anywhere, when the divisor is not
+the group size along that axis, for kernels with a grid-stride loop, and when
+the launch cannot be linked to exactly one kernel being linted. No fix is
+offered there (the host file is not rewritten).
+
 ## Why is this bad?
 With `n = 1000` and 256-thread blocks, `n / 256` launches 3 blocks = 768
 threads: elements 768–999 are never processed, and nothing reports it. Metal's
@@ -91,7 +113,7 @@ _SIMPLE = ("identifier", "field_expression", "call_expression", "subscript_expre
 class TruncatingGridDivision(Rule):
     code = "SL503"
     name = "truncating-grid-division"
-    languages = frozenset({"cuda"})
+    languages = frozenset({"cuda"})  # (Metal and GLSL kernels: through their host code, shaderlint.host.lint)
     severity = Severity.WARNING
     fix = "unsafe"
     summary = "launch grid computed with a division that rounds down"

@@ -162,9 +162,18 @@ def kernel_at(doc: Document, offset: int) -> Function | None:
     if model is None:
         return None
     for fn in model.functions:
-        if fn.is_entry and fn.name_node.start_byte <= offset <= fn.name_node.end_byte:
-            return fn
+        if fn.is_entry:
+            start, end = name_span(model, fn)
+            if start <= offset <= end:
+                return fn
     return None
+
+
+def name_span(model, fn: Function) -> tuple[int, int]:
+    """The span of ``fn``'s name in the file; a kernel a macro invocation generates
+    (:mod:`shaderlint.model.expand`): the invocation's."""
+    e = model.parsed.expansion_at(fn.name_node.start_byte)
+    return (e.inv_start, e.inv_end) if e is not None else (fn.name_node.start_byte, fn.name_node.end_byte)
 
 
 def hover(doc: Document, position: types.Position, encoding: str, target: Any,
@@ -179,7 +188,7 @@ def hover(doc: Document, position: types.Position, encoding: str, target: Any,
     fn = kernel_at(doc, offset)
     if fn is not None:
         parts.append(kernel_markdown(doc, summarize(doc, fn, target, facts)))
-        spans.append((fn.name_node.start_byte, fn.name_node.end_byte))
+        spans.append(name_span(doc.result.model, fn))
     seen: set[str] = set()
     for d in doc.result.diagnostics:
         if not (d.start <= offset < d.end or d.start == d.end == offset):
@@ -204,6 +213,6 @@ def code_lenses(doc: Document, encoding: str, target: Any, facts: dict[str, str]
     out = []
     for fn in model.kernels:
         s = summarize(doc, fn, target, facts)
-        rng = pmap.range(fn.name_node.start_byte, fn.name_node.end_byte)
+        rng = pmap.range(*name_span(model, fn))
         out.append(types.CodeLens(range=rng, command=types.Command(title=s.one_line(), command="")))
     return out
