@@ -1,10 +1,20 @@
 """Parse coverage and speed of the front ends.
 
-    python bench/parse_coverage.py DIR [DIR ...] [--raw] [--repeat N] [--list] [--validate]
+    python bench/parse_coverage.py DIR [DIR ...] [--raw] [--repeat N] [--language cuda] [--list]
+        [--validate] [--nvcc [--include-dir D ...]] [--judged FILE.tsv]
 
 Per language: files, files whose tree still has an ERROR/MISSING node after the
 front end (and, with ``--raw``, with the stock grammar and no masking), lines,
 and lines/s for parse only vs parse + kernel model.
+
+Validity of the CUDA files with errors (SL001 belongs on code a compiler rejects):
+``--nvcc`` compiles each of them (``nvcc -arch=sm_90 -std=c++17 -x cu -c``, with the
+file's directory and every ``--include-dir`` on the include path) and says
+whether nvcc accepts it, rejects it, or cannot tell (a header it includes is not
+there -- most real projects need torch or CUTLASS headers). ``--judged`` reads a
+TSV whose first column is a path and third a validity judged by reading
+(``yes``/``no``/``unknown``; the format of the issue-16 classification) and
+prints the error rate among the files not judged invalid.
 
 ``--validate`` (GLSL, needs ``glslangValidator``): which files a compiler accepts, and the rate of
 SL001 among those (the figure that counts: a template with ``<placeholder>`` lines that glslang
@@ -22,7 +32,7 @@ import sys
 import tempfile
 import time
 import warnings
-from collections import defaultdict
+from collections import Counter, defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -40,10 +50,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--raw", action="store_true", help="also count errors of the stock grammar without masking")
     ap.add_argument("--repeat", type=int, default=3, help="timing repetitions (best is reported)")
     ap.add_argument("--list", action="store_true", help="list files that still have errors")
+    ap.add_argument("--language", choices=("metal", "cuda", "glsl"), help="only this language")
+    ap.add_argument("--nvcc", action="store_true", help="compile the CUDA files with errors with nvcc")
+    ap.add_argument("--include-dir", action="append", default=[], help="include directory for --nvcc")
+    ap.add_argument("--judged", help="TSV of files judged valid (yes/no/unknown in the third column)")
     ap.add_argument("--validate", action="store_true",
                     help="GLSL: also count the files glslangValidator accepts and the SL001 rate among them")
     args = ap.parse_args(argv)
-    files = [p for p in discover(args.dirs) if language_for_path(p)]
+    files = [p for p in discover(args.dirs) if language_for_path(p) and language_for_path(p) == (args.language or language_for_path(p))]
+    judged = _read_judged(args.judged) if args.judged else {}
     by_lang: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
     for p in files:
         with open(p, "rb") as fh:
@@ -88,7 +103,47 @@ def main(argv: list[str] | None = None) -> int:
         elif args.list:
             for p in errors:
                 print(f"    {p}")
+        if judged:
+            invalid = {p for p, v in judged.items() if v == "no"}
+            valid_errors = [p for p in errors if os.path.abspath(p) not in invalid]
+            denominator = sum(1 for p, _ in items if os.path.abspath(p) not in invalid)
+            print(f"    {lang}: {len(valid_errors)} of {denominator} files not judged invalid have errors "
+                  f"({100.0 * len(valid_errors) / max(denominator, 1):.2f} %)")
+        if args.nvcc and lang == "cuda":
+            verdicts = Counter()
+            for p in errors:
+                verdict, detail = _nvcc_verdict(p, args.include_dir)
+                verdicts[verdict] += 1
+                print(f"    nvcc {verdict:<8} {p}  {detail}")
+            print(f"    nvcc on the {len(errors)} files with errors: " + ", ".join(f"{k} {v}" for k, v in sorted(verdicts.items())))
     return 0
+
+
+def _read_judged(path: str) -> dict[str, str]:
+    out = {}
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) >= 3 and not line.startswith("#") and cols[0] != "file":
+                out[os.path.abspath(cols[0])] = cols[2].strip().lower()
+    return out
+
+
+def _nvcc_verdict(path: str, include_dirs: list[str]) -> tuple[str, str]:
+    """("valid" | "invalid" | "unknown", first error line): nvcc's verdict on ``path`` alone."""
+    nvcc = shutil.which("nvcc") or "/usr/local/bin/nvcc"
+    cmd = [nvcc, "-arch=sm_90", "-std=c++17", "--expt-relaxed-constexpr", "--extended-lambda", "-x", "cu", "-c",
+           path, "-o", os.devnull, "-I", os.path.dirname(path)] + [f"-I{d}" for d in include_dirs]
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return "unknown", str(exc)
+    if r.returncode == 0:
+        return "valid", ""
+    first = next((ln for ln in r.stderr.splitlines() if "error" in ln), r.stderr.strip()[:200])
+    if "No such file or directory" in first or "cannot open source file" in first:
+        return "unknown", first.strip()[:200]  # a header is missing: nvcc cannot tell
+    return "invalid", first.strip()[:200]
 
 
 # --- GLSL validity (--validate) -------------------------------------------------------------------

@@ -928,6 +928,192 @@ def test_unnamed_pointer_template_parameter_with_a_default():
     assert len([mk for mk in m.parsed.masks if mk.kind == "default-argument"]) == 2  # not h's
 
 
+def _cuda(code: bytes):
+    """(parsed, model) of CUDA ``code``; the masked text keeps every offset and line."""
+    parsed = FRONT_ENDS["cuda"].parse(Source("k.cu", code))
+    assert len(parsed.parse_bytes) == len(code) and parsed.parse_bytes.count(b"\n") == code.count(b"\n")
+    return parsed, build_model(parsed)
+
+
+def test_cuda_header_macros_where_no_code_stands():
+    """Issue 16: upper-case header macros between a return type and the name, before a variable's
+    specifiers, closing a parameter list, before an argument, after a string literal, before a loop;
+    each blanked. A template parameter used as the return type (`inline T_OUT f(`) is not a macro."""
+    code = b"""MANAGED __device__ int counter;
+template <typename It>
+size_t XGBOOST_DEVICE segment(It first, It last) { return last - first; }
+struct Sum { template <typename T> T XGBOOST_DEVICE operator()(T a, T b) { return a + b; } };
+template <typename T_OUT, typename T_IN>
+__device__ inline T_OUT cast(T_IN v) { return T_OUT(v); }
+__global__ void k(float* out, int n, unsigned char* smem PROFILER_PARAMS) {
+    UNROLL_HINT for (int i = 0; i < n; i++) out[i] = 0.0f;
+    asm volatile("cp.async.cg.shared.global" L2_HINT(128) " [%0], [%1], 16;" :: "r"(n), "l"(out));
+}
+void host(void* kern, long long n) {
+    printf("n=%" PRId64 " on " BACKEND "\\n", n);
+    CHECK_ARG(n > 0, "empty")
+    void* args[] = {&n};
+    cudaFuncSetAttribute(ROCM_ONLY((void *)) kern, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024);
+}
+"""
+    parsed, m = _cuda(code)
+    assert not m.errors, m.errors
+    blanked = {code[mk.start:mk.end].decode() for mk in parsed.masks}
+    assert {"MANAGED", "XGBOOST_DEVICE", "PROFILER_PARAMS", "UNROLL_HINT", "L2_HINT(128)", "PRId64", "BACKEND",
+            "CHECK_ARG(n > 0, \"empty\")", "ROCM_ONLY((void *))"} <= blanked
+    assert "T_OUT" not in blanked  # the return type of `cast`
+    assert {f.name: f.kind for f in m.functions}.items() >= {"segment": "host", "cast": "device", "k": "kernel"}.items()
+    assert [p.name for p in m.function_by_name["k"].params] == ["out", "n", "smem"]
+    assert "counter" in {g.name for g in m.globals}
+
+
+def test_cuda_upper_case_function_name_below_its_return_type():
+    """`__global__ void` / `SCALE(float* a) {`: a kernel, not a test macro's header (googletest's
+    `TEST(a, b) {` after a `}` still is)."""
+    code = b"""__global__ void
+SCALE(float* a, int n)
+{
+    a[threadIdx.x] *= 2.0f;
+}
+TEST(Suite, Name) {
+}
+"""
+    parsed, m = _cuda(code)
+    assert [code[mk.start:mk.end] for mk in parsed.masks if mk.kind == "header-function-macro"] == [b"TEST(Suite, Name)"]
+    k = m.function_by_name["SCALE"]
+    assert k.kind == "kernel" and [p.name for p in k.params] == ["a", "n"]
+
+
+def test_cuda_conditional_groups_inside_lists_and_chains():
+    """Issue 16: `#if` continuing an expression, a member-initializer list, a launch list and a
+    parameter list; launch bounds alone in a group; if-else links in a group (read as if the condition
+    held, recorded as "conditional" masks); `#include` inside a parameter and an argument list;
+    `and`/`not`/`__has_include(<h>)` in conditions."""
+    code = b"""#if defined(A) and not defined(B) && __has_include(<cuda/std/version>)
+#define W 64
+#endif
+struct L {
+    unsigned lane;
+    __device__ L()
+#ifndef USE_ROCM
+        : lane(threadIdx.x & 31)
+#else
+        : lane(threadIdx.x & 63)
+#endif
+    {}
+};
+template <bool c> __global__ void
+#if __CUDA_ARCH__ < 750
+    __launch_bounds__(128, 2)
+#else
+    __launch_bounds__(256, 2)
+#endif
+    k(float* a,
+#include "params.inc"
+) {
+    if (c) {
+        a[0] = 1.0f;
+    }
+#if FAST
+    else if (a[1] > 0.0f) {
+        a[0] = 2.0f;
+    }
+#endif
+    else {
+        a[0] = 3.0f;
+    }
+}
+void host(float* a) {
+    std::cout << "x"
+#ifdef VERBOSE
+              << " verbose"
+#endif
+              << std::endl;
+    k<true><<<1, 256
+#ifdef STREAM
+              , 0, s
+#endif
+              >>>(a,
+#include "args.inc"
+    );
+}
+"""
+    parsed, m = _cuda(code)
+    assert not m.errors, m.errors
+    k = m.function_by_name["k"]
+    assert k.kind == "kernel" and [p.name for p in k.params] == ["a"]
+    assert k.launch_bounds is not None and "256" in str(k.launch_bounds)  # the #else branch is read
+    links = [mk for mk in parsed.masks if mk.kind == "conditional" and mk.value == "else-link"]
+    assert [mk.args[:1] for mk in links] == [("read",), ("end",)]
+    assert b"else if (a[1] > 0.0f)" in parsed.parse_bytes and b"#if FAST" not in parsed.parse_bytes
+    assert sum(mk.kind == "list-include" for mk in parsed.masks) == 4  # two lines and their commas
+
+
+def test_cuda_declarations_the_grammar_misreads():
+    code = b"""template <typename T> struct Buf { T* p; };
+template class Buf<float>;
+extern template struct Buf<int>;
+template <typename T> struct D : Base<T> { using typename Base<T>::value_t; };
+struct __CUDA_ALIGN__(8) P { float a, b; };
+struct __builtin_align__(32) F8 { float v[8]; };
+struct Div { int d; __host__ __device__ friend int operator/(int n, Div const& f); };
+bool f(const std::type_info& t) { return t == typeid(float) || t == typeid(int16_t); }
+__global__ __maxnreg__(64) void k(float* a, int d) { a[0] = (float)(unsigned(d) >> 2); }
+"""
+    parsed, m = _cuda(code)
+    assert not m.errors, m.errors
+    assert m.function_by_name["k"].kind == "kernel"
+    kinds = {(mk.kind, mk.value) for mk in parsed.masks}
+    assert {("explicit-instantiation", ""), ("typename", ""), ("attribute", "align"), ("ignored-specifier", ""),
+            ("launch-attribute", "maxnreg"), ("constructor-name", "")} <= kinds
+
+
+def test_cuda_identity_macro_with_statement_argument():
+    """mmcv's `#define CUDA_INTRINSIC_FUNC(Expr) Expr` (nothing in the other branch) around statements:
+    the statements read as written; a macro defined as anything else keeps the call reading."""
+    code = b"""#ifdef PARROTS_USE_HALF
+#define CUDA_INTRINSIC_FUNC(Expr) Expr
+#else
+#define CUDA_INTRINSIC_FUNC(Expr)
+#endif
+#define OTHER(x) do { x } while (0)
+__device__ float2 shfl(unsigned mask, float2 var, int lane) {
+  CUDA_INTRINSIC_FUNC(float2 r; r.y = __shfl_sync(mask, var.y, lane); return r;);
+  OTHER(var.x = 1.0f;);
+  return var;
+}
+"""
+    parsed, m = _cuda(code)
+    assert not m.errors, m.errors
+    identity = [code[mk.start:mk.end] for mk in parsed.masks if mk.value == "identity"]
+    assert identity == [b"CUDA_INTRINSIC_FUNC(", b")"]
+    assert b"float2 r; r.y = __shfl_sync(mask, var.y, lane); return r;" in parsed.parse_bytes
+    assert b"OTHER(" in parsed.parse_bytes
+
+
+def test_cuda_else_branch_read_when_the_if_branch_reshapes_blocks():
+    """ggml-cuda.cu: the #ifdef branch closes the loop opened before the group and opens a block of its
+    own (same brace balance as the #else branch, other shape): the #else branch is read."""
+    code = b"""void run(bool graph) {
+    bool done = false;
+    while (!done) {
+        done = true;
+#ifdef USE_GRAPH
+    }
+    if (graph) {
+        capture();
+#else
+        done = true;
+#endif
+    }
+}
+"""
+    parsed, m = _cuda(code)
+    assert not m.errors, m.errors
+    assert b"capture" not in parsed.parse_bytes and b"done = true;\n#endif" not in parsed.parse_bytes
+    assert [mk.value for mk in parsed.masks if mk.kind == "conditional"] == ["unbalanced", "unbalanced"]
+
+
 def _masked_kinds(m, kind):
     return [mk.text for mk in m.parsed.masks if mk.kind == kind]
 

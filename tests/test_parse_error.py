@@ -67,3 +67,32 @@ def test_cuda_template_arguments_never_read_as_placeholders():
     src = b"template <typename T> __global__ void k(T* p) { p[0] = static_cast<T>(1) + ; }\n"
     msgs = _messages(src, "k.cu")
     assert msgs and not any("template placeholder" in m for m in msgs)
+
+
+# A header macro opening a block at file scope, which the front end cannot read without its header.
+HEADER_MACRO = b"""\
+#include "defs.h"
+
+EXPORT_KERNELS_BEGIN(scale)
+__global__ void k(float* a) { a[threadIdx.x] = 0.0f; }
+"""
+
+# The same name defined in the file, and a plain missing `;`: no header to name.
+DEFINED_HERE = b"""\
+#define EXPORT_KERNELS_BEGIN(x) namespace x {
+EXPORT_KERNELS_BEGIN(scale)
+__global__ void k(float* a) {
+    int x = 1
+    a[0] = x;
+}
+"""
+
+
+def test_header_macro_is_named_as_missing_context():
+    msgs = _messages(HEADER_MACRO, "k.cu")
+    assert msgs and "`EXPORT_KERNELS_BEGIN` is a macro defined outside this file; add its header to include-dirs" in msgs[0], msgs
+
+
+def test_no_header_named_for_a_macro_of_the_file_or_a_plain_error():
+    msgs = _messages(DEFINED_HERE, "k.cu")
+    assert msgs and not any("defined outside this file" in m for m in msgs), msgs

@@ -140,10 +140,14 @@ class FrontEnd:
             _blank_literal_nuls(source, buf)
         masks.extend(mask_directive_comments(source, buf))
         masks.extend(mask_null_directives(source, buf))
+        masks.extend(mask_condition_spellings(source, buf))
         masks.extend(mask_dead_branches(source, buf, self.predefined(predefined)))
         masks.extend(mask_split_expressions(source, buf))
         masks.extend(mask_split_function_headers(source, buf))
         masks.extend(mask_split_bodies(source, buf))
+        masks.extend(mask_else_link_conditionals(source, buf))
+        if self.name != "glsl":  # GLSL's front end has its own (an initializer list's include stays)
+            masks.extend(mask_list_includes(source, buf))
         if self.name != "glsl":  # before the statement-macro passes, which would blank it whole
             masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
@@ -152,6 +156,7 @@ class FrontEnd:
         masks.extend(mask_statement_macros(source, buf))
         masks.extend(mask_bare_macro_lines(source, buf))
         if self.name != "glsl":
+            masks.extend(mask_statement_prefix_macros(source, buf))
             masks.extend(mask_pointer_qualifier_macros(source, buf))
             masks.extend(mask_parameter_qualifier_macros(source, buf))
             masks.extend(mask_header_function_macros(source, buf))
@@ -313,6 +318,37 @@ def mask_null_directives(source: Source, buf: bytearray) -> list[Mask]:
             continue
         out.append(Mask(m.start(), m.end(), "null-directive", m.group(0).decode("utf-8", "replace").strip()))
         _blank(buf, m.start(), m.end())
+    return out
+
+
+_IF_LINE = re.compile(rb"^[ \t]*#[ \t]*(?:if|elif)\b((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_IF_LINE_NEEDS = re.compile(rb"__has_include|\b(?:and|or|not)\b")
+# In a condition: `__has_include(<path>)` (its `<...>` is no expression) and the alternative spellings of
+# the logical operators (`defined(A) and B == 64`), which the grammar's preprocessor expressions lack.
+_CONDITION_WORDS = re.compile(
+    rb"(?<![\w])(?:(and|or|not)(?![\w])|(?:__has_include|__has_include_next)\s*(\(\s*(?:<[^<>\n]*>|\"[^\"\n]*\")\s*\)))")
+_OPERATOR_SPELLING = {b"and": b"&& ", b"or": b"||", b"not": b"!  "}
+
+
+def mask_condition_spellings(source: Source, buf: bytearray) -> list[Mask]:
+    """Rewrite, same length, what the grammar cannot read in an ``#if``/``#elif`` condition:
+    ``and``/``or``/``not`` become ``&&``/``||``/``!`` and ``__has_include(<a/b.h>)`` reads
+    ``__has_include`` (the operand blanked: the grammar reads no header name, nor a string, in a
+    condition). The evaluator of :mod:`shaderlint.languages.conditions` reads the original text."""
+    data = source.data
+    out: list[Mask] = []
+    for line in scan_directives(source, _IF_LINE):
+        if _IF_LINE_NEEDS.search(data, line.start(1), line.end(1)) is None:
+            continue
+        for m in _CONDITION_WORDS.finditer(data, line.start(1), line.end(1)):
+            if source.in_comment_or_string(m.start()):
+                continue
+            if m.group(1):
+                out.append(Mask(m.start(1), m.end(1), "condition-spelling", m.group(1).decode()))
+                buf[m.start(1):m.end(1)] = _OPERATOR_SPELLING[m.group(1)]
+            else:
+                out.append(Mask(m.start(), m.end(), "condition-spelling", m.group(0).decode("utf-8", "replace")))
+                _blank(buf, m.start(2), m.end(2))
     return out
 
 
@@ -533,6 +569,81 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+# `UNROLL_HINT for (...)`, `PRAGMA_UNROLL` / `while (...)`: an upper-case object-like macro before a loop or branch
+# at a statement's start, on its line or the one before (a header's `#define UNROLL_HINT _Pragma("unroll")`).
+_STATEMENT_PREFIX_MACRO = re.compile(
+    rb"([A-Z](?<![\w.>:#][A-Z])[A-Z0-9_]*[A-Z0-9])[ \t]*(?://[^\n]*)?(?:\r?\n[ \t]*)?(?=(?:for|while|do|switch|if)\b|\{)")
+
+
+def mask_statement_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank such a macro: a name before ``for`` is no statement, so it can only be a pragma-like
+    macro (or one that brings its own ``;``). Only inside a block (after ``;``, ``{``, ``}``, ``)``
+    or ``else``), and not for a name the file defines as a value (``#define N 4``: ``N for`` is an
+    error the compiler reports too); the loop is read as written, the pragma's text is lost."""
+    data = source.data
+    out: list[Mask] = []
+    values = None
+    for m in scan_code(source, _STATEMENT_PREFIX_MACRO):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        if before not in (b";", b"{", b"}", b")") and not data.endswith(b"else", 0, at + 1):
+            continue
+        if data[_next_code(data, e):][:1] == b"{" and before not in (b";", b"{", b"}"):
+            continue  # `if (c) NAME {`: left to the block-header passes
+        if values is None:
+            values = {d.group(1) for d in scan_directives(source, _OBJ_MACRO)  # (an empty body is no value)
+                      if _strip_comments(d.group(2)) and not re.search(rb"[;{}]|_Pragma|__pragma", d.group(2))}
+        if m.group(1) in values:
+            continue
+        out.append(Mask(s, e, "macro-invocation", m.group(1).decode(), "statement-prefix"))
+        _blank(buf, s, e)
+    return out
+
+
+_INCLUDE_LINE = re.compile(rb"^[ \t]*#[ \t]*include\b[^\n]*", re.M)
+
+
+def mask_list_includes(source: Source, buf: bytearray) -> list[Mask]:
+    """An ``#include`` inside a parameter or argument list (``void k(float* a,`` / ``#include
+    "params.inc"`` / ``)``, ``k<<<g, b>>>(`` / ``#include "args.inc"`` / ``);``): the grammar has no
+    place for a directive there. The line is blanked with the ``,`` that joined it to the list, so the
+    list reads without the included part (what it holds is unknown: its parameters or arguments are
+    missing from the model, as the text of any unread header is)."""
+    data = source.data
+    if b"include" not in data:
+        return []
+    out: list[Mask] = []
+    for m in scan_directives(source, _INCLUDE_LINE):
+        s, e = m.start(), m.end()
+        # fast test on the raw text first: a list's `(` or `,` before the line, or `)`, `,` or `>>>` after it
+        j = s
+        while j > 0 and data[j - 1] in b" \t\r\n":
+            j -= 1
+        k = e
+        while k < len(data) and data[k] in b" \t\r\n":
+            k += 1
+        if data[j - 1:j] not in (b"(", b",") and data[k:k + 1] not in (b")", b",", b">"):
+            continue
+        if buf[s:e] != data[s:e]:
+            continue
+        before, at = _prev_code_byte(source, buf, s)
+        nxt = _next_code_after_directives(data, e)
+        after = data[nxt:nxt + 1]
+        if before not in (b"(", b",") or after not in (b")", b",", b">"):
+            continue
+        if after == b">" and not data.startswith(b">>>", nxt):
+            continue
+        comma = at if before == b"," else nxt if after == b"," else None
+        out.append(Mask(s, e, "list-include", m.group(0).decode("utf-8", "replace")))
+        _blank(buf, s, e)
+        if comma is not None and buf[comma] == 0x2C:
+            out.append(Mask(comma, comma + 1, "list-include", ","))
+            buf[comma] = 0x20
+    return out
+
+
 # `T * NAME name` / `T & NAME name`: an upper-case macro between a declarator's `*` or `&` and the
 # declared name -- llama.cpp's `const half2 * GGML_CUDA_RESTRICT mask = mask_ptr;`, a header macro
 # standing for `__restrict__` or nothing. Two identifiers after `*` are never an expression, so the
@@ -544,9 +655,12 @@ _POINTER_QUALIFIER_MACRO = re.compile(
 # `(..., NAME Type const name, ...)`: an upper-case macro before a parameter's type -- CuTe's
 # `CUTE_GRID_CONSTANT TmaAtomA const tma_atom_A` (for `__grid_constant__`). A parameter never
 # starts with two identifiers before its name unless the first qualifies it.
+# The macro may stand alone on its line, and the type be dependent (flashinfer's `CUTE_GRID_CONSTANT` line
+# before `typename CollectiveMainloop::Params const mainloop_params`).
 _PARAMETER_QUALIFIER_MACRO = re.compile(
-    rb"([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]+(?!(?:const|volatile|unsigned|signed|struct|enum|class|union|typename)\b)"
-    rb"(?=[A-Za-z_][\w:]*(?:<[^<>()\n]*>)?[ \t]*(?:(?:const|volatile)[ \t]+)?[*&]*[ \t]*[A-Za-z_]\w*[ \t]*[,)=])")
+    rb"([A-Z](?<![\w][A-Z])[A-Z0-9_]*[A-Z0-9])(?:[ \t]+|[ \t]*\r?\n\s*)(?!(?:const|volatile|unsigned|signed|struct|enum|class|union)\b)"
+    rb"(?=(?:typename[ \t]+)?[A-Za-z_][\w:]*(?:<[^<>()\n]*>)?[ \t]*(?:(?:const|volatile)[ \t]+)?[*&]*[ \t]*"
+    rb"[A-Za-z_]\w*[ \t]*[,)=])")
 
 
 def mask_parameter_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
@@ -603,13 +717,17 @@ def mask_header_function_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Rewrite such a ``NAME(args)`` as ``void _N()`` of the same length, line breaks kept: the
     function it opens is read as host code (no rule reports on host code for what it cannot know;
     launches inside it count as launch sites). A name the file defines, a line inside a function
-    or class body, or one that is not followed by ``{`` is left alone."""
+    or class body, one after a type (an upper-case function name below its return type) or one
+    that is not followed by ``{`` is left alone."""
     data = source.data
     if b"{" not in data:
         return []
     out: list[Mask] = []
     for k, m in _namespace_scope_macros(source, buf, _HEADER_FUNCTION_MACRO, lambda m: m.end(2))[0]:
         s, e = m.start(1), m.end(2)
+        before, _ = _prev_code_byte(source, buf, s)
+        if before and (before.isalnum() or before in b"_*&"):
+            continue  # a function's name on the line after its return type (`__global__ void` / `SCALE(float* a) {`)
         text = _lay_out(data[s:e], (b"void", b"_%d" % k), b"()")
         if text is None:
             continue
@@ -1211,6 +1329,21 @@ def _brace_delta(source: Source, buf: bytearray, start: int, end: int) -> int:
     return delta
 
 
+def _brace_dip(source: Source, buf: bytearray, start: int, end: int) -> int:
+    """The lowest running ``{`` minus ``}`` count in code between start and end (as :func:`_brace_delta`
+    counts): below zero when the code closes a block opened before it."""
+    data = source.data
+    skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
+    depth = low = 0
+    for m in re.finditer(rb"[{}]", data[start:end]):
+        i = start + m.start()
+        if source.in_comment_or_string(i) or any(a <= i < b for a, b in skip) or buf[i] != data[i]:
+            continue
+        depth += 1 if data[i] == 0x7B else -1
+        low = min(low, depth)
+    return low
+
+
 def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
     """Conditional blocks whose branches open or close braces the grammar cannot pair up:
 
@@ -1220,7 +1353,8 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
       the directive lines are blanked, so the code reads as if the condition held and pairs up;
     * ``#if`` ... ``#else`` ... ``#endif`` whose two branches each leave the same non-zero brace
       balance (a stub that closes a namespace for old architectures, the real code closing it in the
-      ``#else``): the first branch is blanked with its directives, the ``#else`` branch is read.
+      ``#else``), or the same balance where one branch closes a block opened before the group and the
+      other does not: the first branch is blanked with its directives, the ``#else`` branch is read.
 
     Top-level blocks and innermost blocks (holding no other conditional) are considered, so
     ``#ifndef ONE_PASS for (...) { #else { #endif`` inside a kernel under ``#if __HIP_ARCH__`` counts."""
@@ -1255,7 +1389,13 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
         elif len(g) == 3 and g[1].group(1) == b"else":
             a = _brace_delta(source, buf, g[0].end(), g[1].start())
             b = _brace_delta(source, buf, g[1].end(), g[2].start())
-            if a and a == b and all(buf[i] == data[i] for i in (g[0].start(), g[1].start(), g[2].start())):
+            # same non-zero balance, or the same balance reached in different shapes: one branch closes a block
+            # opened before the group and opens another (ggml-cuda.cu's `#ifdef USE_CUDA_GRAPH ... } if (g) {
+            # ... #else ... #endif }`), which the grammar cannot read next to a branch that does not
+            if a == b and (a or (b"}" in data[g[0].end():g[2].start()]
+                                 and _brace_dip(source, buf, g[0].end(), g[1].start())
+                                 != _brace_dip(source, buf, g[1].end(), g[2].start()))) \
+                    and all(buf[i] == data[i] for i in (g[0].start(), g[1].start(), g[2].start())):
                 # the #else branch is read: its code is compiled where the condition is false
                 read = ("read", g[0].group(1).decode(), _condition_text(g[0]), "0")
                 for s, e in ((g[0].start(), g[1].end()), (g[2].start(), g[2].end())):
@@ -1337,6 +1477,13 @@ def _is_bare_header(code: bytes) -> bool:
 
 
 _EXPRESSION_CONTEXT = frozenset(b"=+-*/%&|^<>!~?([,")
+# A branch that continues the expression or list before the group: it opens with a binary operator,
+# a `,` or a member initializer's `:` (`std::cout << a` / `#if X` / `<< b` / `#endif`; `Ctor()` /
+# `#ifndef R` / `: n(32)` / `#else` / `: n(64)` / `#endif`, `k<<<g, b` / `#ifdef S` / `, smem` / `#endif`).
+_CONTINUING_BRANCH = re.compile(rb"\s*(?:<<|>>(?!>)|&&|\|\||[-+*/%|^?,.]|::?|->)")
+# A branch holding only launch bounds, between a kernel's specifiers and its name
+# (`__global__ void` / `#if __CUDA_ARCH__ < 750` / `__launch_bounds__(256, 2)` / `#else` / ... / `#endif`).
+_LAUNCH_BOUNDS_BRANCH = re.compile(rb"\s*__launch_bounds__\s*" + _BALANCED + rb"\s*")
 
 
 def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
@@ -1363,10 +1510,16 @@ def mask_split_expressions(source: Source, buf: bytearray) -> list[Mask]:
     out: list[Mask] = []
     for group in _flat_conditional_groups(source, buf):
         prev, _ = _prev_code_byte(source, buf, group[0].start())
-        if not prev or prev[0] not in _EXPRESSION_CONTEXT or any(buf[d.start()] != data[d.start()] for d in group):
+        if not prev or any(buf[d.start()] != data[d.start()] for d in group):
             continue
         branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
         codes = [_code_only(source, s, e) for s, e in branches]
+        if prev[0] not in _EXPRESSION_CONTEXT:
+            # after a name or `)`: only branches that continue what stands before (an operator, a list's
+            # `,`, an initializer's `:`) or that hold launch bounds alone
+            if prev in (b";", b"{", b"}", b":") or not all(
+                    _CONTINUING_BRANCH.match(c) or _LAUNCH_BOUNDS_BRANCH.fullmatch(c) for c in codes if c.strip()):
+                continue
         bodies = [c.strip()[:-1] if c.strip().endswith(b";") else c for c in codes]  # a statement's tail
         if any(c in body for body in bodies for c in (b";", b"{", b"}")) or not any(c.strip() for c in codes) \
                 or len({c.strip().endswith(b";") for c in codes if c.strip()}) != 1:
@@ -1446,6 +1599,82 @@ def mask_split_function_headers(source: Source, buf: bytearray) -> list[Mask]:
     for group, branches, codes in groups:
         out.extend(_keep_one_branch(data, buf, group, branches, codes, len(codes) - 1 if codes[-1].strip() else 0))
     return out
+
+
+_ELSE_IF_LINK = re.compile(rb"\s*else\s+if\b")
+_CLOSE_ELSE_LINK = re.compile(rb"\s*\}\s*else\s+if\b")
+
+
+def mask_else_link_conditionals(source: Source, buf: bytearray) -> list[Mask]:
+    """Links of an if-else chain that the preprocessor keeps or drops::
+
+        if constexpr (Q == kFP8) {
+          ...
+        }
+        #if CUDA_VERSION >= 12080
+        else if constexpr (Q == kFP4) {
+          ...
+        }
+        #endif
+        else {
+          ...
+        }
+
+    The grammar cannot attach an ``else`` inside a group to the ``if`` before it, and the whole
+    function read as a parse error (flashinfer's, xgboost's and natten's optional backends). The
+    directive lines are blanked and every branch is read, as if its condition held (the model still
+    reads each branch's code as compiled under its condition: "conditional" masks). Only flat groups
+    right after a ``}`` whose every branch is ``else if (...) {...}`` links with balanced braces (one
+    ``#if`` branch may be a final ``else {...}`` when no ``else`` follows the group), or a lone
+    ``#if`` branch ``} else if (c) { ...`` that closes the block before it, its own closed by the
+    ``}`` right after the group (gptq_marlin's ``#if HAS_FLOAT8_E8M0FNU``)."""
+    data = source.data
+    if b"else" not in data or b"#" not in data:
+        return []
+    out: list[Mask] = []
+    for group in _flat_conditional_groups(source, buf, _CONDITIONAL):
+        if any(buf[d.start()] != data[d.start()] for d in group):
+            continue
+        before, _ = _prev_code_byte(source, buf, group[0].start())
+        branches = [(group[k].end(), group[k + 1].start()) for k in range(len(group) - 1)]
+        codes = [_code_only(source, a, b) for a, b in branches]
+        if not codes[0].strip():
+            continue
+        nxt = _next_code(data, group[-1].end())
+        if before == b"}":
+            # links after a closed block: `else if (...) {...}`, or one final `else {...}` with no `else` after
+            if not all(c.strip() == b"" or (re.match(rb"\s*else\b", c) and c.rstrip().endswith(b"}")
+                                            and _brace_delta(source, buf, a, b) == 0 and _chain_closed(c))
+                       for c, (a, b) in zip(codes, branches)):
+                continue
+            plain_else = [c for c in codes if c.strip() and not _ELSE_IF_LINK.match(c)]
+            if plain_else and (len(branches) > 1 or re.match(rb"else\b", data[nxt:nxt + 5])):
+                continue
+        elif not (len(codes) == 1 and before not in (b"{", b"") and _CLOSE_ELSE_LINK.match(codes[0])
+                  and data[nxt:nxt + 1] == b"}" and _brace_delta(source, buf, *branches[0]) == 0
+                  and _chain_closed(b"{" + codes[0] + b"}")):
+            # otherwise only `#if X` / `} else if (c) { ...` / `#endif` / `} else {`: a link that closes the
+            # block before it and opens its own, closed after the group
+            continue
+        read = ("read", group[0].group(1).decode(), _condition_text(group[0]), "1")
+        for d in group:
+            args = read if d is group[0] else ("end",) if d is group[-1] else ()
+            out.append(Mask(d.start(), d.end(), "conditional", d.group(0).decode("utf-8", "replace")[:80], "else-link", args))
+            _blank(buf, d.start(), d.end())
+    return out
+
+
+def _chain_closed(code: bytes) -> bool:
+    """Braces in ``code`` never close more than they opened (the branch does not end the block around it)."""
+    depth = 0
+    for c in code:
+        if c == 0x7B:
+            depth += 1
+        elif c == 0x7D:
+            depth -= 1
+            if depth < 0:
+                return False
+    return depth == 0
 
 
 _CONTROL_BEFORE_PAREN = re.compile(rb"(?:\b(?:for|while|if)|\bif[ \t]+constexpr)[ \t]*$")

@@ -41,6 +41,24 @@ same length, original text kept for the analysis:
 * ``#if``/``#endif`` blocks whose braces only pair up across blocks have their directive lines
   blanked (the code reads as if the condition held); of ``#if``/``#else``/``#endif`` with the same
   non-zero brace balance in both branches, the ``#else`` branch is read.
+
+Issue 16 (SL001 only where a compiler would reject the code too), each blanked or renamed in place:
+
+* the toolkit's ``__CUDA_ALIGN__(n)`` and ``__builtin_align__(n)`` read as ``__align__(n)``;
+  ``__maxnreg__(n)`` is a "launch-attribute" mask; ``using typename B::t;``, ``typeid(float)``,
+  ``__host__ __device__ friend``, ``template class X<float>;`` and ``(unsigned(d) >> 2)`` read
+  (:func:`mask_declaration_words`);
+* header macros where no code can stand: after a string literal (``"%" PRId64 "\n"``, an inline-PTX
+  ``L2_CACHEHINT(128)``), between a return type and a function's name (``size_t XGBOOST_DEVICE f(``),
+  before a variable's specifiers (``MANAGED __device__ int x;``), after a list's last name
+  (``uint8_t* smem PROFILER_CLOSURE_FUNC_PARAMS)``), as an invocation before an argument's name
+  (``ROCM_ONLY((void *)) kernel``); a statement macro without ``;`` before a local declaration;
+  qualifier macros before launch bounds in an ``#ifdef`` group (``CUTLASS_GLOBAL``);
+* if-else links built from macros whose bodies invoke ``else if`` macros.
+
+When an unreadable region is attributable to one upper-case name the file neither defines nor
+declares, SL001 says so (:func:`header_macro_at`): "`X` is a macro defined outside this file; add
+its header to include-dirs".
 """
 
 from __future__ import annotations
@@ -59,8 +77,25 @@ from shaderlint.languages.base import (
     mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, scan_code, scan_directives, word_starts)
 from shaderlint.model.source import Source
 
-# `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`).
-_ALIGN = re.compile(rb"\b__align__\s*" + _BALANCED)
+# `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`), and the
+# toolkit's spellings of it (host_defines.h: `__CUDA_ALIGN__(n)`, `__builtin_align__(n)`).
+_ALIGN = re.compile(rb"\b(?:__align__|__CUDA_ALIGN__|__builtin_align__)\s*" + _BALANCED)
+_ALIGN_STARTS = (b"__align__", b"__CUDA_ALIGN__", b"__builtin_align__")
+# `__maxnreg__(n)` on a kernel (CUDA 12.4: the register limit), unknown to the grammar.
+_MAXNREG = re.compile(rb"\b__maxnreg__\s*" + _BALANCED)
+# `using typename Base::index_t;` (a dependent type brought into a class), which the grammar reads without `typename`.
+_USING_TYPENAME = re.compile(rb"\busing\s+(typename)\s+(?=[\w:])")
+# `typeid(float)`: a type as typeid's operand (tree-sitter-cpp reads typeid of an expression only).
+_TYPEID_TYPE = re.compile(rb"\btypeid\s*\(\s*(bool|char|int|float|double|void|size_t|u?int(?:8|16|32|64)_t)\s*\)")
+# `__host__ __device__ friend int operator/(...)`: execution-space specifiers before `friend`.
+_SPACE_BEFORE_FRIEND = re.compile(rb"\b(?:(?:__host__|__device__|__forceinline__|inline)\s+)+(?=friend\b)")
+# `template class HostDeviceVector<float>;` / `extern template struct X<T, 2>;`: an explicit instantiation
+# (or its declaration) of a class template, which the grammar reads without `template` as a class declaration.
+_CLASS_INSTANTIATION = re.compile(
+    rb"(?<![\w#])((?:extern\s+)?template)\s+(?:class|struct|union)\s+[A-Za-z_][\w:]*\s*<[^;{}]*>\s*;")
+# `(unsigned(d) >> 2)`: a functional cast to a multi-word-capable type opening a parenthesized expression,
+# which the grammar reads as the start of a C cast `(unsigned ...)`.
+_OPEN_PAREN_CAST = re.compile(rb"\(\s*((?:unsigned|signed|long|short))\s*\((?![ \t]*[*&^)])")
 # `__cluster_dims__(x, y, z)` on a kernel (thread-block clusters, sm_90), unknown to the grammar.
 _CLUSTER_DIMS = re.compile(rb"\b__cluster_dims__\s*\((?:[^()]|\([^()]*\))*\)")
 # An empty braced default argument, `Vec w = {}` or `Args a = {}` before `,` or `)`, which the grammar
@@ -103,6 +138,31 @@ _DECLARATION_WORDS = frozenset((b"template", b"__global__", b"__device__", b"__h
                                 b"__noinline__", b"__launch_bounds__", b"static", b"extern", b"inline", b"constexpr",
                                 b"namespace", b"struct", b"class", b"union", b"enum", b"typedef", b"using", b"else",
                                 b"void", b"const", b"volatile", b"__attribute__", b"__align__", b"__cluster_dims__"))
+# Of those, the words that open a declaration statement in a function body (mmcv's `TORCH_CHECK(c, "msg")`
+# before `void *args[] = {&p};`), where no declaration prefix stands.
+_LOCAL_DECLARATION_WORDS = frozenset((b"void", b"const", b"volatile", b"static", b"constexpr", b"struct", b"class",
+                                      b"union", b"enum", b"typedef", b"using"))
+
+
+def _in_function_body(source: Source, buf: bytearray, pos: int) -> bool:
+    """``pos`` is inside a block that is neither a namespace's nor a class's (a function's body or a block in it)."""
+    data = source.data
+    braces = _code_braces(source)
+    depth, i = 0, bisect.bisect_left(braces, pos) - 1
+    while i >= 0:
+        b = braces[i]
+        if data[b] == 0x7D:
+            depth += 1
+        elif depth:
+            depth -= 1
+        else:
+            head = bytes(buf[max(0, b - 200):b])
+            return not _in_class_body(data, braces, pos) and re.search(
+                rb"(?:\bnamespace(?:\s+[\w:]+)?|\bextern\s*\"C(?:\+\+)?\")\s*$", head) is None
+        i -= 1
+    return False
+
+
 # `#define NAME(a, b, \<newline> c) body`: parameter lists may run over continuation lines.
 _FUNC_MACRO_MULTILINE = re.compile(
     rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n\\]|\\\r?\n)*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
@@ -178,13 +238,18 @@ def _statement_function_macros(source: Source) -> dict[bytes, bool | str]:
             calls.setdefault(m.group(1), []).append(body)
     # A body made only of invocations of statement macros is statements too (llama.cpp's
     # `#define FATTN_VEC_CASES_ALL_D(K, V) FATTN_VEC_CASE(64, K, V) FATTN_VEC_CASE(128, K, V) ...`).
+    # Likewise a body made only of invocations of if-else links is a run of links (gptq_marlin's
+    # `#define COMMON_GET_IF(W, S) COMMON_GET_IF_M1(W, 8, 8, 256, S) ...` over `_GET_IF(...)`, `else if (...)`).
     for _ in range(4):
         changed = False
         for name, bodies in calls.items():
-            if out.get(name) is True or not all(_only_statement_calls(b, out) for b in bodies):
+            if out.get(name) in (True, "else"):
                 continue
-            out[name] = True
-            changed = True
+            for kind in (True, "else"):
+                if all(_only_statement_calls(b, out, kind) for b in bodies):
+                    out[name] = kind
+                    changed = True
+                    break
         if not changed:
             break
     return out
@@ -194,11 +259,11 @@ _CALL_SEQUENCE = re.compile(rb"(?:\s*([A-Za-z_]\w*)[ \t]*" + _BALANCED + rb")+\s
 _ONE_CALL = re.compile(rb"([A-Za-z_]\w*)[ \t]*" + _BALANCED)
 
 
-def _only_statement_calls(body: bytes, kinds: dict) -> bool:
+def _only_statement_calls(body: bytes, kinds: dict, kind: bool | str = True) -> bool:
     body = re.sub(rb"\\\r?\n", b" ", body)
     if not body.strip() or _CALL_SEQUENCE.fullmatch(body) is None:
         return False
-    return all(kinds.get(c.group(1)) is True for c in _ONE_CALL.finditer(body))
+    return all(kinds.get(c.group(1)) == kind and kinds.get(c.group(1)) is not None for c in _ONE_CALL.finditer(body))
 
 
 _DEFINE_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:[^\n\\]|\\\r?\n|\\)*", re.M)
@@ -378,8 +443,9 @@ def mask_statement_macro_calls(source: Source, buf: bytearray, defined_only: boo
             if not (c == b"}" or (c and (c.isalpha() or c == b"_"))):
                 continue
             word = re.match(rb"\w+", data[nxt:nxt + 64])
-            if word is not None and word.group(0) in _DECLARATION_WORDS:
-                continue
+            if word is not None and word.group(0) in _DECLARATION_WORDS and not (
+                    word.group(0) in _LOCAL_DECLARATION_WORDS and _in_function_body(source, buf, s)):
+                continue  # a declaration's prefix (launch bounds, export macros), except before a local declaration
         if buf[s:close + 1] != data[s:close + 1] and not _only_type_arguments_marked(buf, data, s, close + 1):
             continue
         out.append(Mask(s, close + 1, "macro-invocation", data[s:close + 1].decode("utf-8", "replace")))
@@ -391,8 +457,10 @@ def mask_statement_macro_calls(source: Source, buf: bytearray, defined_only: boo
 # Upper-case names before a function header: `NAME [NAME...] [specifiers] type [*&] [__launch_bounds__(..)] name(`.
 _QUALIFIER_MACROS = re.compile(
     # the names may stand alone on the line before the header (CUTLASS's `CUTLASS_DEVICE` line)
-    rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]+(?:[ \t]+|[ \t]*\r?\n[ \t]*))+)"
-    rb"(?=(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
+    rb"(?<![\w:.>#])((?:[A-Z][A-Z0-9_]+(?:[ \t]+|[ \t]*\r?\n\s*))+)"
+    # launch bounds may stand between the names and the rest (natten's `CUTLASS_GLOBAL` line, then
+    # `__launch_bounds__(...)` in an `#ifdef __CUDACC__` group)
+    rb"(?=(?:__launch_bounds__\s*\((?:[^()]|\([^()]*\))*\)\s*)?(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
     rb"|const|unsigned|signed|long|short|struct)\s+)*"
     # the return type itself is not a specifier: in `REAL __device__ f(` REAL is the (typedef) type
     rb"(?!(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__)\b)"
@@ -797,6 +865,289 @@ def mask_unnamed_pointer_defaults(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
+def mask_declaration_words(source: Source, buf: bytearray) -> list[Mask]:
+    """Words of valid C++ and CUDA declarations the grammar cannot read, blanked or renamed, same
+    length: ``using typename B::t;`` (``typename`` blanked), ``typeid(float)`` (``_loat``),
+    ``__host__ __device__ friend`` (the specifiers blanked: a friend declaration bears on no rule),
+    ``template class X<float>;`` (``template`` blanked: read as a class declaration) and
+    ``(unsigned(d) >> 2)`` (``_nsigned``: read as a call)."""
+    data = source.data
+    out: list[Mask] = []
+    for m in scan_code(source, _USING_TYPENAME, starts=(b"using",)):
+        if bytes(buf[m.start(1):m.end(1)]) == b"typename":
+            out.append(Mask(m.start(1), m.end(1), "typename", "typename"))
+            _blank(buf, m.start(1), m.end(1))
+    for m in scan_code(source, _TYPEID_TYPE, starts=(b"typeid",)):
+        if buf[m.start(1)] == data[m.start(1)]:
+            out.append(Mask(m.start(1), m.end(1), "macro-argument", m.group(1).decode(), "type"))
+            buf[m.start(1)] = 0x5F  # '_'
+    for m in scan_code(source, _SPACE_BEFORE_FRIEND, b"friend"):
+        if bytes(buf[m.start():m.end()]) == data[m.start():m.end()] and not on_directive_line(data, m.start()):
+            out.append(Mask(m.start(), m.end(), "ignored-specifier", m.group(0).decode().strip()))
+            _blank(buf, m.start(), m.end())
+    for m in scan_code(source, _CLASS_INSTANTIATION, b"template", (b"template", b"extern")):
+        if bytes(buf[m.start(1):m.end(1)]) == data[m.start(1):m.end(1)] and not _in_directive(data, m.start(1)):
+            out.append(Mask(m.start(1), m.end(1), "explicit-instantiation", m.group(1).decode()))
+            _blank(buf, m.start(1), m.end(1))
+    for m in scan_code(source, _OPEN_PAREN_CAST, (b"unsigned", b"signed", b"long", b"short")):
+        s = m.start(1)
+        if buf[s] != data[s] or _in_directive(data, s):
+            continue
+        # the `(` opens a parenthesized expression or a control condition, not a call's or declaration's list
+        j = m.start()
+        while j > 0 and data[j - 1] in b" \t\r\n":
+            j -= 1
+        word = re.search(rb"(\w+)$", data[max(0, j - 64):j])
+        if word is not None and word.group(1) not in (b"if", b"while", b"switch", b"return"):
+            continue
+        if data[j - 1:j] == b")":  # `(float)(unsigned(d) >> 2)`: after a cast, not after a call `f(x)(`
+            o = open_paren_of(data, j - 1)
+            k = o
+            while k is not None and k > 0 and data[k - 1] in b" \t\r\n":
+                k -= 1
+            if o is None or (k > 0 and (data[k - 1:k].isalnum() or data[k - 1:k] in (b"_", b")", b"]", b">"))):
+                continue
+        elif data[j - 1:j] in (b"]", b">"):
+            continue
+        out.append(Mask(s, m.end(1), "constructor-name", m.group(1).decode()))
+        buf[s] = 0x5F  # '_'
+    return out
+
+
+# After a string literal: a name (with an argument list or not), then another string literal or the end of the
+# argument (`"  @p cp.async.cg.shared.global" L2_CACHEHINT(128) " [%1], [%2], %3;"`, `"found " GGML_CUDA_NAME
+# " devices"`, `"ne=%" PRId64 " type=%d"`, `"%" PRId64)`): a macro expanding to a string literal (or nothing).
+_STRING_MACRO = re.compile(rb"[ \t]*(?:\r?\n[ \t]*)*([A-Za-z_]\w*)[ \t]*")
+_NOT_STRING_MACROS = frozenset((b"sizeof", b"return", b"case", b"throw", b"co_return", b"co_yield", b"delete",
+                                b"new", b"else", b"do", b"and", b"or", b"not", b"xor", b"bitand", b"bitor"))
+
+
+def mask_string_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Blank such a macro: adjacent string literals are concatenated, and a name after a string literal
+    can be nothing but a macro (C++ takes a literal suffix only without a blank, and then only ``_x``
+    or a lower-case standard one). The string's text is lost to the analysis, which reads inline
+    assembly from the literals it sees."""
+    data = source.data
+    if b'"' not in data:
+        return []
+    out: list[Mask] = []
+    lexical = source.lexical
+    starts = {s for s, _, is_comment in lexical if not is_comment}
+    for s, e, is_comment in lexical:
+        if is_comment or data[e - 1:e] != b'"' or on_directive_line(data, s):
+            continue
+        m = _STRING_MACRO.match(data, e)
+        if m is None or m.group(1) in _NOT_STRING_MACROS or (m.start(1) == e and not m.group(1)[:1].isupper()):
+            continue
+        a, b = m.start(1), m.end(1)
+        if data[m.end():m.end() + 1] == b"(":
+            found = _call_arguments(data, m.end())
+            if found is None or found[0]:
+                continue
+            b = found[2] + 1
+        nxt = _next_code(data, b)
+        c = data[nxt:nxt + 1]
+        if not (nxt in starts and c in (b'"', b"u", b"U", b"L", b"R")) and c not in (b")", b",", b":", b";"):
+            continue
+        if bytes(buf[a:b]) != data[a:b]:
+            continue
+        out.append(Mask(a, b, "macro-invocation", data[a:b].decode("utf-8", "replace"), "string"))
+        _blank(buf, a, b)
+    return out
+
+
+# `size_t XGBOOST_DEVICE SegmentId(` / `Tup XGBOOST_DEVICE operator()(`: an upper-case macro between a function's
+# return type and its name (xgboost's `#define XGBOOST_DEVICE __host__ __device__`, from a header); nvcc takes
+# execution-space specifiers there. Found at the name; the word before must be a type (not `return`, `new`, ...).
+_RETURN_TYPE_MACRO = re.compile(
+    rb"([A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])[ \t]+"
+    rb"(?=(?:operator\s*(?:\(\s*\)|\[\s*\]|[^\s\w(]{1,3})|[A-Za-z_~]\w*)\s*\()")
+_TYPE_BEFORE = re.compile(rb"(?:(?<![\w:])[A-Za-z_][\w:]*|[*&])[ \t]*$")
+# Words before the name that make it the return type itself (`__device__ inline T_OUT cuda_cast(`).
+_NOT_TYPES = frozenset((b"return", b"new", b"delete", b"else", b"case", b"goto", b"throw", b"co_return", b"co_yield",
+                        b"sizeof", b"typename", b"using", b"operator", b"do", b"const", b"volatile", b"struct",
+                        b"class", b"enum", b"union", b"namespace", b"template", b"public", b"private", b"protected",
+                        b"inline", b"static", b"extern", b"constexpr", b"virtual", b"friend", b"explicit",
+                        b"__device__", b"__host__", b"__global__", b"__forceinline__", b"__noinline__", b"__inline__",
+                        b"mutable", b"register", b"thread_local", b"consteval", b"constinit"))
+# `f(M((void *)) kernel, ...)`: an upper-case macro invocation right before a name that ends an argument
+# (causal-conv1d's `ROCM_ONLY((void *)) kernel`, a cast only on ROCm): two operands in a row are no expression.
+_PREFIX_MACRO_ARGUMENT = re.compile(rb"(?<![\w.>:#])([A-Z][A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])[ \t]*\(")
+# `uint8_t* smem PROFILER_CLOSURE_FUNC_PARAMS)`: an upper-case object-like macro after a parameter's name, closing
+# the list (flashinfer's `#define PROFILER_CLOSURE_FUNC_PARAMS , ProfilerClosure& profiler_closure`).
+_TRAILING_LIST_MACRO = re.compile(rb"([A-Z](?<![\w][A-Z])[A-Z0-9_]*_[A-Z0-9_]*[A-Z0-9])(?=[ \t]*(?:\r?\n\s*)?\))")
+_BEFORE_TRAILING_MACRO = re.compile(rb"[\w\]][ \t]*(?:\r?\n[ \t]*)?$")
+_NOT_NAMES = frozenset((b"const", b"volatile", b"return", b"else", b"unsigned", b"signed", b"long", b"short",
+                        b"int", b"char", b"float", b"double", b"void", b"bool", b"auto", b"struct", b"class"))
+
+
+# `MANAGED __device__ int x;`, `MAYBE_HOST_DEVICE static constexpr T v = ...;`: upper-case object-like macros
+# before a variable's specifiers (a function's are _QUALIFIER_MACROS'), at the start of a declaration.
+_VARIABLE_QUALIFIER_MACRO = re.compile(
+    rb"([A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]*[A-Z0-9][ \t]+(?:[A-Z][A-Z0-9_]*[A-Z0-9][ \t]+)*)(?=(?:static|constexpr|inline|extern|thread_local|__device__"
+    rb"|__constant__|__shared__|__managed__|__host__)\b)")
+
+
+_UPPER_WORD = re.compile(rb"[A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]*[A-Z0-9](?=[ \t\r\n)])")
+
+
+def _code_matches(source: Source, pattern: re.Pattern[bytes], starts: list[int]):
+    """Matches of ``pattern`` tried at ``starts`` only, outside comments and strings."""
+    for m in match_at(source.data, pattern, starts):
+        if not source.in_comment_or_string(m.start()):
+            yield m
+
+
+_ONE_PARAM_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([ \t]*([A-Za-z_]\w*)[ \t]*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+
+
+def mask_identity_macro_statements(source: Source, buf: bytearray) -> list[Mask]:
+    """``CUDA_INTRINSIC_FUNC(float16 r; r.y = __shfl_sync(...); return r;);`` where the file defines the
+    macro as its argument (``#define CUDA_INTRINSIC_FUNC(Expr) Expr``), in some branches as nothing: the
+    name and the parentheses are blanked, so the statements read as written (as in the build where the
+    macro expands to them). Only invocations whose argument holds a top-level ``;`` (statements, which
+    no call can take), of macros every definition of which is the parameter or nothing."""
+    data = source.data
+    kinds: dict[bytes, bool] = {}
+    for d in scan_directives(source, _ONE_PARAM_MACRO):
+        body = _strip_comments(d.group(3))
+        kinds[d.group(1)] = kinds.get(d.group(1), True) and body in (b"", d.group(2), b"(" + d.group(2) + b")")
+    names = [n for n, ok in kinds.items() if ok]
+    if not names:
+        return []
+    out: list[Mask] = []
+    pattern = re.compile(rb"(?<![\w.>:#])(" + b"|".join(re.escape(n) for n in names) + rb")[ \t]*\(")
+    for m in scan_code(source, pattern):
+        s, paren = m.start(1), m.end() - 1
+        if bytes(buf[s:m.end()]) != data[s:m.end()] or _in_directive(data, s):
+            continue
+        found = _macro_argument_semicolons(data, paren)
+        if found is None or not found[0] or buf[found[1]] != data[found[1]]:
+            continue
+        close = found[1]
+        out.append(Mask(s, m.end(), "macro-invocation", m.group(1).decode(), "identity"))
+        _blank(buf, s, m.end())
+        out.append(Mask(close, close + 1, "macro-invocation", ")", "identity"))
+        buf[close] = 0x20
+    return out
+
+
+def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
+    """Header macros where no code can stand (see _RETURN_TYPE_MACRO, _PREFIX_MACRO_ARGUMENT and
+    _TRAILING_LIST_MACRO), blanked. A name the file defines as a function-like macro is left alone (its use
+    would have parentheses), and so is one on a directive line. The return-type macro is recorded as a
+    "function-qualifier" mask with the qualifiers an in-file definition expands to (else the function
+    reads as host code, as for any qualifier macro whose definition is not seen); the prefix macro's
+    text is lost (a cast, for the ROCm build only); the trailing macro's parameters are unknown."""
+    data = source.data
+    out: list[Mask] = []
+    function_like = defs = None
+    # every pattern but the invocation's opens with an upper-case word followed by a blank or `)`: tried there only
+    words = [w.start() for w in _UPPER_WORD.finditer(data)]
+    if not words:
+        return out
+    for m in _code_matches(source, _RETURN_TYPE_MACRO, words):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
+            continue
+        t = _TYPE_BEFORE.search(data, max(0, s - 200), s)
+        if t is None or t.group(0).strip() in _NOT_TYPES:
+            continue
+        if function_like is None:
+            function_like = {d.group(1) for d in scan_directives(source, _FUNC_MACRO_MULTILINE)}
+            defs = _qualifier_definitions(source)
+        if m.group(1) in function_like or (m.group(1) in defs and defs[m.group(1)] is None):
+            continue
+        if re.search(rb"\b(?:typename|class|struct|using)\s+" + m.group(1) + rb"\b", data):
+            continue  # a type of the file (a template parameter `typename T_OUT`): the return type itself
+        out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "macro", defs.get(m.group(1)) or ()))
+        _blank(buf, s, e)
+    for m in _code_matches(source, _VARIABLE_QUALIFIER_MACRO, words):
+        s, e = m.start(1), m.start(1) + len(m.group(1).rstrip())
+        if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
+            continue
+        if _prev_code_byte(source, buf, s)[0] not in (b";", b"{", b"}", b">", b""):
+            continue  # not at a declaration's start
+        decl = re.match(rb"[^;{}()=]*", data[m.end():m.end() + 512])
+        if data[m.end() + decl.end():m.end() + decl.end() + 1] == b"(":
+            continue  # a function (the qualifier-macro pass before a function header reads those)
+        if function_like is None:
+            function_like = {d.group(1) for d in scan_directives(source, _FUNC_MACRO_MULTILINE)}
+            defs = _qualifier_definitions(source)
+        for w in re.finditer(rb"[A-Z][A-Z0-9_]*[A-Z0-9]", m.group(1)):
+            if w.group(0) in function_like:
+                break
+        else:
+            out.append(Mask(s, e, "qualifier-macro", m.group(1).decode().strip()))
+            _blank(buf, s, e)
+    for m in match_at(data, _PREFIX_MACRO_ARGUMENT, source.upper_call_starts):
+        s = m.start(1)
+        if source.in_comment_or_string(s) or bytes(buf[s:m.end()]) != data[s:m.end()] or _in_directive(data, s):
+            continue
+        if _prev_code_byte(source, buf, s)[0] not in (b"(", b","):
+            continue
+        found = _call_arguments(data, m.end() - 1)
+        if found is None or found[0]:
+            continue
+        after = re.match(rb"\s*[A-Za-z_][\w:]*\s*[,)]", data[found[2] + 1:found[2] + 256])
+        if after is None or after.group(0).strip()[:-1].strip() in _NOT_NAMES:
+            continue
+        out.append(Mask(s, found[2] + 1, "macro-invocation", data[s:found[2] + 1].decode("utf-8", "replace"), "prefix"))
+        _blank(buf, s, found[2] + 1)
+    for m in _code_matches(source, _TRAILING_LIST_MACRO, words):
+        s, e = m.start(1), m.end(1)
+        if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s) or not _BEFORE_TRAILING_MACRO.search(
+                data, max(0, s - 64), s):
+            continue
+        word = re.search(rb"(\w+)[ \t\r\n]*$", data[max(0, s - 64):s])
+        if word is None or word.group(1) in _NOT_NAMES or word.group(1).isdigit():
+            continue
+        if function_like is None:
+            function_like = {d.group(1) for d in scan_directives(source, _FUNC_MACRO_MULTILINE)}
+            defs = _qualifier_definitions(source)
+        if m.group(1) in function_like:
+            continue
+        out.append(Mask(s, e, "macro-invocation", m.group(1).decode(), "list-tail"))
+        _blank(buf, s, e)
+    return out
+
+
+# An upper-case name the way macros are spelled (`DEFINE_HAS_MEMBER`, `MANAGED`, `CUTE_HOST_DEVICE`).
+_MACRO_NAME = re.compile(rb"(?<![\w.>:#])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*(?![\w])")
+_NOT_MACRO_NAMES = frozenset((b"NULL", b"EOF", b"TRUE", b"FALSE"))
+
+
+def header_macro_at(source: Source, start: int, end: int) -> str | None:
+    """The upper-case name an unreadable region [start, end) is attributable to, when the file does not
+    define or declare it (a macro from a header used as syntax): the region's first token, or the code
+    token right before it, on the region's first line. None when there is no such name, or more than one
+    (the failure is then not attributable to one of them)."""
+    data = source.data
+    line_end = data.find(b"\n", start)
+    line_end = len(data) if line_end < 0 else line_end
+    lo = data.rfind(b"\n", 0, start) + 1
+    names = []
+    for m in _MACRO_NAME.finditer(data, lo, max(min(end, line_end), start + 1)):
+        if len(m.group(0)) < 3 or m.group(0) in _NOT_MACRO_NAMES or source.in_comment_or_string(m.start()):
+            continue
+        if m.end() <= start:
+            rest = m.end() + len(data[m.end():start]) - len(data[m.end():start].lstrip(b" \t"))
+            if data[rest:rest + 1] == b"(":  # `NAME(args)` right before the region
+                found = _call_arguments(data, rest)
+                rest = found[2] + 1 if found is not None and not found[0] else rest
+            if data[rest:start].strip():
+                continue  # not right before the region
+        names.append(m.group(0))
+    if len(set(names)) != 1:
+        return None
+    name = names[0]
+    esc = re.escape(name)
+    if re.search(rb"^[ \t]*#[ \t]*define[ \t]+" + esc + rb"\b", data, re.M) or re.search(
+            rb"\b(?:struct|class|union|enum|typedef|using|typename|namespace)\b[^;{}()]*?\b" + esc + rb"\b", data):
+        return None  # defined or declared in the file: the failure is something else
+    return name.decode()
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -807,9 +1158,17 @@ class CudaFrontEnd(FrontEnd):
 
     def mask(self, source: Source, buf: bytearray) -> list[Mask]:
         masks: list[Mask] = []
-        for m in scan_code(source, _ALIGN, starts=(b"__align__",)):
+        for m in scan_code(source, _ALIGN, starts=_ALIGN_STARTS):
             masks.append(Mask(m.start(), m.end(), "attribute", m.group(0).decode("utf-8", "replace"), "align"))
             _blank(buf, m.start(), m.end())
+        for m in scan_code(source, _MAXNREG, starts=(b"__maxnreg__",)):
+            text = m.group(0).decode("utf-8", "replace")
+            masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "maxnreg"))
+            _blank(buf, m.start(), m.end())
+        masks.extend(mask_declaration_words(source, buf))
+        masks.extend(mask_string_macros(source, buf))
+        masks.extend(mask_misplaced_macros(source, buf))
+        masks.extend(mask_identity_macro_statements(source, buf))
         for m in scan_code(source, _CLUSTER_DIMS, starts=(b"__cluster_dims__",)):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
@@ -825,7 +1184,14 @@ class CudaFrontEnd(FrontEnd):
         qualifier_starts = _qualifier_macro_starts(source)
         masks.extend(mask_constructor_qualifier_macros(source, buf, qualifier_starts))
         defs = None
-        for m in match_at(source.data, _QUALIFIER_MACROS, qualifier_starts):
+        # on the text masked so far, comments blanked: directive lines of a decided group between the names and
+        # the header (`CUTLASS_GLOBAL` / `#ifdef __CUDACC__` / `__launch_bounds__(...)` / `#endif` / `void k(`)
+        # are blanks there
+        text = bytearray(buf)
+        for cs, ce, is_comment in source.lexical:
+            if is_comment:
+                _blank(text, cs, ce)
+        for m in match_at(bytes(text), _QUALIFIER_MACROS, qualifier_starts):
             if source.in_comment_or_string(m.start()):
                 continue
             if on_directive_line(source.data, m.start()):

@@ -29,6 +29,12 @@ compiler rejects it too, and only the generated shader can be analysed. Such a
 file gets one report, at the first placeholder found on an unreadable line,
 naming it, instead of one per unreadable region.
 
+On CUDA, when the unreadable region is attributable to one upper-case name
+that the file neither defines nor declares -- its first token, or the token or
+invocation right before it (`DEFINE_HAS_MEMBER(v_scale)` at file scope) -- the
+message names it as missing context: "`X` is a macro defined outside this
+file; add its header to include-dirs".
+
 ## Use instead
 Write the kernel signature out, or add `// shaderlint: ignore-file[SL001]` to
 files you know are generated. Exclude shader templates (`exclude` in the
@@ -110,7 +116,14 @@ class ParseErrorRule(Rule):
             more = f"; {len(errors) - MAX_REPORTS} more unreadable regions in this file" if i == MAX_REPORTS - 1 and len(errors) > MAX_REPORTS else ""
             snippet = model.source.text(err.start, min(err.end, err.start + 40)).split("\n")[0].strip()
             what = f"{err.message} near '{snippet}'" if snippet else err.message
-            yield Finding(err.start, max(err.end, err.start), f"could not parse {what} {where}{more}",
+            context = ""
+            if model.language == "cuda":
+                from shaderlint.languages.cuda import header_macro_at
+
+                name = header_macro_at(model.source, err.start, err.end)
+                if name is not None:
+                    context = f": `{name}` is a macro defined outside this file; add its header to include-dirs"
+            yield Finding(err.start, max(err.end, err.start), f"could not parse {what} {where}{context}{more}",
                           kernel=f.name if f is not None else None)
 
     @staticmethod
