@@ -274,12 +274,34 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
             from shaderlint.cache import cache_dir_for
             cache_dir = cache_dir_for(resolver.for_path(files[0]))
         host = HostIndex.build(args.paths or ["."], files, resolver.for_path, exclude, cache_dir=cache_dir)
+    from shaderlint.project.run import plan_run
+
+    # each file's context (headers, macros, compile flags); the headers the CUDA sources include are
+    # analysed in context (shaderlint.project.run)
+    plan = plan_run(files, resolver.for_path, None if args.stdin_name else _header_filter(args, resolver),
+                    read=read)
+    files = plan.files
     progress = Progress(len(files))
     try:
         return lint_files(files, resolver.for_path, jobs=args.jobs, use_cache=not args.no_cache and not read,
-                          progress=progress, read=read, host=host)
+                          progress=progress, read=read, host=host, plan=plan)
     finally:
         progress.close()
+
+
+def _header_filter(args: argparse.Namespace, resolver: SettingsResolver):
+    """Which headers found through the includes are linted: under the paths given, not excluded."""
+    from shaderlint.project.run import under_roots
+
+    inside = under_roots(args.paths or ["."])
+    exclude = tuple(g for group in args.extend_exclude for g in group)
+    from shaderlint.config import glob_match
+
+    def accept(p: str) -> bool:
+        st = resolver.for_path(p)
+        return inside(p) and not st.is_excluded(p) and not any(glob_match(p, g, os.getcwd()) for g in exclude)
+
+    return accept
 
 
 def show_settings(args: argparse.Namespace, resolver: SettingsResolver, files: list[str]) -> None:
@@ -335,6 +357,7 @@ def run_lint(args: argparse.Namespace) -> int:
             sys.stdout.flush()
         return failed
     results = lint(args, resolver, files)
+    nfiles = max(len(files), len(results))  # with the headers analysed in context (shaderlint.project.run)
 
     if args.add_ignore:
         from shaderlint.add_ignore import add_ignores
@@ -358,7 +381,7 @@ def run_lint(args: argparse.Namespace) -> int:
         return failed
     if args.baseline:
         results, _dropped = load_baseline(args.baseline).filter(results)
-    emit(args, results, len(files), errors)
+    emit(args, results, nfiles, errors)
     code = 0 if args.exit_zero else exit_code(results, args.fail_on)
     if fixed and args.exit_non_zero_on_fix:
         code = max(code, 1)

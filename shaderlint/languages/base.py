@@ -44,6 +44,7 @@ class Parsed:
     attrs_before: dict[int, list[Mask]] = field(default_factory=dict)
     qualifiers_before: dict[int, list[Mask]] = field(default_factory=dict)
     predefined: object = None  # the build's macros the branches were decided with (None: the defaults)
+    macros: object = None  # the included headers' macros (name -> shaderlint.project.macros.MacroDef) or None
 
     @property
     def root(self) -> ts.Node:
@@ -111,9 +112,16 @@ class FrontEnd:
     def stage_for(self, path: str, source: Source) -> str | None:
         return None
 
-    def masked(self, source: Source, predefined=None) -> tuple[bytes, list[Mask]]:
+    def masked(self, source: Source, predefined=None, macros=None) -> tuple[bytes, list[Mask]]:
         """The text the grammar parses (``source`` with every mask applied, same length) and the masks.
-        ``predefined``: the build's macros (see :meth:`predefined`)."""
+        ``predefined``: the build's macros (see :meth:`predefined`); ``macros``: the included headers'
+        macro definitions (:func:`shaderlint.project.macros.header_macros` returns them to the passes)."""
+        from shaderlint.project.macros import using_header_macros
+
+        with using_header_macros(macros):
+            return self._masked(source, predefined)
+
+    def _masked(self, source: Source, predefined) -> tuple[bytes, list[Mask]]:
         buf = bytearray(source.data)
         masks: list[Mask] = []
         if buf.startswith(b"\xef\xbb\xbf"):
@@ -145,19 +153,20 @@ class FrontEnd:
         return bytes(buf), masks
 
     def parse(self, source: Source, old: Parsed | None = None, deadline=None,
-              context: tuple[tuple[bytes, list[Mask]] | None, str | None] | None = None, predefined=None) -> Parsed:
+              context: tuple[tuple[bytes, list[Mask]] | None, str | None] | None = None, predefined=None,
+              macros=None) -> Parsed:
         """Mask and parse ``source``. With a :class:`shaderlint.deadline.Deadline`, a long parse is
         cancelled when it passes (raising :class:`shaderlint.deadline.TimeBudgetExceeded`).
         ``context``: (masked text and masks or None, stage) to use instead of what ``source`` alone
         gives (``shaderlint.incremental`` parses a copy of a file read in the whole file's context).
-        ``predefined``: the build's macros (see :meth:`predefined`)."""
+        ``predefined``: the build's macros (see :meth:`predefined`); ``macros``: see :meth:`masked`."""
         parse_bytes, masks = context[0] if context is not None and context[0] is not None \
-            else self.masked(source, predefined)
+            else self.masked(source, predefined, macros)
         stage = context[1] if context is not None else self.stage_for(source.path, source)
         parser = self.parser()
         tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
         tree, parse_bytes, masks = _bound_depth(parser, tree, parse_bytes, masks, deadline)
-        parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage, predefined=predefined)
+        parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage, predefined=predefined, macros=macros)
         gaps = _Gaps(parse_bytes)
         for m in masks:
             if m.kind == "attribute":
@@ -479,8 +488,9 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
             continue
         if defined is None:
             defined = {d.group(1) for d in scan_directives(source, _OBJ_MACRO) if not re.search(rb"[;{}]", d.group(2))}
+            defined.update(n for n, b in header_macros_for(source, False).items() if not re.search(rb"[;{}]", b))
         if m.group(1) in defined:
-            continue  # a value macro of this file: an identifier the model evaluates
+            continue  # a value macro of this file or its headers: an identifier the model evaluates
         before, at = _prev_code_byte(source, buf, s)
         if before == b"{" and _prev_code_byte(source, buf, at)[0] in (b"=", b"]", b"(", b","):
             continue  # an initializer list (`= {`) or a braced argument, not a block
@@ -540,7 +550,7 @@ def _blank_qualifier_macros(source: Source, buf: bytearray, pattern: re.Pattern[
         if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s) or not accept(s):
             continue
         if function_like is None:
-            function_like = {d.group(1) for d in _FUNC_MACRO.finditer(data)}
+            function_like = {d.group(1) for d in _FUNC_MACRO.finditer(data)} | set(header_macros_for(source, True))
         if m.group(1) in function_like:
             continue
         out.append(Mask(s, e, "pointer-qualifier", m.group(1).decode()))
@@ -705,6 +715,28 @@ def _prev_code_byte(source: Source, buf: bytearray, pos: int) -> tuple[bytes, in
 
 
 _OBJ_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_DEFINE_OR_UNDEF_NAME = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
+
+
+def header_macros_for(source: Source, function_like: bool | None = None) -> dict[bytes, bytes]:
+    """The included headers' macros (:func:`shaderlint.project.macros.header_macros`, empty without a
+    project context) that the file neither defines nor undefines itself (its own definitions keep
+    today's per-file reading): name -> body; ``function_like`` True / False keeps only those kinds."""
+    from shaderlint.project.macros import header_macros
+
+    header = header_macros()
+    if not header:
+        return {}
+    own = {m.group(1) for m in scan_directives(source, _DEFINE_OR_UNDEF_NAME)}
+    out = {}
+    for name, d in header.items():
+        key = name.encode()
+        if key in own or (function_like is not None and (d.params is not None) != function_like):
+            continue
+        out[key] = d.body.encode("utf-8", "surrogateescape")
+    return out
+
+
 _PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n\\]|\\\r?\n|\\)*|\b_Pragma\s*\(\s*\"(?:[^\"\\\n]|\\.)*\"\s*\)", re.M)
 
 
@@ -724,6 +756,8 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
     ``#define SYNC __syncthreads();``): ``{ BODY }`` cannot be parsed without expanding it."""
     data = source.data
     names = [m.group(1) for m in scan_directives(source, _OBJ_MACRO) if _is_statement_body(m.group(2))]
+    # the headers' statement macros the file uses (`SYNC_WARP` from a utils.h)
+    names += [n for n, b in header_macros_for(source, False).items() if _is_statement_body(b) and n in data]
     if not names:
         return []
     pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")\b[ \t]*;?")
