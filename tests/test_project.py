@@ -349,3 +349,15 @@ def test_include_dirs_setting_is_relative_to_its_file_and_in_the_key(tmp_path):
     (tmp_path / "bad.toml").write_text('include-dirs = "inc"\n')
     with pytest.raises(ConfigError, match="include-dirs"):
         load_config(str(tmp_path / "bad.toml"))
+
+
+def test_a_header_loop_macro_asking_for_unrolling(tmp_path):
+    from shaderlint.engine import lint_source
+
+    kernel = ('#include "cfg.h"\nkernel void k(device float* p [[buffer(0)]]) {\n    float a = 0;\n'
+              '    LOOP(int i = 0; i < 4; ++i) a += p[i];\n    p[0] = a;\n}\n')
+    _tree(tmp_path, {"k.metal": kernel, "cfg.h": '#define LOOP(x) _Pragma("unroll") for (x)\n'})
+    st = Settings()
+    for ctx, want in ((_ctx(tmp_path, "k.metal", st, language="metal"), ["unroll"]), (None, [""])):
+        r = lint_source(str(tmp_path / "k.metal"), kernel.encode(), st, file_context=ctx)
+        assert [mk.value for mk in r.parsed.masks if mk.kind == "loop-macro"] == want

@@ -1131,13 +1131,14 @@ def name_asks_unroll(name: bytes) -> bool:
 
 def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Rewrite loop-header macros (``FOR_UNROLL (init; cond; step)``) as ``for``. The mask's value is
-    "unroll" when the name or the macro's definition in this file asks for unrolling (the model reads
-    it like ``#pragma unroll``), "" otherwise. A macro defined in this file whose body holds no ``for``
-    is left alone."""
+    "unroll" when the name or the macro's definition in this file (else in an included header) asks
+    for unrolling (the model reads it like ``#pragma unroll``), "" otherwise. A macro defined in this
+    file whose body holds no ``for`` is left alone."""
     data = source.data
     if b";" not in data:
         return []
     defs = {m.group(1): m.group(2) for m in scan_directives(source, _FUNC_MACRO)}
+    header = None
     out = []
     for m in match_at(data, _LOOP_MACRO, source.upper_call_starts):  # a subset of them
         s, e = m.start(1), m.end(1)
@@ -1154,6 +1155,10 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"{", b"}", b")", b":", b"") and not ends_after_blanks(data, s, (b"else", b"do")):
             continue  # not at the start of a statement
+        if body is None:
+            if header is None:
+                header = header_macros_for(source, True)
+            body = header.get(name)  # a header's definition: what it asks for (it may expand through others)
         unroll = name_asks_unroll(name) or (
             body is not None and re.search(rb"\bunroll\b(?!\s*\(\s*disable)", body) is not None)
         out.append(Mask(s, e, "loop-macro", name.decode(), "unroll" if unroll else ""))
