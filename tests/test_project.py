@@ -361,3 +361,12 @@ def test_a_header_loop_macro_asking_for_unrolling(tmp_path):
     for ctx, want in ((_ctx(tmp_path, "k.metal", st, language="metal"), ["unroll"]), (None, [""])):
         r = lint_source(str(tmp_path / "k.metal"), kernel.encode(), st, file_context=ctx)
         assert [mk.value for mk in r.parsed.masks if mk.kind == "loop-macro"] == want
+
+
+def test_a_header_pragma_macro_on_a_line_of_its_own_is_still_masked(tmp_path):
+    kernel = ('#include "cfg.h"\n__global__ void k(float* p) {\n    float a = 0;\n    PRAGMA_UNROLL\n'
+              '    for (int i = 0; i < 4; ++i) a += p[i];\n    p[0] = a;\n}\n')
+    header = '#define PRAGMA_UNROLL _Pragma("unroll")\n#define MY_VALUE (4 + 1)\n'
+    r = _lint(tmp_path, kernel, header)
+    assert not [d for d in r.diagnostics if d.code == "SL001"]
+    assert r.model.macros["MY_VALUE"] == 5

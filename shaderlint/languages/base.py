@@ -478,6 +478,9 @@ def mask_file_scope_macro_invocations(source: Source, buf: bytearray) -> list[Ma
 _BARE_MACRO = re.compile(rb"^[ \t]*([A-Z][A-Z0-9_]*_[A-Z0-9_]*)[ \t]*(?://[^\n]*)?\r?$", re.M)
 
 
+_VALUE_BODY = re.compile(rb"(?!.*(?:_Pragma|__pragma|\basm\b|__asm))[\w().+\-*/%<>=!&|^~?: \t]+", re.S)
+
+
 def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out = []
@@ -488,7 +491,9 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
             continue
         if defined is None:
             defined = {d.group(1) for d in scan_directives(source, _OBJ_MACRO) if not re.search(rb"[;{}]", d.group(2))}
-            defined.update(n for n, b in header_macros_for(source, False).items() if not re.search(rb"[;{}]", b))
+            # a header's value macro (a number or an expression; not a `_Pragma` or an empty body, which
+            # stand for statements or nothing and are still masked on a line of their own)
+            defined.update(n for n, b in header_macros_for(source, False).items() if _VALUE_BODY.fullmatch(b.strip()))
         if m.group(1) in defined:
             continue  # a value macro of this file or its headers: an identifier the model evaluates
         before, at = _prev_code_byte(source, buf, s)
