@@ -120,6 +120,16 @@ def test_quoted_includes_search_the_includer_then_include_dirs_angle_includes_on
     assert set(_ctx(tmp_path, "src/k.cu").macros) == {"A_NEAR"}
 
 
+def test_toolkit_names_are_exact_where_projects_share_the_prefixes():
+    from shaderlint.project.includes import is_toolkit
+
+    for name in ("cuda_runtime.h", "cuda_fp16.h", "cub/cub.cuh", "thrust/device_vector.h", "cuda/std/cstdint",
+                 "vector", "cstdint", "stdio.h", "metal_stdlib", "sm_32_intrinsics.h", "torch/extension.h"):
+        assert is_toolkit(name), name
+    for name in ("cuda_utils.h", "device_utils.cuh", "math_utils.h", "utils.h", "common/cuda_helper.hpp"):
+        assert not is_toolkit(name), name
+
+
 def test_transitive_includes_in_order_cycles_and_live_branches(tmp_path):
     _tree(tmp_path, {
         "k.cu": '#include "a.h"\n#if 0\n#include "dead.h"\n#endif\n// #include "comment.h"\n',

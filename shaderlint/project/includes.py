@@ -49,22 +49,35 @@ UNKNOWN_STATE = "\0unknown"
 
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\r\n]+)"|<([^>\r\n]+)>)', re.M)
 
-# Toolkit and system headers: known, never read (their declarations are not the project's code).
-_TOOLKIT = re.compile(
-    r"(?:cuda|cub|thrust|nv|crt|cuda/std|cooperative_groups|cute|hip|rocprim|hipcub|metal|simd|vulkan|"
-    r"c10|ATen|torch|pybind11|sys|bits|linux)/"
-    r"|(?:cuda|cuComplex|cublas|cufft|curand|cusparse|cusolver|cudnn|nccl|nvrtc|nvml|nvToolsExt|nvtx|"
-    r"sm_\d+|device_|vector_|math_|texture_|surface_|host_|driver_|channel_|builtin_|library_types|"
-    r"mma|cooperative_groups|hip_|metal_|__clang|omp|mpi)\w*(?:\.h|\.hpp|\.cuh)?$"
-    r"|[a-z_]+$"  # <vector>, <cstdint>, <algorithm>: the C++ standard library
-    r"|(?:assert|complex|ctype|errno|fenv|float|inttypes|iso646|limits|locale|math|setjmp|signal|stdalign|"
-    r"stdarg|stdatomic|stdbool|stddef|stdint|stdio|stdlib|stdnoreturn|string|tgmath|threads|time|uchar|"
-    r"wchar|wctype|unistd|pthread|dlfcn|fcntl|malloc|memory|strings|alloca|immintrin|x86intrin|arm_neon)\.h$")
+# Toolkit and system headers: known, never read (their declarations are not the project's code). Exact
+# names where projects use the same prefixes for their own headers (`cuda_utils.h`, `device_utils.cuh`).
+_TOOLKIT_DIRS = re.compile(
+    r"(?:cub|thrust|nv|nvtx3|crt|cuda|cooperative_groups|cute|hip|hipcub|rocprim|metal|simd|vulkan|c10|ATen|torch|"
+    r"pybind11|sys|bits|linux|Metal|Foundation)/")
+_TOOLKIT_NAMES = frozenset(
+    "cuda.h cuda_runtime.h cuda_runtime_api.h cuda_fp16.h cuda_fp16.hpp cuda_bf16.h cuda_bf16.hpp cuda_fp8.h "
+    "cuda_fp8.hpp cuda_fp6.h cuda_fp4.h cuda_pipeline.h cuda_pipeline_primitives.h cuda_awbarrier.h "
+    "cuda_awbarrier_primitives.h cuda_texture_types.h cuda_surface_types.h cuda_occupancy.h cuda_profiler_api.h "
+    "cuda_gl_interop.h cudaTypedefs.h cuComplex.h cuda_device_runtime_api.h device_functions.h "
+    "device_launch_parameters.h device_atomic_functions.h device_types.h device_double_functions.h driver_types.h "
+    "driver_functions.h host_defines.h host_config.h vector_types.h vector_functions.h math_constants.h "
+    "math_functions.h mma.h texture_fetch_functions.h texture_indirect_functions.h surface_functions.h "
+    "surface_indirect_functions.h channel_descriptor.h builtin_types.h library_types.h cooperative_groups.h "
+    "nvrtc.h nvml.h nvToolsExt.h cudnn.h nccl.h curand.h curand_kernel.h cublas_v2.h cublas.h cublasLt.h "
+    "cufft.h cusparse.h cusolverDn.h metal_stdlib metal_compute metal_atomic metal_simdgroup "
+    "metal_simdgroup_matrix metal_math metal_integer hip_runtime.h hip_fp16.h hip_bf16.h".split())
+_STD_C = re.compile(
+    r"(?:assert|complex|ctype|errno|fenv|float|inttypes|iso646|limits|locale|math|setjmp|signal|stdalign|stdarg|"
+    r"stdatomic|stdbool|stddef|stdint|stdio|stdlib|stdnoreturn|string|tgmath|threads|time|uchar|wchar|wctype|"
+    r"unistd|pthread|dlfcn|fcntl|malloc|memory|strings|alloca|immintrin|x86intrin|arm_neon|omp|mpi)\.h")
 
 
 def is_toolkit(name: str) -> bool:
     """``name`` (as written in ``#include``) is a toolkit or system header, never read."""
-    return _TOOLKIT.match(name.strip()) is not None
+    name = name.strip()
+    return (name in _TOOLKIT_NAMES or _TOOLKIT_DIRS.match(name) is not None or _STD_C.fullmatch(name) is not None
+            or re.fullmatch(r"[a-z_]+", name) is not None  # <vector>, <cstdint>: the C++ standard library
+            or re.fullmatch(r"sm_\d+_\w+\.h(?:pp)?", name) is not None)  # sm_32_intrinsics.h and the like
 
 
 @dataclass(frozen=True)
