@@ -326,7 +326,8 @@ def show_settings(args: argparse.Namespace, resolver: SettingsResolver, files: l
              "extension = {" + ", ".join(f'"{e}" = "{lang}"' for e, lang in st.extension) + "}",
              "facts = {" + ", ".join(f'{k} = "{v}"' for k, v in st.facts_for(path).items()) + "}  # for this file",
              f"host-code = {'true' if st.host_code else 'false'}",
-             f"compiler = {json.dumps(st.compiler)}"]
+             f"compiler = {json.dumps(st.compiler)}",
+             f"defines = {arr(st.defines)}", f"include-dirs = {arr(st.include_dirs)}"]
     if language:
         lines.append(f"# active target: {resolve_target(st, language).name}")
         lines.append("# rules: " + " ".join(r.code for r in enabled_rules(st, language, path)))

@@ -380,3 +380,10 @@ def test_a_header_pragma_macro_on_a_line_of_its_own_is_still_masked(tmp_path):
     r = _lint(tmp_path, kernel, header)
     assert not [d for d in r.diagnostics if d.code == "SL001"]
     assert r.model.macros["MY_VALUE"] == 5
+
+
+def test_show_settings_lists_the_include_dirs(project_dir, capsys):
+    (project_dir / "shaderlint.toml").write_text('include-dirs = ["inc"]\n')
+    _tree(project_dir, {"k.cu": "__global__ void k() {}\n"})
+    code, out = _run(capsys, "--show-settings", "k.cu")
+    assert code == 0 and f'include-dirs = ["{project_dir / "inc"}"]' in out.splitlines()
