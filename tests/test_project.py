@@ -329,7 +329,10 @@ def test_headers_included_by_cuda_sources_are_analysed_in_context(project_dir, c
         "src/b.cu": '#define USE_FAST 0\n#include "kern.h"\n',
         "src/kern.h": header,
         "src/lonely.h": header,  # included by no CUDA source: not read
-        "src/host.hpp": "int f();\n",
+        "src/host.hpp": "int f();\n",  # included, but no device code: not linted
+        "src/qual.h": "#define DEV __device__\n",
+        "src/uses.hpp": "DEV int g(int x) { return x; }\n",  # device code through a header macro
+        "src/c.cu": '#include "host.hpp"\n#include "qual.h"\n#include "uses.hpp"\n',
     })
     code, out = _run(capsys, "src")
     assert code == 1
@@ -339,9 +342,10 @@ def test_headers_included_by_cuda_sources_are_analysed_in_context(project_dir, c
     from shaderlint.project.run import plan_run, under_roots
 
     r = SettingsResolver(None, {})
-    plan = plan_run(["src/a.cu", "src/b.cu"], r.for_path, under_roots(["src"]))
-    assert plan.files == ["src/a.cu", "src/b.cu", os.path.join("src", "kern.h")]
-    assert plan.languages == {os.path.join("src", "kern.h"): "cuda"}
+    plan = plan_run(["src/a.cu", "src/b.cu", "src/c.cu"], r.for_path, under_roots(["src"]))
+    added = [os.path.join("src", n) for n in ("kern.h", "uses.hpp")]
+    assert plan.files == ["src/a.cu", "src/b.cu", "src/c.cu"] + added
+    assert plan.languages == {p: "cuda" for p in added}
     assert plan.contexts[os.path.join("src", "kern.h")].includer.endswith("a.cu")
     # headers outside the paths linted are not added
     plan = plan_run(["src/a.cu"], r.for_path, under_roots(["src/a.cu"]))

@@ -35,6 +35,7 @@ import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from shaderlint.project.macros import MacroDef, scan_macros
 
@@ -72,12 +73,16 @@ _STD_C = re.compile(
     r"unistd|pthread|dlfcn|fcntl|malloc|memory|strings|alloca|immintrin|x86intrin|arm_neon|omp|mpi)\.h")
 
 
+_STD_CXX = re.compile(r"[a-z_]+")  # <vector>, <cstdint>: the C++ standard library
+_SM_HEADER = re.compile(r"sm_\d+_\w+\.h(?:pp)?")  # sm_32_intrinsics.h and the like
+
+
+@lru_cache(maxsize=4096)
 def is_toolkit(name: str) -> bool:
     """``name`` (as written in ``#include``) is a toolkit or system header, never read."""
     name = name.strip()
     return (name in _TOOLKIT_NAMES or _TOOLKIT_DIRS.match(name) is not None or _STD_C.fullmatch(name) is not None
-            or re.fullmatch(r"[a-z_]+", name) is not None  # <vector>, <cstdint>: the C++ standard library
-            or re.fullmatch(r"sm_\d+_\w+\.h(?:pp)?", name) is not None)  # sm_32_intrinsics.h and the like
+            or _STD_CXX.fullmatch(name) is not None or _SM_HEADER.fullmatch(name) is not None)
 
 
 @dataclass(frozen=True)
@@ -281,6 +286,7 @@ class Project:
         self._dbs: dict[str, CompileDB | None] = {}
         self._db_for_dir: dict[str, CompileDB | None] = {}
         self._resolve_cache: dict[tuple, str | None] = {}
+        self._digests: dict[str, tuple[bytes, str]] = {}  # path -> (the bytes read, their digest)
         self.headers_scanned = 0  # walks of a header (each once per content and build macros)
 
     # -- files --
@@ -358,11 +364,12 @@ class Project:
     # -- resolution --
     def resolve(self, inc: Include, includer: str, dirs: tuple[str, ...], system: tuple[str, ...] = ()) -> str | None:
         """The absolute path ``inc`` names, or None (toolkit or system header, or not found)."""
-        if is_toolkit(inc.name) or os.path.isabs(inc.name):
-            return None
         key = (inc.name, inc.quoted, os.path.dirname(includer) if inc.quoted else "", dirs, system)
         if key in self._resolve_cache and self._cache_reads:
             return self._resolve_cache[key]
+        if is_toolkit(inc.name) or os.path.isabs(inc.name):
+            self._resolve_cache[key] = None
+            return None
         found = None
         search = ((os.path.dirname(includer),) if inc.quoted else ()) + dirs
         for d in search:
@@ -377,7 +384,12 @@ class Project:
 
     # -- headers --
     def header(self, path: str, data: bytes, predefined: tuple) -> _Header:
-        digest = hashlib.sha256(data).hexdigest()
+        known = self._digests.get(path)
+        if known is not None and known[0] is data:
+            digest = known[1]
+        else:
+            digest = hashlib.sha256(data).hexdigest()
+            self._digests[path] = (data, digest)
         key = (digest, predefined)
         h = self._headers.get(key)
         if h is None or h.path != path:

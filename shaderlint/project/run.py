@@ -6,13 +6,15 @@ adds the headers the run's CUDA sources include that discovery does not take by 
 included) is analysed in the context of *one* includer: the first CUDA source, in path order, whose
 includes (followed transitively) read it. It gets the macros in force where that source includes it
 and that source's compile command; its findings are reported once, in the header. Only headers under
-the paths being linted (and not excluded) are added; a header no CUDA source of the run includes is
-not read (a ``.cuh`` is still linted on its own, as before).
+the paths being linted (and not excluded) and holding device code (``__global__``, ``__device__``,
+``__shared__``, ``__constant__``, or a macro the headers before it define as one) are added; a header
+no CUDA source of the run includes is not read (a ``.cuh`` is still linted on its own, as before).
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -94,6 +96,7 @@ def plan_run(files: Sequence[str], settings_for: Callable[[str], object], accept
             plan.languages[shown] = "cuda"
             by_abs[h] = shown
             added.append(shown)
+    kept: list[str] = []
     for f in headers + added:
         settings = settings_for(f)
         language = plan.languages.get(f) or settings.language_for(f)
@@ -102,10 +105,32 @@ def plan_run(files: Sequence[str], settings_for: Callable[[str], object], accept
             continue
         inc = includer_of.get(os.path.normpath(os.path.abspath(f)))
         ctx = _context(project, f, data, settings, language, inc, get(inc) if inc is not None else None)
+        if f in plan.languages and not _has_device_code(data, ctx):
+            del plan.languages[f]  # a C or C++ header of the host side: nothing for a GPU linter to read
+            plan.data.pop(f, None)
+            continue
         if ctx is not None:
             plan.contexts[f] = ctx
-    plan.files.extend(added)
+        if f in plan.languages:
+            kept.append(f)
+    plan.files.extend(kept)
     return plan
+
+
+_DIRECTIVE_LINES = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+_DEVICE_WORDS = (b"__global__", b"__device__", b"__shared__", b"__constant__")
+
+
+def _has_device_code(data: bytes, ctx: FileContext | None) -> bool:
+    """A header holds CUDA device code: a device keyword, or a macro the headers before it define as one
+    (CUTLASS's ``CUTLASS_DEVICE``) used in it."""
+    data = _DIRECTIVE_LINES.sub(b"", data)  # a `#define DEV __device__` alone declares nothing
+    if any(w in data for w in _DEVICE_WORDS):
+        return True
+    if ctx is None:
+        return False
+    return any(name.encode() in data for name, d in ctx.macros.items()
+               if any(w.decode() in d.body for w in _DEVICE_WORDS))
 
 
 def _context(project: Project, path: str, data: bytes, settings, language: str, includer: str | None = None,
