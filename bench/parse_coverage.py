@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
             ctx = plan.contexts.get(p)
             lang = plan.languages.get(p) or language_for_path(p)
             kwargs[p] = {"predefined": predefined_for(settings, lang, ctx),
-                         "macros": ctx.macros if ctx is not None and ctx.macros else None}
+                         "extra_macros": ctx.macros if ctx is not None and ctx.macros else None}
         for p in plan.files[len(files):]:
             by_lang["cuda hdrs"].append((p, plan.data.get(p) or open(p, "rb").read()))
     for p in files:

@@ -112,13 +112,14 @@ class FrontEnd:
     def stage_for(self, path: str, source: Source) -> str | None:
         return None
 
-    def masked(self, source: Source, predefined=None, macros=None) -> tuple[bytes, list[Mask]]:
+    def masked(self, source: Source, predefined=None, extra_macros=None) -> tuple[bytes, list[Mask]]:
         """The text the grammar parses (``source`` with every mask applied, same length) and the masks.
-        ``predefined``: the build's macros (see :meth:`predefined`); ``macros``: the included headers'
-        macro definitions (:func:`shaderlint.project.macros.header_macros` returns them to the passes)."""
+        ``predefined``: the build's macros (see :meth:`predefined`); ``extra_macros``: the included
+        headers' macro definitions, name -> :class:`shaderlint.project.macros.MacroDef`
+        (:func:`shaderlint.project.macros.header_macros` returns them to the masking passes)."""
         from shaderlint.project.macros import using_header_macros
 
-        with using_header_macros(macros):
+        with using_header_macros(extra_macros):
             return self._masked(source, predefined)
 
     def _masked(self, source: Source, predefined) -> tuple[bytes, list[Mask]]:
@@ -154,19 +155,19 @@ class FrontEnd:
 
     def parse(self, source: Source, old: Parsed | None = None, deadline=None,
               context: tuple[tuple[bytes, list[Mask]] | None, str | None] | None = None, predefined=None,
-              macros=None) -> Parsed:
+              extra_macros=None) -> Parsed:
         """Mask and parse ``source``. With a :class:`shaderlint.deadline.Deadline`, a long parse is
         cancelled when it passes (raising :class:`shaderlint.deadline.TimeBudgetExceeded`).
         ``context``: (masked text and masks or None, stage) to use instead of what ``source`` alone
         gives (``shaderlint.incremental`` parses a copy of a file read in the whole file's context).
-        ``predefined``: the build's macros (see :meth:`predefined`); ``macros``: see :meth:`masked`."""
+        ``predefined``: the build's macros (see :meth:`predefined`); ``extra_macros``: see :meth:`masked`."""
         parse_bytes, masks = context[0] if context is not None and context[0] is not None \
-            else self.masked(source, predefined, macros)
+            else self.masked(source, predefined, extra_macros)
         stage = context[1] if context is not None else self.stage_for(source.path, source)
         parser = self.parser()
         tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
         tree, parse_bytes, masks = _bound_depth(parser, tree, parse_bytes, masks, deadline)
-        parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage, predefined=predefined, macros=macros)
+        parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage, predefined=predefined, macros=extra_macros)
         gaps = _Gaps(parse_bytes)
         for m in masks:
             if m.kind == "attribute":
