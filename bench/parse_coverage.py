@@ -1,7 +1,7 @@
 """Parse coverage and speed of the front ends.
 
     python bench/parse_coverage.py DIR [DIR ...] [--raw] [--repeat N] [--language cuda] [--list]
-        [--validate] [--nvcc [--include-dir D ...]] [--judged FILE.tsv]
+        [--validate] [--nvcc] [--context] [--include-dir D ...] [--judged FILE.tsv]
 
 Per language: files, files whose tree still has an ERROR/MISSING node after the
 front end (and, with ``--raw``, with the stock grammar and no masking), lines,
@@ -19,6 +19,12 @@ prints the error rate among the files not judged invalid.
 ``--validate`` (GLSL, needs ``glslangValidator``): which files a compiler accepts, and the rate of
 SL001 among those (the figure that counts: a template with ``<placeholder>`` lines that glslang
 rejects too is no front-end defect). See :func:`glsl_validity`.
+
+``--context``: each file is parsed in its project context (shaderlint.project: the headers it
+includes, their macros, compile_commands.json), as a lint run does; ``--include-dir`` adds
+directories to ``#include``'s search (the ``include-dirs`` setting). The headers the CUDA files include
+that discovery does not take (``.h``, ``.hpp``, ``.inl``) are counted on a line of their own
+("cuda hdrs"), so the per-language lines compare the same files with and without ``--context``.
 """
 
 from __future__ import annotations
@@ -52,30 +58,46 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--list", action="store_true", help="list files that still have errors")
     ap.add_argument("--language", choices=("metal", "cuda", "glsl"), help="only this language")
     ap.add_argument("--nvcc", action="store_true", help="compile the CUDA files with errors with nvcc")
-    ap.add_argument("--include-dir", action="append", default=[], help="include directory for --nvcc")
+    ap.add_argument("--include-dir", action="append", default=[], help="include directory for --nvcc and --context")
     ap.add_argument("--judged", help="TSV of files judged valid (yes/no/unknown in the third column)")
     ap.add_argument("--validate", action="store_true",
                     help="GLSL: also count the files glslangValidator accepts and the SL001 rate among them")
+    ap.add_argument("--context", action="store_true", help="parse each file in its project context")
     args = ap.parse_args(argv)
     files = [p for p in discover(args.dirs) if language_for_path(p) and language_for_path(p) == (args.language or language_for_path(p))]
     judged = _read_judged(args.judged) if args.judged else {}
     by_lang: dict[str, list[tuple[str, bytes]]] = defaultdict(list)
+    kwargs: dict[str, dict] = {}  # path -> parse keywords (the context)
+    if args.context:
+        from shaderlint.config import Settings
+        from shaderlint.engine import predefined_for
+        from shaderlint.project.run import plan_run, under_roots
+
+        settings = Settings(include_dirs=tuple(os.path.abspath(d) for d in args.include_dir))
+        plan = plan_run(files, lambda _p: settings, under_roots(args.dirs))
+        for p in plan.files:
+            ctx = plan.contexts.get(p)
+            lang = plan.languages.get(p) or language_for_path(p)
+            kwargs[p] = {"predefined": predefined_for(settings, lang, ctx),
+                         "extra_macros": ctx.macros if ctx is not None and ctx.macros else None}
+        for p in plan.files[len(files):]:
+            by_lang["cuda hdrs"].append((p, plan.data.get(p) or open(p, "rb").read()))
     for p in files:
         with open(p, "rb") as fh:
             by_lang[language_for_path(p)].append((p, fh.read()))
     print(f"{'language':<8} {'files':>6} {'with errors':>12} {'raw errors':>11} {'lines':>8} "
           f"{'parse lines/s':>14} {'parse+model lines/s':>20}")
     total_err = 0
-    for lang in ("metal", "cuda", "glsl"):
+    for lang in ("metal", "cuda", "glsl", "cuda hdrs"):
         items = by_lang.get(lang, [])
         if not items:
             continue
-        fe = FRONT_ENDS[lang]
+        fe = FRONT_ENDS["cuda" if lang == "cuda hdrs" else lang]
         lines = sum(d.count(b"\n") + 1 for _, d in items)
         errors = []
         raw_errors = 0
         for p, d in items:
-            parsed = fe.parse(Source(p, d))
+            parsed = fe.parse(Source(p, d), **kwargs.get(p, {}))
             if parsed.tree.root_node.has_error:
                 errors.append(p)
             if args.raw:
@@ -88,10 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         for _ in range(args.repeat):
             t0 = time.perf_counter()
             for p, d in items:
-                fe.parse(Source(p, d))
+                fe.parse(Source(p, d), **kwargs.get(p, {}))
             t1 = time.perf_counter()
             for p, d in items:
-                build_model(fe.parse(Source(p, d)))
+                build_model(fe.parse(Source(p, d), **kwargs.get(p, {})))
             t2 = time.perf_counter()
             best_parse = min(best_parse, t1 - t0)
             best_model = min(best_model, t2 - t1)

@@ -276,10 +276,17 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
         from shaderlint.host.index import host_roots
         host = HostIndex.build(host_roots(args.paths or ["."], files, resolver.for_path), files, resolver.for_path,
                                exclude, cache_dir=cache_dir)
+    from shaderlint.project.run import plan_run
+
+    # each file's context (headers, macros, compile flags); the headers the CUDA sources include are
+    # analysed in context (shaderlint.project.run)
+    plan = plan_run(files, resolver.for_path, None if args.stdin_name else _header_filter(args, resolver),
+                    read=read)
+    files = plan.files
     progress = Progress(len(files))
     try:
         results = lint_files(files, resolver.for_path, jobs=args.jobs, use_cache=not args.no_cache and not read,
-                             progress=progress, read=read, host=host)
+                             progress=progress, read=read, host=host, plan=plan)
     finally:
         progress.close()
     if host is not None:  # findings in the host files themselves (SL503 at the host line)
@@ -287,6 +294,21 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
         results = lint_host_files(host, results, resolver.for_path, use_cache=not args.no_cache,
                                   only=args.paths or ["."])
     return results
+
+
+def _header_filter(args: argparse.Namespace, resolver: SettingsResolver):
+    """Which headers found through the includes are linted: under the paths given, not excluded."""
+    from shaderlint.project.run import under_roots
+
+    inside = under_roots(args.paths or ["."])
+    exclude = tuple(g for group in args.extend_exclude for g in group)
+    from shaderlint.config import glob_match
+
+    def accept(p: str) -> bool:
+        st = resolver.for_path(p)
+        return inside(p) and not st.is_excluded(p) and not any(glob_match(p, g, os.getcwd()) for g in exclude)
+
+    return accept
 
 
 def show_settings(args: argparse.Namespace, resolver: SettingsResolver, files: list[str]) -> None:
@@ -311,7 +333,8 @@ def show_settings(args: argparse.Namespace, resolver: SettingsResolver, files: l
              "extension = {" + ", ".join(f'"{e}" = "{lang}"' for e, lang in st.extension) + "}",
              "facts = {" + ", ".join(f'{k} = "{v}"' for k, v in st.facts_for(path).items()) + "}  # for this file",
              f"host-code = {'true' if st.host_code else 'false'}",
-             f"compiler = {json.dumps(st.compiler)}"]
+             f"compiler = {json.dumps(st.compiler)}",
+             f"defines = {arr(st.defines)}", f"include-dirs = {arr(st.include_dirs)}"]
     if language:
         lines.append(f"# active target: {resolve_target(st, language).name}")
         lines.append("# rules: " + " ".join(r.code for r in enabled_rules(st, language, path)))
@@ -342,6 +365,7 @@ def run_lint(args: argparse.Namespace) -> int:
             sys.stdout.flush()
         return failed
     results = lint(args, resolver, files)
+    nfiles = max(len(files), len(results))  # with the headers analysed in context (shaderlint.project.run)
 
     if args.add_ignore:
         from shaderlint.add_ignore import add_ignores
@@ -365,7 +389,7 @@ def run_lint(args: argparse.Namespace) -> int:
         return failed
     if args.baseline:
         results, _dropped = load_baseline(args.baseline).filter(results)
-    emit(args, results, len(files), errors)
+    emit(args, results, nfiles, errors)
     code = 0 if args.exit_zero else exit_code(results, args.fail_on)
     if fixed and args.exit_non_zero_on_fix:
         code = max(code, 1)

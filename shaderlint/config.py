@@ -69,6 +69,9 @@ class Settings:
     #: A compiler lint runs may call for exact figures (SL505, SL506): "none", "ptxas" or "auto".
     compiler: str = "none"
     host_code: bool = True  # read host launch code for kernel facts (shaderlint.host.index)
+    #: ``include-dirs``: absolute directories ``#include`` searches after the includer's own directory
+    #: (shaderlint.project.includes), given relative to the configuration file that sets them
+    include_dirs: tuple[str, ...] = ()
     config_path: str | None = None
 
     def language_for(self, path: str) -> str | None:
@@ -93,7 +96,7 @@ class Settings:
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores, self.target,
                      self.occupancy_threshold, self.facts, self.extension,
                      self.base_dir() if self.config_path else None, self.max_file_size, self.defines,
-                     self.compiler, compiler_identity(self.compiler)))
+                     self.compiler, compiler_identity(self.compiler), self.include_dirs))
 
     def base_dir(self) -> str:
         """The directory globs are relative to: the config file's, else the current one."""
@@ -204,7 +207,7 @@ def rule_enabled(code: str, default_on: bool, select: tuple[str, ...], ignore: t
 
 CONFIG_KEYS = ("extend", "select", "ignore", "extend-select", "per-file-ignores", "target", "occupancy-threshold",
                "exclude", "extend-exclude", "extension", "facts", "threadgroup-size", "grid-size", "dispatch",
-               "time-budget", "max-file-size", "defines", "compiler", "host-code")
+               "time-budget", "max-file-size", "defines", "compiler", "host-code", "include-dirs")
 LANGUAGES = ("metal", "cuda", "glsl")
 FACT_KEYS = ("threadgroup-size", "grid-size", "dispatch")
 DISPATCH_VALUES = ("threads", "threadgroups")
@@ -319,7 +322,7 @@ def layer(base: Settings, own: Settings, table: dict[str, Any]) -> Settings:
         kw["per_file_ignores"] = own.per_file_ignores
     for key, attr in (("target", "target"), ("occupancy-threshold", "occupancy_threshold"),
                       ("time-budget", "time_budget"), ("defines", "defines"), ("compiler", "compiler"),
-                      ("host-code", "host_code")):
+                      ("host-code", "host_code"), ("include-dirs", "include_dirs")):
         if key in table:
             kw[attr] = getattr(own, attr)
     if "exclude" in table:
@@ -375,6 +378,15 @@ def check_defines(value: Any, where: str) -> tuple[str, ...]:
         if parse_define(d) is None:
             raise ConfigError(f"{where}: {d!r} is not a macro definition (NAME or NAME=VALUE; no function-like macros)")
     return tuple(d.strip() for d in value)
+
+
+def check_include_dirs(value: Any, where: str, config_path: str) -> tuple[str, ...]:
+    """``["include", "../common"]``: directories relative to the configuration file (the current
+    directory for ``--config`` overrides), returned absolute and normalized."""
+    if isinstance(value, str) or not isinstance(value, list) or not all(isinstance(x, str) and x.strip() for x in value):
+        raise ConfigError(f"{where} must be a list of directories, e.g. [\"include\", \"../common\"]")
+    base = os.path.dirname(os.path.abspath(config_path)) if os.path.isfile(config_path) else os.getcwd()
+    return tuple(os.path.normpath(os.path.join(base, os.path.expanduser(d.strip()))) for d in value)
 
 
 def check_fact(key: str, value: Any, where: str) -> str:
@@ -463,6 +475,8 @@ def settings_from_table(table: dict[str, Any], path: str = "<config>") -> Settin
         kw["host_code"] = v
     if "defines" in table:
         kw["defines"] = check_defines(table["defines"], where("defines"))
+    if "include-dirs" in table:
+        kw["include_dirs"] = check_include_dirs(table["include-dirs"], where("include-dirs"), path)
     if "exclude" in table or "extend-exclude" in table:
         kw["exclude"] = (_globs(table["exclude"], where("exclude")) if "exclude" in table else ()) \
             + (_globs(table["extend-exclude"], where("extend-exclude")) if "extend-exclude" in table else ())

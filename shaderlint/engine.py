@@ -49,6 +49,7 @@ class FileResult:
     partial: bool = False  # diagnostics from shaderlint.incremental: no model or parse of the whole file
     unread: int = 0  # regions the front end could not read, not listed because SL001 is not selected
     host: object = None  # the shaderlint.host.index.HostFacts it was linted with (a re-lint after --fix uses them)
+    file_context: object = None  # the shaderlint.project.includes.FileContext it was linted with (likewise)
 
 
 _ENABLED: dict[tuple, list[type[Rule]]] = {}  # memo: the same few selections, asked once per file
@@ -127,30 +128,37 @@ class _CollectorPause:
         return False
 
 
-def predefined_for(settings: Settings, language: str):
+def predefined_for(settings: Settings, language: str, file_context=None):
     """The macros the build defines before the file (``defines``, and ``__CUDA_ARCH__`` from the
-    configured target): what :mod:`shaderlint.languages.conditions` decides ``#if`` branches with."""
+    configured target): what :mod:`shaderlint.languages.conditions` decides ``#if`` branches with.
+    With a :class:`shaderlint.project.includes.FileContext`: the compile command's ``-D``/``-U`` and
+    architecture too, and what the included headers leave the macros as."""
     from shaderlint.languages.conditions import predefined
 
-    return predefined(language, settings.target, settings.defines)
+    if file_context is None:
+        return predefined(language, settings.target, settings.defines)
+    from shaderlint.project.includes import build_predefined, context_predefined
+
+    return context_predefined(build_predefined(settings, language, file_context.flags), file_context)
 
 
 def lint_source(path: str, data: bytes, settings: Settings | None = None, language: str | None = None,
-                old: Parsed | None = None, context=None, host=None) -> FileResult:
+                old: Parsed | None = None, context=None, host=None, file_context=None) -> FileResult:
     """Lint one file's bytes. ``language`` overrides detection by extension; ``context``: see
     :meth:`shaderlint.languages.base.FrontEnd.parse`; ``host``: the :class:`shaderlint.host.index.HostFacts`
-    of the code launching this file's kernels. The cyclic garbage collector is paused while it
-    runs (:func:`collector_paused`)."""
+    of the code launching this file's kernels; ``file_context``: the
+    :class:`shaderlint.project.includes.FileContext` (headers' macros, build flags). The cyclic
+    garbage collector is paused while it runs (:func:`collector_paused`)."""
     with collector_paused():
-        return _lint_source(path, data, settings, language, old, context, host)
+        return _lint_source(path, data, settings, language, old, context, host, file_context)
 
 
 def _lint_source(path: str, data: bytes, settings: Settings | None, language: str | None,
-                 old: Parsed | None, context, host=None) -> FileResult:
+                 old: Parsed | None, context, host=None, file_context=None) -> FileResult:
     settings = settings or Settings()
     source = Source(path, data)
     language = language or settings.language_for(path)
-    result = FileResult(path, source, language, host=host)
+    result = FileResult(path, source, language, host=host, file_context=file_context)
     if language is None:
         return result
     limit = settings.max_file_size
@@ -177,8 +185,9 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
     try:
         with dl:
             try:
-                parsed = FRONT_ENDS[language].parse(source, old, deadline=dl, context=context,
-                                                    predefined=predefined_for(settings, language))
+                parsed = FRONT_ENDS[language].parse(
+                    source, old, deadline=dl, context=context, predefined=predefined_for(settings, language, file_context),
+                    extra_macros=file_context.macros if file_context is not None and file_context.macros else None)
                 result.parsed = parsed
                 stage = "building the model"
                 model = build_model(parsed)

@@ -154,14 +154,14 @@ def _relint_settings(diagnostics: Sequence[Diagnostic]) -> "Settings":
 
 def fix_source(path: str, data: bytes, settings: "Settings | None" = None, unsafe: bool = False,
                language: str | None = None, diagnostics: Sequence[Diagnostic] | None = None,
-               max_passes: int = MAX_PASSES, host=None) -> FixOutcome:
+               max_passes: int = MAX_PASSES, host=None, file_context=None) -> FixOutcome:
     """Apply fixes until none applies. ``diagnostics`` are those of ``data`` (linted here when None);
     later passes re-lint with ``settings`` (default: the rules that produced fixes in ``diagnostics``)
     and ``host``, the host facts of the first lint (:class:`shaderlint.host.index.HostFacts`)."""
     from shaderlint.engine import lint_source
 
     if diagnostics is None:
-        result = lint_source(path, data, settings, language, host=host)
+        result = lint_source(path, data, settings, language, host=host, file_context=file_context)
         diagnostics = result.diagnostics
     else:
         result = None
@@ -194,7 +194,7 @@ def fix_source(path: str, data: bytes, settings: "Settings | None" = None, unsaf
         out.applied += len(fixed)
         current = candidate
         out.data = current
-        out.result = lint_source(path, current, settings, language, host=host)
+        out.result = lint_source(path, current, settings, language, host=host, file_context=file_context)
         diagnostics = out.result.diagnostics
         if current in seen:
             break  # a cycle between fixes: stop
@@ -291,7 +291,8 @@ def cli_fix(results: list["FileResult"], *, fix: bool, diff: bool, unsafe: bool,
         for r in results:
             data = r.source.data
             if r.language is not None and any(fixable(d, unsafe) for d in r.diagnostics):
-                outcome = fix_source(r.path, data, settings_for(r.path), unsafe, r.language, r.diagnostics, host=r.host)
+                outcome = fix_source(r.path, data, settings_for(r.path), unsafe, r.language, r.diagnostics, host=r.host,
+                                     file_context=r.file_context)
                 for reason in outcome.refused:
                     print(f"shaderlint: {reason}", file=err)
                 data = outcome.data
@@ -306,7 +307,7 @@ def cli_fix(results: list["FileResult"], *, fix: bool, diff: bool, unsafe: bool,
         if not any(fixable(d, unsafe) for d in r.diagnostics):
             continue
         outcome = fix_source(r.path, r.source.data, settings_for(r.path), unsafe, r.language, r.diagnostics,
-                             host=r.host)
+                             host=r.host, file_context=r.file_context)
         for reason in outcome.refused:
             print(f"shaderlint: {reason}", file=err)
         if not outcome.changed:

@@ -82,6 +82,9 @@ class Outline:
     # naming one are linked, since what one writes decides what the other reads
     # (shaderlint.model.divisibility treats a `static` nothing writes as a constant)
     shared: frozenset[bytes] = frozenset()
+    #: the shaderlint.project.includes.FileContext of the last whole-file lint: the parts are linted
+    #: with it (a change of a header it read makes the server lint the whole file again)
+    file_context: object = None
 
     # ---- edits ------------------------------------------------------------------------------------
     def edit(self, start: int, end: int, new_len: int) -> None:
@@ -187,7 +190,8 @@ def build_outline(result: FileResult, settings: Settings) -> Outline | None:
     macros = {m.group(1): frozenset(_WORD.findall(m.group(2))) for m in _DEFINE.finditer(data)}
     shared = frozenset(v.name.encode() for v in model.globals
                        if not (v.is_const or v.is_constexpr or v.dims) and v.address_space is None)
-    return Outline(spans, macros, list(result.diagnostics), settings.key(), [], set(), shared=shared)
+    return Outline(spans, macros, list(result.diagnostics), settings.key(), [], set(), shared=shared,
+                   file_context=result.file_context)
 
 
 def _spans(model, data: bytes, lenient: bool) -> list[Span] | None:
@@ -241,7 +245,8 @@ def carry_outline(prev: Outline | None, result: FileResult, settings: Settings) 
         spans.append(Span(s.name, s.start, s.body_start, s.body_end,
                           _words(data, s.body_start + 1, s.body_end - 1) if edited else s.words,
                           s.fixed or (edited and _special(data, s.body_start, s.body_end)), s.broken))
-    outline = Outline(spans, prev.macros, list(result.diagnostics), settings.key(), [], set(), shared=prev.shared)
+    outline = Outline(spans, prev.macros, list(result.diagnostics), settings.key(), [], set(), shared=prev.shared,
+                      file_context=result.file_context)
     for c in result.parsed.tree.root_node.children:
         if c.has_error or c.is_missing:
             members = _chain(outline, c.start_byte, c.end_byte, None)
@@ -383,7 +388,7 @@ class _Copy:
 
 
 def _lint_copy(path: str, data: bytes, settings: Settings, language: str, spans: list[Span], keep: set[int],
-               source: Source, until: int | None = None):
+               source: Source, until: int | None = None, file_context=None):
     """Lint the copy of ``data`` without the definitions outside ``keep``, read in the whole document's
     context; returns the result and the offset maps copy -> real -> copy (None: it cannot be read so).
 
@@ -404,9 +409,10 @@ def _lint_copy(path: str, data: bytes, settings: Settings, language: str, spans:
     stage = fe.stage_for(path, source)
     copy = _Copy(data, spans, keep)
     text = copy.data if until is None else copy.data[:copy.to_copy(until)]
-    part = lint_source(path, text, settings, language=language, context=(None, stage))
+    part = lint_source(path, text, settings, language=language, context=(None, stage), file_context=file_context)
     if part.parsed is not None and not all(copy.within_kept(m.start, m.end) for m in part.parsed.masks):
-        carried = copy.context(*fe.masked(source, predefined_for(settings, language)))
+        carried = copy.context(*fe.masked(source, predefined_for(settings, language, file_context),
+                                          _macros(file_context)))
         if carried is None:
             return None
         masked, masks = carried
@@ -414,8 +420,13 @@ def _lint_copy(path: str, data: bytes, settings: Settings, language: str, spans:
             if any(m.start < len(text) < m.end for m in masks):
                 return None
             masked, masks = masked[:len(text)], [m for m in masks if m.end <= len(text)]
-        part = lint_source(path, text, settings, language=language, context=((masked, masks), stage))
+        part = lint_source(path, text, settings, language=language, context=((masked, masks), stage),
+                           file_context=file_context)
     return part, copy.to_real, copy.to_copy
+
+
+def _macros(file_context):
+    return file_context.macros if file_context is not None and file_context.macros else None
 
 
 def _chain(outline: Outline, a: int, b: int, allowed: set[int] | None) -> list[int] | None:
@@ -661,7 +672,7 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
             if attempt == 2:
                 return give_up("the functions under the whole file's parse errors are most of the file")
             return _fallback("the affected functions are most of the file")
-        copied = _lint_copy(path, data, settings, language, spans, keep, source)
+        copied = _lint_copy(path, data, settings, language, spans, keep, source, file_context=outline.file_context)
         if copied is None:
             return _fallback("a mask of the whole file reaches into a function the copy leaves out")
         part, to_real, to_copy = copied
@@ -746,7 +757,8 @@ def partial_lint(path: str, data: bytes, settings: Settings, language: str | Non
         else:
             s = Span(s.name, s.start, s.body_start, s.body_end, s.words, s.fixed, s.broken)
         spans_next.append(s)
-    nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set(), shared=outline.shared)
+    nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set(), shared=outline.shared,
+                  file_context=outline.file_context)
     return PartialResult(result, nxt, len(keep), len(spans))
 
 
@@ -797,7 +809,8 @@ def _mid_edit(path: str, data: bytes, settings: Settings, language: str, outline
     spans = outline.spans
     dirty = set(outline.dirty)
     until = max(spans[i].body_end for i in dirty)
-    copied = _lint_copy(path, data, settings, language, spans, dirty, source, until=until)
+    copied = _lint_copy(path, data, settings, language, spans, dirty, source, until=until,
+                        file_context=outline.file_context)
     if copied is None:
         return None
     part, to_real, to_copy = copied
@@ -822,7 +835,9 @@ def _mid_edit(path: str, data: bytes, settings: Settings, language: str, outline
                                       and c.end_byte >= spans[i].start for c in wroot.children for i in dirty)):
             return None  # the whole file reads the edited functions without an error: no mid-edit reading
     elif not _cannot_parse_in_any_context(part, to_copy, spans, dirty,
-                                          FRONT_ENDS[language].masked(source, predefined_for(settings, language))[0]):
+                                          FRONT_ENDS[language].masked(
+                                              source, predefined_for(settings, language, outline.file_context),
+                                              _macros(outline.file_context))[0]):
         return None
     out: list[Diagnostic] = []
     for d in part.diagnostics:
@@ -849,7 +864,8 @@ def _mid_edit(path: str, data: bytes, settings: Settings, language: str, outline
     spans_next = [Span(s.name, s.start, s.body_start, s.body_end,
                        _words(data, s.body_start + 1, s.body_end - 1) if i in dirty else s.words,
                        s.fixed, s.broken or i in dirty) for i, s in enumerate(spans)]
-    nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set(), shared=outline.shared)
+    nxt = Outline(spans_next, outline.macros, out, outline.settings_key, [], set(), shared=outline.shared,
+                  file_context=outline.file_context)
     return PartialResult(result, nxt, len(dirty), len(spans), mid_edit=True)
 
 

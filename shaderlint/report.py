@@ -138,11 +138,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     from shaderlint.host.index import HostIndex
 
     host = HostIndex.build(paths, files, resolver.for_path)
+    from shaderlint.project.run import plan_run, under_roots
+
+    # contexts, and the headers the CUDA sources include, analysed in context (as when linting)
+    plan = plan_run(files, resolver.for_path, under_roots(paths))
     rows: list[Row] = []
-    for path in files:
+    for path in plan.files:
         settings = resolver.for_path(path)
         rows.extend(report_file(path, settings, compiler=args.compiler, suggest_launch=args.suggest_launch,
-                                host=host.facts_for(path)))
+                                host=host.facts_for(path), data=plan.data.pop(path, None),
+                                language=plan.languages.get(path), file_context=plan.contexts.get(path)))
     text = format_json(rows) if args.format == "json" else format_text(rows, notes=args.notes)
     if args.output:
         with open(args.output, "w", encoding="utf-8") as fh:
@@ -154,14 +159,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # ---- rows ---------------------------------------------------------------------------------------
 def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes | None = None,
-                target: Target | None = None, suggest_launch: bool = False, host=None) -> list[Row]:
+                target: Target | None = None, suggest_launch: bool = False, host=None, language: str | None = None,
+                file_context=None) -> list[Row]:
     """Rows for one file (never raises for bad input: an unreadable file has no rows). ``host``: the
-    :class:`shaderlint.host.index.HostFacts` of the code launching the file's kernels."""
+    :class:`shaderlint.host.index.HostFacts` of the code launching the file's kernels; ``language``
+    overrides the settings' (a header analysed in context); ``file_context``: its
+    :class:`shaderlint.project.includes.FileContext`."""
     from shaderlint.deadline import Deadline, TimeBudgetExceeded
 
     from shaderlint.config import Settings
 
-    language = settings.language_for(path) if settings is not None else language_for_path(path)
+    if language is None:
+        language = settings.language_for(path) if settings is not None else language_for_path(path)
     if language is None:
         return []
 
@@ -173,8 +182,9 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
         with Deadline(budget) as dl:  # the same per-file budget as linting (see shaderlint.deadline)
             from shaderlint.engine import predefined_for
 
-            model = build_model(FRONT_ENDS[language].parse(Source(path, data), deadline=dl,
-                                                           predefined=predefined_for(settings or Settings(), language)))
+            model = build_model(FRONT_ENDS[language].parse(
+                Source(path, data), deadline=dl, predefined=predefined_for(settings or Settings(), language, file_context),
+                extra_macros=file_context.macros if file_context is not None and file_context.macros else None))
             if host is not None:
                 from shaderlint.host.index import apply as apply_host
                 apply_host(model, host)

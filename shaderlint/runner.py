@@ -54,6 +54,8 @@ class _Job:
     cache_dir: str | None
     key: str | None
     host: object = None  # shaderlint.host.index.HostFacts for the file, or None
+    language: str | None = None  # overrides the settings' (a header analysed in context)
+    context: object = None  # shaderlint.project.includes.FileContext, or None
 
 
 _Outcome = tuple[int, list[Diagnostic], list[Suppression], str | None, int]
@@ -63,7 +65,8 @@ def _lint_job(job: _Job) -> _Outcome:
     # The collector's pause (see shaderlint.engine.collector_paused) ends here, after the file's model
     # is dropped: the collection that follows frees its cycles at once instead of promoting them.
     with collector_paused():
-        r = lint_source(job.path, job.data, job.settings, host=job.host)
+        r = lint_source(job.path, job.data, job.settings, language=job.language, host=job.host,
+                        file_context=job.context)
         if job.cache_dir is not None and job.key is not None and not r.timed_out:  # a busy machine is no property of the file
             Cache(job.cache_dir).put(job.key, r.diagnostics, r.suppressions, r.language, r.unread)
         outcome = job.index, r.diagnostics, r.suppressions, r.language, r.unread
@@ -95,7 +98,7 @@ def _crashed(job: _Job) -> FileResult:
     from shaderlint.rules.sl001_parse_error import ParseErrorRule
 
     src = Source(job.path, job.data)
-    r = FileResult(job.path, src, job.settings.language_for(job.path))
+    r = FileResult(job.path, src, job.language or job.settings.language_for(job.path))
     r.diagnostics = [_resolve(src, ParseErrorRule, Finding(0, 0, "could not analyse this file: "
                                                                  "the analysis process crashed on it"))]
     return r
@@ -144,22 +147,28 @@ class Progress:
 
 def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jobs: int = 0,
                use_cache: bool = True, progress: Progress | None = None,
-               read: Callable[[str], bytes] | None = None, host=None) -> list[FileResult]:
+               read: Callable[[str], bytes] | None = None, host=None, plan=None) -> list[FileResult]:
     """Lint ``paths`` (files) and return one :class:`FileResult` per path, in order.
 
     ``jobs`` 0 means one process per core; 1 lints in this process. ``read`` replaces
     reading from disk (``--stdin-filename``). ``host``: the run's
     :class:`shaderlint.host.index.HostIndex` (its facts for a file go to the worker with the file
-    and into the file's cache key).
+    and into the file's cache key). ``plan``: the run's :class:`shaderlint.project.run.RunPlan`
+    (each file's context goes to the worker with it and into its cache key: every header read, by
+    content; the headers it adds are in ``paths`` with their language).
     """
     jobs = jobs or default_jobs()
     results: list[FileResult | None] = [None] * len(paths)
     pending: list[_Job] = []
     caches: dict[str, Cache] = {}
+    contexts = plan.contexts if plan is not None else {}
+    languages = plan.languages if plan is not None else {}
     for i, path in enumerate(paths):
         settings = settings_for(path)
         try:
-            data = read(path) if read is not None else _read(path)
+            data = plan.data.pop(path, None) if plan is not None else None
+            if data is None:
+                data = read(path) if read is not None else _read(path)
         except OSError as e:
             results[i] = unreadable(path, e, settings)
             if progress:
@@ -167,25 +176,29 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
             continue
         cache_dir = key = None
         facts = host.facts_for(path) if host is not None else None
-        if use_cache and settings.language_for(path) is not None:
+        language = languages.get(path)
+        ctx = contexts.get(path)
+        if use_cache and (language or settings.language_for(path)) is not None:
             cache_dir = cache_dir_for(settings)
             cache = caches.setdefault(cache_dir, Cache(cache_dir))
-            key = entry_key(path, data, settings, facts.digest() if facts is not None else "")
+            extra = (facts.digest() if facts is not None else "") + (
+                f"\0{language or ''}\0{ctx.digest()}" if language is not None or ctx is not None else "")
+            key = entry_key(path, data, settings, extra)
             hit = cache.get(key, path)
             if hit is not None:
                 diags, sups, language, unread = hit
                 results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups, unread=unread,
-                                        host=facts)
+                                        host=facts, file_context=ctx)
                 if progress:
                     progress.advance()
                 continue
-        pending.append(_Job(i, path, data, settings, cache_dir, key, facts))
+        pending.append(_Job(i, path, data, settings, cache_dir, key, facts, language, ctx))
 
     def finish(outcome: _Outcome) -> None:
         index, diags, sups, language, unread = outcome
         job = by_index[index]
         results[index] = FileResult(job.path, Source(job.path, job.data), language, diags, suppressions=sups,
-                                    unread=unread, host=job.host)
+                                    unread=unread, host=job.host, file_context=job.context)
         if progress:
             progress.advance()
 

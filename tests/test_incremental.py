@@ -420,7 +420,8 @@ def test_a_mask_of_the_copy_that_reaches_into_cut_out_text_is_replaced_by_the_wh
     outline.edit(b, b, 1)
     used = []
     real = FRONT_ENDS["cuda"].masked
-    FRONT_ENDS["cuda"].masked = lambda source, predefined=None: used.append(len(source.data)) or real(source, predefined)
+    FRONT_ENDS["cuda"].masked = lambda source, predefined=None, extra_macros=None: (
+        used.append(len(source.data)) or real(source, predefined, extra_macros))
     try:
         partial = partial_lint("m.cu", data, settings, "cuda", outline, max_share=1.0, whole_parse=whole("m.cu", data, "cuda"))
     finally:

@@ -513,6 +513,7 @@ def expand_statement_macros(model, f):
         with Deadline(5.0) as dl:  # the expanded text gets the default per-file budget of its own
             m2 = build_model(FRONT_ENDS[model.language].parse(Source(model.source.path, data), deadline=dl,
                                                               predefined=model.parsed.predefined,
+                                                              extra_macros=model.parsed.macros,
                                                               expand=False))  # (data holds the expansions)
     except Exception:
         return None

@@ -61,6 +61,7 @@ class Parsed:
         from shaderlint.model.expand import origin
 
         return origin(list(self.expansions), self.expansions[0].start, offset)
+    macros: object = None  # the included headers' macros (name -> shaderlint.project.macros.MacroDef) or None
 
     @property
     def root(self) -> ts.Node:
@@ -128,9 +129,17 @@ class FrontEnd:
     def stage_for(self, path: str, source: Source) -> str | None:
         return None
 
-    def masked(self, source: Source, predefined=None) -> tuple[bytes, list[Mask]]:
+    def masked(self, source: Source, predefined=None, extra_macros=None) -> tuple[bytes, list[Mask]]:
         """The text the grammar parses (``source`` with every mask applied, same length) and the masks.
-        ``predefined``: the build's macros (see :meth:`predefined`)."""
+        ``predefined``: the build's macros (see :meth:`predefined`); ``extra_macros``: the included
+        headers' macro definitions, name -> :class:`shaderlint.project.macros.MacroDef`
+        (:func:`shaderlint.project.macros.header_macros` returns them to the masking passes)."""
+        from shaderlint.project.macros import using_header_macros
+
+        with using_header_macros(extra_macros):
+            return self._masked(source, predefined)
+
+    def _masked(self, source: Source, predefined) -> tuple[bytes, list[Mask]]:
         buf = bytearray(source.data)
         masks: list[Mask] = []
         if buf.startswith(b"\xef\xbb\xbf"):
@@ -178,7 +187,7 @@ class FrontEnd:
         (:mod:`shaderlint.model.expand`; not with ``context``); ``extra_macros``: macros from the
         headers the file includes (name -> :class:`shaderlint.project.macros.MacroDef`)."""
         parse_bytes, masks = context[0] if context is not None and context[0] is not None \
-            else self.masked(source, predefined)
+            else self.masked(source, predefined, extra_macros)
         stage = context[1] if context is not None else self.stage_for(source.path, source)
         expansions: tuple = ()
         if expand and context is None:
@@ -188,7 +197,7 @@ class FrontEnd:
         tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
         tree, parse_bytes, masks = _bound_depth(parser, tree, parse_bytes, masks, deadline)
         parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage, predefined=predefined,
-                        expansions=expansions)
+                        expansions=expansions, macros=extra_macros)
         gaps = _Gaps(parse_bytes)
         for m in masks:
             if m.kind == "attribute":
@@ -545,6 +554,9 @@ def mask_file_scope_macro_invocations(source: Source, buf: bytearray) -> list[Ma
 _BARE_MACRO = re.compile(rb"^[ \t]*([A-Z][A-Z0-9_]*_[A-Z0-9_]*)[ \t]*(?://[^\n]*)?\r?$", re.M)
 
 
+_VALUE_BODY = re.compile(rb"(?!.*(?:_Pragma|__pragma|\basm\b|__asm))[\w().+\-*/%<>=!&|^~?: \t]+", re.S)
+
+
 def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out = []
@@ -555,8 +567,11 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
             continue
         if defined is None:
             defined = {d.group(1) for d in scan_directives(source, _OBJ_MACRO) if not re.search(rb"[;{}]", d.group(2))}
+            # a header's value macro (a number or an expression; not a `_Pragma` or an empty body, which
+            # stand for statements or nothing and are still masked on a line of their own)
+            defined.update(n for n, b in header_macros_for(source, False).items() if _VALUE_BODY.fullmatch(b.strip()))
         if m.group(1) in defined:
-            continue  # a value macro of this file: an identifier the model evaluates
+            continue  # a value macro of this file or its headers: an identifier the model evaluates
         before, at = _prev_code_byte(source, buf, s)
         if before == b"{" and _prev_code_byte(source, buf, at)[0] in (b"=", b"]", b"(", b","):
             continue  # an initializer list (`= {`) or a braced argument, not a block
@@ -694,7 +709,7 @@ def _blank_qualifier_macros(source: Source, buf: bytearray, pattern: re.Pattern[
         if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s) or not accept(s):
             continue
         if function_like is None:
-            function_like = {d.group(1) for d in _FUNC_MACRO.finditer(data)}
+            function_like = {d.group(1) for d in _FUNC_MACRO.finditer(data)} | set(header_macros_for(source, True))
         if m.group(1) in function_like:
             continue
         out.append(Mask(s, e, "pointer-qualifier", m.group(1).decode()))
@@ -863,6 +878,28 @@ def _prev_code_byte(source: Source, buf: bytearray, pos: int) -> tuple[bytes, in
 
 
 _OBJ_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_DEFINE_OR_UNDEF_NAME = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
+
+
+def header_macros_for(source: Source, function_like: bool | None = None) -> dict[bytes, bytes]:
+    """The included headers' macros (:func:`shaderlint.project.macros.header_macros`, empty without a
+    project context) that the file neither defines nor undefines itself (its own definitions keep
+    today's per-file reading): name -> body; ``function_like`` True / False keeps only those kinds."""
+    from shaderlint.project.macros import header_macros
+
+    header = header_macros()
+    if not header:
+        return {}
+    own = {m.group(1) for m in scan_directives(source, _DEFINE_OR_UNDEF_NAME)}
+    out = {}
+    for name, d in header.items():
+        key = name.encode()
+        if key in own or (function_like is not None and (d.params is not None) != function_like):
+            continue
+        out[key] = d.body.encode("utf-8", "surrogateescape")
+    return out
+
+
 _PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n\\]|\\\r?\n|\\)*|\b_Pragma\s*\(\s*\"(?:[^\"\\\n]|\\.)*\"\s*\)", re.M)
 
 
@@ -882,6 +919,8 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
     ``#define SYNC __syncthreads();``): ``{ BODY }`` cannot be parsed without expanding it."""
     data = source.data
     names = [m.group(1) for m in scan_directives(source, _OBJ_MACRO) if _is_statement_body(m.group(2))]
+    # the headers' statement macros the file uses (`SYNC_WARP` from a utils.h)
+    names += [n for n, b in header_macros_for(source, False).items() if _is_statement_body(b) and n in data]
     if not names:
         return []
     pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")\b[ \t]*;?")
@@ -1255,13 +1294,14 @@ def name_asks_unroll(name: bytes) -> bool:
 
 def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
     """Rewrite loop-header macros (``FOR_UNROLL (init; cond; step)``) as ``for``. The mask's value is
-    "unroll" when the name or the macro's definition in this file asks for unrolling (the model reads
-    it like ``#pragma unroll``), "" otherwise. A macro defined in this file whose body holds no ``for``
-    is left alone."""
+    "unroll" when the name or the macro's definition in this file (else in an included header) asks
+    for unrolling (the model reads it like ``#pragma unroll``), "" otherwise. A macro defined in this
+    file whose body holds no ``for`` is left alone."""
     data = source.data
     if b";" not in data:
         return []
     defs = {m.group(1): m.group(2) for m in scan_directives(source, _FUNC_MACRO)}
+    header = None
     out = []
     for m in match_at(data, _LOOP_MACRO, source.upper_call_starts):  # a subset of them
         s, e = m.start(1), m.end(1)
@@ -1278,6 +1318,10 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"{", b"}", b")", b":", b"") and not ends_after_blanks(data, s, (b"else", b"do")):
             continue  # not at the start of a statement
+        if body is None:
+            if header is None:
+                header = header_macros_for(source, True)
+            body = header.get(name)  # a header's definition: what it asks for (it may expand through others)
         unroll = name_asks_unroll(name) or (
             body is not None and re.search(rb"\bunroll\b(?!\s*\(\s*disable)", body) is not None)
         out.append(Mask(s, e, "loop-macro", name.decode(), "unroll" if unroll else ""))

@@ -335,12 +335,32 @@ class _Group:
         self.taken = False
 
 
+#: A macro's state after a walk when it is not known whether or how it is defined (:func:`macro_delta`).
+UNKNOWN = _MISSING
+
+
 def dead_regions(source: Source, predefined: Predefined = ()) -> list[tuple[int, int]]:
     """The spans to blank (sorted, disjoint): dead branches, and the directive lines of groups one of
     whose branches is decidedly taken. Empty when nothing is decided."""
+    return _walk(source, predefined)[0]
+
+
+def macro_delta(source: Source, predefined: Predefined = ()) -> tuple[list[tuple[int, int]], dict[str, object]]:
+    """:func:`dead_regions` and what the file does to the macros, walked from ``predefined``: name ->
+    its state at the end (a body, None for undefined, :data:`OPAQUE` for defined with an unknown or
+    function-like body, :data:`UNKNOWN` when the branches disagree), for every name whose state
+    changed. What a header leaves behind for the code that includes it."""
+    regions, state = _walk(source, predefined)
+    start = dict(predefined)
+    delta = {k: state.get(k, _MISSING) for k in set(state) | set(start)
+             if state.get(k, _MISSING) != start.get(k, _MISSING)}
+    return regions, delta
+
+
+def _walk(source: Source, predefined: Predefined) -> tuple[list[tuple[int, int]], dict[str, object]]:
     data = source.data
     if b"#" not in data:
-        return []
+        return [], dict(predefined)
     from shaderlint.languages.base import _continues_line, scan_directives
 
     state: dict[str, str | None] = dict(predefined)
@@ -425,7 +445,12 @@ def dead_regions(source: Source, predefined: Predefined = ()) -> list[tuple[int,
         g.directives.append(m)
         open_branch(g, 1 if kind == b"else" else _condition(ev, kind, m))
     out.sort()
-    return out
+    while stack:  # unbalanced (a fragment): what the open groups changed is not known
+        g = stack.pop()
+        if not g.inert:
+            for name in g.saved:
+                state.pop(name, None)
+    return out, state
 
 
 def _condition(ev: Evaluator, kind: bytes, m: re.Match) -> int | None:

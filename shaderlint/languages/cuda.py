@@ -72,7 +72,7 @@ import tree_sitter_cuda
 from shaderlint.languages.base import (
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _at_namespace_scope, _blank, _call_arguments,
     _code_braces, _is_statement_body,
-    _macro_argument_semicolons,
+    _macro_argument_semicolons, header_macros_for,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else,
     mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, scan_code, scan_directives, word_starts)
 from shaderlint.model.source import Source
@@ -502,6 +502,10 @@ def _qualifier_definitions(source: Source) -> dict[bytes, tuple[str, ...] | None
         toks = tuple(t.decode() for t in body) if body and set(body) <= _QUALIFIER_TOKENS else None
         prev = out.get(m.group(1), ())
         out[m.group(1)] = None if toks is None or prev is None else tuple(dict.fromkeys(prev + toks))
+    # a header's `#define DEVICE_INLINE __device__ __forceinline__` (the file's own definitions first)
+    for name, body in header_macros_for(source, False).items():
+        toks = body.split()
+        out.setdefault(name, tuple(t.decode() for t in toks) if toks and set(toks) <= _QUALIFIER_TOKENS else None)
     return out
 
 
@@ -610,6 +614,8 @@ def mask_specifier_macros(source: Source, buf: bytearray) -> list[Mask]:
             bodies = {}
             for d in scan_directives(source, _FUNC_MACRO_MULTILINE):
                 bodies.setdefault(d.group(1), []).append(_strip_comments(d.group(2)))
+            for name, body in header_macros_for(source, True).items():  # `#define LB(n) __launch_bounds__(n)` in a header
+                bodies.setdefault(name, [body])
         defs = bodies.get(m.group(1), [])
         text = data[s:close + 1].decode("utf-8", "replace")
         if e - s >= len(_LAUNCH_BOUNDS) and any(_LAUNCH_BOUNDS_BODY.match(b) for b in defs):

@@ -26,6 +26,7 @@ import tree_sitter as ts
 import tree_sitter_glsl
 
 from shaderlint.languages.base import (
+    header_macros_for,
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _code_only, _condition_text, _flat_conditional_groups,
     _macro_argument_semicolons, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
     mask_unbalanced_conditionals,
@@ -482,6 +483,7 @@ def _mask_outside_statement_macros(source: Source, buf: bytearray, extra_macros=
     names = {m.group(1) for m in scan_directives(source, _UNDEF) if not source.in_comment_or_string(m.start(1))}
     if extra_macros:
         names |= {n.encode() for n, d in extra_macros.items() if getattr(d, "params", None) is not None}
+    names |= set(header_macros_for(source, True))  # the project context's headers (shaderlint.project)
     names = {n for n in names if re.fullmatch(rb"[A-Z_][A-Z0-9_]*", n) and n.strip(b"_")}
     if not names:
         return []

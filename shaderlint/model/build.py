@@ -334,6 +334,34 @@ class _Builder:
         return out
 
     # ---- macros, enums, structs, typedefs --------------------------------------------------
+    def _header_macros(self, own: dict[str, set[str]], uncertain: set[str], lookup) -> None:
+        """Values of the object-like macros the included headers define (``Parsed.macros``, from
+        :class:`shaderlint.project.includes.FileContext`), before the file's own: mmcv's
+        ``THREADS_PER_BLOCK`` from its ``.cuh``. A name the file defines itself keeps the file's
+        value(s). A header macro whose definition the walk of the headers could not settle (defined
+        differently in branches the build may read: absent from ``Parsed.predefined``, or with another
+        body) is a constant of unknown value when its body is one."""
+        m = self.m
+        header = getattr(m.parsed, "macros", None)
+        if not header:
+            return
+        state = dict(m.parsed.predefined or ())
+        for name, d in header.items():
+            if d.params is not None or name in own or not d.body:
+                continue
+            try:
+                v = eval_text(d.body, lookup)
+            except _UncertainMacro:
+                uncertain.add(name)
+                continue
+            if v is None or isinstance(v, bool):
+                continue
+            settled = state.get(name)
+            if isinstance(settled, str) and " ".join(settled.split()) == " ".join(d.body.split()):
+                m.macros[name] = v
+            else:
+                uncertain.add(name)
+
     def collect_macros(self) -> None:
         """Values of the object-like macros the file defines. A name defined with different bodies
         (in the two arms of ``#ifndef X ... #else ... #endif``, or redefined after ``#undef``) has no
@@ -356,6 +384,7 @@ class _Builder:
                 raise _UncertainMacro
             return m.macros.get(n, m.enums.get(n))
 
+        self._header_macros(bodies, uncertain, lookup)
         for name, body in defines:
             try:
                 v = eval_text(body, lookup)

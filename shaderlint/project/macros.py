@@ -12,7 +12,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from shaderlint.model.source import Source
 
@@ -86,4 +90,27 @@ def scan_macros(path: str, data: bytes, predefined=()) -> dict[str, MacroDef]:
     return out
 
 
-__all__ = ["MacroDef", "scan_macros"]
+# ---- the header macros of the file being masked ---------------------------------------------------------
+
+_NONE: Mapping[str, MacroDef] = MappingProxyType({})
+_HEADER_MACROS: ContextVar[Mapping[str, MacroDef]] = ContextVar("shaderlint_header_macros", default=_NONE)
+
+
+def header_macros() -> Mapping[str, MacroDef]:
+    """The macros the included headers define, for the file the front end is masking now (empty when
+    no context was given): the masking passes that ask "is this name a macro the file defines?" ask
+    this too, after the file's own definitions (a name the file defines or undefines keeps its own)."""
+    return _HEADER_MACROS.get()
+
+
+@contextmanager
+def using_header_macros(macros: Mapping[str, MacroDef] | None) -> Iterator[None]:
+    """Make ``macros`` what :func:`header_macros` returns inside the block (this thread or task only)."""
+    token = _HEADER_MACROS.set(macros if macros else _NONE)
+    try:
+        yield
+    finally:
+        _HEADER_MACROS.reset(token)
+
+
+__all__ = ["MacroDef", "header_macros", "scan_macros", "using_header_macros"]

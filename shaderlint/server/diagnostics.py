@@ -167,9 +167,12 @@ class Document:
             log.warning("parsing %s for an incremental check failed", self.uri)
             return None
 
-    def lint(self, settings: Settings, config_error: str | None = None, full: bool = False) -> FileResult:
+    def lint(self, settings: Settings, config_error: str | None = None, full: bool = False,
+             context: Callable[[], object] | None = None) -> FileResult:
         """Lint the current text: only the functions the edits can affect when that is known to give
-        the whole-file answer (``shaderlint.incremental``), else the whole file (incremental parse)."""
+        the whole-file answer (``shaderlint.incremental``), else the whole file (incremental parse).
+        ``context()``: the file's :class:`shaderlint.project.includes.FileContext` for a whole-file
+        lint (the per-function lints keep the one of the last whole-file lint)."""
         if not full and not config_error and self.outline is not None and self.result is not None:
             part = partial_lint(self.path, self.data, settings, self.language, self.outline,
                                 whole_parse=self._whole_tree, mid_edit=True)
@@ -182,11 +185,16 @@ class Document:
         if not self.full_parse_next and self.parsed is not None:
             old = dataclasses.replace(self.parsed, tree=self.tree if self.tree is not None else self.parsed.tree)
         self.mid_edit = False
-        result = lint_source(self.path, self.data, settings, language=self.language, old=old)
+        file_context = context() if context is not None else None
+        if old is not None and (file_context.digest() if file_context is not None else None) != (
+                self.result.file_context.digest() if self.result is not None and self.result.file_context is not None
+                else None):
+            old = None  # other header macros: other masks, parse the whole file again
+        result = lint_source(self.path, self.data, settings, language=self.language, old=old, file_context=file_context)
         if old is not None:
             if result.parsed is not None and self.tree is not None and not self._masks_unchanged(result.parsed):
                 self.stats["mask_fallback"] += 1
-                result = lint_source(self.path, self.data, settings, language=self.language)
+                result = lint_source(self.path, self.data, settings, language=self.language, file_context=file_context)
                 self.stats["full"] += 1
             else:
                 self.stats["incremental"] += 1
@@ -221,8 +229,10 @@ class Linter:
 
     def __init__(self, settings_for: Callable[[Document], tuple[Settings, str | None]],
                  publish: Callable[[Document], None], encoding: Callable[[], str],
-                 publish_capabilities: Callable[[], types.PublishDiagnosticsClientCapabilities | None]) -> None:
+                 publish_capabilities: Callable[[], types.PublishDiagnosticsClientCapabilities | None],
+                 context_for: Callable[[Document, Settings], object] | None = None) -> None:
         self.documents: dict[str, Document] = {}
+        self._context_for = context_for  # a document's FileContext (shaderlint.project), or None
         self._settings_for = settings_for
         self._publish = publish
         self._encoding = encoding
@@ -252,7 +262,11 @@ class Linter:
         self._cancel_confirm(doc)
         try:
             settings, error = self._settings_for(doc)
-            result = doc.lint(settings, error, full=full)
+            context = None
+            if self._context_for is not None and not error:
+                def context(doc=doc, settings=settings):
+                    return self._context_for(doc, settings)
+            result = doc.lint(settings, error, full=full, context=context)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # incl. the engine's time-budget exception: keep serving, show an SL001
@@ -373,6 +387,18 @@ class Linter:
     def invalidate_all(self) -> None:
         for doc in self.documents.values():
             doc.linted = False
+
+    def dependents(self, path: str) -> list[Document]:
+        """The open documents whose last lint read the header at ``path`` (their context's files)."""
+        import os
+
+        p = os.path.normpath(os.path.abspath(path))
+        out = []
+        for doc in self.documents.values():
+            ctx = doc.result.file_context if doc.result is not None else None
+            if ctx is not None and doc.path != path and (any(f == p for f, _ in ctx.files) or ctx.includer == p):
+                out.append(doc)
+        return out
 
     def close(self, uri: str) -> Document | None:
         doc = self.documents.pop(uri, None)

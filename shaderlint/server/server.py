@@ -343,6 +343,7 @@ class ShaderlintServer(LanguageServer):
         self.reader: Reader | None = None
         self.exit_code = 0
         self.linter = ServerLinter(self.settings_for, self.publish, self.encoding, self.publish_capabilities,
+                                   self.context_for,
                                    max_bytes=lambda: self.client_settings.max_document_bytes,
                                    busy=lambda: self.reader is not None and self.reader.pending > 0)
         self.config_pending = False
@@ -484,6 +485,37 @@ class ShaderlintServer(LanguageServer):
                 and self.capability("workspace.code_lens.refresh_support")):
             self.workspace_code_lens_refresh(None)
 
+    # ---- project context -------------------------------------------------------------------------
+    def read_for_context(self, path: str) -> bytes:
+        """A header's bytes for a context: the editor's text when it is open, else the file on disk."""
+        for doc in self.linter.documents.values():
+            if doc.path == path:
+                return doc.data
+        with open(path, "rb") as fh:
+            return fh.read()
+
+    def context_for(self, doc: Document, settings: Settings):
+        """The document's :class:`shaderlint.project.includes.FileContext` (headers read now: the editor's
+        text of open ones, the disk's of the others; their scans are kept by content)."""
+        if doc.language is None or not os.path.isabs(doc.path):
+            return None
+        from shaderlint.project.includes import Project
+
+        if getattr(self, "_project", None) is None:
+            self._project = Project(read=self.read_for_context, cache_reads=False)
+        try:
+            ctx = self._project.context(doc.path, doc.data, settings, doc.language)
+        except Exception as exc:  # never fail a lint over the context: the file alone
+            log.warning("the context of %s could not be read: %s", doc.uri, exc)
+            return None
+        return None if ctx.empty else ctx
+
+    def relint_dependents(self, doc: Document) -> None:
+        """``doc`` (a header) changed: lint again the open documents that include it."""
+        for dep in self.linter.dependents(doc.path):
+            dep.outline = None  # the whole file, with the new context
+            self.linter.schedule(dep, self.client_settings.debounce_ms, publish=self.push_enabled())
+
     # ---- documents -------------------------------------------------------------------------------
     def publish(self, doc: Document) -> None:
         self.text_document_publish_diagnostics(
@@ -596,6 +628,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
         for change in params.content_changes:
             doc.apply_change(change, encoding)
         ls.linter.schedule(doc, ls.client_settings.debounce_ms, publish=ls.push_enabled())
+        ls.relint_dependents(doc)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     @_notification
@@ -611,6 +644,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
             doc.replace_all(params.text)
         doc.linted = False  # the configuration may have changed on disk
         ls.linter.schedule(doc, 0, publish=ls.push_enabled())
+        ls.relint_dependents(doc)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @_notification

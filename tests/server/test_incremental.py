@@ -202,13 +202,13 @@ def test_a_message_interrupts_the_confirming_whole_file_lint(caplog):
     partial_lsp = doc.lsp
     whole_lint = doc.lint
 
-    def slow_whole_lint(settings, error=None, full=False):
+    def slow_whole_lint(settings, error=None, full=False, **kw):
         reader = Reader(__import__("io").BytesIO(b"Content-Length: 2\r\n\r\n{}"), Loop(), print, linter.interrupt)
         reader._run()  # a message arrives (on the reader thread; here, this one)
         t = time.monotonic()
         while time.monotonic() - t < 10:  # a long lint, interrupted within the watchdog's reaction time
             time.sleep(0.001)
-        return whole_lint(settings, error, full)
+        return whole_lint(settings, error, full, **kw)
 
     doc.lint = slow_whole_lint
     t = time.monotonic()

@@ -1,0 +1,600 @@
+"""``#include`` resolution and a file's context: the headers it reads, their macros, the build's flags.
+
+Search order for ``#include "x"``: the includer's own directory, then the ``include-dirs`` setting,
+then the ``-I`` directories of the file's ``compile_commands.json`` entry. ``#include <x>`` searches
+``include-dirs`` and ``-I`` only. Toolkit and system headers (CUDA's ``cuda_runtime.h``, ``cub/``,
+``thrust/``, ``metal_stdlib``, the C and C++ standard library, anything found in an ``-isystem``
+directory) are never read. Headers are followed transitively in the branches the build reads, each
+at most once per translation unit (as include guards and ``#pragma once`` make the compiler do),
+depth-first in include order, within bounds (:data:`MAX_DEPTH`, :data:`MAX_BYTES`, :data:`MAX_FILES`).
+
+A :class:`Project` lives for one run: it reads every header once, and walks and scans it once per
+set of build macros (keyed by its content digest), whatever the number of files including it.
+
+What a file's analysis gets (:class:`FileContext`):
+
+* ``macros``: the macros the headers define (name -> :class:`~shaderlint.project.macros.MacroDef`),
+  in the order the preprocessor sees them (a header's own definitions after those of the headers it
+  includes; a later header's after an earlier one's);
+* ``state``: for ``#if`` decisions, what the headers leave each macro as (a body, undefined, or
+  unknown when their branches disagree), computed as :mod:`shaderlint.languages.conditions` does;
+* the build's ``-D`` / ``-U`` flags, target architecture and ``-std`` from ``compile_commands.json``;
+* ``files``: every header read with its content digest (the lint cache key covers them).
+
+Approximation, said plainly: the headers' macros are in force from the file's first line, not from
+the ``#include`` line on (a file that redefines or undefines one keeps its own per-file logic), and
+each header is walked with the build's macros only, not with what the headers before it defined.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shlex
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from shaderlint.project.macros import MacroDef, scan_macros
+
+MAX_DEPTH = 24  # nested includes followed from a file
+MAX_BYTES = 8 << 20  # header bytes read for one file's context
+MAX_FILES = 512  # headers read for one file's context
+MAX_HEADER_SIZE = 1 << 20  # a larger header is not read (the per-file limit of the analysis)
+
+#: A macro the headers leave in an unknown state (their branches disagree); a string so that a context
+#: pickled to a worker process keeps it.
+UNKNOWN_STATE = "\0unknown"
+
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*(?:"([^"\r\n]+)"|<([^>\r\n]+)>)', re.M)
+
+# Toolkit and system headers: known, never read (their declarations are not the project's code). Exact
+# names where projects use the same prefixes for their own headers (`cuda_utils.h`, `device_utils.cuh`).
+_TOOLKIT_DIRS = re.compile(
+    r"(?:cub|thrust|nv|nvtx3|crt|cuda|cooperative_groups|cute|hip|hipcub|rocprim|metal|simd|vulkan|c10|ATen|torch|"
+    r"pybind11|sys|bits|linux|Metal|Foundation)/")
+_TOOLKIT_NAMES = frozenset(
+    "cuda.h cuda_runtime.h cuda_runtime_api.h cuda_fp16.h cuda_fp16.hpp cuda_bf16.h cuda_bf16.hpp cuda_fp8.h "
+    "cuda_fp8.hpp cuda_fp6.h cuda_fp4.h cuda_pipeline.h cuda_pipeline_primitives.h cuda_awbarrier.h "
+    "cuda_awbarrier_primitives.h cuda_texture_types.h cuda_surface_types.h cuda_occupancy.h cuda_profiler_api.h "
+    "cuda_gl_interop.h cudaTypedefs.h cuComplex.h cuda_device_runtime_api.h device_functions.h "
+    "device_launch_parameters.h device_atomic_functions.h device_types.h device_double_functions.h driver_types.h "
+    "driver_functions.h host_defines.h host_config.h vector_types.h vector_functions.h math_constants.h "
+    "math_functions.h mma.h texture_fetch_functions.h texture_indirect_functions.h surface_functions.h "
+    "surface_indirect_functions.h channel_descriptor.h builtin_types.h library_types.h cooperative_groups.h "
+    "nvrtc.h nvml.h nvToolsExt.h cudnn.h nccl.h curand.h curand_kernel.h cublas_v2.h cublas.h cublasLt.h "
+    "cufft.h cusparse.h cusolverDn.h metal_stdlib metal_compute metal_atomic metal_simdgroup "
+    "metal_simdgroup_matrix metal_math metal_integer hip_runtime.h hip_fp16.h hip_bf16.h".split())
+_STD_C = re.compile(
+    r"(?:assert|complex|ctype|errno|fenv|float|inttypes|iso646|limits|locale|math|setjmp|signal|stdalign|stdarg|"
+    r"stdatomic|stdbool|stddef|stdint|stdio|stdlib|stdnoreturn|string|tgmath|threads|time|uchar|wchar|wctype|"
+    r"unistd|pthread|dlfcn|fcntl|malloc|memory|strings|alloca|immintrin|x86intrin|arm_neon|omp|mpi)\.h")
+
+
+_STD_CXX = re.compile(r"[a-z_]+")  # <vector>, <cstdint>: the C++ standard library
+_SM_HEADER = re.compile(r"sm_\d+_\w+\.h(?:pp)?")  # sm_32_intrinsics.h and the like
+
+
+@lru_cache(maxsize=4096)
+def is_toolkit(name: str) -> bool:
+    """``name`` (as written in ``#include``) is a toolkit or system header, never read."""
+    name = name.strip()
+    return (name in _TOOLKIT_NAMES or _TOOLKIT_DIRS.match(name) is not None or _STD_C.fullmatch(name) is not None
+            or _STD_CXX.fullmatch(name) is not None or _SM_HEADER.fullmatch(name) is not None)
+
+
+@dataclass(frozen=True)
+class Include:
+    offset: int  # of the directive's line in the includer
+    name: str
+    quoted: bool  # "x" (searched next to the includer first) or <x>
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The part of one ``compile_commands.json`` entry the analysis uses."""
+
+    include_dirs: tuple[str, ...] = ()
+    system_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()  # "-D" operands in order, "NAME" or "NAME=VALUE"
+    undefines: tuple[str, ...] = ()
+    arch: str | None = None  # "sm_80", "gfx90a"; None: none or several (the value is not known)
+    std: str | None = None
+
+
+@dataclass(frozen=True)
+class FileContext:
+    """What the analysis of one file knows beyond its text (see the module docstring)."""
+
+    path: str
+    includer: str | None = None  # a header analysed in the context of this file (None: on its own)
+    files: tuple[tuple[str, str], ...] = ()  # (absolute path, sha256 of the bytes) of every header read
+    unresolved: tuple[str, ...] = ()  # project includes that were not found (names as written)
+    macros: Mapping[str, MacroDef] = field(default_factory=dict)
+    state: tuple[tuple[str, str | None], ...] = ()  # (name, body | None | OPAQUE | UNKNOWN_STATE)
+    uncertain: frozenset[str] = frozenset()  # names the headers define differently in branches not decided
+    flags: Flags | None = None  # from compile_commands.json
+    truncated: bool = False  # a bound (depth, bytes, files) stopped the walk
+
+    def digest(self) -> str:
+        """What the lint cache key takes of the context: the headers' digests, the flags, the includer."""
+        h = hashlib.sha256()
+        h.update(repr((self.includer, self.files, self.unresolved, self.flags, self.truncated)).encode(
+            "utf-8", "surrogateescape"))
+        return h.hexdigest()[:32]
+
+    @property
+    def empty(self) -> bool:
+        return not self.files and not self.macros and self.flags is None and self.includer is None
+
+
+# ---- compile_commands.json ---------------------------------------------------------------------------
+
+_ARCH = re.compile(r"(?:sm|compute)_(\d+[a-z]?)")
+
+
+def parse_flags(args: list[str], directory: str) -> Flags:
+    """The flags of one compile command (its arguments, the first being the compiler)."""
+    inc: list[str] = []
+    sysd: list[str] = []
+    defs: list[str] = []
+    undefs: list[str] = []
+    archs: list[str] = []
+    std = None
+
+    def path(p: str) -> str:
+        return os.path.normpath(os.path.join(directory, p))
+
+    i, n = 1, len(args)
+    while i < n:
+        a = args[i]
+        nxt = args[i + 1] if i + 1 < n else None
+        took = False
+        for opt, out, conv in (("-I", inc, path), ("-isystem", sysd, path), ("-D", defs, str), ("-U", undefs, str)):
+            if a == opt and nxt is not None:
+                out.append(conv(nxt))
+                took = True
+                i += 1
+                break
+            if a.startswith(opt) and len(a) > len(opt) and not (opt == "-I" and a.startswith("-isystem")):
+                out.append(conv(a[len(opt):].lstrip("=") if opt == "-isystem" else a[len(opt):]))
+                took = True
+                break
+        if not took:
+            if a in ("-arch", "--gpu-architecture", "--offload-arch", "-gencode", "--generate-code") and nxt is not None:
+                archs.extend(_archs(a, nxt))
+                i += 1
+            elif a.startswith(("-arch=", "--gpu-architecture=", "--offload-arch=", "-gencode=", "--generate-code=",
+                               "--cuda-gpu-arch=")):
+                opt, _, val = a.partition("=")
+                archs.extend(_archs(opt, val))
+            elif a.startswith(("-std=", "--std=")):
+                std = a.partition("=")[2]
+            elif a == "-std" and nxt is not None:
+                std = nxt
+                i += 1
+        i += 1
+    uniq = list(dict.fromkeys(archs))
+    return Flags(tuple(dict.fromkeys(inc)), tuple(dict.fromkeys(sysd)), tuple(defs), tuple(undefs),
+                 uniq[0] if len(uniq) == 1 else None, std)
+
+
+def _archs(opt: str, val: str) -> list[str]:
+    if opt in ("--offload-arch", "--cuda-gpu-arch") and not val.startswith("sm_"):
+        return [v for v in val.split(",") if v]  # gfx90a (HIP)
+    if opt in ("-gencode", "--generate-code"):
+        m = re.search(r"arch=compute_(\d+[a-z]?)", val)
+        return [f"sm_{m.group(1)}"] if m else []
+    return [f"sm_{m.group(1)}" for m in _ARCH.finditer(val)]
+
+
+class CompileDB:
+    """A ``compile_commands.json``: the flags of each source it lists (by absolute path)."""
+
+    def __init__(self, path: str, entries: dict[str, Flags]) -> None:
+        self.path = path
+        self.entries = entries
+
+    @classmethod
+    def load(cls, path: str) -> "CompileDB | None":
+        try:
+            with open(path, "rb") as fh:
+                raw = json.loads(fh.read())
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not isinstance(raw, list):
+            return None
+        entries: dict[str, Flags] = {}
+        for e in raw:
+            if not isinstance(e, dict) or not isinstance(e.get("file"), str):
+                continue
+            directory = e.get("directory") if isinstance(e.get("directory"), str) else os.path.dirname(path)
+            args = e.get("arguments")
+            if not (isinstance(args, list) and all(isinstance(a, str) for a in args)):
+                cmd = e.get("command")
+                if not isinstance(cmd, str):
+                    continue
+                try:
+                    args = shlex.split(cmd)
+                except ValueError:
+                    continue
+            f = os.path.normpath(os.path.join(directory, e["file"]))
+            entries.setdefault(f, parse_flags(args, directory))
+        return cls(path, entries)
+
+    def flags_for(self, path: str) -> Flags | None:
+        return self.entries.get(os.path.normpath(os.path.abspath(path)))
+
+
+# ---- the per-run project -----------------------------------------------------------------------------
+
+@dataclass
+class _Header:
+    """One header as the build reads it: its live includes, what it does to the macros, its definitions."""
+
+    path: str
+    digest: str
+    includes: list[Include]
+    delta: dict[str, str | None]  # name -> body | None | OPAQUE | UNKNOWN_STATE
+    macros: dict[str, MacroDef]
+    uncertain: frozenset[str]
+
+
+def _scan_includes(source, dead: list[tuple[int, int]]) -> list[Include]:
+    import bisect
+
+    from shaderlint.languages.base import _continues_line, scan_directives
+
+    data = source.data
+    starts = [s for s, _ in dead]
+    out = []
+    for m in scan_directives(source, _INCLUDE):
+        at = m.start()
+        if source.in_comment_or_string(data.index(b"#", at)) or _continues_line(data, at):
+            continue
+        i = bisect.bisect_right(starts, at) - 1
+        if i >= 0 and dead[i][0] <= at < dead[i][1]:
+            continue
+        quoted = m.group(1) is not None
+        name = (m.group(1) if quoted else m.group(2)).decode("utf-8", "replace").strip()
+        out.append(Include(at, name, quoted))
+    return out
+
+
+def _uncertain(path: str, data: bytes, dead: list[tuple[int, int]]) -> frozenset[str]:
+    """Names ``#define``d with different bodies in the live branches (which one holds is not decided)."""
+    from shaderlint.languages.base import _OBJ_MACRO
+
+    seen: dict[bytes, set[bytes]] = {}
+    for m in _OBJ_MACRO.finditer(data):
+        if any(a <= m.start() < b for a, b in dead):
+            continue
+        seen.setdefault(m.group(1), set()).add(b" ".join(re.sub(rb"/\*.*?\*/|//.*|\\\r?\n", b" ", m.group(2)).split()))
+    return frozenset(k.decode() for k, v in seen.items() if len(v) > 1)
+
+
+class Project:
+    """One run's view of the project: headers read and scanned once, compile databases loaded once."""
+
+    def __init__(self, read: Callable[[str], bytes] | None = None, cache_reads: bool = True) -> None:
+        self._read_fn = read
+        self._cache_reads = cache_reads  # False (a language server): read again for each context
+        self._data: dict[str, bytes | None] = {}
+        self._headers: dict[tuple[str, tuple], _Header] = {}
+        self._dbs: dict[str, CompileDB | None] = {}
+        self._db_for_dir: dict[str, CompileDB | None] = {}
+        self._resolve_cache: dict[tuple, str | None] = {}
+        self._digests: dict[str, tuple[bytes, str]] = {}  # path -> (the bytes read, their digest)
+        self.headers_scanned = 0  # walks of a header (each once per content and build macros)
+
+    # -- files --
+    def read(self, path: str) -> bytes | None:
+        if path in self._data and self._cache_reads:
+            return self._data[path]
+        data = None
+        try:
+            if self._read_fn is not None:
+                data = self._read_fn(path)
+            elif os.path.isfile(path) and os.path.getsize(path) <= MAX_HEADER_SIZE:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+        except OSError:
+            data = None
+        if data is not None and len(data) > MAX_HEADER_SIZE:
+            data = None
+        self._data[path] = data
+        return data
+
+    def forget(self, path: str) -> None:
+        """Drop what is known of ``path`` (the language server, when a header changes)."""
+        path = os.path.normpath(os.path.abspath(path))
+        self._data.pop(path, None)
+        self._resolve_cache.clear()
+
+    def _exists(self, path: str) -> bool:
+        if path in self._data and self._cache_reads:
+            return self._data[path] is not None
+        if self._read_fn is not None:
+            return self.read(path) is not None
+        return os.path.isfile(path)
+
+    # -- compile_commands.json --
+    def compile_db(self, path: str, settings) -> CompileDB | None:
+        """The ``compile_commands.json`` for ``path``: next to the configuration file in effect (or in its
+        ``build/``), else at the root of the repository holding ``path`` (the first directory upward with
+        ``.git``, ``.hg`` or ``.svn``), or its ``build/``."""
+        candidates = []
+        if settings is not None and settings.config_path and os.path.isfile(settings.config_path):
+            candidates.append(settings.base_dir())
+        root = self._vcs_root(os.path.dirname(os.path.abspath(path)))
+        if root is not None:
+            candidates.append(root)
+        for d in candidates:
+            for p in (os.path.join(d, "compile_commands.json"), os.path.join(d, "build", "compile_commands.json")):
+                if p not in self._dbs:
+                    self._dbs[p] = CompileDB.load(p) if os.path.isfile(p) else None
+                if self._dbs[p] is not None:
+                    return self._dbs[p]
+        return None
+
+    def _vcs_root(self, d: str) -> str | None:
+        if d in self._db_for_dir:
+            return self._db_for_dir[d]  # type: ignore[return-value]
+        seen = []
+        root = None
+        cur = d
+        while True:
+            if cur in self._db_for_dir:
+                root = self._db_for_dir[cur]  # type: ignore[assignment]
+                break
+            seen.append(cur)
+            if any(os.path.exists(os.path.join(cur, v)) for v in (".git", ".hg", ".svn")):
+                root = cur  # type: ignore[assignment]
+                break
+            parent = os.path.dirname(cur)
+            if parent == cur:
+                break
+            cur = parent
+        for s in seen:
+            self._db_for_dir[s] = root  # type: ignore[assignment]
+        return root  # type: ignore[return-value]
+
+    # -- resolution --
+    def resolve(self, inc: Include, includer: str, dirs: tuple[str, ...], system: tuple[str, ...] = ()) -> str | None:
+        """The absolute path ``inc`` names, or None (toolkit or system header, or not found)."""
+        key = (inc.name, inc.quoted, os.path.dirname(includer) if inc.quoted else "", dirs, system)
+        if key in self._resolve_cache and self._cache_reads:
+            return self._resolve_cache[key]
+        if is_toolkit(inc.name) or os.path.isabs(inc.name):
+            self._resolve_cache[key] = None
+            return None
+        found = None
+        search = ((os.path.dirname(includer),) if inc.quoted else ()) + dirs
+        for d in search:
+            p = os.path.normpath(os.path.join(d, inc.name))
+            if self._exists(p):
+                found = p
+                break
+        if found is not None and any(found.startswith(s.rstrip(os.sep) + os.sep) for s in system):
+            found = None  # in an -isystem directory as well: a system header
+        self._resolve_cache[key] = found
+        return found
+
+    # -- headers --
+    def header(self, path: str, data: bytes, predefined: tuple) -> _Header:
+        known = self._digests.get(path)
+        if known is not None and known[0] is data:
+            digest = known[1]
+        else:
+            digest = hashlib.sha256(data).hexdigest()
+            self._digests[path] = (data, digest)
+        key = (digest, predefined)
+        h = self._headers.get(key)
+        if h is None or h.path != path:
+            if h is not None:  # the same bytes at another path: the walk is the same, the positions not
+                h = _Header(path, digest, h.includes, h.delta, {k: _moved(v, path) for k, v in h.macros.items()},
+                            h.uncertain)
+            else:
+                h = self._scan_header(path, data, digest, predefined)
+            self._headers[key] = h
+        return h
+
+    def _scan_header(self, path: str, data: bytes, digest: str, predefined: tuple) -> _Header:
+        from shaderlint.languages.conditions import OPAQUE, UNKNOWN, macro_delta
+        from shaderlint.model.source import Source
+
+        self.headers_scanned += 1
+        source = Source(path, data)
+        dead, delta = macro_delta(source, predefined)
+        includes = _scan_includes(source, dead)
+        macros = scan_macros(path, data, predefined)
+        out: dict[str, str | None] = {}
+        for k, v in delta.items():
+            out[k] = UNKNOWN_STATE if v is UNKNOWN else v  # type: ignore[assignment]
+        # a function-like macro: defined, no value an `#if` can use
+        for k, d in macros.items():
+            if d.params is not None and out.get(k) not in (None, UNKNOWN_STATE):
+                out[k] = OPAQUE
+        return _Header(path, digest, includes, out, macros, _uncertain(path, data, dead))
+
+    # -- contexts --
+    def context(self, path: str, data: bytes, settings, language: str | None, includer: str | None = None,
+                includer_data: bytes | None = None) -> FileContext:
+        """The context of ``path`` (bytes ``data``) linted with ``settings``; for a header analysed in
+        the context of the file ``includer`` (bytes ``includer_data``), the macros in force where
+        ``includer`` (transitively) includes it, then its own includes."""
+        from shaderlint.languages.conditions import macro_delta
+        from shaderlint.model.source import Source
+
+        path = os.path.normpath(os.path.abspath(path))
+        flags_src = includer if includer is not None else path
+        db = self.compile_db(flags_src, settings)
+        flags = db.flags_for(flags_src) if db is not None else None
+        dirs = tuple(getattr(settings, "include_dirs", ()) or ()) + (flags.include_dirs if flags else ())
+        system = flags.system_dirs if flags else ()
+        build = build_predefined(settings, language, flags)
+        walk = _Walk(self, dirs, system, build)
+        if includer is not None and includer_data is not None:
+            inc_path = os.path.normpath(os.path.abspath(includer))
+            walk.visited.add(inc_path)
+            src = Source(inc_path, includer_data)
+            dead, _ = macro_delta(src, build)
+            direct = None
+            walk.stop = path
+            for inc in _scan_includes(src, dead):
+                target = self.resolve(inc, inc_path, dirs, system)
+                if target == path:
+                    direct = inc
+                    break
+                if target is not None:
+                    walk.visit(target, 1)
+                    if walk.stopped:
+                        break
+            if direct is not None:  # the includer's own macros before the #include line
+                before = includer_data[:direct.offset]
+                _, own = macro_delta(Source(inc_path, before), build)
+                walk.apply_delta(own)
+                for k, d in scan_macros(inc_path, before, build).items():
+                    walk.macros.pop(k, None)
+                    walk.macros[k] = d
+                walk.uncertain.update(_uncertain(inc_path, before, []))
+            walk.stop = None
+            walk.stopped = False
+        walk.visited.add(path)
+        src = Source(path, data)
+        dead, _ = macro_delta(src, build)
+        for inc in _scan_includes(src, dead):
+            target = self.resolve(inc, path, dirs, system)
+            if target is None:
+                if not is_toolkit(inc.name) and inc.quoted:
+                    walk.unresolved.append(inc.name)
+                continue
+            walk.visit(target, 1)
+        return FileContext(path, os.path.normpath(os.path.abspath(includer)) if includer else None,
+                           tuple(walk.files), tuple(dict.fromkeys(walk.unresolved)), walk.macros,
+                           tuple(walk.state.items()), frozenset(walk.uncertain), flags, walk.truncated)
+
+
+def _moved(d: MacroDef, path: str) -> MacroDef:
+    return MacroDef(d.name, d.params, d.body, path, d.line, d.column)
+
+
+class _Walk:
+    """One depth-first walk over a file's includes, accumulating the headers' macros."""
+
+    def __init__(self, project: Project, dirs: tuple[str, ...], system: tuple[str, ...], build: tuple) -> None:
+        self.project = project
+        self.dirs = dirs
+        self.system = system
+        self.build = build
+        self.visited: set[str] = set()
+        self.files: list[tuple[str, str]] = []
+        self.unresolved: list[str] = []
+        self.macros: dict[str, MacroDef] = {}
+        self.state: dict[str, str | None] = {}
+        self.uncertain: set[str] = set()
+        self.bytes = 0
+        self.truncated = False
+        self.stop: str | None = None  # a header to stop before (the one analysed in an includer's context)
+        self.stopped = False
+
+    def apply_delta(self, delta: Mapping[str, object]) -> None:
+        from shaderlint.languages.conditions import UNKNOWN
+
+        for k, v in delta.items():
+            self.state[k] = UNKNOWN_STATE if v is UNKNOWN else v  # type: ignore[assignment]
+            if v is None:
+                self.macros.pop(k, None)
+
+    def visit(self, path: str, depth: int) -> None:
+        if self.stopped or path in self.visited:
+            return
+        if path == self.stop:
+            self.stopped = True
+            return
+        if depth > MAX_DEPTH or len(self.files) >= MAX_FILES:
+            self.truncated = True
+            return
+        data = self.project.read(path)
+        if data is None:
+            return
+        if self.bytes + len(data) > MAX_BYTES:
+            self.truncated = True
+            return
+        self.visited.add(path)
+        self.bytes += len(data)
+        h = self.project.header(path, data, self.build)
+        self.files.append((path, h.digest))
+        for inc in h.includes:
+            target = self.project.resolve(inc, path, self.dirs, self.system)
+            if target is None:
+                if not is_toolkit(inc.name) and inc.quoted:
+                    self.unresolved.append(inc.name)
+                continue
+            self.visit(target, depth + 1)
+            if self.stopped:
+                return
+        self.apply_delta(h.delta)
+        for k, d in h.macros.items():
+            self.macros.pop(k, None)  # the later definition comes later in the order
+            self.macros[k] = d
+        self.uncertain.update(h.uncertain)
+
+
+def build_predefined(settings, language: str | None, flags: Flags | None) -> tuple:
+    """The macros the build defines before a file: ``__CUDA_ARCH__`` from the configured target (else
+    the single architecture of the compile command), the compile command's ``-D`` and ``-U`` in order,
+    then the ``defines`` setting (the user's word wins)."""
+    from shaderlint.languages.conditions import OPAQUE, parse_define, predefined
+
+    target = getattr(settings, "target", None)
+    defines = tuple(getattr(settings, "defines", ()) or ())
+    if flags is None:
+        return predefined(language or "", target, defines)
+    if target is None and flags.arch is not None and flags.arch.startswith("sm_"):
+        target = flags.arch
+    out = dict(predefined(language or "", target, ()))
+    if language == "cuda" and target is not None and out.get("__CUDA_ARCH__") == OPAQUE and flags.arch:
+        m = re.fullmatch(r"sm_(\d+)(\d)[a-z]?", flags.arch)
+        if m:  # an architecture shaderlint has no target profile for: its value is still known
+            out["__CUDA_ARCH__"] = str(int(m.group(1)) * 100 + int(m.group(2)) * 10)
+    for d in flags.defines:
+        got = parse_define(d)
+        if got is not None:
+            out[got[0]] = got[1]
+    for u in flags.undefines:
+        out[u.strip()] = None
+    for d in defines:
+        got = parse_define(d)
+        if got is not None:
+            out[got[0]] = got[1]
+    return tuple(out.items())
+
+
+def context_predefined(build: tuple, context: FileContext | None) -> tuple:
+    """The build's macros with the headers' on top (``#if`` decisions): a name a header leaves
+    unknown is unknown."""
+    if context is None or not context.state:
+        return build
+    out = dict(build)
+    for k, v in context.state:
+        if v == UNKNOWN_STATE:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return tuple(out.items())
+
+
+def included_headers(contexts: Iterable[FileContext]) -> list[str]:
+    """Every header the contexts read, in first-seen order."""
+    out: dict[str, None] = {}
+    for c in contexts:
+        for p, _ in c.files:
+            out.setdefault(p, None)
+    return list(out)
+
+
+__all__ = ["CompileDB", "FileContext", "Flags", "Include", "Project", "build_predefined", "context_predefined",
+           "is_toolkit", "parse_flags"]
