@@ -90,8 +90,8 @@ EXTRA: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()
 SOURCE_EXTS = (".cu",)
 
 #: Headers of the CUDA libraries the toolkit here lacks (cuBLAS, cuRAND, cuFFT, cuSOLVER,
-#: cuSPARSE), from NVIDIA's wheels on PyPI: (name, version, sha256 of the wheel). ``--fetch-libs``
-#: downloads them (pip, hash-checked) and keeps only ``nvidia/cu13/include`` under the cache;
+#: cuSPARSE, NCCL), from NVIDIA's wheels on PyPI: (name, version, sha256 of the wheel). ``--fetch-libs``
+#: downloads them (pip, hash-checked) and keeps only their ``nvidia/*/include`` under the cache;
 #: nvcc then gets it as ``-isystem``. Only their headers are used (-cubin: nothing is linked).
 CUDA_LIB_WHEELS: tuple[tuple[str, str, str], ...] = (
     ("nvidia-cublas", "13.10.0.20", "dcc6d63884c53d07e267ce7e6feac17b2538cebaafec5db865736c3e28e4dc84"),
@@ -99,6 +99,7 @@ CUDA_LIB_WHEELS: tuple[tuple[str, str, str], ...] = (
     ("nvidia-cufft", "12.4.0.43", "0e8385013596b112d29c9ce8c63dc575b308d77636c7169104e18714f03961a8"),
     ("nvidia-cusolver", "12.4.1.2", "b3b8e02fd2f2df869369af075dc3a179d43f6f7b85e94632a7dce556697be044"),
     ("nvidia-cusparse", "12.9.4.2", "072667e58c851a318738f5527a12eb225cbf058803f2ea451c722d8cf8edddec"),
+    ("nvidia-nccl-cu13", "2.32.3", "1459723080ac889d73a26edfa3e04383a7928ab31ac8f0ec43b3ea9548b04ff3"),
 )
 
 
@@ -457,7 +458,8 @@ def nvcc_command(nvcc: str, unit: Unit, libs: str | None = None) -> list[str]:
 
 
 def unit_key(cmd: list[str], unit: Unit, version: str) -> str:
-    h = hashlib.sha256(version.encode() + b"\0" + "\0".join(cmd).encode() + b"\0")
+    """The cache key: nvcc's version, the command, the library headers' pins, the unit's files."""
+    h = hashlib.sha256(version.encode() + b"\0" + "\0".join(cmd).encode() + b"\0" + repr(CUDA_LIB_WHEELS).encode())
     for p in [unit.path, *sorted(unit.headers)]:
         try:
             with open(p, "rb") as fh:
@@ -478,20 +480,12 @@ def compile_unit(nvcc: str, unit: Unit, version: str, cache: str | None, timeout
             doc = json.load(fh)
         doc["cached"] = True
         return doc
-    before = os.times()
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=os.path.dirname(unit.path))
-        out = proc.stdout + proc.stderr
-        ok = proc.returncode == 0
-        error = "" if ok else first_error(out)
-    except subprocess.TimeoutExpired:
-        out, ok, error = "", False, f"timeout after {timeout} s"
-    after = os.times()
+    out, code, cpu = run_measured(cmd, os.path.dirname(unit.path), timeout)
+    ok = code == 0
+    error = "" if ok else (f"timeout after {timeout} s" if code is None else first_error(out))
     doc = {"ok": ok, "entries": parse_ptxas(out) if ok else [], "error": error,
            "errors": [] if ok else [ln.strip()[:300] for ln in out.splitlines() if "error" in ln.lower()][:10],
-           "seconds": round((after.children_user - before.children_user)
-                            + (after.children_system - before.children_system), 2),
-           "command": [os.path.basename(cmd[0]), *cmd[1:]]}
+           "seconds": round(cpu, 2), "command": [os.path.basename(cmd[0]), *cmd[1:]]}
     if path and not error.startswith("timeout"):
         os.makedirs(cache, exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"
@@ -500,6 +494,34 @@ def compile_unit(nvcc: str, unit: Unit, version: str, cache: str | None, timeout
         os.replace(tmp, path)
     doc["cached"] = False
     return doc
+
+
+def run_measured(cmd: list[str], cwd: str, timeout: float) -> tuple[str, int | None, float]:
+    """(stdout and stderr, exit code or None on timeout, CPU seconds of the process and the children it
+    waited for): ``os.wait4``'s own figure, right with several compilations running at once."""
+    import signal
+    import threading
+
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+    timed_out = []
+
+    def kill() -> None:
+        timed_out.append(True)
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # nvcc's own process group (start_new_session)
+        except OSError:
+            pass
+
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    try:
+        out = proc.stdout.read().decode("utf-8", "replace")
+        _, status, ru = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+        proc.stdout.close()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    return out, (None if timed_out else proc.returncode), ru.ru_utime + ru.ru_stime
 
 
 def first_error(out: str) -> str:

@@ -116,6 +116,20 @@ def test_include_resolution_and_unit_scan(tmp_path):
     assert unit.missing == ["torch/extension.h"]
 
 
+def test_no_include_dir_shadows_a_toolkit_header(tmp_path):
+    # ggml's vendors/musa.h includes the MUSA SDK's <musa.h>: not itself, so vendors/ is no -I dir
+    # (it would make <cuda.h> the project's vendors/cuda.h)
+    tree = _package(tmp_path, {
+        "src/a.cu": '#include "vendors/musa.h"\n#include <cuda.h>\n',
+        "src/vendors/musa.h": "#include <musa.h>\n",
+        "src/vendors/cuda.h": "",
+        "sys/cuda.h": "",
+    })
+    unit = kc.scan_unit(tree, "pkg", str(tmp_path / "src/a.cu"))
+    assert unit.include_dirs == []
+    assert [os.path.relpath(h, tmp_path) for h in unit.headers] == ["src/vendors/musa.h"]
+
+
 def test_match_and_classify(tmp_path):
     tree = _package(tmp_path, {
         "k.cu": ('#include "read.cuh"\n#include "unread.h"\n' + SRC.split("\n", 1)[1]
