@@ -83,9 +83,14 @@ MISSING_HEADERS = re.compile(r"^(torch|ATen|c10|caffe2|THC|pybind11|Python\.h|cu
 #: Namespaces of the toolkit's headers: their kernels are not the project's.
 TOOLKIT_NAMESPACES = ("cub", "thrust", "cuda", "cooperative_groups", "nvcuda")
 
-#: Pinned projects beyond the corpus (name, version, sha256 of the sdist, package-relative
-#: directories whose .cu files are measured). Downloaded only with --extra.
-EXTRA: tuple[tuple[str, str, str, tuple[str, ...]], ...] = ()
+#: Pinned projects beyond the corpus with headers and macro-generated kernels, in packages.tsv's
+#: format (name, version, sha256 of the sdist, paths pruned, note). ``--extra`` fetches them
+#: (bench/realcode/fetch.py: pip, hash-checked) into ``<cache root>/extra/src/`` and adds them.
+EXTRA = """\
+candle-nn	0.4.2	55db19049207d958a8d2409cce678e7d527b99b1a935d3c36f6d910760fd1766	-	candle-kernels: kernels made by macros (UNARY_OP, BINARY_OP, CAST_OP ...) from .cuh headers
+gpu4pyscf	1.9.0	bbde099025a4609ea0fa8868a6abaa82965e51af8ab3c1a68a784412a7341998	-	kernels in .cu and .cuh files included by other .cu files
+bitsandbytes	0.42.0	fc1505f184f0d275766f2a6c663f1a43b734c1409b5c5a406f3a6073d9f329fd	-	csrc/: kernel templates instantiated by macros
+"""
 
 SOURCE_EXTS = (".cu",)
 
@@ -533,14 +538,25 @@ def first_error(out: str) -> str:
 
 
 # ---- shaderlint report -----------------------------------------------------------------------------
-def run_report(cmd: list[str], env: dict, pkg_dir: str) -> tuple[list[dict], float]:
-    """Rows of ``shaderlint report --format json`` on a package directory, and its CPU seconds."""
+def context_config(package: str, include_dirs: list[str]) -> str:
+    """``--context-config``: the package's -D flags and -I directories as shaderlint configuration
+    (``defines``; ``include-dirs``, the key issue 16 names, for a tree that reads headers)."""
+    defines = [f[2:] for f in PACKAGE_FLAGS.get(package, ()) if f.startswith("-D")]
+    return f"defines = {json.dumps(defines)}\ninclude-dirs = {json.dumps(include_dirs)}\n"
+
+
+def run_report(cmd: list[str], env: dict, pkg_dir: str, config_text: str = "") -> tuple[list[dict], float]:
+    """Rows of ``shaderlint report --format json --target sm_90`` on a package directory (the
+    configuration ``config_text``, empty by default, so that no pyproject.toml of the sdist
+    changes anything), and its CPU seconds."""
     with tempfile.TemporaryDirectory(prefix="kcov-") as tmp:
         config = os.path.join(tmp, "shaderlint.toml")
-        open(config, "w").close()
+        with open(config, "w", encoding="utf-8") as fh:
+            fh.write(config_text)
         out = os.path.join(tmp, "report.json")
         before = os.times()
-        proc = subprocess.run([*cmd, "report", "--format", "json", "--config", config, "-o", out, pkg_dir],
+        proc = subprocess.run([*cmd, "report", "--format", "json", "--target", "sm_90", "--config", config,
+                               "-o", out, pkg_dir],
                               capture_output=True, text=True, env=env)
         after = os.times()
         cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
@@ -665,6 +681,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-cache", action="store_true", help="compile again even when a cached result exists")
     ap.add_argument("--corpus", help="corpus cache (default $SHADERLINT_REALCODE_CACHE or /work/realcode-cache)")
     ap.add_argument("--list", action="store_true", help="print every missing kernel")
+    ap.add_argument("--context-config", action="store_true",
+                    help="give shaderlint the package's -D and -I (defines, include-dirs) in its configuration")
+    ap.add_argument("--extra", action="store_true", help="also the pinned projects of EXTRA (fetched when missing)")
     ap.add_argument("--fetch-libs", action="store_true",
                     help="download the pinned cuBLAS/cuRAND/cuFFT/cuSOLVER/cuSPARSE headers first (see CUDA_LIB_WHEELS)")
     args = ap.parse_args(argv)
@@ -672,12 +691,19 @@ def main(argv: list[str] | None = None) -> int:
     import fetch
 
     cache_dir = args.corpus or fetch.cache_dir()
-    src = os.path.join(cache_dir, "src")
-    packages = fetch.load_packages()
+    roots: dict[str, str] = {}  # package name -> its directory
+    for p in fetch.load_packages():
+        roots[p.name] = os.path.join(cache_dir, "src", p.dirname)
+    if args.extra:
+        extra_cache = os.path.join(cache_root(), "extra")
+        for p in fetch.parse_packages(EXTRA):
+            roots[p.name] = os.path.join(extra_cache, "src", p.dirname)
+            if not os.path.isdir(roots[p.name]) and (args.packages is None or p.name in args.packages.split(",")):
+                fetch.fetch(p, extra_cache, log=lambda m: print(m, file=sys.stderr))
     wanted = set(args.packages.split(",")) if args.packages else None
-    pkgs = [p for p in packages if (wanted is None or p.name in wanted) and os.path.isdir(os.path.join(src, p.dirname))]
-    if wanted and len(pkgs) < len(wanted):
-        print(f"note: not in the corpus: {', '.join(sorted(wanted - {p.name for p in pkgs}))}", file=sys.stderr)
+    roots = {n: r for n, r in roots.items() if (wanted is None or n in wanted) and os.path.isdir(r)}
+    if wanted and len(roots) < len(wanted):
+        print(f"note: not found: {', '.join(sorted(wanted - set(roots)))}", file=sys.stderr)
 
     t0 = time.monotonic()
     libs = fetch_libs() if args.fetch_libs else lib_include_dir()
@@ -689,19 +715,21 @@ def main(argv: list[str] | None = None) -> int:
     trees: dict[str, PackageTree] = {}
     units_by_pkg: dict[str, list[Unit]] = {}
     stats: dict[str, Counter] = defaultdict(Counter)
-    for p in pkgs:
-        root = os.path.join(src, p.dirname)
+    for name, root in roots.items():
         sources = sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(SOURCE_EXTS))
         if not sources:
             continue
-        tree = trees[p.name] = PackageTree(root, system)
+        tree = trees[name] = PackageTree(root, system)
         for path in sources:
-            unit = scan_unit(tree, p.name, path)
-            stats[p.name]["cu files"] += 1
+            unit = scan_unit(tree, name, path)
+            stats[name]["cu files"] += 1
             if unit.missing:
-                stats[p.name]["needs torch/pybind"] += 1
+                stats[name]["needs torch/pybind"] += 1
             else:
-                units_by_pkg.setdefault(p.name, []).append(unit)
+                units_by_pkg.setdefault(name, []).append(unit)
+    def shown(u: Unit) -> str:
+        return os.path.relpath(u.path, os.path.dirname(roots[u.package]))
+
     sample = stratified(units_by_pkg, args.sample if args.sample > 0 else 10 ** 9)
     for u in sample:
         stats[u.package]["sampled"] += 1
@@ -725,7 +753,7 @@ def main(argv: list[str] | None = None) -> int:
             done += 1
             if not r["cached"]:
                 nvcc_cpu += r["seconds"]
-                print(f"  [{done}/{len(sample)}] {os.path.relpath(u.path, src)}: "
+                print(f"  [{done}/{len(sample)}] {shown(u)}: "
                       f"{'ok' if r['ok'] else 'FAILED'} {r['seconds']} s", file=sys.stderr)
 
     # shaderlint report on each package that has a compiled file
@@ -739,19 +767,22 @@ def main(argv: list[str] | None = None) -> int:
         cmd = [sys.executable, "-m", "shaderlint"]
         python = sys.executable
     report_pkgs = sorted({u.package for u in sample if results[u.path]["ok"]})
-    by_name = {p.name: p for p in pkgs}
     rows_by_path: dict[str, set[str]] = defaultdict(set)
     report_cpu = 0.0
     report_rows = Counter()
     for name in report_pkgs:
-        rows, cpu = run_report(cmd, env, os.path.join(src, by_name[name].dirname))
+        config_text = ""
+        if args.context_config:
+            dirs = sorted({d for u in units_by_pkg.get(name, ()) for d in u.include_dirs})
+            config_text = context_config(name, dirs)
+        rows, cpu = run_report(cmd, env, roots[name], config_text)
         report_cpu += cpu
         for r in rows:
             rows_by_path[os.path.realpath(r["path"])].add(report_base(r["kernel"]))
             report_rows[name] += 1
     read = set(rows_by_path)
     if python is not None and report_pkgs:
-        found = linted_files(python, env, [os.path.join(src, by_name[n].dirname) for n in report_pkgs])
+        found = linted_files(python, env, [roots[n] for n in report_pkgs])
         if found:
             read |= found
 
@@ -766,7 +797,7 @@ def main(argv: list[str] | None = None) -> int:
         c = per_pkg[u.package]
         if not r["ok"]:
             c["not compiled"] += 1
-            failures.append((os.path.relpath(u.path, src), r["error"]))
+            failures.append((shown(u), r["error"]))
             continue
         c["compiled"] += 1
         tree = trees[u.package]
@@ -821,7 +852,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         doc = {"totals": dict(tot), "per_package": {k: dict(v) for k, v in per_pkg.items()},
                "distinct": {"ptxas": len(distinct_all), "missing": len(distinct_missing), **dm},
-               "flags": {os.path.relpath(u.path, src): results[u.path].get("command", []) for u in sample},
+               "flags": {shown(u): results[u.path].get("command", []) for u in sample},
                "failures": failures, "missing": [m.__dict__ for m in missing]}
         with open(args.json, "w", encoding="utf-8") as fh:
             json.dump(doc, fh, indent=1)

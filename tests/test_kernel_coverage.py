@@ -166,3 +166,20 @@ def test_stratified_sample_round_robin_and_stable():
     assert [u.package for u in got] == ["a", "b", "c", "a", "c"]
     assert [u.path for u in got] == [u.path for u in kc.stratified(units, 5)]
     assert len(kc.stratified(units, 100)) == 9
+
+
+def test_extra_projects_are_pinned():
+    sys.path.insert(0, os.path.join(os.path.dirname(kc.__file__), "realcode"))
+    import fetch
+
+    pkgs = fetch.parse_packages(kc.EXTRA)
+    assert {p.name for p in pkgs} >= {"candle-nn", "gpu4pyscf"}
+    assert all(len(p.sha256) == 64 for p in pkgs)
+    assert all(len(sha) == 64 for _, _, sha in kc.CUDA_LIB_WHEELS)
+
+
+def test_context_config_is_toml_with_the_package_flags():
+    import tomllib
+
+    doc = tomllib.loads(kc.context_config("llama-cpp-python", ["/a/include", "/b"]))
+    assert doc == {"defines": ["GGML_USE_CUDA", "GGML_CUDA_USE_GRAPHS"], "include-dirs": ["/a/include", "/b"]}
