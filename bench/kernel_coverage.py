@@ -88,8 +88,7 @@ TOOLKIT_NAMESPACES = ("cub", "thrust", "cuda", "cooperative_groups", "nvcuda")
 #: (bench/realcode/fetch.py: pip, hash-checked) into ``<cache root>/extra/src/`` and adds them.
 EXTRA = """\
 candle-nn	0.4.2	55db19049207d958a8d2409cce678e7d527b99b1a935d3c36f6d910760fd1766	-	candle-kernels: kernels made by macros (UNARY_OP, BINARY_OP, CAST_OP ...) from .cuh headers
-gpu4pyscf	1.9.0	bbde099025a4609ea0fa8868a6abaa82965e51af8ab3c1a68a784412a7341998	-	kernels in .cu and .cuh files included by other .cu files
-bitsandbytes	0.42.0	fc1505f184f0d275766f2a6c663f1a43b734c1409b5c5a406f3a6073d9f329fd	-	csrc/: kernel templates instantiated by macros
+mistralrs	0.3.1	6fee2c0774650359a6d3cfd1074027928d1caf2b080fb065aebd130aa36d5ee6	-	paged attention, GPTQ, HQQ kernels (no torch: candle), extern "C" kernels and macro-made instances
 """
 
 SOURCE_EXTS = (".cu",)
@@ -845,10 +844,11 @@ def main(argv: list[str] | None = None) -> int:
         for m in missing:
             print(f"  {m.reason:16} {m.package}/{m.file}: {m.kernel}  [{m.where}]")
     if args.out:
+        readable = demangle_all(sorted({m.symbol for m in missing}))
         with open(args.out, "w", encoding="utf-8") as fh:
-            fh.write("package\tfile\tkernel\treason\twhere\tsymbol\n")
+            fh.write("package\tfile\tkernel\treason\twhere\tsymbol\tdemangled\n")
             for m in missing:
-                fh.write(f"{m.package}\t{m.file}\t{m.kernel}\t{m.reason}\t{m.where}\t{m.symbol}\n")
+                fh.write(f"{m.package}\t{m.file}\t{m.kernel}\t{m.reason}\t{m.where}\t{m.symbol}\t{readable[m.symbol]}\n")
     if args.json:
         doc = {"totals": dict(tot), "per_package": {k: dict(v) for k, v in per_pkg.items()},
                "distinct": {"ptxas": len(distinct_all), "missing": len(distinct_missing), **dm},

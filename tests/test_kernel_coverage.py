@@ -173,7 +173,7 @@ def test_extra_projects_are_pinned():
     import fetch
 
     pkgs = fetch.parse_packages(kc.EXTRA)
-    assert {p.name for p in pkgs} >= {"candle-nn", "gpu4pyscf"}
+    assert {p.name for p in pkgs} >= {"candle-nn", "mistralrs"}
     assert all(len(p.sha256) == 64 for p in pkgs)
     assert all(len(sha) == 64 for _, _, sha in kc.CUDA_LIB_WHEELS)
 
@@ -183,3 +183,13 @@ def test_context_config_is_toml_with_the_package_flags():
 
     doc = tomllib.loads(kc.context_config("llama-cpp-python", ["/a/include", "/b"]))
     assert doc == {"defines": ["GGML_USE_CUDA", "GGML_CUDA_USE_GRAPHS"], "include-dirs": ["/a/include", "/b"]}
+
+
+def test_demangle_for_display():
+    import shutil
+
+    assert kc.demangle_all([]) == {}
+    got = kc.demangle_all(["_Z3fooIfEvPT_", "bar"])
+    assert got["bar"] == "bar"
+    if shutil.which("cu++filt") or shutil.which("c++filt"):
+        assert got["_Z3fooIfEvPT_"] == "void foo<float>(float*)"
