@@ -193,3 +193,41 @@ def test_demangle_for_display():
     assert got["bar"] == "bar"
     if shutil.which("cu++filt") or shutil.which("c++filt"):
         assert got["_Z3fooIfEvPT_"] == "void foo<float>(float*)"
+
+
+def _fake_nvcc(tmp_path, body: str) -> str:
+    exe = tmp_path / "fake-nvcc"
+    exe.write_text("#!/bin/sh\n" + body)
+    exe.chmod(0o755)
+    return str(exe)
+
+
+def test_compile_unit_caches_by_content(tmp_path):
+    log = tmp_path / "runs"
+    nvcc = _fake_nvcc(tmp_path, f"echo run >> {log}\n"
+                                "echo \"ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'\" >&2\n")
+    src = tmp_path / "a.cu"
+    src.write_text("__global__ void k() {}\n")
+    unit = kc.Unit("pkg", str(src))
+    cache = str(tmp_path / "cache")
+    first = kc.compile_unit(nvcc, unit, "v1", cache)
+    assert first["ok"] and first["entries"] == ["_Z1kv"] and not first["cached"]
+    again = kc.compile_unit(nvcc, unit, "v1", cache)
+    assert again["cached"] and again["entries"] == ["_Z1kv"]
+    assert log.read_text().count("run") == 1
+    src.write_text("__global__ void k() { }\n")  # new content: compiled again
+    assert not kc.compile_unit(nvcc, unit, "v1", cache)["cached"]
+    assert not kc.compile_unit(nvcc, unit, "v2", cache)["cached"]  # another nvcc
+    assert log.read_text().count("run") == 3
+
+
+def test_compile_unit_timeout_is_cached_for_shorter_limits(tmp_path):
+    nvcc = _fake_nvcc(tmp_path, "sleep 5\n")
+    src = tmp_path / "a.cu"
+    src.write_text("")
+    unit = kc.Unit("pkg", str(src))
+    cache = str(tmp_path / "cache")
+    r = kc.compile_unit(nvcc, unit, "v", cache, timeout=0.3)
+    assert not r["ok"] and r["error"].startswith("timeout") and r["timed_out"]
+    assert kc.compile_unit(nvcc, unit, "v", cache, timeout=0.3)["cached"]
+    assert not kc.compile_unit(nvcc, unit, "v", cache, timeout=0.6)["cached"]  # a longer limit tries again
