@@ -70,7 +70,7 @@ TIMEOUT = 180  # seconds (wall) per nvcc run; longer is "not compiled (timeout)"
 #: Extra nvcc flags per package (name as in packages.tsv), on top of the resolved -I directories:
 #: what the package's build passes and the sources cannot do without.
 PACKAGE_FLAGS: dict[str, tuple[str, ...]] = {
-    "llama-cpp-python": ("-DGGML_USE_CUDA", "-DGGML_CUDA_USE_GRAPHS"),
+    "llama-cpp-python": ("-DGGML_USE_CUDA", "-DGGML_CUDA_USE_GRAPHS", "--extended-lambda"),  # as ggml-cuda's CMake
     "ctransformers": ("-DGGML_USE_CUBLAS",),
     "xgboost": ("-DXGBOOST_USE_CUDA=1", "--expt-extended-lambda", "--expt-relaxed-constexpr"),
     "lightgbm": ("-DUSE_CUDA",),
