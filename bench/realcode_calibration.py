@@ -152,17 +152,78 @@ def match_kernel(functions, name: str, demangled: str):
     return f, None
 
 
-def bindings_for(f, args: list[str] | None) -> dict[str, str] | None:
-    """Template parameter -> argument, when the counts agree (else None: unbound)."""
+def bindings_for(f, args: list[str] | None, model=None) -> dict[str, str] | None:
+    """Template parameter -> argument (None: unbound). With the model, arguments are placed by the
+    position of each parameter in the template's declaration, so that parameters the model does not
+    track (a function pointer ``float (*op)(float)``) and a trailing pack (``typename... Args``) are
+    skipped; without it, only when the counts agree."""
     params = list(f.template_params)
-    if not args or len(args) != len(params):
+    if not args or not params:
         return None
-    return dict(zip(params, args))
+    decl = getattr(f, "outer", None)
+    plist = decl.child_by_field_name("parameters") if decl is not None and model is not None else None
+    if plist is None:
+        return dict(zip(params, args)) if len(args) == len(params) else None
+    out: dict[str, str] = {}
+    nodes = [n for n in plist.named_children if n.type != "comment"]
+    packs: set[str] = set()
+    for i, node in enumerate(nodes):
+        if "variadic" in node.type:
+            packs = set(re.findall(r"[A-Za-z_]\w*", model.text(node))) & set(params)
+            break
+        if i >= len(args):
+            return None
+        words = set(re.findall(r"[A-Za-z_]\w*", model.text(node)))
+        named = [p for p in params if p in words]
+        if len(named) == 1:
+            out[named[0]] = args[i]
+    else:
+        if len(nodes) != len(args):
+            return None
+    return out if set(out) == set(params) - packs else None
 
 
 def kernel_lines(source: bytes, start: int, end: int) -> int:
     """Non-blank lines of a kernel's definition (the lines-of-code baseline's input)."""
     return max(1, sum(1 for ln in source[start:end].splitlines() if ln.strip()))
+
+
+#: Calls the estimator costs by rule (math library, intrinsics, atomics, vector constructors): not "unseen".
+_KNOWN_CALL = re.compile(
+    r"^(__\w+|atomic\w+|make_\w+|(u?(char|short|int|long|longlong)|float|double|half|bool)\d?|min|max|f?abs|fminf?|"
+    r"fmaxf?|sqrtf?|rsqrtf?|fmaf?|floorf?|ceilf?|roundf?|truncf?|rintf?|exp2f?|copysignf?|isnan|isinf|isfinite|"
+    r"signbit|static_assert|sizeof|printf|clock|clock64|tex\w+|surf\w+|static_cast|reinterpret_cast|const_cast|"
+    r"dynamic_cast)$")
+
+
+def unseen_calls(model, functions) -> list[str]:
+    """Callees of ``functions`` (a kernel and the helpers the estimate inlined) that the file does not
+    define and the walk does not cost by rule: header and library functions, functor and
+    function-pointer template arguments, member calls. ``assert`` is listed apart (``__assertfail``)."""
+    from shaderlint.estimate.liveness import _F32_SPECIAL, _F64_SPECIAL
+
+    spans = [(g.body.start_byte, g.body.end_byte) for g in functions if g.body is not None]
+    out = set()
+    for call in model.nodes("call"):
+        if not any(s <= call.start_byte < e for s, e in spans):
+            continue
+        name = model.callee_name(call)
+        if not name:
+            continue
+        fn = call.child_by_field_name("function")
+        member = fn is not None and fn.type == "field_expression"
+        g = model.function_by_name.get(name)
+        if name == "assert":
+            out.add("assert")
+        elif member:
+            out.add("." + name)
+        elif g is not None and g.body is not None:
+            continue
+        elif name in _F32_SPECIAL or name in _F64_SPECIAL or _KNOWN_CALL.match(name):
+            continue
+        else:
+            out.add(name)
+    return sorted(out)
 
 
 # ---- registers from the walk -------------------------------------------------------------------------------
@@ -370,7 +431,8 @@ def tree_digest() -> str:
             if name.endswith((".py", ".scm", ".json", ".toml")):
                 with open(os.path.join(d, name), "rb") as fh:
                     h.update(name.encode() + hashlib.sha256(fh.read()).digest())
-    h.update(repr((WALK_GRID, sorted(POST_GRID))).encode())
+    with open(os.path.abspath(__file__), "rb") as fh:  # the rows' fields are this file's
+        h.update(fh.read())
     return h.hexdigest()[:16]
 
 
@@ -405,7 +467,7 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
             skipped[why] += 1
             continue
         args = template_args(k.demangled, k.name)
-        b = bindings_for(f, args)
+        b = bindings_for(f, args, model)
         walks = {}
         est0 = None
         try:
@@ -425,6 +487,7 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
             continue
         assert est0 is not None
         dyn = _dynamic_shared(model, f) or 0
+        helpers = [f] + [model.function_by_name[n] for n in _inlined(est0) if n in model.function_by_name]
         gs_origin = f.group_size.origin if f.group_size is not None else None
         rows.append({
             "package": package, "file": rel, "arch": arch, "kernel": _head_and_params(k.demangled)[0],
@@ -440,8 +503,16 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
             "estimated_occupancy": est0.occupancy_value, "occupancy_is_bound": est0.occupancy_is_bound,
             "dynamic_shared": dyn, "estimated_shared": est0.shared_bytes,
             "notes": [n for n in est0.notes if "inlined" not in n][:6],
+            "unseen_calls": unseen_calls(model, helpers)[:12],
         })
     return rows, skipped
+
+
+def _inlined(e) -> list[str]:
+    for n in e.notes:
+        if n.startswith("inlined: "):
+            return [x.strip() for x in n[len("inlined: "):].split(",")]
+    return []
 
 
 def _on_stack(e, c) -> bool:
@@ -577,10 +648,36 @@ def evaluate(rows: list[dict]) -> dict:
     out["residual_quantiles_refit"] = residual_quantiles(refit, real)
     out["interval_coverage_lopo_refit"] = lopo_coverage(rows, refit)
     out["occupancy"] = occupancy_check(rows, refit)
+    out["by_cause_shipped"] = causes(rows, shipped)
     out["per_package_shipped"] = {
         p: {"kernels": len(idx), "median_ape": statistics.median(abs(shipped[i] - real[i]) / real[i] for i in idx),
             "under": sum(shipped[i] < real[i] for i in idx) / len(idx)}
         for p, _, idx in lopo_groups([r["package"] for r in rows])}
+    return out
+
+
+def causes(rows: list[dict], est: list[float]) -> dict:
+    """Median |error| and under-estimated share of the kernels with and without each likely cause."""
+    tests = {
+        "calls code the file does not define": lambda r: any(not c.startswith(".") and c != "assert"
+                                                             for c in r.get("unseen_calls", ())),
+        "member calls (functors, objects)": lambda r: any(c.startswith(".") for c in r.get("unseen_calls", ())),
+        "assert": lambda r: "assert" in r.get("unseen_calls", ()),
+        "template parameters unbound": lambda r: not r.get("bound", True),
+        "walk incomplete": lambda r: not r.get("complete", True),
+        "stack in ptxas": lambda r: r["stack_bytes"] > 0,
+    }
+    out = {}
+    for name, test in tests.items():
+        for flag in (True, False):
+            idx = [i for i, r in enumerate(rows) if bool(test(r)) == flag]
+            if not idx:
+                continue
+            out.setdefault(name, {})["yes" if flag else "no"] = {
+                "kernels": len(idx),
+                "median_ape": statistics.median(abs(est[i] - rows[i]["registers"]) / rows[i]["registers"] for i in idx),
+                "under": sum(est[i] < rows[i]["registers"] for i in idx) / len(idx),
+            }
     return out
 
 
@@ -614,6 +711,9 @@ def render(arch: str, ev: dict, rows: list[dict], worst: int) -> str:
                  f"100 % by ptxas: shown agrees {_pct(o['shown_agrees'])} (too optimistic "
                  f"{_pct(o['shown_too_optimistic'])}); registers alone agree {_pct(o['registers_only_agrees'])}; "
                  f"refit {_pct(o['refit_agrees'])}")
+    for name, v in ev["by_cause_shipped"].items():
+        lines.append(f"  {name}: " + "; ".join(
+            f"{k} {x['kernels']} k, med |err| {_pct(x['median_ape'])}, under {_pct(x['under'])}" for k, x in v.items()))
     lines.append("  per package (shipped): " + ", ".join(
         f"{p} {v['kernels']} k {_pct(v['median_ape'])}" for p, v in sorted(ev["per_package_shipped"].items())))
     if worst:
@@ -622,7 +722,8 @@ def render(arch: str, ev: dict, rows: list[dict], worst: int) -> str:
         for r in ranked[:worst]:
             lines.append(f"    {r['file'][-60:]:60} {r['kernel'][:70]:70} ptxas {r['registers']:4d} "
                          f"est {r['estimate']:6.1f} lines {r['lines']:4d} stack ptxas {r['stack_bytes']} "
-                         f"est {r['estimate_stack']}")
+                         f"est {r['estimate_stack']} calls {','.join(r.get('unseen_calls', ())[:4]) or '-'}"
+                         f"{'' if r.get('bound', True) else ' UNBOUND'}")
     return "\n".join(lines)
 
 
@@ -662,6 +763,17 @@ def run(args) -> int:
                                   "estimate_differs": est_differ}
         print(f"sm_80 vs sm_90: {len(pairs)} kernels on both; ptxas differs for {differ}, the estimate for {est_differ}")
     print(f"({time.process_time() - t0:.0f} s CPU)")
+    # The table an interval "~40 registers (28-55)" would read (proposed home: shaderlint/estimate/
+    # intervals.json, loaded by the report): per arch and band of the estimate, quantiles of
+    # log(ptxas / estimate) and how often the 10-90 % interval held leave-one-project-out.
+    doc["intervals"] = {
+        "what": "quantiles of ln(ptxas registers / estimated registers) per band of the estimate, "
+                "CUDA real code, estimator as shipped; interval = estimate * exp(q10) .. estimate * exp(q90)",
+        "bands": [list(b) for b in BANDS],
+        "archs": {a: {"quantiles": ev["residual_quantiles_shipped"],
+                      "coverage_lopo": ev["interval_coverage_lopo_shipped"]}
+                  for a, ev in doc["archs"].items()},
+    }
     if args.json:
         doc["rows"] = rows
         with open(args.json, "w", encoding="utf-8") as fh:

@@ -50,22 +50,24 @@ TIMEOUT = 300.0
 #: Include roots (relative to the package directory) and macros a package's build passes besides
 #: the generic ones :func:`flags_for` finds.
 PACKAGE_FLAGS: dict[str, dict[str, tuple[str, ...]]] = {
-    "flash-attn": {"include": ("csrc/cutlass/include", "csrc/flash_attn", "csrc/flash_attn/src", "hopper")},
+    "flash-attn": {"include": ("csrc/cutlass/include", "csrc/cutlass/tools/util/include", "csrc/cutlass/examples/common",
+                               "csrc/flash_attn", "csrc/flash_attn/src", "hopper")},
     "llama-cpp-python": {"include": ("vendor/llama.cpp/ggml/include", "vendor/llama.cpp/ggml/src",
                                      "vendor/llama.cpp/ggml/src/ggml-cuda")},
     "vllm": {"include": ("csrc",)},
     "xgboost": {"include": ("include", "src", "dmlc-core/include", "rabit/include", "cpp_src/include",
-                            "cpp_src/src", "cpp_src/dmlc-core/include")},
+                            "cpp_src/src", "cpp_src/dmlc-core/include"), "define": ("XGBOOST_USE_CUDA=1",)},
     "lightgbm": {"include": ("include", "src", "compile/include", "external_libs/fmt/include",
                              "external_libs/fast_double_parser/include", "external_libs/eigen"),
                  "define": ("USE_CUDA",)},
-    "deepspeed": {"include": ("csrc/includes", "deepspeed/ops/csrc/includes")},
+    "deepspeed": {"include": ("csrc/includes", "deepspeed/ops/csrc/includes", "csrc/transformer/inference/includes")},
     "gptqmodel": {"include": ("gptqmodel_ext",)},
     "mmcv": {"include": ("mmcv/ops/csrc/common", "mmcv/ops/csrc/common/cuda")},
     "gsplat": {"include": ("gsplat/cuda/include", "gsplat/cuda/csrc", "gsplat/cuda/csrc/third_party/glm")},
     "natten": {"include": ("csrc/include", "csrc/autogen/include", "third_party/cutlass/include")},
     "xformers": {"include": ("xformers/csrc", "third_party/cutlass/include")},
-    "dlib": {"include": ("dlib/..",), "define": ("DLIB_USE_CUDA",)},
+    # dlib refuses its own folder on the include path (dlib_include_path_tutorial.txt): the root only
+    "dlib": {"include": (".",), "define": ("DLIB_USE_CUDA",), "walk": ()},
 }
 
 _ROOT_NAMES = ("include", "csrc", "src")
@@ -168,15 +170,15 @@ def flags_for(path: str, src: str | None = None) -> list[str]:
     defines: tuple[str, ...] = ()
     if where is not None:
         name, root = where
+        table = PACKAGE_FLAGS.get(name, {})
         d = here
-        while True:  # the file's directory up to the package root, each with its include roots
+        while "walk" not in table:  # the file's directory up to the package root, each with its include roots
             add(d)
             for sub in _ROOT_NAMES:
                 add(os.path.join(d, sub))
             if os.path.samefile(d, root) or len(d) <= len(root):
                 break
             d = os.path.dirname(d)
-        table = PACKAGE_FLAGS.get(name, {})
         for rel in table.get("include", ()):
             add(os.path.join(root, rel))
         defines = table.get("define", ())
