@@ -4,7 +4,10 @@
     for path in cuda_files():                 # .cu files of the corpus that define a __global__ kernel
         res = compile(path, "sm_80")          # a shaderlint.estimate.ptxas.PtxasResult, from the cache when it can
 
-The flags a file gets (:func:`flags_for`) stand in for its package's build system,
+nvcc runs with ``-cubin`` (``compile_ptxas(device_only=True)``): ptxas's report
+is the same as with ``-c`` and the host compilation, two thirds of the time, is
+skipped (so the cache key leaves it out; a failure cached from a ``-c`` run is
+compiled again). The flags a file gets (:func:`flags_for`) stand in for its package's build system,
 which we do not run: the include path holds the file's directory, every
 directory between it and the package root, and the usual include roots found
 there (``include/``, ``csrc/``, ``src/``, vendored CUTLASS/CUB ``include/``),
@@ -221,7 +224,7 @@ def _stubs_digest() -> str:
 
 
 def _to_json(res: PtxasResult) -> dict:
-    return {"arch": res.arch, "error": res.error, "kernels": [asdict(k) for k in res.values()],
+    return {"arch": res.arch, "error": res.error, "device_only": True, "kernels": [asdict(k) for k in res.values()],
             "log_tail": res.log[-4000:] if res.error else ""}
 
 
@@ -236,7 +239,10 @@ def cached(path: str, arch: str) -> PtxasResult | None:
     f = os.path.join(cache_root(), key + ".json")
     try:
         with open(f, encoding="utf-8") as fh:
-            return _from_json(json.load(fh))
+            doc = json.load(fh)
+        if doc["error"] and not doc.get("device_only"):
+            return None  # a failure with -c may be the host compiler's: compiled again with -cubin
+        return _from_json(doc)
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
@@ -248,7 +254,7 @@ def compile(path: str, arch: str, *, cache_only: bool = False) -> PtxasResult | 
     if got is not None or cache_only:
         return got
     flags = flags_for(path)
-    res = compile_ptxas(path, arch, flags, timeout=TIMEOUT)
+    res = compile_ptxas(path, arch, flags, timeout=TIMEOUT, device_only=True)
     if res.error and "timed out" in res.error or (res.error or "").startswith(("nvcc not found", "could not run")):
         return res  # not a property of the file: not cached
     os.makedirs(cache_root(), exist_ok=True)
