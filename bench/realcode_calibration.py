@@ -101,8 +101,12 @@ def _head_and_params(demangled: str) -> tuple[str, str | None]:
 
 
 def normalize_arg(arg: str) -> str:
-    """A demangled template argument as source would write it: ``(ggml_type)2`` -> ``2``, ``4u`` -> ``4``."""
+    """A demangled template argument as source would write it: ``(ggml_type)2`` -> ``2``, ``4u`` -> ``4``,
+    ``&_INTERNAL_ea5b8fe6_8_unary_cu_eb6d5366::op_cos`` (a function of internal linkage) -> ``op_cos``."""
     a = arg.strip()
+    m = re.fullmatch(r"&?\s*(?:_INTERNAL_\w+::)?([A-Za-z_][\w:]*)", a)
+    if m and (a.startswith("&") or a.startswith("_INTERNAL_")):
+        return m.group(1)
     m = re.fullmatch(r"\((?:[\w:<> ]+)\)\s*(-?\d+)", a)
     if m:
         return m.group(1)
@@ -643,6 +647,9 @@ def evaluate(rows: list[dict]) -> dict:
     out["lopo_refit_choices"] = chosen
     loc = lopo_loc(rows)
     out["lopo_lines_of_code"] = metrics(loc, real)
+    ab = fit_loc([r["lines"] for r in rows], real)
+    out["in_sample_lines_of_code"] = metrics([predict_loc(ab, r["lines"]) for r in rows], real)
+    out["in_sample_lines_of_code"]["fit"] = {"a": ab[0], "b": ab[1]}
     out["residual_quantiles_shipped"] = residual_quantiles(shipped, real)
     out["interval_coverage_lopo_shipped"] = lopo_coverage(rows, shipped)
     out["residual_quantiles_refit"] = residual_quantiles(refit, real)
@@ -690,7 +697,8 @@ def render(arch: str, ev: dict, rows: list[dict], worst: int) -> str:
     pk = ev["packages"]
     lines.append(f"{arch}: {sum(pk.values())} kernels from {len(pk)} packages (leave-one-project-out)")
     for name, key in (("estimator as shipped", "shipped"), ("estimator refitted LOPO", "lopo_refit"),
-                      ("lines-of-code baseline LOPO", "lopo_lines_of_code")):
+                      ("lines-of-code baseline LOPO", "lopo_lines_of_code"),
+                      ("lines-of-code, in-sample fit", "in_sample_lines_of_code")):
         m = ev[key]
         if not m.get("kernels"):
             continue

@@ -33,6 +33,7 @@ nv = _load("realcode_nvcc")
 @pytest.mark.parametrize("arg, want", [
     ("4", "4"), ("4u", "4"), ("128ul", "128"), ("(ggml_type)2", "2"), ("(char)-1", "-1"),
     ("float", "float"), ("true", "true"), ("c10::Half", "c10::Half"),
+    ("&_INTERNAL_ea5b8fe6_8_unary_cu_eb6d5366::op_cos", "op_cos"), ("&ns::relu", "ns::relu"),
 ])
 def test_normalize_arg_writes_demangled_constants_as_source_does(arg, want):
     assert rc.normalize_arg(arg) == want
