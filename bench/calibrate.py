@@ -308,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--packages", help="--realcode: comma-separated package names")
     ap.add_argument("--cached-only", action="store_true",
                     help="--realcode: only files already in the nvcc cache (python bench/realcode_nvcc.py fills it)")
+    ap.add_argument("--markdown", action="store_true", help="--realcode: also print the note's tables")
     args = ap.parse_args(argv)
     if args.realcode:
         import realcode_calibration

@@ -645,6 +645,9 @@ def evaluate(rows: list[dict]) -> dict:
     refit, chosen = lopo_fit(rows)
     out["lopo_refit"] = metrics(refit, real)
     out["lopo_refit_choices"] = chosen
+    one = one_per_source_kernel(rows)
+    out["shipped_one_instance_per_kernel"] = metrics([shipped[i] for i in one], [real[i] for i in one])
+    out["lopo_refit_one_instance_per_kernel"] = metrics([refit[i] for i in one], [real[i] for i in one])
     loc = lopo_loc(rows)
     out["lopo_lines_of_code"] = metrics(loc, real)
     ab = fit_loc([r["lines"] for r in rows], real)
@@ -688,6 +691,20 @@ def causes(rows: list[dict], est: list[float]) -> dict:
     return out
 
 
+def one_per_source_kernel(rows: list[dict]) -> list[int]:
+    """Indices of one template instance per kernel definition (file and name; the instance with the
+    median ptxas count), so that a template with 100 instances weighs as one kernel."""
+    groups: dict[tuple, list[int]] = {}
+    for i, r in enumerate(rows):
+        name = _head_and_params(r["kernel"])[0].split("<", 1)[0]
+        groups.setdefault((r["file"], name), []).append(i)
+    out = []
+    for idx in groups.values():
+        idx.sort(key=lambda i: rows[i]["registers"])
+        out.append(idx[(len(idx) - 1) // 2])
+    return sorted(out)
+
+
 def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.1f} %"
 
@@ -698,7 +715,9 @@ def render(arch: str, ev: dict, rows: list[dict], worst: int) -> str:
     lines.append(f"{arch}: {sum(pk.values())} kernels from {len(pk)} packages (leave-one-project-out)")
     for name, key in (("estimator as shipped", "shipped"), ("estimator refitted LOPO", "lopo_refit"),
                       ("lines-of-code baseline LOPO", "lopo_lines_of_code"),
-                      ("lines-of-code, in-sample fit", "in_sample_lines_of_code")):
+                      ("lines-of-code, in-sample fit", "in_sample_lines_of_code"),
+                      ("shipped, one instance per kernel", "shipped_one_instance_per_kernel"),
+                      ("refitted, one instance per kernel", "lopo_refit_one_instance_per_kernel")):
         m = ev[key]
         if not m.get("kernels"):
             continue
@@ -733,6 +752,46 @@ def render(arch: str, ev: dict, rows: list[dict], worst: int) -> str:
                          f"est {r['estimate_stack']} calls {','.join(r.get('unseen_calls', ())[:4]) or '-'}"
                          f"{'' if r.get('bound', True) else ' UNBOUND'}")
     return "\n".join(lines)
+
+
+def markdown(doc: dict) -> str:
+    """The note's tables (docs/register-model.md) from a run's document."""
+    out = []
+    for arch, ev in doc["archs"].items():
+        pk = ev["packages"]
+        out.append(f"**{arch}** — CUDA, real code, {sum(pk.values())} kernels from {len(pk)} packages, "
+                   "leave-one-project-out\n")
+        out.append("| predictor | Spearman ρ | median \\|error\\| | within ±25 % | under / over |")
+        out.append("|---|---|---|---|---|")
+        for name, key in (("estimator as shipped", "shipped"), ("estimator, coefficients refitted LOPO", "lopo_refit"),
+                          ("lines of code, fitted LOPO", "lopo_lines_of_code"),
+                          ("lines of code, fitted in-sample", "in_sample_lines_of_code"),
+                          ("estimator as shipped, one instance per kernel definition",
+                           "shipped_one_instance_per_kernel"),
+                          ("estimator refitted LOPO, one instance per kernel definition",
+                           "lopo_refit_one_instance_per_kernel")):
+            m = ev[key]
+            if not m.get("kernels"):
+                continue
+            out.append(f"| {name} ({m['kernels']}) | {m['spearman']:.2f} | {100 * m['median_ape']:.0f} % | {100 * m['within_25']:.0f} % "
+                       f"| {100 * m['under']:.0f} % / {100 * m['over']:.0f} % |")
+        out.append("")
+        out.append("| band (ptxas registers) | kernels | shipped: median \\|error\\| (signed), under | "
+                   "refitted LOPO: median \\|error\\| (signed) |")
+        out.append("|---|---|---|---|")
+        for b, v in ev["shipped"]["bands"].items():
+            r = ev["lopo_refit"]["bands"].get(b, {})
+            out.append(f"| {b} | {v['kernels']} | {100 * v['median_ape']:.0f} % ({100 * v['median_signed']:+.0f} %), "
+                       f"{100 * v['under']:.0f} % | {100 * r.get('median_ape', 0):.0f} % "
+                       f"({100 * r.get('median_signed', 0):+.0f} %) |")
+        out.append("")
+        out.append("| band (estimate) | kernels | ptxas / estimate: 10th–90th percentile (median) |")
+        out.append("|---|---|---|")
+        for b, v in ev["residual_quantiles_shipped"].items():
+            out.append(f"| {b} | {v['kernels']} | ×{math.exp(v['q10']):.2f}–×{math.exp(v['q90']):.2f} "
+                       f"(×{math.exp(v['q50']):.2f}) |")
+        out.append("")
+    return "\n".join(out)
 
 
 def run(args) -> int:
@@ -782,6 +841,8 @@ def run(args) -> int:
                       "coverage_lopo": ev["interval_coverage_lopo_shipped"]}
                   for a, ev in doc["archs"].items()},
     }
+    if getattr(args, "markdown", False):
+        print(markdown(doc))
     if args.json:
         doc["rows"] = rows
         with open(args.json, "w", encoding="utf-8") as fh:

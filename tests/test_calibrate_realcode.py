@@ -272,3 +272,10 @@ template <typename F, int N, typename... Args> __global__ void dist(long n, Args
     got = rc.bindings_for(fs["dist"], rc.template_args(dem, "dist"), model)
     assert got is not None and got["F"] == "my_functor" and got["N"] == "4"
     assert rc.bindings_for(fs["dist"], ["my_functor"], model) is None  # too few arguments
+
+
+def test_one_instance_per_kernel_definition():
+    rows = [{"file": "a.cu", "kernel": f"void k<{n}>", "registers": r} for n, r in ((1, 10), (2, 30), (3, 20))] + \
+           [{"file": "a.cu", "kernel": "other", "registers": 8}, {"file": "b.cu", "kernel": "void k<1>", "registers": 5}]
+    got = rc.one_per_source_kernel(rows)
+    assert got == [2, 3, 4]  # k's median instance (20 registers), other, b.cu's k
