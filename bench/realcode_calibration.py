@@ -194,7 +194,8 @@ def kernel_lines(source: bytes, start: int, end: int) -> int:
 
 #: Calls the estimator costs by rule (math library, intrinsics, atomics, vector constructors): not "unseen".
 _KNOWN_CALL = re.compile(
-    r"^(__\w+|atomic\w+|make_\w+|(u?(char|short|int|long|longlong)|float|double|half|bool)\d?|min|max|f?abs|fminf?|"
+    r"^(__\w+|atomic\w+|make_\w+|(u?(char|short|int|long|longlong)|float|double|half|bool)\d?|u?int\d+_t|size_t|"
+    r"min|max|f?absf?|fminf?|"
     r"fmaxf?|sqrtf?|rsqrtf?|fmaf?|floorf?|ceilf?|roundf?|truncf?|rintf?|exp2f?|copysignf?|isnan|isinf|isfinite|"
     r"signbit|static_assert|sizeof|printf|clock|clock64|tex\w+|surf\w+|static_cast|reinterpret_cast|const_cast|"
     r"dynamic_cast)$")
@@ -508,8 +509,21 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
             "dynamic_shared": dyn, "estimated_shared": est0.shared_bytes,
             "notes": [n for n in est0.notes if "inlined" not in n][:6],
             "unseen_calls": unseen_calls(model, helpers)[:12],
+            "template_param_words": sorted(_template_words(model, helpers))[:40],
         })
     return rows, skipped
+
+
+def _template_words(model, functions) -> set[str]:
+    """Identifiers in the template parameter lists of a kernel and its inlined helpers (a call to one
+    of them is a call through a function-pointer or functor parameter)."""
+    out: set[str] = set()
+    for g in functions:
+        decl = getattr(g, "outer", None)
+        plist = decl.child_by_field_name("parameters") if decl is not None else None
+        if plist is not None:
+            out.update(re.findall(r"[A-Za-z_]\w*", model.text(plist)))
+    return out
 
 
 def _inlined(e) -> list[str]:
@@ -668,9 +682,17 @@ def evaluate(rows: list[dict]) -> dict:
 
 def causes(rows: list[dict], est: list[float]) -> dict:
     """Median |error| and under-estimated share of the kernels with and without each likely cause."""
+    def through_param(r):
+        words = set(r.get("template_param_words", ()))
+        return any(c in words for c in r.get("unseen_calls", ()))
+
+    def elsewhere(r):
+        words = set(r.get("template_param_words", ()))
+        return any(not c.startswith(".") and c != "assert" and c not in words for c in r.get("unseen_calls", ()))
+
     tests = {
-        "calls code the file does not define": lambda r: any(not c.startswith(".") and c != "assert"
-                                                             for c in r.get("unseen_calls", ())),
+        "calls a function-pointer/functor template parameter": through_param,
+        "calls functions defined outside the file (headers, libraries, macros)": elsewhere,
         "member calls (functors, objects)": lambda r: any(c.startswith(".") for c in r.get("unseen_calls", ())),
         "assert": lambda r: "assert" in r.get("unseen_calls", ()),
         "template parameters unbound": lambda r: not r.get("bound", True),
