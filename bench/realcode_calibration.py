@@ -620,6 +620,7 @@ def occupancy_check(rows: list[dict], est: list[float] | None = None) -> dict:
     from shaderlint.estimate.targets import get_target
 
     known = below = agree_shown = agree_regs = agree_refit = too_optimistic = 0
+    reg_limited = reg_agree = 0
     for i, r in enumerate(rows):
         if not r.get("threads") or r.get("occupancy_is_bound"):
             continue
@@ -636,6 +637,9 @@ def occupancy_check(rows: list[dict], est: list[float] | None = None) -> dict:
             continue
         below += 1
         shown = r.get("estimated_occupancy")
+        if true.limiter == "registers":
+            reg_limited += 1
+            reg_agree += shown is not None and abs(shown - true.occupancy) < 1e-9
         if shown is not None and abs(shown - true.occupancy) < 1e-9:
             agree_shown += 1
         elif shown is not None and shown > true.occupancy:
@@ -647,7 +651,8 @@ def occupancy_check(rows: list[dict], est: list[float] | None = None) -> dict:
             "shown_agrees": agree_shown / below if below else None,
             "shown_too_optimistic": too_optimistic / below if below else None,
             "registers_only_agrees": agree_regs / below if below else None,
-            "refit_agrees": agree_refit / below if below and est is not None else None}
+            "refit_agrees": agree_refit / below if below and est is not None else None,
+            "register_limited": reg_limited, "register_limited_shown_agrees": reg_agree / reg_limited if reg_limited else None}
 
 
 def evaluate(rows: list[dict]) -> dict:
@@ -759,7 +764,8 @@ def render(arch: str, ev: dict, rows: list[dict], worst: int) -> str:
     lines.append(f"  occupancy: {o['known_group_size']} kernels with a known group size, {o['true_below_100']} below "
                  f"100 % by ptxas: shown agrees {_pct(o['shown_agrees'])} (too optimistic "
                  f"{_pct(o['shown_too_optimistic'])}); registers alone agree {_pct(o['registers_only_agrees'])}; "
-                 f"refit {_pct(o['refit_agrees'])}")
+                 f"refit {_pct(o['refit_agrees'])}; where registers limit ({o['register_limited']} kernels) shown "
+                 f"agrees {_pct(o['register_limited_shown_agrees'])}")
     for name, v in ev["by_cause_shipped"].items():
         lines.append(f"  {name}: " + "; ".join(
             f"{k} {x['kernels']} k, med |err| {_pct(x['median_ape'])}, under {_pct(x['under'])}" for k, x in v.items()))
