@@ -279,3 +279,35 @@ def test_one_instance_per_kernel_definition():
            [{"file": "a.cu", "kernel": "other", "registers": 8}, {"file": "b.cu", "kernel": "void k<1>", "registers": 5}]
     got = rc.one_per_source_kernel(rows)
     assert got == [2, 3, 4]  # k's median instance (20 registers), other, b.cu's k
+
+
+def _full_rows():
+    rows = []
+    for p, pkg in enumerate("abc"):
+        for i, regs in enumerate((10, 24, 40, 72, 140)):
+            peak = regs * (0.6 + 0.1 * p) - 4
+            rows.append({
+                "package": pkg, "file": f"{pkg}/k.cu", "arch": "sm_80", "kernel": f"void k<{i}>", "mangled": f"_Z{pkg}{i}",
+                "registers": regs, "stack_bytes": 0, "spill_bytes": 0, "shared_bytes": 0, "lines": 5 + 10 * i,
+                "estimate": rc.registers_from(peak, False, 255, 4, 1, 8, 16), "estimate_stack": 0, "cap": 255,
+                "walks": {rc.walk_key(w): [peak, False] for w in rc.combos()}, "bound": True, "complete": True,
+                "threads": 256 if i % 2 else None, "threads_origin": "launch" if i % 2 else None,
+                "estimated_occupancy": 1.0 if i % 2 else None, "occupancy_is_bound": False, "dynamic_shared": 0,
+                "estimated_shared": 0, "notes": [], "unseen_calls": ["op"] if i == 3 else [],
+                "template_param_words": ["op"],
+            })
+    return rows
+
+
+def test_evaluate_and_markdown_on_synthetic_rows():
+    rows = _full_rows()
+    ev = rc.evaluate(rows)
+    assert ev["shipped"]["kernels"] == 15 and set(ev["packages"]) == {"a", "b", "c"}
+    assert set(ev["lopo_refit_choices"]) == {"a", "b", "c"}
+    occ = ev["occupancy"]
+    # 256 threads at 24/72/140 registers: 72 and 140 limit occupancy below 100 %; the estimate shows 100 %
+    assert occ["known_group_size"] == 6 and occ["true_below_100"] >= 2 and occ["shown_agrees"] == 0.0
+    assert ev["by_cause_shipped"]["calls a function-pointer/functor template parameter"]["yes"]["kernels"] == 3
+    md = rc.markdown({"archs": {"sm_80": ev}})
+    assert "15 kernels from 3 packages, leave-one-project-out" in md
+    assert "| >128 | 3 |" in md
