@@ -652,7 +652,8 @@ def occupancy_check(rows: list[dict], est: list[float] | None = None) -> dict:
             "shown_too_optimistic": too_optimistic / below if below else None,
             "registers_only_agrees": agree_regs / below if below else None,
             "refit_agrees": agree_refit / below if below and est is not None else None,
-            "register_limited": reg_limited, "register_limited_shown_agrees": reg_agree / reg_limited if reg_limited else None}
+            "register_limited": reg_limited,
+            "register_limited_shown_agrees": reg_agree / reg_limited if reg_limited else None}
 
 
 def evaluate(rows: list[dict]) -> dict:
@@ -801,7 +802,8 @@ def markdown(doc: dict) -> str:
             m = ev[key]
             if not m.get("kernels"):
                 continue
-            out.append(f"| {name} ({m['kernels']}) | {m['spearman']:.2f} | {100 * m['median_ape']:.0f} % | {100 * m['within_25']:.0f} % "
+            out.append(f"| {name} ({m['kernels']}) | {m['spearman']:.2f} | {100 * m['median_ape']:.0f} % "
+                       f"| {100 * m['within_25']:.0f} % "
                        f"| {100 * m['under']:.0f} % / {100 * m['over']:.0f} % |")
         out.append("")
         out.append("| band (ptxas registers) | kernels | shipped: median \\|error\\| (signed), under | "
@@ -856,7 +858,8 @@ def run(args) -> int:
         est_differ = sum(v["sm_80"]["estimate"] != v["sm_90"]["estimate"] for v in pairs)
         doc["arch_dependence"] = {"kernels_on_both": len(pairs), "ptxas_differs": differ,
                                   "estimate_differs": est_differ}
-        print(f"sm_80 vs sm_90: {len(pairs)} kernels on both; ptxas differs for {differ}, the estimate for {est_differ}")
+        print(f"sm_80 vs sm_90: {len(pairs)} kernels on both; ptxas differs for {differ}, "
+              f"the estimate for {est_differ}")
     print(f"({time.process_time() - t0:.0f} s CPU)")
     # The table an interval "~40 registers (28-55)" would read (proposed home: shaderlint/estimate/
     # intervals.json, loaded by the report): per arch and band of the estimate, quantiles of

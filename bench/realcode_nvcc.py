@@ -53,7 +53,8 @@ TIMEOUT = 300.0
 #: Include roots (relative to the package directory) and macros a package's build passes besides
 #: the generic ones :func:`flags_for` finds.
 PACKAGE_FLAGS: dict[str, dict[str, tuple[str, ...]]] = {
-    "flash-attn": {"include": ("csrc/cutlass/include", "csrc/cutlass/tools/util/include", "csrc/cutlass/examples/common",
+    "flash-attn": {"include": ("csrc/cutlass/include", "csrc/cutlass/tools/util/include",
+                               "csrc/cutlass/examples/common",
                                "csrc/flash_attn", "csrc/flash_attn/src", "hopper")},
     "llama-cpp-python": {"include": ("vendor/llama.cpp/ggml/include", "vendor/llama.cpp/ggml/src",
                                      "vendor/llama.cpp/ggml/src/ggml-cuda")},

@@ -276,7 +276,8 @@ template <typename F, int N, typename... Args> __global__ void dist(long n, Args
 
 def test_one_instance_per_kernel_definition():
     rows = [{"file": "a.cu", "kernel": f"void k<{n}>", "registers": r} for n, r in ((1, 10), (2, 30), (3, 20))] + \
-           [{"file": "a.cu", "kernel": "other", "registers": 8}, {"file": "b.cu", "kernel": "void k<1>", "registers": 5}]
+           [{"file": "a.cu", "kernel": "other", "registers": 8},
+            {"file": "b.cu", "kernel": "void k<1>", "registers": 5}]
     got = rc.one_per_source_kernel(rows)
     assert got == [2, 3, 4]  # k's median instance (20 registers), other, b.cu's k
 
@@ -287,7 +288,8 @@ def _full_rows():
         for i, regs in enumerate((10, 24, 40, 72, 140)):
             peak = regs * (0.6 + 0.1 * p) - 4
             rows.append({
-                "package": pkg, "file": f"{pkg}/k.cu", "arch": "sm_80", "kernel": f"void k<{i}>", "mangled": f"_Z{pkg}{i}",
+                "package": pkg, "file": f"{pkg}/k.cu", "arch": "sm_80", "kernel": f"void k<{i}>",
+                "mangled": f"_Z{pkg}{i}",
                 "registers": regs, "stack_bytes": 0, "spill_bytes": 0, "shared_bytes": 0, "lines": 5 + 10 * i,
                 "estimate": rc.registers_from(peak, False, 255, 4, 1, 8, 16), "estimate_stack": 0, "cap": 255,
                 "walks": {rc.walk_key(w): [peak, False] for w in rc.combos()}, "bound": True, "complete": True,
