@@ -6,6 +6,8 @@
                                                   # with leave-one-file-out cross-validation
     python bench/calibrate.py --radv DIR      # GLSL compute shaders under DIR against Mesa's RADV
                                               # (glslang-tools, mesa-vulkan-drivers; no GPU)
+    python bench/calibrate.py --realcode      # real kernels of the pinned corpus against ptxas,
+                                              # leave-one-project-out (bench/realcode_calibration.py)
 
 ``--radv`` takes every ``.comp`` file (and ``.glsl`` file the GLSL front end
 calls compute) under DIR that glslangValidator compiles on its own (no defines;
@@ -298,7 +300,22 @@ def main(argv: list[str] | None = None) -> int:
                     help="--radv: a macro for glslangValidator (a shader variant, as a project's build passes)")
     ap.add_argument("--radv-includes", action="store_true",
                     help="--radv: allow #include without GL_GOOGLE_include_directive (as glslc does)")
+    ap.add_argument("--realcode", action="store_true",
+                    help="the real-code corpus's CUDA kernels against ptxas, leave-one-project-out "
+                         "(see bench/realcode_calibration.py)")
+    ap.add_argument("--sample", type=int, default=200,
+                    help="--realcode: at most N files, stratified by package (default 200; 0: all)")
+    ap.add_argument("--packages", help="--realcode: comma-separated package names")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="--realcode: only files already in the nvcc cache (python bench/realcode_nvcc.py fills it)")
+    ap.add_argument("--markdown", action="store_true", help="--realcode: also print the note's tables")
     args = ap.parse_args(argv)
+    if args.realcode:
+        import realcode_calibration
+
+        if args.sample == 0:
+            args.sample = None
+        return realcode_calibration.run(args)
     if args.radv is not None:
         t0 = time.process_time()
         rows, counts = radv_rows(args.radv, args.radv_target, args.radv_define, args.radv_includes)

@@ -126,6 +126,14 @@ def test_compile_file(tmp_path: Path) -> None:
 
 
 @needs_nvcc
+def test_device_only_gives_the_same_report_without_the_host_compile() -> None:
+    full = compile_ptxas(KERNELS, arch="sm_80")
+    device = compile_ptxas(KERNELS, arch="sm_80", device_only=True)
+    assert "-cubin" in device.command and "-c" not in device.command
+    assert device.ok and device == full
+
+
+@needs_nvcc
 def test_compile_error_does_not_raise() -> None:
     result = compile_ptxas("__global__ void broken(int* p) { p[0] = ; }")
     assert not result.ok
