@@ -331,8 +331,13 @@ def test_headers_included_by_cuda_sources_are_analysed_in_context(project_dir, c
         "src/lonely.h": header,  # included by no CUDA source: not read
         "src/host.hpp": "int f();\n",  # included, but no device code: not linted
         "src/qual.h": "#define DEV __device__\n",
-        "src/uses.hpp": "DEV int g(int x) { return x; }\n",  # device code through a header macro
-        "src/c.cu": '#include "host.hpp"\n#include "qual.h"\n#include "uses.hpp"\n',
+        "src/uses.hpp": "DEV int g(int x) { return x; }\n",  # device helpers only: not linted
+        "src/qualk.h": "#define KERN __global__\n",
+        "src/usesk.hpp": "KERN void kk(int* p) { p[0] = 1; }\n",  # a kernel through a header macro
+        "src/said.h": "// __global__ void k(int* p); in a comment\nint h();\n",  # no kernel: not linted
+        "src/gen.h": "#define GEN(n) \\\n  __global__ void n(int* p) { p[0] = 1; }\nGEN(k1)\n",  # a kernel-generating macro
+        "src/c.cu": '#include "host.hpp"\n#include "qual.h"\n#include "uses.hpp"\n#include "qualk.h"\n'
+                    '#include "usesk.hpp"\n#include "gen.h"\n#include "said.h"\n',
     })
     code, out = _run(capsys, "src")
     assert code == 1
@@ -343,7 +348,7 @@ def test_headers_included_by_cuda_sources_are_analysed_in_context(project_dir, c
 
     r = SettingsResolver(None, {})
     plan = plan_run(["src/a.cu", "src/b.cu", "src/c.cu"], r.for_path, under_roots(["src"]))
-    added = [os.path.join("src", n) for n in ("kern.h", "uses.hpp")]
+    added = [os.path.join("src", n) for n in ("gen.h", "kern.h", "usesk.hpp")]
     assert plan.files == ["src/a.cu", "src/b.cu", "src/c.cu"] + added
     assert plan.languages == {p: "cuda" for p in added}
     assert plan.contexts[os.path.join("src", "kern.h")].includer.endswith("a.cu")

@@ -6,9 +6,12 @@ adds the headers the run's CUDA sources include that discovery does not take by 
 included) is analysed in the context of *one* includer: the first CUDA source, in path order, whose
 includes (followed transitively) read it. It gets the macros in force where that source includes it
 and that source's compile command; its findings are reported once, in the header. Only headers under
-the paths being linted (and not excluded) and holding device code (``__global__``, ``__device__``,
-``__shared__``, ``__constant__``, or a macro the headers before it define as one) are added; a header
-no CUDA source of the run includes is not read (a ``.cuh`` is still linted on its own, as before).
+the paths being linted (and not excluded) and defining a kernel (``__global__``, or a macro the headers
+before it define with ``__global__`` in its body: CUTLASS's ``CUTLASS_GLOBAL``, a kernel-generating
+macro) are added; a header no CUDA source of the run includes is not read (a ``.cuh`` is still linted on
+its own, as before). Device helpers in headers matter to the kernels that call them, not as lint
+targets of their own: every rule reports about a kernel, and header-only C++ (CUTLASS's iterators) is
+where the front end reads least.
 """
 
 from __future__ import annotations
@@ -105,8 +108,8 @@ def plan_run(files: Sequence[str], settings_for: Callable[[str], object], accept
             continue
         inc = includer_of.get(os.path.normpath(os.path.abspath(f)))
         ctx = _context(project, f, data, settings, language, inc, get(inc) if inc is not None else None)
-        if f in plan.languages and not _has_device_code(data, ctx):
-            del plan.languages[f]  # a C or C++ header of the host side: nothing for a GPU linter to read
+        if f in plan.languages and not _defines_kernels(data, ctx):
+            del plan.languages[f]  # host-side C or C++, or device helpers only: no kernel to report on
             plan.data.pop(f, None)
             continue
         if ctx is not None:
@@ -118,19 +121,31 @@ def plan_run(files: Sequence[str], settings_for: Callable[[str], object], accept
 
 
 _DIRECTIVE_LINES = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
-_DEVICE_WORDS = (b"__global__", b"__device__", b"__shared__", b"__constant__")
+_KERNEL_WORD = b"__global__"
 
 
-def _has_device_code(data: bytes, ctx: FileContext | None) -> bool:
-    """A header holds CUDA device code: a device keyword, or a macro the headers before it define as one
-    (CUTLASS's ``CUTLASS_DEVICE``) used in it."""
-    data = _DIRECTIVE_LINES.sub(b"", data)  # a `#define DEV __device__` alone declares nothing
-    if any(w in data for w in _DEVICE_WORDS):
-        return True
-    if ctx is None:
+def _defines_kernels(data: bytes, ctx: FileContext | None) -> bool:
+    """A header defines a CUDA kernel: ``__global__`` in its code (not in a comment, a string or a
+    directive), or a macro with ``__global__`` in its body used in its code — one the header defines
+    itself (a kernel-generating macro it invokes) or one the headers before it define (CUTLASS's
+    ``CUTLASS_GLOBAL``)."""
+    names = {m.group(1) for m in _KERNEL_MACRO.finditer(data)} if _KERNEL_WORD in data else set()
+    if ctx is not None:
+        names |= {name.encode() for name, d in ctx.macros.items() if "__global__" in d.body}
+    words = [_KERNEL_WORD, *names]
+    if not any(w in data for w in words):
         return False
-    return any(name.encode() in data for name, d in ctx.macros.items()
-               if any(w.decode() in d.body for w in _DEVICE_WORDS))
+    from shaderlint.model.source import Source
+
+    source = Source("", data)
+    directives = [(m.start(), m.end()) for m in _DIRECTIVE_LINES.finditer(data)]
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(w) for w in words) + rb")\b")
+    return any(not source.in_comment_or_string(m.start()) and not any(a <= m.start() < b for a, b in directives)
+               for m in pattern.finditer(data))
+
+
+#: ``#define NAME...`` whose body (continuation lines too) holds ``__global__``: group 1 is the name.
+_KERNEL_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?:[^\n\\]|\\\r?\n|\\)*?__global__", re.M)
 
 
 def _context(project: Project, path: str, data: bytes, settings, language: str, includer: str | None = None,
