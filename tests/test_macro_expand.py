@@ -300,3 +300,21 @@ def test_editor_positions_of_generated_kernels_are_the_invocations():
     spans = [name_span(r.model, f) for f in r.model.kernels]
     assert [r.source.text(a, b) for a, b in spans] == [
         "UNARY_OP(float, uneg_f32, -x)", "UNARY_OP(int, umod_i32, x % d)", "UNARY_OP(int, udiv_i32, x / d)"]
+
+
+def test_invocations_with_type_name_arguments_and_semicolons_are_expanded(tmp_path, capsys):
+    # candle's binary.cu: `BINARY_OP(double, badd_f64, x + y);` -- the CUDA front end renames type-name
+    # arguments for the grammar (`_ouble`), which must not keep the invocation from being expanded
+    import json
+
+    from shaderlint.cli import main
+
+    (tmp_path / "ops.cuh").write_bytes(
+        b"#define BINARY_OP(T, NAME, F) extern \"C\" __global__ void NAME(const T *a, const T *b, T *o) "
+        b"{ T x = a[threadIdx.x], y = b[threadIdx.x]; o[threadIdx.x] = F; }\n")
+    p = tmp_path / "b.cu"  # the macro comes from the header, as in candle
+    p.write_bytes(b"#include \"ops.cuh\"\nBINARY_OP(float, badd_f32, x + y)\nBINARY_OP(double, badd_f64, x + y);\n"
+                  b"BINARY_OP(uint8_t, badd_u8, x + y);\n")
+    main(["report", "--output-format", "json", str(p)])
+    rows = json.loads(capsys.readouterr().out)
+    assert [r["kernel"] for r in rows] == ["badd_f32", "badd_f64", "badd_u8"]

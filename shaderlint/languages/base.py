@@ -161,7 +161,12 @@ class FrontEnd:
             masks.extend(mask_body_argument_macros(source, buf))
         masks.extend(self.mask(source, buf))
         masks.extend(mask_macro_definitions(source, buf))
-        masks.extend(mask_file_scope_macro_invocations(source, buf))
+        invocations = mask_file_scope_macro_invocations(source, buf)
+        if invocations:
+            spans = [(mk.start, mk.end) for mk in invocations]
+            masks = [mk for mk in masks if not (mk.kind == "macro-argument" and mk.value == "type"
+                                                and any(a <= mk.start < b for a, b in spans))]
+            masks.extend(invocations)
         masks.extend(mask_statement_macros(source, buf))
         masks.extend(mask_bare_macro_lines(source, buf))
         if self.name != "glsl":
@@ -525,7 +530,7 @@ def mask_file_scope_macro_invocations(source: Source, buf: bytearray) -> list[Ma
         e = found[2] + 1
         if data[e:tail.end()].strip().startswith(b";"):
             e = data.index(b";", e) + 1
-        if bytes(buf[s:e]) == data[s:e]:
+        if _unmasked_but_type_names(buf, data, s, e):
             found_lines.append((s, e))
     # From the last line up: a line without `;` may be a prefix of the declaration after it
     # (`LAUNCH_BOUNDS(256)` before `__global__ void k(`); it is blanked only when what follows is the
@@ -546,6 +551,15 @@ def mask_file_scope_macro_invocations(source: Source, buf: bytearray) -> list[Ma
         _blank(buf, s, e)
     out.reverse()
     return out
+
+
+def _unmasked_but_type_names(buf: bytearray, data: bytes, s: int, e: int) -> bool:
+    """No pass masked ``data[s:e]``, except type-name arguments renamed for the grammar (CUDA's
+    ``mask_type_arguments``: ``BINARY_OP(float, badd_f32, x + y);`` reads ``_loat``), whose masks
+    :meth:`FrontEnd._masked` drops once the whole invocation is blanked."""
+    if bytes(buf[s:e]) == data[s:e]:
+        return True
+    return all(b == d or (b == 0x5F and chr(d).isalpha()) for b, d in zip(buf[s:e], data[s:e]))
 
 
 # A line holding a lone upper-case identifier, between statements (after `;`, `{` or `}`, before the
