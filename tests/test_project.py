@@ -396,3 +396,18 @@ def test_show_settings_lists_the_include_dirs(project_dir, capsys):
     _tree(project_dir, {"k.cu": "__global__ void k() {}\n"})
     code, out = _run(capsys, "--show-settings", "k.cu")
     assert code == 0 and f'include-dirs = ["{project_dir / "inc"}"]' in out.splitlines()
+
+
+def test_a_header_kernel_template_is_bound_by_its_includers_launch(project_dir, capsys):
+    # the translation unit's launch (in the .cu including the header) binds the header's template
+    # kernel: report names the instance and takes the launch's block size
+    _tree(project_dir, {
+        "src/kern.h": "template <int B>\n__global__ void scale(float* p, int n) {\n"
+                      "  int i = blockIdx.x * B + threadIdx.x;\n  if (i < n) p[i] *= 2.0f;\n}\n",
+        "src/main.cu": '#include "kern.h"\nvoid run(float* p, int n) { scale<128><<<(n + 127) / 128, 128>>>(p, n); }\n',
+    })
+    code, out = _run(capsys, "report", "--output-format", "json", "src")
+    import json
+
+    rows = [(r["kernel"], r["threads_per_group"]) for r in json.loads(out)]
+    assert rows == [("scale<128>", 128)]
