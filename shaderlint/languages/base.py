@@ -1398,13 +1398,28 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
     * ``#if`` ... ``#else`` ... ``#endif`` whose two branches each leave the same non-zero brace
       balance (a stub that closes a namespace for old architectures, the real code closing it in the
       ``#else``), or the same balance where one branch closes a block opened before the group and the
-      other does not: the first branch is blanked with its directives, the ``#else`` branch is read.
+      other does not: the first branch is blanked with its directives, the ``#else`` branch is read;
+      likewise ``#if`` ... ``#elif`` ... ``#else`` ... ``#endif`` whose branches all leave the same
+      non-zero balance (the ``#else`` branch is read, every other one blanked).
 
     Top-level blocks and innermost blocks (holding no other conditional) are considered, so
-    ``#ifndef ONE_PASS for (...) { #else { #endif`` inside a kernel under ``#if __HIP_ARCH__`` counts."""
-    data = source.data
-    if b"#" not in data:
+    ``#ifndef ONE_PASS for (...) { #else { #endif`` inside a kernel under ``#if __HIP_ARCH__`` counts;
+    a block whose inner blocks were paired up this way is considered again (a few rounds: mmf.cuh's
+    ``#ifdef VOLTA`` pair inside the ``#if AMD_WMMA / #elif AMD_MFMA / #else`` chain)."""
+    if b"#" not in source.data:
         return []
+    out: list[Mask] = []
+    for _ in range(4):
+        got = _mask_unbalanced_round(source, buf)
+        if not got:
+            break
+        out.extend(got)
+    out.sort(key=lambda mk: mk.start)
+    return out
+
+
+def _mask_unbalanced_round(source: Source, buf: bytearray) -> list[Mask]:
+    data = source.data
     groups, stack = [], []
     for m in scan_directives(source, _CONDITIONAL):
         if source.in_comment_or_string(m.start()) or _blanked(buf, data, m):
@@ -1443,6 +1458,17 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
                 # the #else branch is read: its code is compiled where the condition is false
                 read = ("read", g[0].group(1).decode(), _condition_text(g[0]), "0")
                 for s, e in ((g[0].start(), g[1].end()), (g[2].start(), g[2].end())):
+                    out.append(Mask(s, e, "conditional", data[s:e].decode("utf-8", "replace")[:80], "unbalanced",
+                                    read if s == g[0].start() else ("end",)))
+                    _blank(buf, s, e)
+        elif len(g) > 3 and g[-2].group(1) == b"else" and all(d.group(1) == b"elif" for d in g[1:-2]):
+            # `#if A ... else { #elif B ... else { #else ... else { #endif`: every branch leaves the same
+            # non-zero balance (llama.cpp's mmf.cuh, per matrix-core family): the #else branch is read,
+            # as for two branches above (it is compiled where every condition is false)
+            deltas = {_brace_delta(source, buf, a.end(), b.start()) for a, b in zip(g, g[1:])}
+            if len(deltas) == 1 and 0 not in deltas and all(buf[d.start()] == data[d.start()] for d in g):
+                read = ("read", g[0].group(1).decode(), _condition_text(g[0]), "0")
+                for s, e in ((g[0].start(), g[-2].end()), (g[-1].start(), g[-1].end())):
                     out.append(Mask(s, e, "conditional", data[s:e].decode("utf-8", "replace")[:80], "unbalanced",
                                     read if s == g[0].start() else ("end",)))
                     _blank(buf, s, e)
