@@ -213,12 +213,34 @@ class FrontEnd:
         appended (:func:`shaderlint.model.expand.expand_invocations`), masked as any code is."""
         from shaderlint.model.expand import expand_invocations
 
-        extra, expansions = expand_invocations(source, masks, self.name, self.predefined(predefined), extra_macros)
+        extra, expansions = expand_invocations(source, masks, self.name, self.predefined(predefined), extra_macros,
+                                               parse_bytes=parse_bytes)
         if not expansions:
             return source, parse_bytes, masks, ()
         n = len(source.data)
+        bodies = [e for e in expansions if e.body_len]
+        moved: list[Mask] = []
+        if bodies:
+            # a signature macro's invocation and the body after it: read in the expansion (the body's
+            # masked text copied there), blanked here; the body's masks move with it
+            buf = bytearray(parse_bytes)
+            keep = []
+            spans = [(e.inv_start, e.body_file + e.body_len, e) for e in bodies]
+            for mk in masks:
+                hit = next((sp for sp in spans if sp[0] <= mk.start < sp[1]), None)
+                if hit is None:
+                    keep.append(mk)
+                elif mk.start >= hit[2].body_file and mk.end <= hit[1]:
+                    shift = hit[2].body_at - hit[2].body_file
+                    moved.append(Mask(mk.start + shift, mk.end + shift, mk.kind, mk.text, mk.value, mk.args))
+            for s, e, ex in spans:
+                _blank(buf, s, e)
+                keep.append(Mask(s, e, "macro-invocation", source.data[s:e].decode("utf-8", "replace")))
+            masks, parse_bytes = keep, bytes(buf)
         more, more_masks = self.masked(Source(source.path, extra), predefined)
-        masks = masks + [Mask(mk.start + n, mk.end + n, mk.kind, mk.text, mk.value, mk.args) for mk in more_masks]
+        masks = masks + moved + [Mask(mk.start + n, mk.end + n, mk.kind, mk.text, mk.value, mk.args) for mk in more_masks]
+        if bodies:
+            masks.sort(key=lambda mk: mk.start)
         return Source(source.path, source.data + extra), parse_bytes + more, masks, tuple(expansions)
 
 
