@@ -332,7 +332,9 @@ def test_headers_included_by_cuda_sources_are_analysed_in_context(project_dir, c
         "src/host.hpp": "int f();\n",  # included, but no device code: not linted
         "src/qual.h": "#define DEV __device__\n",
         "src/uses.hpp": "DEV int g(int x) { return x; }\n",  # device code through a header macro
-        "src/c.cu": '#include "host.hpp"\n#include "qual.h"\n#include "uses.hpp"\n',
+        "src/c.cu": '#include "host.hpp"\n#include "qual.h"\n#include "uses.hpp"\n#include "sig.h"\n',
+        # device code through a macro the header defines itself (flash-attn's launch templates)
+        "src/sig.h": "#define DEFINE_K(name) __global__ void name(float *p)\nDEFINE_K(k_sig) { p[0] = 1; }\n",
     })
     code, out = _run(capsys, "src")
     assert code == 1
@@ -343,7 +345,7 @@ def test_headers_included_by_cuda_sources_are_analysed_in_context(project_dir, c
 
     r = SettingsResolver(None, {})
     plan = plan_run(["src/a.cu", "src/b.cu", "src/c.cu"], r.for_path, under_roots(["src"]))
-    added = [os.path.join("src", n) for n in ("kern.h", "uses.hpp")]
+    added = [os.path.join("src", n) for n in ("kern.h", "sig.h", "uses.hpp")]
     assert plan.files == ["src/a.cu", "src/b.cu", "src/c.cu"] + added
     assert plan.languages == {p: "cuda" for p in added}
     assert plan.contexts[os.path.join("src", "kern.h")].includer.endswith("a.cu")

@@ -119,13 +119,19 @@ def plan_run(files: Sequence[str], settings_for: Callable[[str], object], accept
 
 _DIRECTIVE_LINES = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
 _DEVICE_WORDS = (b"__global__", b"__device__", b"__shared__", b"__constant__")
+_DEVICE_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
 
 
 def _has_device_code(data: bytes, ctx: FileContext | None) -> bool:
     """A header holds CUDA device code: a device keyword, or a macro the headers before it define as one
-    (CUTLASS's ``CUTLASS_DEVICE``) used in it."""
+    (CUTLASS's ``CUTLASS_DEVICE``) or it defines itself (flash-attn's ``DEFINE_FLASH_FORWARD_KERNEL``)
+    used in it."""
+    own = [m.group(1) for m in _DEVICE_DEFINE.finditer(data) if any(w in m.group(2) for w in _DEVICE_WORDS)] \
+        if b"define" in data else []
     data = _DIRECTIVE_LINES.sub(b"", data)  # a `#define DEV __device__` alone declares nothing
     if any(w in data for w in _DEVICE_WORDS):
+        return True
+    if any(re.search(rb"\b" + re.escape(n) + rb"\b", data) for n in own):
         return True
     if ctx is None:
         return False
