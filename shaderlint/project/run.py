@@ -124,10 +124,11 @@ _DEVICE_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)((?:[^\n\
 
 def _has_device_code(data: bytes, ctx: FileContext | None) -> bool:
     """A header holds CUDA device code: a device keyword, or a macro the headers before it define as one
-    (CUTLASS's ``CUTLASS_DEVICE``) or it defines itself (flash-attn's ``DEFINE_FLASH_FORWARD_KERNEL``)
-    used in it."""
-    own = [m.group(1) for m in _DEVICE_DEFINE.finditer(data) if any(w in m.group(2) for w in _DEVICE_WORDS)] \
-        if b"define" in data else []
+    (CUTLASS's ``CUTLASS_DEVICE``) used in it, or a kernel-defining macro it defines itself and uses
+    (flash-attn's ``DEFINE_FLASH_FORWARD_KERNEL``; not its own qualifier macros: xgboost's
+    ``ENC_DEVICE`` header is host C++ the grammar cannot all read)."""
+    own = [m.group(1) for m in _DEVICE_DEFINE.finditer(data) if b"__global__" in m.group(2)] \
+        if b"__global__" in data else []
     data = _DIRECTIVE_LINES.sub(b"", data)  # a `#define DEV __device__` alone declares nothing
     if any(w in data for w in _DEVICE_WORDS):
         return True
