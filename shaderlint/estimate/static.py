@@ -227,8 +227,8 @@ _LOOP_TYPES = ("for_statement", "while_statement", "do_statement", "for_range_lo
 def _toggled_in_unrolled_loops(model, f, v, depth: int) -> bool:
     """``v`` starts at a static value and every write of it is a static step or value
     (``buf ^= 1``, ``k += 2``, ``k = 0``) inside constant-trip loops the compiler unrolls, under
-    static conditions only: once they are unrolled the writes are straight-line code, so ``v`` has
-    a constant value everywhere (llama.cpp's mmf.cuh double buffer ``vals_buf[curr_buf]``, toggled
+    static conditions only, between the write and the block that declares ``v``: once they are
+    unrolled the writes are straight-line code, so ``v`` has a constant value everywhere (llama.cpp's mmf.cuh double buffer ``vals_buf[curr_buf]``, toggled
     by ``if (itB + 1 < ntB) curr_buf ^= 1;`` in a ``#pragma unroll`` loop over a constexpr count:
     0 bytes of stack frame, nvcc 13 sm_90). Its address taken, or a write in a lambda, a run-time
     loop or under a run-time condition: not static."""
@@ -249,7 +249,8 @@ def _toggled_in_unrolled_loops(model, f, v, depth: int) -> bool:
             return False
         inside = False
         p, child = w.parent, w
-        while p is not None and p.id != f.body.id:
+        # up to the block that declares ``v`` (a run-time loop around it starts it afresh each time)
+        while p is not None and p.id != f.body.id and not (p.start_byte <= v.node.start_byte < p.end_byte):
             if p.type in _LOOP_TYPES:
                 lp = loops.get(p.id)
                 if lp is None or lp.unroll == 1 or not _constant_trip(model, f, lp, depth + 1):
