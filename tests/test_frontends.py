@@ -529,6 +529,38 @@ def test_cuda_unbalanced_conditionals():
     text = parsed.parse_bytes.decode()
     assert "void h() {}" not in text and "void h() { g(); }" in text
     assert not parsed.root.has_error
+    # llama.cpp's mmf.cuh: an `#if / #elif / #else` chain whose every branch opens the `else {` that
+    # the code after the chain closes, with a nested `#ifdef / #else` pair of the same shape inside the
+    # `#else`: the inner pair is read first, then the chain (its #else branch)
+    chain = b"""template <int R> __global__ void mul_mat_f(float* p) {
+#if defined(A) || defined(B) || defined(C)
+#if defined(A)
+    if constexpr (R != 1) {return;} else {
+    p[0] = 1.0f;
+#elif defined(B)
+    if constexpr (R != 2) {return;} else {
+    p[0] = 2.0f;
+#else
+#ifdef C
+    if constexpr (R != 3) {return;} else {
+    p[0] = 3.0f;
+#else
+    if constexpr (R != 4) {return;} else {
+    p[0] = 4.0f;
+#endif // C
+#endif // A
+    p[1] = 5.0f;
+    }
+#else
+    p[2] = 6.0f;
+#endif
+}
+"""
+    parsed = FRONT_ENDS["cuda"].parse(Source("mmf.cuh", chain))
+    text = parsed.parse_bytes.decode()
+    assert not parsed.root.has_error
+    assert "p[0] = 4.0f;" in text and "p[0] = 1.0f;" not in text and "p[0] = 3.0f;" not in text
+    assert "#else\n    p[2] = 6.0f;" in text  # the balanced outer group keeps its directives
 
 
 def test_cuda_qualifier_macro_line():

@@ -318,3 +318,47 @@ def test_invocations_with_type_name_arguments_and_semicolons_are_expanded(tmp_pa
     main(["report", "--output-format", "json", str(p)])
     rows = json.loads(capsys.readouterr().out)
     assert [r["kernel"] for r in rows] == ["badd_f32", "badd_f64", "badd_u8"]
+
+
+SIGNATURE = b"""struct Params { float *p; int n; };
+#define DEFINE_KERNEL(kernelName, ...) \\
+template<typename Traits, __VA_ARGS__> \\
+__global__ void kernelName(const Params params)
+namespace flash {
+DEFINE_KERNEL(fwd_kernel, bool Is_causal) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < params.n) { __syncthreads(); }
+}
+}
+void host_fn(Params p);
+#define NOT_A_SIGNATURE(name) __global__ void name(float *p) { p[0] = 1; }
+"""
+
+
+def test_signature_macro_invocation_with_its_body_is_a_kernel(tmp_path):
+    """flash-attn's DEFINE_FLASH_FORWARD_KERNEL(name, ...) { body }: the kernel is named by the argument
+    (it read as a function named after the macro); the body's findings stay where it is written."""
+    r = lint(SIGNATURE)
+    assert [f.name for f in r.model.kernels] == ["fwd_kernel"]
+    assert not [d for d in r.diagnostics if d.code == "SL001"]
+    (d,) = [d for d in r.diagnostics if d.code == "SL403"]
+    assert (d.line, d.column) == (8, 25)
+    assert (6, 1, "in the kernel declared by macro `DEFINE_KERNEL`") in [(x.line, x.column, x.message) for x in d.related]
+    # the file's own text is blanked there: the body is read once, in the expansion
+    parsed = r.model.parsed
+    assert b"__syncthreads" not in parsed.parse_bytes[:parsed.length]
+    assert parsed.parse_bytes.count(b"__syncthreads") == 1
+    from shaderlint.report import report_file
+
+    p = tmp_path / "s.cu"
+    p.write_bytes(SIGNATURE)
+    assert [(row.kernel, row.line) for row in report_file(str(p))] == [("fwd_kernel", 6)]
+
+
+def test_signature_macro_needs_a_body_and_file_scope():
+    # a prototype (`;` after the invocation) and an invocation inside a function stay as they were
+    data = SIGNATURE.replace(b"DEFINE_KERNEL(fwd_kernel, bool Is_causal) {", b"DEFINE_KERNEL(decl, bool B);\nvoid f() {")
+    r = lint(data)
+    assert [f.name for f in r.model.kernels] == []
+    assert not [e for e in r.model.parsed.expansions if e.body_len]
+    assert not [d for d in r.diagnostics if d.code == "SL001"]

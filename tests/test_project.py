@@ -337,7 +337,9 @@ def test_headers_included_by_cuda_sources_are_analysed_in_context(project_dir, c
         "src/said.h": "// __global__ void k(int* p); in a comment\nint h();\n",  # no kernel: not linted
         "src/gen.h": "#define GEN(n) \\\n  __global__ void n(int* p) { p[0] = 1; }\nGEN(k1)\n",  # a kernel-generating macro
         "src/c.cu": '#include "host.hpp"\n#include "qual.h"\n#include "uses.hpp"\n#include "qualk.h"\n'
-                    '#include "usesk.hpp"\n#include "gen.h"\n#include "said.h"\n',
+                    '#include "usesk.hpp"\n#include "gen.h"\n#include "said.h"\n#include "sig.h"\n',
+        # a kernel through a signature macro the header defines itself (flash-attn's launch templates)
+        "src/sig.h": "#define DEFINE_K(name) __global__ void name(float *p)\nDEFINE_K(k_sig) { p[0] = 1; }\n",
     })
     code, out = _run(capsys, "src")
     assert code == 1
@@ -348,7 +350,7 @@ def test_headers_included_by_cuda_sources_are_analysed_in_context(project_dir, c
 
     r = SettingsResolver(None, {})
     plan = plan_run(["src/a.cu", "src/b.cu", "src/c.cu"], r.for_path, under_roots(["src"]))
-    added = [os.path.join("src", n) for n in ("gen.h", "kern.h", "usesk.hpp")]
+    added = [os.path.join("src", n) for n in ("gen.h", "kern.h", "sig.h", "usesk.hpp")]
     assert plan.files == ["src/a.cu", "src/b.cu", "src/c.cu"] + added
     assert plan.languages == {p: "cuda" for p in added}
     assert plan.contexts[os.path.join("src", "kern.h")].includer.endswith("a.cu")

@@ -142,7 +142,7 @@ def static_index(model, f, node: ts.Node, depth: int = 0) -> bool:
         if v.function is f and not v.is_param and v.init is not None:
             if not reassigned(model, v):
                 return static_index(model, f, v.init, depth + 1)
-            return _stepped_in_unrolled_header(model, f, v, depth)
+            return _stepped_in_unrolled_header(model, f, v, depth) or _toggled_in_unrolled_loops(model, f, v, depth)
         return False
     if t in _PASS_THROUGH:
         kids = [c for c in node.named_children if c.type not in ("type_descriptor", "comment")]
@@ -219,6 +219,62 @@ def _stepped_in_unrolled_header(model, f, v, depth: int) -> bool:
                 p = p.parent
         return True
     return False
+
+
+_LOOP_TYPES = ("for_statement", "while_statement", "do_statement", "for_range_loop")
+
+
+def _toggled_in_unrolled_loops(model, f, v, depth: int) -> bool:
+    """``v`` starts at a static value and every write of it is a static step or value
+    (``buf ^= 1``, ``k += 2``, ``k = 0``) inside constant-trip loops the compiler unrolls, under
+    static conditions only, between the write and the block that declares ``v``: once they are
+    unrolled the writes are straight-line code, so ``v`` has a constant value everywhere (llama.cpp's mmf.cuh double buffer ``vals_buf[curr_buf]``, toggled
+    by ``if (itB + 1 < ntB) curr_buf ^= 1;`` in a ``#pragma unroll`` loop over a constexpr count:
+    0 bytes of stack frame, nvcc 13 sm_90). Its address taken, or a write in a lambda, a run-time
+    loop or under a run-time condition: not static."""
+    if depth > 6 or not static_index(model, f, v.init, depth + 1):
+        return False
+    writes = model.direct_writes(v)
+    if not writes or v.node is None:
+        return False
+    loops = {lp.node.id: lp for lp in f.loops}
+    for w in writes:
+        if not (f.body.start_byte <= w.start_byte < f.body.end_byte):
+            return False
+        if w.type == "assignment_expression":
+            right = w.child_by_field_name("right")
+            if right is None or not static_index(model, f, right, depth + 1):
+                return False
+        elif w.type != "update_expression":
+            return False
+        inside = False
+        p, child = w.parent, w
+        # up to the block that declares ``v`` (a run-time loop around it starts it afresh each time)
+        while p is not None and p.id != f.body.id and not (p.start_byte <= v.node.start_byte < p.end_byte):
+            if p.type in _LOOP_TYPES:
+                lp = loops.get(p.id)
+                if lp is None or lp.unroll == 1 or not _constant_trip(model, f, lp, depth + 1):
+                    return False
+                inside = True
+            elif p.type == "if_statement":
+                cond = p.child_by_field_name("condition")
+                if cond is not None and cond.type == "condition_clause":
+                    kids = [c for c in cond.named_children if c.type != "comment"]
+                    cond = kids[0] if len(kids) == 1 else None
+                    if cond is None:
+                        return False  # `if (int k = ...; k)`
+                if cond is not None and cond.id != child.id and not static_index(model, f, cond, depth + 1):
+                    return False
+            elif p.type not in _STRAIGHT_LINE + ("condition_clause",):
+                return False  # a lambda, a switch, `a && (v ^= 1)`, a ternary: not every copy the same
+            child, p = p, p.parent
+        if not inside:
+            return False  # a write outside loops after a use would make two values; keep it simple
+    name = v.name.encode() if isinstance(v.name, str) else b""
+    text = model.source.data[f.body.start_byte:f.body.end_byte]
+    if name and re.search(rb"&\s*" + re.escape(name) + rb"\b", text):
+        return False  # its address taken: written where the model does not look
+    return True
 
 
 def _constant_trip(model, f, loop, depth: int) -> bool:

@@ -218,12 +218,34 @@ class FrontEnd:
         appended (:func:`shaderlint.model.expand.expand_invocations`), masked as any code is."""
         from shaderlint.model.expand import expand_invocations
 
-        extra, expansions = expand_invocations(source, masks, self.name, self.predefined(predefined), extra_macros)
+        extra, expansions = expand_invocations(source, masks, self.name, self.predefined(predefined), extra_macros,
+                                               parse_bytes=parse_bytes)
         if not expansions:
             return source, parse_bytes, masks, ()
         n = len(source.data)
+        bodies = [e for e in expansions if e.body_len]
+        moved: list[Mask] = []
+        if bodies:
+            # a signature macro's invocation and the body after it: read in the expansion (the body's
+            # masked text copied there), blanked here; the body's masks move with it
+            buf = bytearray(parse_bytes)
+            keep = []
+            spans = [(e.inv_start, e.body_file + e.body_len, e) for e in bodies]
+            for mk in masks:
+                hit = next((sp for sp in spans if sp[0] <= mk.start < sp[1]), None)
+                if hit is None:
+                    keep.append(mk)
+                elif mk.start >= hit[2].body_file and mk.end <= hit[1]:
+                    shift = hit[2].body_at - hit[2].body_file
+                    moved.append(Mask(mk.start + shift, mk.end + shift, mk.kind, mk.text, mk.value, mk.args))
+            for s, e, ex in spans:
+                _blank(buf, s, e)
+                keep.append(Mask(s, e, "macro-invocation", source.data[s:e].decode("utf-8", "replace")))
+            masks, parse_bytes = keep, bytes(buf)
         more, more_masks = self.masked(Source(source.path, extra), predefined)
-        masks = masks + [Mask(mk.start + n, mk.end + n, mk.kind, mk.text, mk.value, mk.args) for mk in more_masks]
+        masks = masks + moved + [Mask(mk.start + n, mk.end + n, mk.kind, mk.text, mk.value, mk.args) for mk in more_masks]
+        if bodies:
+            masks.sort(key=lambda mk: mk.start)
         return Source(source.path, source.data + extra), parse_bytes + more, masks, tuple(expansions)
 
 
@@ -1412,13 +1434,28 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
     * ``#if`` ... ``#else`` ... ``#endif`` whose two branches each leave the same non-zero brace
       balance (a stub that closes a namespace for old architectures, the real code closing it in the
       ``#else``), or the same balance where one branch closes a block opened before the group and the
-      other does not: the first branch is blanked with its directives, the ``#else`` branch is read.
+      other does not: the first branch is blanked with its directives, the ``#else`` branch is read;
+      likewise ``#if`` ... ``#elif`` ... ``#else`` ... ``#endif`` whose branches all leave the same
+      non-zero balance (the ``#else`` branch is read, every other one blanked).
 
     Top-level blocks and innermost blocks (holding no other conditional) are considered, so
-    ``#ifndef ONE_PASS for (...) { #else { #endif`` inside a kernel under ``#if __HIP_ARCH__`` counts."""
-    data = source.data
-    if b"#" not in data:
+    ``#ifndef ONE_PASS for (...) { #else { #endif`` inside a kernel under ``#if __HIP_ARCH__`` counts;
+    a block whose inner blocks were paired up this way is considered again (a few rounds: mmf.cuh's
+    ``#ifdef VOLTA`` pair inside the ``#if AMD_WMMA / #elif AMD_MFMA / #else`` chain)."""
+    if b"#" not in source.data:
         return []
+    out: list[Mask] = []
+    for _ in range(4):
+        got = _mask_unbalanced_round(source, buf)
+        if not got:
+            break
+        out.extend(got)
+    out.sort(key=lambda mk: mk.start)
+    return out
+
+
+def _mask_unbalanced_round(source: Source, buf: bytearray) -> list[Mask]:
+    data = source.data
     groups, stack = [], []
     for m in scan_directives(source, _CONDITIONAL):
         if source.in_comment_or_string(m.start()) or _blanked(buf, data, m):
@@ -1457,6 +1494,17 @@ def mask_unbalanced_conditionals(source: Source, buf: bytearray) -> list[Mask]:
                 # the #else branch is read: its code is compiled where the condition is false
                 read = ("read", g[0].group(1).decode(), _condition_text(g[0]), "0")
                 for s, e in ((g[0].start(), g[1].end()), (g[2].start(), g[2].end())):
+                    out.append(Mask(s, e, "conditional", data[s:e].decode("utf-8", "replace")[:80], "unbalanced",
+                                    read if s == g[0].start() else ("end",)))
+                    _blank(buf, s, e)
+        elif len(g) > 3 and g[-2].group(1) == b"else" and all(d.group(1) == b"elif" for d in g[1:-2]):
+            # `#if A ... else { #elif B ... else { #else ... else { #endif`: every branch leaves the same
+            # non-zero balance (llama.cpp's mmf.cuh, per matrix-core family): the #else branch is read,
+            # as for two branches above (it is compiled where every condition is false)
+            deltas = {_brace_delta(source, buf, a.end(), b.start()) for a, b in zip(g, g[1:])}
+            if len(deltas) == 1 and 0 not in deltas and all(buf[d.start()] == data[d.start()] for d in g):
+                read = ("read", g[0].group(1).decode(), _condition_text(g[0]), "0")
+                for s, e in ((g[0].start(), g[-2].end()), (g[-1].start(), g[-1].end())):
                     out.append(Mask(s, e, "conditional", data[s:e].decode("utf-8", "replace")[:80], "unbalanced",
                                     read if s == g[0].start() else ("end",)))
                     _blank(buf, s, e)

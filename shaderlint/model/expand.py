@@ -447,6 +447,90 @@ def kernel_macros(table: Mapping[str, MacroDef], language: str) -> set[str]:
     return names
 
 
+def is_signature_macro(d: MacroDef, pattern: re.Pattern[str]) -> bool:
+    """Whether ``d`` expands to a kernel's signature only, its body written after each invocation
+    (flash-attn's ``#define DEFINE_FLASH_FORWARD_KERNEL(kernelName, ...) template<typename
+    Kernel_traits, __VA_ARGS__> __global__ void kernelName(const Flash_fwd_params params)``)."""
+    body = d.body.strip()
+    return d.params is not None and body.endswith(")") and "{" not in body and ";" not in body \
+        and defines_kernel(pattern, body)
+
+
+def _close_paren(source, data: bytes, open_paren: int, limit: int = 1 << 16) -> int | None:
+    """The ``)`` matching the ``(`` at ``open_paren`` (comments and strings skipped); None when a
+    brace or ``;`` comes first, or past ``limit`` bytes."""
+    depth = 0
+    for m in re.finditer(rb"[()\[\]{};]", data[open_paren:open_paren + limit]):
+        i = open_paren + m.start()
+        if source.in_comment_or_string(i):
+            continue
+        c = m.group(0)
+        if c in b"([":
+            depth += 1
+        elif c in b")]":
+            depth -= 1
+            if depth == 0:
+                return i if c == b")" else None
+        else:
+            return None
+    return None
+
+
+_BRACE = re.compile(rb"[{}]")
+
+
+def _close_brace(source, text: bytes, open_brace: int) -> int | None:
+    """The ``}`` matching the ``{`` at ``open_brace`` of ``text`` (the masked text: dead branches and
+    directives' braces already blanked; comments and strings skipped)."""
+    depth = 0
+    for m in _BRACE.finditer(text, open_brace):
+        i = m.start()
+        if source.in_comment_or_string(i):
+            continue
+        depth += 1 if text[i] == 0x7B else -1
+        if depth == 0:
+            return i
+    return None
+
+
+def _signature_invocations(source, parse_bytes: bytes, names: set[str], blanked=frozenset()) -> list[tuple[int, int, int, int]]:
+    """(invocation start, its ``)``, body ``{``, body ``}``) of each file-scope ``NAME(...) { ... }``
+    with NAME one of ``names`` (maybe signature macros), in order, that the masks left in the text
+    (or blanked as macro invocations: ``blanked``, their starts)."""
+    if not names or parse_bytes is None:
+        return []
+    data = source.data
+    from shaderlint.languages.base import on_directive_line
+
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names)) + rb")\s*\(")
+    out = []
+    after = 0
+    for m in pattern.finditer(data):
+        s = m.start()
+        if s < after or source.in_comment_or_string(s) or (parse_bytes[s] != data[s] and s not in blanked) \
+                or on_directive_line(data, s):
+            continue
+        close = _close_paren(source, data, m.end() - 1)
+        if close is None:
+            continue
+        j = close + 1
+        while j < len(parse_bytes):
+            if parse_bytes[j] in b" \t\r\n":
+                j += 1
+            elif source.in_comment_or_string(j):
+                j += 1
+            else:
+                break
+        if j >= len(parse_bytes) or parse_bytes[j] != 0x7B:
+            continue
+        end = _close_brace(source, parse_bytes, j)
+        if end is None:
+            continue
+        out.append((s, close, j, end))
+        after = end + 1
+    return out
+
+
 @dataclass(frozen=True)
 class Expansion:
     """One invocation's expansion, appended to the parsed text at ``[start, end)``; the invocation
@@ -462,41 +546,69 @@ class Expansion:
     used: tuple[MacroDef, ...] = ()  # every macro expanded
     at: int = 0  # where the expanded text starts (after the namespace blocks reopened around it)
     sources: tuple = ()  # (offset from ``at``, (macro, index in its body) or None) of each token
+    #: A signature macro's invocation (:func:`signature_macros`): the body written after it, at
+    #: ``[body_file, body_file + body_len)`` of the file, is copied after the expanded signature, at
+    #: ``body_at`` of the parsed text (its masked text, byte for byte: offsets map by a shift).
+    body_file: int = -1
+    body_at: int = -1
+    body_len: int = 0
+
+    def in_body(self, offset: int) -> bool:
+        return self.body_len > 0 and self.body_at <= offset < self.body_at + self.body_len
+
+    def file_offset(self, offset: int) -> int:
+        """``offset`` of the copied body (:meth:`in_body`) as an offset of the file."""
+        return offset - self.body_at + self.body_file
 
     def source_of(self, offset: int):
         """The (macro, index in its body) of the token at ``offset`` of the parsed text; None for a
-        token from the invocation's own text (an argument) or outside the expanded text."""
+        token from the invocation's own text (an argument), from a copied body, or outside the
+        expanded text."""
         rel = offset - self.at
-        if rel < 0 or not self.sources:
+        if rel < 0 or not self.sources or (self.body_len and offset >= self.body_at):
             return None
         i = bisect.bisect_right(self.sources, rel, key=_first) - 1
         return self.sources[i][1] if i >= 0 else None
 
 
 def expand_invocations(source, masks, language: str, predefined=(), extra_macros: Mapping[str, MacroDef] | None = None,
-                       at: int | None = None) -> tuple[bytes, list[Expansion]]:
+                       at: int | None = None, parse_bytes: bytes | None = None) -> tuple[bytes, list[Expansion]]:
     """The text to append after ``source`` (a :class:`shaderlint.model.source.Source`) and its
     expansions, for the invocations the front end blanked (``masks`` of kind ``macro-invocation``)
-    whose macro defines a kernel. ``at``: the offset the appended text starts at (the file's
-    length). Never raises on odd input: an invocation that cannot be expanded is left out."""
+    whose macro defines a kernel, and for the file-scope invocations of signature macros
+    (:func:`is_signature_macro`) followed by a body, found in ``parse_bytes`` (the masked text; none
+    without it): their expansion is the expanded signature and the body's masked text, copied (the
+    caller blanks the invocation and the body in the file). ``at``: the offset the appended text
+    starts at (the file's length). Never raises on odd input: an invocation that cannot be expanded
+    is left out."""
     pattern = kernel_pattern(language)
     data = source.data
     if pattern is None or not (b"__global__" in data or b"kernel" in data or extra_macros):
         return b"", []
     invocations = [mk for mk in masks if mk.kind == "macro-invocation"]
-    if not invocations:
-        return b"", []
     # the macros any #define of the file could make kernel-defining (one may be #undef'd after its
     # invocations; the exact table in force comes below, for these invocations only)
     ever = _maybe_kernel_macros(data, pattern) | (kernel_macros(extra_macros, language) if extra_macros else set())
     if not ever:
         return b"", []
     picked = [mk for mk in invocations if not ever.isdisjoint(_WORD.findall(mk.text))]
-    if not picked:
-        return b"", []
     whole = dict(extra_macros or {})
-    whole.update(scan_macros(source.path, data, predefined))
-    picked = picked[:MAX_INVOCATIONS]
+    signatures: list = []
+    if parse_bytes is not None:
+        candidates = {n for n in ever if n.encode() in data}
+        if candidates:
+            whole.update(scan_macros(source.path, data, predefined))
+            candidates = {n for n in candidates if n in whole and is_signature_macro(whole[n], pattern)}
+            signatures = _signature_invocations(source, parse_bytes, candidates, {mk.start for mk in invocations})
+            if signatures:
+                taken = {sig[0] for sig in signatures}
+                picked = [mk for mk in picked if mk.start not in taken]
+    if not picked and not signatures:
+        return b"", []
+    if not signatures:
+        whole.update(scan_macros(source.path, data, predefined))
+    jobs = sorted([(mk.start, mk) for mk in picked[:MAX_INVOCATIONS]]
+                  + [(sig[0], sig) for sig in signatures[:MAX_INVOCATIONS]], key=_first)[:MAX_INVOCATIONS]
     from shaderlint.languages.base import _NAMESPACE_OPEN, _code_braces
 
     braces = _code_braces(source)
@@ -508,19 +620,26 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
     pos = base
     spent = 0
     room = appended_limit(len(data))
-    for mk in picked:
+    for start, job in jobs:
         if spent >= MAX_FILE_TOKENS or pos - base >= room:
             break
-        text = source.code_text(mk.start, mk.end)  # comments as one space, splices joined
+        sig = job if isinstance(job, tuple) else None
+        end = sig[1] + 1 if sig is not None else job.end
+        text = source.code_text(start, end)  # comments as one space, splices joined
         m = _WORD.search(text)
         name = m.group(0) if m is not None else ""
         if name == "extern":
             continue  # `extern DECL(...)`: declarations of what another file defines
-        table = tables.at(mk.start)
+        table = tables.at(start)
         d = table.get(name)
-        if d is None or d.params is None or not (set(_WORD.findall(text)) & kernel_macros_cached(tables, table, language)):
+        if d is None or d.params is None:
             continue
-        opened = blocks.at(mk.start)
+        if sig is not None:
+            if not is_signature_macro(d, pattern):
+                continue
+        elif not (set(_WORD.findall(text)) & kernel_macros_cached(tables, table, language)):
+            continue
+        opened = blocks.at(start)
         if opened is None:
             continue  # inside a function or class: not a kernel definition
         expander = Expander(table, min(MAX_TOKENS, MAX_FILE_TOKENS - spent), tables.parsed_macros(table))
@@ -532,16 +651,24 @@ def expand_invocations(source, masks, language: str, predefined=(), extra_macros
         spent += expander.produced
         if not expander.balanced or not defines_kernel(pattern, expanded):
             continue
+        if sig is not None and ("{" in expanded or ";" in expanded):
+            continue  # the signature macro's expansion holds more than a signature
         head = "".join(o + " { " for o in opened)
         tail = " }" * len(opened)
-        chunk = ("\n" + head + expanded + tail + "\n").encode("utf-8")
+        body_file, body = -1, b""
+        if sig is not None:
+            body_file = sig[2]
+            body = parse_bytes[sig[2]:sig[3] + 1]
+        front = ("\n" + head + expanded + (" " if body else "")).encode("utf-8")
+        chunk = front + body + (tail + "\n").encode("utf-8")
         if pos - base + len(chunk) > room:
             break
         via = tuple(table[u] for u in expander.used if u != name and defines_kernel(pattern, table[u].body))
-        inv_end = mk.start + len(data[mk.start:mk.end].rstrip())
-        out.append(Expansion(pos, pos + len(chunk), mk.start, inv_end, d, expanded, via,
+        inv_end = start + len(data[start:end].rstrip())
+        out.append(Expansion(pos, pos + len(chunk), start, inv_end, d, expanded, via,
                              tuple(table[u] for u in expander.used if u in table),
-                             pos + 1 + len(head.encode("utf-8")), tuple(sources)))
+                             pos + 1 + len(head.encode("utf-8")), tuple(sources),
+                             body_file, pos + len(front) if body else -1, len(body)))
         parts.append(chunk)
         pos += len(chunk)
     return b"".join(parts), out
@@ -727,6 +854,13 @@ def map_finding(fd, parsed, source):
     for r in fd.related:
         if r.path is None and r.start >= n:
             e = parsed.expansion_at(r.start)
+            if e.in_body(r.start):  # a signature macro's body: in the file, where it is written
+                r = replace(r, start=e.file_offset(r.start), end=e.file_offset(min(r.end, e.body_at + e.body_len)))
+                key = (r.path, r.start, r.message)
+                if key not in seen:
+                    seen.add(key)
+                    related.append(r)
+                continue
             if at is e:
                 continue  # the finding's own invocation: it says nothing more
             r = Related(e.inv_start, e.inv_end, f"{r.message} (in the expansion of macro `{e.macro.name}`)")
@@ -738,6 +872,13 @@ def map_finding(fd, parsed, source):
         if fix is fd.fix and all(a is b for a, b in zip(related, fd.related)) and len(related) == len(fd.related):
             return fd
         return replace(fd, fix=fix, related=tuple(related))
+    if at.in_body(fd.start):
+        # code of the body written after a signature macro's invocation: reported where it is written
+        # (its fix dropped all the same: the copy's edits are not the file's)
+        end = at.file_offset(min(max(fd.end, fd.start), at.body_at + at.body_len))
+        sig = Related(at.inv_start, at.inv_end, f"in the kernel declared by macro `{at.macro.name}`")
+        return replace(fd, start=at.file_offset(fd.start), end=end, fix=None,
+                       related=tuple(related) + (sig,))
     front = [_at_define(d, source) for d in (at.macro, *at.via)]
     spelled = _spelling(at, at.source_of(fd.start), source)
     if spelled is not None:
