@@ -159,6 +159,7 @@ from shaderlint.estimate import whatif
 from shaderlint.estimate.static import is_constant_array as _constant_array
 from shaderlint.estimate.static import is_constant_table as _constant_table
 from shaderlint.estimate.static import is_thread_private as _thread_private
+from shaderlint.estimate.static import reassigned as _reassigned
 from shaderlint.estimate.static import static_index as _static_index
 from shaderlint.estimate.static import subscript_index as _index
 from shaderlint.model.expr import descendants, unparen
@@ -336,7 +337,13 @@ def _static(model, f, node, depth: int = 0) -> bool:
         return False
     node = unparen(node)
     if node.type == "identifier":
-        return model.resolve(node) is None and _static_lambda_param(model, f, node, depth)
+        v = model.resolve(node)
+        if v is None:
+            return _static_lambda_param(model, f, node, depth)
+        # a local computed once from the lambda's parameters (Marlin's `int k2 = k % 2;` in a lambda
+        # called as `matmul(k)` from an unrolled loop): static when its initializer is
+        return v.function is f and not v.is_param and v.init is not None and not _reassigned(model, v) \
+            and _static(model, f, v.init, depth + 1)
     if node.type in _PASS_THROUGH:
         kids = [c for c in node.named_children if c.type not in ("type_descriptor", "comment")]
         return bool(kids) and all(_static(model, f, c, depth + 1) for c in kids)
