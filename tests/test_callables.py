@@ -129,3 +129,22 @@ def test_host_launch_binds_function():
     k = _kernel(m, "kp")
     assert _host_instance_args(m, k, ("heavy_fn",)) == {"F": "heavy_fn"}
     assert _host_instance_args(m, k, ("other_fn",)) == {}
+
+
+def test_calls_to_sees_calls_through_bound_arguments():
+    from shaderlint.model.callables import bound_callee
+    from shaderlint.model.dispatch import calls_to
+
+    one = model_of(HEAVY + "void h(float* p) { kp<heavy_fn><<<1, 128>>>(p); }\n")
+    (call,) = [c for c in one.nodes("call") if one.text(c).startswith("F(")]
+    assert bound_callee(one, call) is named_function(one, "heavy_fn")
+    assert call in calls_to(one, "heavy_fn")
+    # two instances bind F to different functions: no single callee
+    two = model_of(HEAVY + "void h(float* p) { kp<heavy_fn><<<1, 128>>>(p); kp<light_fn><<<1, 128>>>(p); }\n")
+    (call,) = [c for c in two.nodes("call") if two.text(c).startswith("F(")]
+    assert bound_callee(two, call) is None
+    assert calls_to(two, "heavy_fn") == []
+    # no launch at all: unknown
+    none = model_of(HEAVY)
+    (call,) = [c for c in none.nodes("call") if none.text(c).startswith("op(")]
+    assert bound_callee(none, call) is None

@@ -167,3 +167,41 @@ def display_name(model: "FileModel", g: "Function") -> str:
     owner = body.parent if body is not None and body.type == "field_declaration_list" else None
     sname = owner.child_by_field_name("name") if owner is not None else None
     return f"{model.text(sname)}::{g.name}" if sname is not None else g.name
+
+
+def bound_callee(model: "FileModel", call: ts.Node) -> "Function | None":
+    """The function ``call`` (``F(x)``, ``op(a, b)``) runs in every template instance of the function
+    around it, when the file or the host code binds it (at least one instance, all agreeing)."""
+    fn = call.child_by_field_name("function")
+    if fn is None or fn.type != "identifier":
+        return None
+    f = model.function_at(call.start_byte)
+    if f is None or not f.template_params:
+        return None
+    v = model.resolve(fn)
+    if v is None or v.function is not f:
+        return None
+    if not (v.template_param and is_function_param(v)) and declared_type_name(model, v) not in f.template_params:
+        return None
+    memo = model.__dict__.setdefault("_bound_callables", {})
+    per_instance = memo.get(id(f))
+    if per_instance is None:
+        from shaderlint.estimate.registers import template_instances  # noqa: PLC0415 (estimate imports the model)
+
+        per_instance = memo[id(f)] = [bound_callables(model, f, b) for b in template_instances(model, f)]
+    got = {id(c.get(id(v))): c.get(id(v)) for c in per_instance}
+    if len(got) != 1:
+        return None
+    return next(iter(got.values()))
+
+
+def resolved_callee_name(model: "FileModel", call: ts.Node) -> str:
+    """:meth:`callee_name`, or the name of the function a template argument binds the call to
+    (:func:`bound_callee`) when that name is the file's only function so named."""
+    name = model.callee_name(call)
+    if not model.functions or name in model.function_by_name:
+        return name
+    g = bound_callee(model, call)
+    if g is None or sum(1 for h in model.functions if h.name == g.name) != 1:
+        return name
+    return g.name
