@@ -148,3 +148,17 @@ def test_calls_to_sees_calls_through_bound_arguments():
     none = model_of(HEAVY)
     (call,) = [c for c in none.nodes("call") if none.text(c).startswith("op(")]
     assert bound_callee(none, call) is None
+
+
+def test_report_names_function_instances():
+    from shaderlint.report import _signature_head, _template_args
+
+    sig = "void kp<&(heavy_fn(float))>(float*)"  # what cu++filt prints for kp<heavy_fn>
+    assert _signature_head(sig) == "void kp<&(heavy_fn(float))>"
+    assert _template_args(sig, "kp") == "heavy_fn"  # matches the estimate's bindings
+    assert _template_args("void tile<8, float>(float*)", "tile") == "8, float"
+    m = model_of(HEAVY + "void h(float* p) { kp<heavy_fn><<<1, 128>>>(p); }\n")
+    from shaderlint.estimate.registers import estimate_file
+
+    names = [e.name for e in estimate_file(m, SM80)]
+    assert "kp<heavy_fn>" in names
