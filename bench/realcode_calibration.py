@@ -159,8 +159,8 @@ def match_kernel(functions, name: str, demangled: str):
 def bindings_for(f, args: list[str] | None, model=None) -> dict[str, str] | None:
     """Template parameter -> argument (None: unbound). With the model, arguments are placed by the
     position of each parameter in the template's declaration, so that parameters the model does not
-    track (a function pointer ``float (*op)(float)``) and a trailing pack (``typename... Args``) are
-    skipped; without it, only when the counts agree."""
+    track and a trailing pack (``typename... Args``) are skipped (a function pointer ``float
+    (*op)(float)`` is tracked: bound to the function's name); without it, only when the counts agree."""
     params = list(f.template_params)
     if not args or not params:
         return None

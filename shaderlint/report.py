@@ -487,9 +487,11 @@ def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> R
         occ = o
     except ValueError:
         pass
-    head = k.demangled.split("(", 1)[0]
+    head = _signature_head(k.demangled)
     at = head.rfind(f.name + "<")
     name = f.name + head[at + len(f.name):] if at >= 0 else f.name
+    if at >= 0 and "&" in name:  # `kp<&(heavy_fn(float))>` named as the estimate names it: `kp<heavy_fn>`
+        name = f"{f.name}<{', '.join(_function_arg(a).strip() for a in _split(head[at + len(f.name) + 1: head.rfind('>')]))}>"
     return Row(
         path=path, kernel=name, line=kernel_line(model, f.name_node.start_byte), language="cuda",
         threads_per_group=threads, registers=k.registers, registers_source="ptxas", threadgroup_memory_bytes=shared,
@@ -611,11 +613,38 @@ def _args_text(e: KernelEstimate) -> str | None:
 
 
 def _template_args(demangled: str, name: str) -> str | None:
-    head = demangled.split("(", 1)[0]
+    head = _signature_head(demangled)
     at = head.rfind(name + "<")
     if at < 0:
         return None
-    return ", ".join(_norm(a) for a in _split(head[at + len(name) + 1: head.rfind(">")]))
+    return ", ".join(_norm(_function_arg(a)) for a in _split(head[at + len(name) + 1: head.rfind(">")]))
+
+
+def _signature_head(demangled: str) -> str:
+    """A demangled signature up to its parameter list: the first ``(`` outside template arguments
+    (``void kp<&(heavy_fn(float))>(float*)`` -> ``void kp<&(heavy_fn(float))>``)."""
+    depth = 0
+    for i, ch in enumerate(demangled):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif ch == "(" and depth == 0:
+            return demangled[:i]
+    return demangled
+
+
+def _function_arg(arg: str) -> str:
+    """A function-pointer template argument as the function's name: ``&(heavy_fn(float))`` ->
+    ``heavy_fn`` (what an instance's bindings hold); anything else unchanged."""
+    a = arg.strip()
+    if not a.startswith("&"):
+        return arg
+    a = a[1:].strip()
+    while a.startswith("(") and a.endswith(")"):
+        a = a[1:-1].strip()
+    name = a.split("(", 1)[0].strip()
+    return name.split("::")[-1] if name.replace("::", "").replace("_", "a").isalnum() else arg
 
 
 def _split(text: str) -> list[str]:

@@ -255,7 +255,7 @@ def test_failure_cause_names_the_missing_header():
     assert rc._failure_cause("nvcc timed out after 300 s") == "timed out"
 
 
-def test_bindings_skip_parameters_the_model_does_not_track_and_packs():
+def test_bindings_place_function_pointer_parameters_and_skip_packs():
     from shaderlint.languages import FRONT_ENDS
     from shaderlint.model.build import build_model
     from shaderlint.model.source import Source
@@ -267,7 +267,8 @@ template <typename F, int N, typename... Args> __global__ void dist(long n, Args
     model = build_model(FRONT_ENDS["cuda"].parse(Source("t.cu", text)))
     fs = {f.name: f for f in model.kernels}
     dem = "void unary<&op_relu, float>(float const*, float*)"
-    assert rc.bindings_for(fs["unary"], rc.template_args(dem, "unary"), model) == {"T": "float"}
+    # a function-pointer parameter is a template parameter of the model (bound to the function)
+    assert rc.bindings_for(fs["unary"], rc.template_args(dem, "unary"), model) == {"op": "op_relu", "T": "float"}
     dem = "void dist<my_functor, 4, int*, double*>(long, int*, double*)"
     got = rc.bindings_for(fs["dist"], rc.template_args(dem, "dist"), model)
     assert got is not None and got["F"] == "my_functor" and got["N"] == "4"

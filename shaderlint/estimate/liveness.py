@@ -36,6 +36,7 @@ from shaderlint.estimate.static import (
     _MISSING, _dependencies, binary_parts, evaluate, is_constant_array, is_thread_private, subscript_index,
 )
 from shaderlint.model.expr import unparen
+from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
 _MAX_VISITS = 250_000
@@ -130,8 +131,11 @@ class WalkResult:
 class Walker:
     def __init__(self, model, kernel, target, coeffs, env: dict, type_env: dict[str, Type],
                  stack_vars: set[int], promote: set[int], demote: set[int],
-                 cheap_divisions: frozenset = frozenset()) -> None:
+                 cheap_divisions: frozenset = frozenset(), callables: dict | None = None) -> None:
         self.m = model
+        # id(Var) -> Function: names bound by the template arguments to a function or a functor's
+        # operator() (shaderlint.model.callables.bound_callables)
+        self.callables = callables or {}
         self.f = kernel
         self.target = target
         self.c = coeffs
@@ -165,6 +169,7 @@ class Walker:
         self.visits = 0
         self.notes: list[str] = []
         self.inlined: list[str] = []
+        self.inlined_functions: list = []
         self.arrays: dict[int, object] = {}  # id -> Var for arrays seen in registers
         self._info: dict[int, VarInfo] = {}
         self.unit = target.register_unit_bits
@@ -1068,7 +1073,9 @@ class Walker:
         name = m.callee_name(n)
         args = [a for a in m.call_args(n) if a.type != "comment"]
         fn = n.child_by_field_name("function")
-        g = m.function_by_name.get(name)
+        g = callable_of(m, n, self.callables) if self.callables else None
+        if g is None:
+            g = m.function_by_name.get(name)
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
             return self.inline(n, g, args, fn)
@@ -1101,8 +1108,9 @@ class Walker:
             peak, held = self.ev_seq(args)
             res = self.type_cost(g.return_type) if g.return_type.is_known else 1.0
             return max(peak, held, res), res
-        if g.name not in self.inlined:
-            self.inlined.append(g.name)
+        if g not in self.inlined_functions:
+            self.inlined_functions.append(g)
+            self.inlined.append(display_name(self.m, g))
         frame = _Frame(self.next_frame, {})
         self.next_frame += 1
         saved_env = {}

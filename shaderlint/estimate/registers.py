@@ -43,6 +43,7 @@ from shaderlint.estimate.occupancy import Occupancy, occupancy
 from shaderlint.estimate.static import evaluate, is_constant_array, is_thread_private
 from shaderlint.estimate.targets import Target
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
+from shaderlint.model.callables import bound_callables, deduced_args, is_function_param, named_function
 
 
 @dataclass(frozen=True)
@@ -368,6 +369,8 @@ def _instance_args(model, f, args_node: ts.Node | None) -> dict[str, str] | None
         elif parse_type_name(text).is_known or text.split("::")[-1] in model.structs \
                 or text in model.typedefs:
             binding[name] = text
+        elif is_function_param(f.template_params[name]) and named_function(model, text.lstrip("&").strip()):
+            binding[name] = text.lstrip("&").strip()  # `k<my_fn>` / `k<&my_fn>`
     return binding
 
 
@@ -399,8 +402,16 @@ def template_instances(model, f) -> list[dict[str, str]]:
         stack.extend(reversed(n.named_children))
     for ls in model.launches:
         fn = ls.node.child_by_field_name("function")
-        if ls.kernel == f.name and fn is not None and fn.type == "template_function":
-            add(fn.child_by_field_name("arguments"))
+        if ls.kernel != f.name or fn is None:
+            continue
+        explicit = _instance_args(model, f, fn.child_by_field_name("arguments")) \
+            if fn.type == "template_function" else {}
+        if explicit is None:
+            continue
+        # `k<<<g, b>>>(p, AddOp())`: Op deduced from the argument (explicit arguments first)
+        binding = {**deduced_args(model, f, ls.node), **explicit}
+        if binding and binding not in found:
+            found.append(binding)
     for args in getattr(f, "host_template_args", ()):  # launches in host code (shaderlint.host.index)
         binding = _host_instance_args(model, f, args)
         if binding and binding not in found:
@@ -424,6 +435,8 @@ def _host_instance_args(model, f, args: tuple[str, ...]) -> dict[str, str] | Non
             binding[name] = str(int(num))
         elif parse_type_name(text).is_known or text.split("::")[-1] in model.structs or text in model.typedefs:
             binding[name] = text
+        elif is_function_param(f.template_params[name]) and named_function(model, text.lstrip("&").strip()):
+            binding[name] = text.lstrip("&").strip()
     return binding
 
 
@@ -633,7 +646,8 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
     stack_vars: set[int] = set()
     walker = result = None
     for _ in range(4):
-        walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, cheap)
+        walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, cheap,
+                        callables=bound_callables(model, f, bindings))
         result = walker.run()
         new = set(walker.dynamic) - stack_vars
         if not new:
@@ -650,7 +664,7 @@ def _touched(walker: Walker, v) -> bool:
 
 def _private_arrays(model, f, walker: Walker) -> Iterable:
     seen = set()
-    funcs = [f] + [model.function_by_name[n] for n in walker.inlined if n in model.function_by_name]
+    funcs = [f] + walker.inlined_functions
     for g in funcs:
         for v in g.vars:
             if id(v) in seen:

@@ -639,9 +639,14 @@ class _Builder:
                     pname = p.child_by_field_name("declarator") or p.child_by_field_name("name")
                     if pname is None and p.named_child_count:
                         pname = p.named_children[-1]
+                    ptype = m.parse_type(p.child_by_field_name("type"))
+                    if pname is not None and pname.type == "function_declarator":
+                        # `template <float (*F)(float)>`: a function-pointer parameter, bound to a
+                        # function at a launch (estimate.registers.template_instances)
+                        ptype, pname = UNKNOWN, _declared_name(pname)
                     if pname is None or pname.type not in ("identifier", "type_identifier"):
                         continue
-                    tv = m.add_var(Var(self.text(pname), pname, p, m.parse_type(p.child_by_field_name("type")),
+                    tv = m.add_var(Var(self.text(pname), pname, p, ptype,
                                        scope=scope, function=f, template_param=True, is_const=True))
                     f.template_params[tv.name] = tv
             if self.lang == "cuda":
@@ -1712,3 +1717,15 @@ def _attached(parsed: Parsed, start: int, end: int) -> bool:
     seg = parsed.parse_bytes[start:end]
     seg = re.sub(rb"//[^\n]*|/\*.*?\*/|\[\[.*?\]\]|\btemplate\s*<[^>]*>", b"", seg, flags=re.S)
     return not seg.strip()
+
+
+def _declared_name(decl: ts.Node) -> ts.Node | None:
+    """The identifier a (function, pointer, parenthesized) declarator declares: ``F`` in ``(*F)(float)``."""
+    for _ in range(8):
+        if decl is None or decl.type == "identifier":
+            return decl
+        inner = decl.child_by_field_name("declarator")
+        if inner is None and decl.type == "parenthesized_declarator" and decl.named_child_count:
+            inner = decl.named_children[0]
+        decl = inner
+    return None

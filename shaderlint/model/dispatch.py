@@ -60,12 +60,15 @@ def nodes_in(model: "FileModel", capture: str, start: int, end: int) -> list[ts.
 
 
 def calls_to(model: "FileModel", name: str) -> list[ts.Node]:
-    """Calls in the file whose callee is called ``name``."""
+    """Calls in the file whose callee is called ``name``; a call through a template argument
+    bound to ``name`` (``F(x)`` in every instance ``k<name>``: model.callables) counts."""
     index = model.__dict__.get("_calls_by_callee")
     if index is None:
+        from shaderlint.model.callables import resolved_callee_name  # noqa: PLC0415 (callables imports expr)
+
         index = {}
         for call in model.nodes("call"):
-            index.setdefault(model.callee_name(call), []).append(call)
+            index.setdefault(resolved_callee_name(model, call), []).append(call)
         model._calls_by_callee = index
     return index.get(name, [])
 

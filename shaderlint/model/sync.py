@@ -37,6 +37,7 @@ import tree_sitter as ts
 
 from shaderlint.model import builtins as B
 from shaderlint.model.build import control_conditions
+from shaderlint.model.callables import resolved_callee_name
 from shaderlint.model.dispatch import calls_to, nodes_in
 from shaderlint.model.expr import subscript_index, unparen
 from shaderlint.model.flow import opaque_call_outputs, plain_assignment
@@ -129,7 +130,7 @@ def sync_calls(model: "FileModel", f: Function) -> list[tuple[ts.Node, Barrier]]
     sync = synchronising_functions(model)
     out = []
     for call in nodes_in(model, "call", f.body.start_byte, f.body.end_byte):
-        name = model.callee_name(call)
+        name = resolved_callee_name(model, call)
         if name in sync and name != f.name and name in model.function_by_name:
             out.append((call, sync[name]))
     return out
