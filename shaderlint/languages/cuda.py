@@ -464,7 +464,9 @@ _QUALIFIER_MACROS = re.compile(
     rb"|const|unsigned|signed|long|short|struct)\s+)*"
     # the return type itself is not a specifier: in `REAL __device__ f(` REAL is the (typedef) type
     rb"(?!(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__)\b)"
-    rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?"
+    # a dependent return type names itself with `typename` (CUTLASS's `CUTLASS_DEVICE typename
+    # MM1::SharedStorage& f()`), and `const` may follow the type
+    rb"(?:typename\s+)?[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?(?:\s+const\b)?[\s*&]+(?:__launch_bounds__\s*\([^()]*\)\s*)?"
     # the name may be a member of a class template specialization (`vec_t<__nv_fp8_e4m3, 1>::fill(`) or a
     # function template's specialization (`act_fn<ActivationType::RELU>(`)
     rb"(?:operator\s*(?:\[\]|\(\)|[^\s\w(]{1,3})|[A-Za-z_~][\w:]*(?:\s*<[^;{}()<>]*>)?(?:\s*::\s*~?[A-Za-z_]\w*)?)\s*\()")
