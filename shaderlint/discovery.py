@@ -172,6 +172,16 @@ def clean(path: str) -> str:
     return path
 
 
+def display_path(path: str) -> str:
+    """``path`` as discovery writes paths: relative to the current directory when under it, else as
+    given (also when no relative path exists, another drive on Windows)."""
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
+
+
 def _join(d: str, name: str) -> str:
     return name if d in (".", "." + os.sep) else os.path.join(d, name)
 

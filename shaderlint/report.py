@@ -45,7 +45,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from shaderlint.config import ConfigError, SettingsResolver, check_target
-from shaderlint.discovery import discover
+from shaderlint.discovery import discover, display_path
 from shaderlint.estimate.occupancy import occupancy
 from shaderlint.estimate.registers import KernelEstimate, cached_estimate, template_instances
 from shaderlint.estimate.targets import Target, default_target, get_target
@@ -685,7 +685,7 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
         stack = "?" if r.stack_bytes is None else f"{r.stack_bytes} B"
         occ = "?" if r.occupancy is None else ("≤" if r.occupancy_is_bound else "") + f"{r.occupancy * 100:.1f}%"
         threads = str(r.threads_per_group or "?") + ("†" if any(n.startswith("host: threads") for n in r.notes) else "")
-        table.append((_rel(r.path), r.kernel, str(r.line), r.language, threads, regs,
+        table.append((display_path(r.path), r.kernel, str(r.line), r.language, threads, regs,
                       r.registers_source, mem, stack, r.target, occ, r.limiter or "-"))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     right = {2, 4, 5, 7, 8, 10}
@@ -777,11 +777,3 @@ def _launch_lines(r: Row) -> list[str]:
         if a["reasons"]:
             out.append(f"      changes: {'; '.join(a['reasons'])}")
     return out
-
-
-def _rel(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel

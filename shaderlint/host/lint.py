@@ -32,6 +32,7 @@ import os
 from collections.abc import Callable
 
 from shaderlint.diagnostics import Diagnostic, Finding, Related
+from shaderlint.discovery import display_path
 from shaderlint.host import HostLaunch, Truncation
 
 #: The rule the pass reports for (its class gives code, name, severity and default).
@@ -243,7 +244,7 @@ def _check(kernels: _Kernels, kpath: str, name: str, launch: HostLaunch, host_da
         how, tail = f"rounds to nearest: when {n} % {b} is below half of {b}", f"the last {n} % {b} items get no thread"
     else:
         how, tail = f"rounds down: when {n} is not a multiple of {b}", f"the last {n} % {b} items get no thread"
-    message = (f"grid size `{text}` {how}, {tail} ('{label}' in {_display(kpath)} has no grid-stride loop); "
+    message = (f"grid size `{text}` {how}, {tail} ('{label}' in {display_path(kpath)} has no grid-stride loop); "
                f"round up with `{first.round_up}`")
     src = model.source
     line, col = src.position(f.name_node.start_byte)
@@ -276,14 +277,6 @@ def host_parse_errors(path: str, data: bytes) -> int | None:
     except Exception:
         return None
     return tree_error_count(tree.root_node)
-
-
-def _display(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 def _group(model, launch: HostLaunch) -> tuple[int, int, int] | None:

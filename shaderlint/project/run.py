@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from shaderlint.discovery import display_path
 from shaderlint.project.includes import FileContext, Project
 
 HEADER_EXTENSIONS = (".h", ".hpp", ".hh", ".hxx", ".inl", ".cuh")
@@ -39,12 +40,6 @@ class RunPlan:
 
 def _is_header(path: str) -> bool:
     return os.path.splitext(path)[1].lower() in HEADER_EXTENSIONS
-
-
-def _display(abspath: str) -> str:
-    """A path as discovery writes them: relative to the current directory when under it."""
-    rel = os.path.relpath(abspath)
-    return abspath if rel.startswith(os.pardir + os.sep) or rel == os.pardir else rel
 
 
 def plan_run(files: Sequence[str], settings_for: Callable[[str], object], accept_header: Callable[[str], bool] | None,
@@ -92,7 +87,7 @@ def plan_run(files: Sequence[str], settings_for: Callable[[str], object], accept
         for h in sorted(includer_of):
             if h in by_abs or not _is_header(h):
                 continue
-            shown = _display(h)
+            shown = display_path(h)
             settings = settings_for(shown)
             if settings.language_for(shown) not in (None, "cuda") or not accept_header(shown):
                 continue
