@@ -309,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cached-only", action="store_true",
                     help="--realcode: only files already in the nvcc cache (python bench/realcode_nvcc.py fills it)")
     ap.add_argument("--markdown", action="store_true", help="--realcode: also print the note's tables")
+    ap.add_argument("--write-intervals", action="store_true",
+                    help="--realcode: write the measured intervals the report shows with each CUDA estimate "
+                         "to shaderlint/estimate/intervals.json (see shaderlint/estimate/uncertainty.py)")
     args = ap.parse_args(argv)
     if args.realcode:
         import realcode_calibration

@@ -426,6 +426,47 @@ def lopo_coverage(rows: list[dict], est: list[float]) -> dict:
             "bands": {b: per_band_in[b] / per_band[b] for b in per_band}}
 
 
+INTERVALS_PATH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                              "shaderlint", "estimate", "intervals.json")
+
+
+def _nvcc_release() -> str:
+    from shaderlint.estimate.ptxas import nvcc_version
+
+    v = nvcc_version() or ""
+    m = re.search(r"cuda_([0-9]+\.[0-9]+)", v)
+    return f"nvcc {m.group(1)}" if m else "nvcc"
+
+
+def write_intervals(doc: dict, rows: list[dict]) -> None:
+    """The table shaderlint/estimate/uncertainty.py reads: per architecture and band of the
+    estimate, quantiles of ln(ptxas / estimate) over every measured kernel (the shipped table uses
+    all packages; its leave-one-project-out coverage says how well such a table carries over to a
+    project it has not seen)."""
+    out = {
+        "what": doc["intervals"]["what"],
+        "measured_on": (f"{len({(r['file'], r['mangled']) for r in rows})} kernel instances of "
+                        f"{len({r['package'] for r in rows})} packages of the "
+                        f"real-code corpus (bench/realcode/) against ptxas ({_nvcc_release()})"),
+        "written_by": "python bench/calibrate.py --realcode --cached-only --sample 0 --write-intervals",
+        "tree": doc.get("tree"),
+        "bands": doc["intervals"]["bands"],
+        "languages": {"cuda": {"archs": {}}},
+    }
+    for arch, a in doc["intervals"]["archs"].items():
+        cov = a["coverage_lopo"]
+        out["languages"]["cuda"]["archs"][arch] = {
+            "quantiles": {b: {k: (round(v, 4) if isinstance(v, float) else v) for k, v in q.items()}
+                          for b, q in a["quantiles"].items()},
+            "coverage_lopo": round(cov["coverage"], 4), "coverage_lopo_kernels": cov["kernels"],
+            "coverage_lopo_bands": {b: round(v, 4) for b, v in cov["bands"].items()},
+        }
+    with open(INTERVALS_PATH, "w", encoding="utf-8") as fh:
+        json.dump(out, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    print(f"wrote {INTERVALS_PATH}")
+
+
 # ---- gathering the rows ---------------------------------------------------------------------------------
 def tree_digest() -> str:
     h = hashlib.sha256()
@@ -872,6 +913,8 @@ def run(args) -> int:
                       "coverage_lopo": ev["interval_coverage_lopo_shipped"]}
                   for a, ev in doc["archs"].items()},
     }
+    if getattr(args, "write_intervals", False):
+        write_intervals(doc, rows)
     if getattr(args, "markdown", False):
         print(markdown(doc))
     if args.json:

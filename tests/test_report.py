@@ -32,6 +32,12 @@ SCHEMA = {
             "target": {"type": "string"},
             "occupancy": {"type": ["number", "null"], "minimum": 0, "maximum": 1},
             "limiter": {"type": ["string", "null"]},
+            # estimates only: the measured 10-90 % range and the occupancy at its ends (not in SPEC.md's
+            # first version; additive)
+            "registers_interval": {"type": ["array", "null"], "items": {"type": "integer"}, "minItems": 2,
+                                   "maxItems": 2},
+            "occupancy_interval": {"type": ["array", "null"], "items": {"type": "number"}, "minItems": 2,
+                                   "maxItems": 2},
         },
     },
 }

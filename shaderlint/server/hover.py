@@ -51,15 +51,20 @@ class KernelSummary:
     limiter: str | None = None
     occupancy_is_bound: bool = False  # the best case over group sizes, or a ceiling without registers
     notes: tuple[str, ...] = ()
+    #: The estimate's measured 10–90 % range (shaderlint.estimate.uncertainty), where one was measured.
+    registers_interval: tuple[int, int] | None = None
 
     def one_line(self) -> str:
         parts = [f"{self.threads} threads/group" if self.threads else "threads/group unknown"]
         if self.registers is not None:
-            parts.append(f"~{self.registers:g} registers")
+            parts.append(f"~{self.registers:g}{self._range()} registers")
         if self.occupancy is not None:
             bound = " ≤" if self.occupancy_is_bound else ""
             parts.append(f"occupancy{bound} {percent(self.occupancy)} on {self.target} (estimate)")
         return "shaderlint: " + " · ".join(parts)
+
+    def _range(self) -> str:
+        return f" ({self.registers_interval[0]}–{self.registers_interval[1]})" if self.registers_interval else ""
 
 
 def kernel_estimate(model: Any, function: Function, target: Any, facts: dict[str, str]) -> Any | None:
@@ -101,6 +106,11 @@ def summarize(doc: Document, function: Function, target: Any, facts: dict[str, s
             s.occupancy, s.limiter = getattr(occ, "occupancy", None), getattr(occ, "limiter", None)
             s.occupancy_is_bound = bool(getattr(est, "occupancy_is_bound", False))
         s.notes = tuple(getattr(est, "notes", ()) or ())
+        if s.registers is not None and model is not None:
+            from shaderlint.estimate.uncertainty import register_interval
+
+            iv = register_interval(model.language, s.target, s.registers)
+            s.registers_interval = (iv.low, iv.high) if iv else None
     elif s.threads:
         try:
             o = occupancy(target, s.threads, None, 0)
@@ -124,7 +134,11 @@ def kernel_markdown(doc: Document, s: KernelSummary) -> str:
         params = ", ".join(f"`{' '.join(model.text(p.decl).split())}`" for p in fn.params)
         lines.append(f"- parameters: {params}")
     if s.registers is not None:
-        lines.append(f"- registers per thread: ~{s.registers:g} (estimate)")
+        if s.registers_interval:
+            lines.append(f"- registers per thread: ~{s.registers:g} (estimate; ptxas gave "
+                         f"{s.registers_interval[0]}–{s.registers_interval[1]} for 8 in 10 real kernels estimated alike)")
+        else:
+            lines.append(f"- registers per thread: ~{s.registers:g} (estimate)")
     if s.stack_bytes:
         lines.append(f"- stack: {s.stack_bytes} bytes (estimate)")
     if s.shared_bytes:

@@ -64,6 +64,11 @@ async def test_hover_on_a_kernel_name(client, tmp_path):
     assert "`int *out`" in text and "`int n`" in text
     assert "on `sm_80`" in text  # the estimate names its target
     assert h.range.start == types.Position(line=0, character=CUDA.index("scale("))
+    # the estimate with the range ptxas gave for real kernels estimated alike (sm_80 was measured)
+    from shaderlint.estimate.uncertainty import register_interval
+    regs = int(text.split("registers per thread: ~")[1].split(" ")[0])
+    iv = register_interval("cuda", "sm_80", regs)
+    assert iv is not None and f"ptxas gave {iv.low}–{iv.high} for 8 in 10 real kernels" in text
 
     uri = (tmp_path / "tile.metal").as_uri()
     open_doc(client, uri, METAL, language_id="metal")
@@ -72,6 +77,7 @@ async def test_hover_on_a_kernel_name(client, tmp_path):
     h = await _hover(client, uri, line, METAL.splitlines()[line].index("tile"))
     assert "`tile`" in h.contents.value and "threads per group: 64" in h.contents.value
     assert "on `apple-m1`" in h.contents.value
+    assert "ptxas gave" not in h.contents.value  # no measured range for Metal
 
 
 @pytest.mark.lsp(init={"codeLens": True, "target": "sm_90"})
@@ -84,6 +90,7 @@ async def test_code_lens_above_each_kernel(client, tmp_path):
     assert len(lenses) == 1
     assert lenses[0].range.start.line == 0
     assert "256 threads/group" in lenses[0].command.title and "sm_90" in lenses[0].command.title
+    assert "registers" in lenses[0].command.title and "–" in lenses[0].command.title  # the measured range
 
 
 async def test_code_lens_is_off_by_default(client, tmp_path):
