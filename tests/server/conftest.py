@@ -42,7 +42,8 @@ def pytest_configure(config):
 
 def make_client() -> LanguageClient:
     """pytest-lsp's test client, which also keeps the version of every publishDiagnostics, in order
-    (``client.published``; pytest-lsp itself keeps only the last diagnostics per document)."""
+    (``client.published``; pytest-lsp itself keeps only the last diagnostics per document), and the
+    capabilities the server registers (``client.registrations``)."""
     client = LanguageClient(converter_factory=default_converter)
     client.published = []  # type: ignore[attr-defined]
 
@@ -57,7 +58,12 @@ def make_client() -> LanguageClient:
         client.diagnostic_refresh_count += 1
         refreshed(client).set()
 
+    def on_register(client: LanguageClient, params: types.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+
+    client.registrations = []  # type: ignore[attr-defined]
     register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: on_publish,
+                                   types.CLIENT_REGISTER_CAPABILITY: on_register,
                                    types.WORKSPACE_CODE_LENS_REFRESH: on_code_lens_refresh,
                                    types.WORKSPACE_DIAGNOSTIC_REFRESH: on_diagnostic_refresh})
     return client
