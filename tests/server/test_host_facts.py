@@ -3,6 +3,7 @@ as the command line's do, and follow the host file when it is saved or changes o
 
 from __future__ import annotations
 
+import asyncio
 import os
 import re
 import shutil
@@ -10,7 +11,7 @@ import shutil
 import pytest
 from lsprotocol import types
 
-from tests.server.conftest import ROOT, codes, open_doc, wait_diagnostics
+from tests.server.conftest import ROOT, TIMEOUT, codes, open_doc, refreshed, wait_diagnostics
 
 SAMPLE = os.path.join(ROOT, "examples", "host-cuda")
 
@@ -81,3 +82,22 @@ def test_the_root_of_a_document_and_its_index(tmp_path):
     assert hosts.changed(str(tmp_path / "shaderlint.toml")) == [root]
     assert hosts.changed(str(tmp_path / "notes.txt")) == []  # no host file, no kernel: no rebuild
     assert hosts.changed(str(tmp_path.parent / "other.cpp")) == []  # outside the root
+
+
+@pytest.mark.lsp(pull=True, init={"select": ["SL501"]})
+async def test_a_pulling_client_is_asked_to_pull_again_when_the_host_facts_arrive(client, tmp_path):
+    kernel, _ = project(tmp_path)
+    uri = kernel.as_uri()
+    event = refreshed(client)
+    open_doc(client, uri, kernel.read_text())
+    ident = types.TextDocumentIdentifier(uri=uri)
+
+    async def until_sl501() -> list[str]:
+        while True:
+            event.clear()
+            report = await client.text_document_diagnostic_async(types.DocumentDiagnosticParams(text_document=ident))
+            if codes(report.items) == ["SL501"]:
+                return codes(report.items)
+            await event.wait()  # (no polling: only a refresh from the server makes the next pull)
+
+    assert await asyncio.wait_for(until_sl501(), TIMEOUT) == ["SL501"]
