@@ -11,7 +11,7 @@ import shutil
 import pytest
 from lsprotocol import types
 
-from tests.server.conftest import ROOT, TIMEOUT, codes, open_doc, refreshed, wait_diagnostics
+from tests.server.conftest import ROOT, TIMEOUT, change, codes, open_doc, refreshed, wait_diagnostics
 
 SAMPLE = os.path.join(ROOT, "examples", "host-cuda")
 
@@ -29,6 +29,12 @@ def set_block(launch, dims: str) -> None:
 @pytest.mark.lsp(init={"select": ["SL501"]})
 async def test_a_host_launch_gives_the_kernel_its_block_size_and_follows_saves(client, tmp_path):
     kernel, launch = project(tmp_path)
+    # Another kernel, larger than box_blur, so that an edit of box_blur can be linted per function.
+    body = "".join(f"        acc = acc * 0.5f + src[(i + {k}) % n];\n" for k in range(40))
+    with open(kernel, "a") as fh:
+        fh.write("\n__global__ void other(const float* src, float* dst, int n) {\n"
+                 "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) {\n"
+                 f"        float acc = 0.0f;\n{body}        dst[i] = acc;\n    }}\n}}\n")
     uri = kernel.as_uri()
     open_doc(client, uri, kernel.read_text())
     # The first lint does not wait for the host index; once it is built the buffer is linted again.
@@ -36,6 +42,13 @@ async def test_a_host_launch_gives_the_kernel_its_block_size_and_follows_saves(c
     assert "13×13" in diags[0].message and "launch.cpp:7" in diags[0].message
     related = [(r.location.uri, r.location.range.start.line) for r in diags[0].related_information or ()]
     assert (launch.as_uri(), 6) in related  # the host line, in the host file
+
+    # Typing in the kernel keeps the host facts (the buffer is linted whole: the per-function lint
+    # would lint the edited kernel without them).
+    change(client, uri, 2, ((8, 18, 8, 19), "5"))  # 'float sum = 0.0f;' -> '0.5f'
+    published = client.published  # type: ignore[attr-defined]
+    await wait_diagnostics(client, uri, lambda d: published[-1][1] == 2)
+    assert codes(published[-1][2]) == ["SL501"]
 
     # The host file is edited and saved in the editor: a warp-multiple block, no SL501.
     host_uri = launch.as_uri()
