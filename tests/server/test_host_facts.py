@@ -114,3 +114,17 @@ async def test_a_pulling_client_is_asked_to_pull_again_when_the_host_facts_arriv
             await event.wait()  # (no polling: only a refresh from the server makes the next pull)
 
     assert await asyncio.wait_for(until_sl501(), TIMEOUT) == ["SL501"]
+
+
+@pytest.mark.lsp(init={"select": ["SL105"]})
+async def test_a_metal_kernel_gets_the_dispatch_mode_of_its_swift_host_code(client, tmp_path):
+    # SL105 on Metal is silent unless the dispatch mode is known: here it comes from Compute.swift's
+    # dispatchThreadgroups (examples/host-metal), as in a command-line run.
+    sample = os.path.join(ROOT, "examples", "host-metal")
+    for name in ("Compute.swift", "Shaders.metal", "shaderlint.toml"):
+        shutil.copy(os.path.join(sample, name), tmp_path / name)
+    uri = (tmp_path / "Shaders.metal").as_uri()
+    open_doc(client, uri, (tmp_path / "Shaders.metal").read_text(), language_id="metal")
+    diags = await wait_diagnostics(client, uri, lambda d: codes(d) == ["SL105"])
+    related = {(r.location.uri, r.location.range.start.line, r.message) for r in diags[0].related_information or ()}
+    assert ((tmp_path / "Compute.swift").as_uri(), 41, "dispatched here") in related
