@@ -5,7 +5,8 @@ Per test, ``@pytest.mark.lsp(...)`` sets ``init`` (initializationOptions, over
 that selection), ``config`` (the client's ``shaderlint``
 section for workspace/configuration), ``capabilities`` (a client name known to
 pytest-lsp, default VS Code), ``pull`` (advertise pull diagnostics) and
-``encodings`` (general.positionEncodings). The server is the one from
+``encodings`` (general.positionEncodings) and ``workspace`` (the test's ``tmp_path`` as the
+workspace folder). The server is the one from
 ``fixable_server.py``: the real server plus a test rule that offers fixes.
 
 Waiting is on notifications only (no sleeps): :func:`wait_diagnostics` returns
@@ -82,7 +83,9 @@ async def client(lsp_client: LanguageClient, request):
     if "config" in opts:
         lsp_client.set_configuration(opts["config"], section="shaderlint")
     await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=caps, initialization_options={"select": SELECT, **opts.get("init", {})}, root_uri=None))
+        capabilities=caps, initialization_options={"select": SELECT, **opts.get("init", {})}, root_uri=None,
+        workspace_folders=[types.WorkspaceFolder(uri=request.getfixturevalue("tmp_path").as_uri(), name="tmp")]
+        if opts.get("workspace") else None))
     yield
     await lsp_client.shutdown_session()
 

@@ -128,3 +128,13 @@ async def test_a_metal_kernel_gets_the_dispatch_mode_of_its_swift_host_code(clie
     diags = await wait_diagnostics(client, uri, lambda d: codes(d) == ["SL105"])
     related = {(r.location.uri, r.location.range.start.line, r.message) for r in diags[0].related_information or ()}
     assert ((tmp_path / "Compute.swift").as_uri(), 41, "dispatched here") in related
+
+
+@pytest.mark.lsp(workspace=True, init={"select": ["SL501"]})
+async def test_without_a_configuration_the_workspace_folder_is_the_root(client, tmp_path):
+    kernel, _ = project(tmp_path)
+    os.unlink(tmp_path / "shaderlint.toml")  # (the rule comes from the client's settings)
+    uri = kernel.as_uri()
+    open_doc(client, uri, kernel.read_text())
+    diags = await wait_diagnostics(client, uri, lambda d: codes(d) == ["SL501"])
+    assert "13×13" in diags[0].message
