@@ -86,6 +86,18 @@ def test_glsl_layout_suffix_and_array_constructor():
     assert next(g for g in m.globals if g.name == "N").function_constant
 
 
+def test_glsl_workgroup_size_over_several_declarations():
+    # The declarations add up; an axis from a specialization constant with no literal beside it is
+    # unknown (the constant's default of 1 is not what the pipeline runs).
+    m = model("k.comp", "#version 450\nlayout(local_size_x_id = 0) in;\nlayout(local_size_y = 4) in;\n"
+                        "layout(local_size_z = 1) in;\nvoid main() {}\n")
+    assert m.workgroup_size == (None, 4, 1) and m.workgroup_spec_ids == ("0", None, None)
+    assert m.function_by_name["main"].group_size is None
+    m = model("k.comp", "#version 450\nlayout(local_size_x = 64) in;\nlayout(local_size_x_id = 3) in;\n"
+                        "layout(local_size_y = 2) in;\nvoid main() {}\n")
+    assert m.workgroup_size == (64, 2, 1) and m.workgroup_spec_ids == ("3", None, None)  # 64 until specialized
+
+
 def test_glsl_stage_of_dot_glsl_by_content():
     m = model("k.glsl", "#version 450\nlayout(local_size_x = 8) in;\nvoid main() {}\n")
     assert m.stage == "compute"

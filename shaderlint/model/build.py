@@ -769,19 +769,27 @@ class _Builder:
 
     # ---- group sizes ---------------------------------------------------------------------------
     def collect_workgroup(self) -> None:
+        """The compute shader's workgroup size from its ``layout(local_size_…) in;`` declarations. A
+        shader may spread them over several declarations (``layout(local_size_x_id = 0) in;
+        layout(local_size_y = 1) in;``): they add up, an axis none names is 1. An axis taken from a
+        specialization constant (``local_size_x_id``) with no literal size beside it is unknown: the
+        constant's default (1) holds only until the pipeline sets it, which is what such a shader is
+        written for."""
         m = self.m
+        sizes: list[int | None] = [1, 1, 1]
+        ids: list[str | None] = [None, None, None]
+        literal = [False, False, False]
+        first = None
         for mk in m.parsed.masks:
             if mk.kind != "layout" or mk.value != "in":
                 continue
-            sizes: list[int | None] = [1, 1, 1]
-            ids: list[str | None] = [None, None, None]
             found = False
             for arg in mk.args:
                 key, _, val = arg.partition("=")
                 key, val = key.strip(), val.strip()
                 for i, axis in enumerate("xyz"):
                     if key == f"local_size_{axis}":
-                        found = True
+                        found = literal[i] = True
                         num = parse_number(val)
                         if num is None:
                             num = m.macros.get(val)
@@ -789,13 +797,17 @@ class _Builder:
                     elif key == f"local_size_{axis}_id":
                         found = True
                         ids[i] = val
-                        # The specialization constant's default applies unless local_size_x is also given.
-                        if not any(a.strip().startswith(f"local_size_{axis}") and "_id" not in a for a in mk.args):
-                            sizes[i] = None
-            if found:
-                m.workgroup_size = (sizes[0], sizes[1], sizes[2])
-                m.workgroup_mask = mk
-                m.workgroup_spec_ids = tuple(ids)
+            if found and (first is None or any(a.partition("=")[0].strip() in ("local_size_x", "local_size_x_id")
+                                               for a in mk.args)):
+                first = mk  # where the size is reported: the declaration that sets x (the last one: as it wins)
+        if first is None:
+            return
+        for i in range(3):
+            if ids[i] is not None and not literal[i]:
+                sizes[i] = None  # (the specialization constant's default applies only with a literal size beside it)
+        m.workgroup_size = (sizes[0], sizes[1], sizes[2])
+        m.workgroup_mask = first
+        m.workgroup_spec_ids = tuple(ids)
 
     def collect_group_size(self, f: Function) -> None:
         """The most specific declared group size: annotation above the kernel, then the

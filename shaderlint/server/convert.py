@@ -17,6 +17,8 @@ positions round-trip.
 from __future__ import annotations
 
 import bisect
+import os
+from pathlib import Path
 from typing import Any
 
 from lsprotocol import types
@@ -156,8 +158,7 @@ def to_lsp_diagnostic(d: Diagnostic, pmap: PositionMap, uri: str, version: int |
     related = None
     if related_ok and d.related:
         related = [
-            types.DiagnosticRelatedInformation(
-                location=types.Location(uri=uri, range=pmap.range(r.start, r.end)), message=r.message)
+            types.DiagnosticRelatedInformation(location=_related_location(r, d.path, pmap, uri), message=r.message)
             for r in d.related
         ]
     return types.Diagnostic(
@@ -170,6 +171,15 @@ def to_lsp_diagnostic(d: Diagnostic, pmap: PositionMap, uri: str, version: int |
         related_information=related,
         data=data,
     )
+
+
+def _related_location(r, path: str, pmap: PositionMap, uri: str) -> types.Location:
+    """Where a related location is: in this document, or in another file (host code: its 1-based line
+    and column; the column counts bytes, which is the character for the ASCII host lines are made of)."""
+    if not r.path or r.path == path or os.path.abspath(r.path) == os.path.abspath(path):
+        return types.Location(uri=uri, range=pmap.range(r.start, r.end))
+    at = types.Position(line=max(0, r.line - 1), character=max(0, r.column - 1))
+    return types.Location(uri=Path(os.path.abspath(r.path)).as_uri(), range=types.Range(start=at, end=at))
 
 
 def _range_json(r: types.Range) -> dict[str, Any]:

@@ -168,12 +168,18 @@ class Document:
             return None
 
     def lint(self, settings: Settings, config_error: str | None = None, full: bool = False,
-             context: Callable[[], object] | None = None) -> FileResult:
+             context: Callable[[], object] | None = None, host: object = None) -> FileResult:
         """Lint the current text: only the functions the edits can affect when that is known to give
         the whole-file answer (``shaderlint.incremental``), else the whole file (incremental parse).
         ``context()``: the file's :class:`shaderlint.project.includes.FileContext` for a whole-file
-        lint (the per-function lints keep the one of the last whole-file lint)."""
-        if not full and not config_error and self.outline is not None and self.result is not None:
+        lint (the per-function lints keep the one of the last whole-file lint). ``host``: the
+        :class:`shaderlint.host.index.HostFacts` of the code launching the file's kernels
+        (:mod:`shaderlint.server.hostfacts`); a file with host facts is linted whole (the
+        per-function lint does not carry them)."""
+        if host is not None and not host.launches:
+            host = None
+        if not full and not config_error and host is None and self.outline is not None and self.result is not None \
+                and self.result.host is None:
             part = partial_lint(self.path, self.data, settings, self.language, self.outline,
                                 whole_parse=self._whole_tree, mid_edit=True)
             if part is not None:
@@ -190,11 +196,13 @@ class Document:
                 self.result.file_context.digest() if self.result is not None and self.result.file_context is not None
                 else None):
             old = None  # other header macros: other masks, parse the whole file again
-        result = lint_source(self.path, self.data, settings, language=self.language, old=old, file_context=file_context)
+        result = lint_source(self.path, self.data, settings, language=self.language, old=old, file_context=file_context,
+                             host=host)
         if old is not None:
             if result.parsed is not None and self.tree is not None and not self._masks_unchanged(result.parsed):
                 self.stats["mask_fallback"] += 1
-                result = lint_source(self.path, self.data, settings, language=self.language, file_context=file_context)
+                result = lint_source(self.path, self.data, settings, language=self.language, file_context=file_context,
+                                     host=host)
                 self.stats["full"] += 1
             else:
                 self.stats["incremental"] += 1
@@ -230,9 +238,11 @@ class Linter:
     def __init__(self, settings_for: Callable[[Document], tuple[Settings, str | None]],
                  publish: Callable[[Document], None], encoding: Callable[[], str],
                  publish_capabilities: Callable[[], types.PublishDiagnosticsClientCapabilities | None],
-                 context_for: Callable[[Document, Settings], object] | None = None) -> None:
+                 context_for: Callable[[Document, Settings], object] | None = None,
+                 host_for: Callable[[Document, Settings], object] | None = None) -> None:
         self.documents: dict[str, Document] = {}
         self._context_for = context_for  # a document's FileContext (shaderlint.project), or None
+        self._host_for = host_for  # a document's HostFacts (shaderlint.server.hostfacts), or None
         self._settings_for = settings_for
         self._publish = publish
         self._encoding = encoding
@@ -266,7 +276,13 @@ class Linter:
             if self._context_for is not None and not error:
                 def context(doc=doc, settings=settings):
                     return self._context_for(doc, settings)
-            result = doc.lint(settings, error, full=full, context=context)
+            host = None
+            if self._host_for is not None and not error:
+                try:
+                    host = self._host_for(doc, settings)
+                except Exception:  # host facts are an extra: the file alone
+                    log.exception("the host facts of %s could not be read", doc.uri)
+            result = doc.lint(settings, error, full=full, context=context, host=host)
         except (KeyboardInterrupt, SystemExit):
             raise
         except BaseException as exc:  # incl. the engine's time-budget exception: keep serving, show an SL001

@@ -51,6 +51,7 @@ from shaderlint.server import code_actions as actions
 from shaderlint.server import hover as hovers
 from shaderlint.server.convert import UTF16, PositionMap, encode_text, to_lsp_diagnostic
 from shaderlint.server.diagnostics import Document, Linter
+from shaderlint.server.hostfacts import HostIndexes
 from shaderlint.server.settings import ClientSettings, ConfigFiles, language_for
 from shaderlint.server.transport import DEFAULT_MAX_MESSAGE_BYTES, Frame, Reader
 
@@ -233,8 +234,8 @@ class ServerLinter(Linter):
       message about another document.
     """
 
-    def __init__(self, *args: Any, max_bytes: Any = lambda: 0, busy: Any = lambda: False) -> None:
-        super().__init__(*args)
+    def __init__(self, *args: Any, max_bytes: Any = lambda: 0, busy: Any = lambda: False, host_for: Any = None) -> None:
+        super().__init__(*args, host_for=host_for)
         self._max_bytes = max_bytes
         self._busy = busy
         self._retries: dict[str, tuple[asyncio.TimerHandle, bool]] = {}  # uri -> (timer, publish then)
@@ -345,8 +346,11 @@ class ShaderlintServer(LanguageServer):
         self.linter = ServerLinter(self.settings_for, self.publish, self.encoding, self.publish_capabilities,
                                    self.context_for,
                                    max_bytes=lambda: self.client_settings.max_document_bytes,
-                                   busy=lambda: self.reader is not None and self.reader.pending > 0)
+                                   busy=lambda: self.reader is not None and self.reader.pending > 0,
+                                   host_for=self.host_for)
         self.config_pending = False
+        self.hosts = HostIndexes(lambda p: self.configs.settings_for(p, self.client_settings)[0], self.host_index_ready,
+                                 self.workspace_folder_paths)
 
     # ---- transport -------------------------------------------------------------------------------
     def start_io(self, stdin=None, stdout=None) -> int:
@@ -510,6 +514,69 @@ class ShaderlintServer(LanguageServer):
             return None
         return None if ctx.empty else ctx
 
+    # ---- host facts ------------------------------------------------------------------------------
+    def workspace_folder_paths(self) -> list[str]:
+        try:
+            folders = self.workspace.folders
+        except Exception:
+            return []
+        out = []
+        for f in folders.values():
+            p = to_fs_path(f.uri)
+            if p:
+                out.append(p)
+        root = getattr(self.workspace, "root_path", None)
+        if root and not out:
+            out.append(root)
+        return out
+
+    def host_for(self, doc: Document, settings: Settings):
+        """The :class:`shaderlint.host.index.HostFacts` of ``doc`` (:mod:`shaderlint.server.hostfacts`):
+        what the host index of its root says now; never waits for one being built."""
+        if doc.language is None or not os.path.isabs(doc.path):
+            return None
+        return self.hosts.facts_for(doc.path, settings)
+
+    def host_index_ready(self, root: str, old, new) -> None:
+        """The host index of ``root`` was (re)built: lint again the open documents whose facts changed."""
+        stale = False
+        for doc in list(self.linter.documents.values()):
+            if doc.language is None or not os.path.isabs(doc.path):
+                continue
+            was = old.facts_for(doc.path) if old is not None else None
+            now = new.facts_for(doc.path) if new is not None else None
+            if (was.digest() if was is not None else None) == (now.digest() if now is not None else None):
+                continue
+            stale = True
+            doc.linted = False
+            doc.outline = None  # the whole file, with the new facts
+            if self.push_enabled():
+                self.linter.schedule(doc, 0, publish=True)
+        if stale and not self.push_enabled() and self.capability("workspace.diagnostics.refresh_support"):
+            self.workspace_diagnostic_refresh(None)
+
+    def file_changed_on_disk(self, path: str) -> None:
+        self.hosts.changed(path)
+
+    async def watch_files(self) -> None:
+        """Ask the client for workspace/didChangeWatchedFiles about the files a host index reads."""
+        if not self.capability("workspace.did_change_watched_files.dynamic_registration"):
+            return
+        from shaderlint.host.index import load_scanners
+        from shaderlint.host import ALL_SCANNERS
+        from shaderlint.languages import EXTENSIONS
+
+        load_scanners()
+        exts = sorted({e.lstrip(".") for e in list(ALL_SCANNERS) + list(EXTENSIONS)})
+        watchers = [types.FileSystemWatcher(glob_pattern="**/*.{" + ",".join(exts) + "}"),
+                    types.FileSystemWatcher(glob_pattern="**/{shaderlint.toml,pyproject.toml}")]
+        try:
+            await self.client_register_capability_async(types.RegistrationParams(registrations=[
+                types.Registration(id="shaderlint-host-files", method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                                   register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers))]))
+        except Exception as exc:
+            log.info("watching files not registered: %s", exc)
+
     def relint_dependents(self, doc: Document) -> None:
         """``doc`` (a header) changed: lint again the open documents that include it."""
         for dep in self.linter.dependents(doc.path):
@@ -586,6 +653,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
     @server.feature(types.INITIALIZED)
     async def initialized(ls: ShaderlintServer, params: types.InitializedParams) -> None:
         await ls.pull_configuration()
+        await ls.watch_files()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def did_change_configuration(ls: ShaderlintServer, params: types.DidChangeConfigurationParams) -> None:
@@ -634,7 +702,10 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
     @_notification
     def did_save(ls: ShaderlintServer, params: types.DidSaveTextDocumentParams) -> None:
         uri = params.text_document.uri
-        if os.path.basename(to_fs_path(uri) or uri) in CONFIG_FILES:
+        path = to_fs_path(uri) or uri
+        if os.path.isabs(path):
+            ls.file_changed_on_disk(path)  # a host file, a kernel file or a configuration: its host index
+        if os.path.basename(path) in CONFIG_FILES:
             ls.refresh_all()
             return
         doc = ls.linter.get(uri)
@@ -645,6 +716,14 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
         doc.linted = False  # the configuration may have changed on disk
         ls.linter.schedule(doc, 0, publish=ls.push_enabled())
         ls.relint_dependents(doc)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    @_notification
+    def did_change_watched_files(ls: ShaderlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        for change in params.changes:
+            path = to_fs_path(change.uri)
+            if path and os.path.isabs(path):
+                ls.file_changed_on_disk(path)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @_notification

@@ -5,7 +5,8 @@ Per test, ``@pytest.mark.lsp(...)`` sets ``init`` (initializationOptions, over
 that selection), ``config`` (the client's ``shaderlint``
 section for workspace/configuration), ``capabilities`` (a client name known to
 pytest-lsp, default VS Code), ``pull`` (advertise pull diagnostics) and
-``encodings`` (general.positionEncodings). The server is the one from
+``encodings`` (general.positionEncodings) and ``workspace`` (the test's ``tmp_path`` as the
+workspace folder). The server is the one from
 ``fixable_server.py``: the real server plus a test rule that offers fixes.
 
 Waiting is on notifications only (no sleeps): :func:`wait_diagnostics` returns
@@ -42,7 +43,8 @@ def pytest_configure(config):
 
 def make_client() -> LanguageClient:
     """pytest-lsp's test client, which also keeps the version of every publishDiagnostics, in order
-    (``client.published``; pytest-lsp itself keeps only the last diagnostics per document)."""
+    (``client.published``; pytest-lsp itself keeps only the last diagnostics per document), and the
+    capabilities the server registers (``client.registrations``)."""
     client = LanguageClient(converter_factory=default_converter)
     client.published = []  # type: ignore[attr-defined]
 
@@ -57,7 +59,12 @@ def make_client() -> LanguageClient:
         client.diagnostic_refresh_count += 1
         refreshed(client).set()
 
+    def on_register(client: LanguageClient, params: types.RegistrationParams) -> None:
+        client.registrations.extend(params.registrations)  # type: ignore[attr-defined]
+
+    client.registrations = []  # type: ignore[attr-defined]
     register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: on_publish,
+                                   types.CLIENT_REGISTER_CAPABILITY: on_register,
                                    types.WORKSPACE_CODE_LENS_REFRESH: on_code_lens_refresh,
                                    types.WORKSPACE_DIAGNOSTIC_REFRESH: on_diagnostic_refresh})
     return client
@@ -76,7 +83,9 @@ async def client(lsp_client: LanguageClient, request):
     if "config" in opts:
         lsp_client.set_configuration(opts["config"], section="shaderlint")
     await lsp_client.initialize_session(types.InitializeParams(
-        capabilities=caps, initialization_options={"select": SELECT, **opts.get("init", {})}, root_uri=None))
+        capabilities=caps, initialization_options={"select": SELECT, **opts.get("init", {})}, root_uri=None,
+        workspace_folders=[types.WorkspaceFolder(uri=request.getfixturevalue("tmp_path").as_uri(), name="tmp")]
+        if opts.get("workspace") else None))
     yield
     await lsp_client.shutdown_session()
 
