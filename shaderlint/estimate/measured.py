@@ -9,7 +9,9 @@ the rules read the per-kernel counts. A file that does not compile, a kernel
 ptxas did not emit (an uninstantiated template), a non-NVIDIA target or a
 machine without nvcc answer ``None``: the rules then stay silent where only a
 compiler could decide. Results are cached with the lint result (the cache key
-holds the compiler's version, ``Settings.key``).
+holds the compiler's version, ``Settings.key``), and each compile by content (its text, flags, arch, nvcc's
+version and the headers it read: :func:`shaderlint.estimate.ptxas.compile_ptxas`), so an unchanged
+file is not compiled again by the next lint, report or language-server request.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ def compile_file(model: "FileModel", arch: str, defines: tuple[str, ...] = ()) -
             flags[:0] = ["-I", folder]
         # the file itself: without the macro expansions the model appends (shaderlint.model.expand)
         text = model.source.data[:model.parsed.length].decode("utf-8", errors="replace")
-        got = compile_ptxas(text + "\n", arch, flags)  # (a newline: source text, never a path)
+        got = compile_ptxas(text + "\n", arch, flags, cache_dir="default")  # (a newline: source text, never a path)
         if got.error and "-c" in got.command[:-1]:  # name the file, not the temporary copy nvcc compiled
             got.error = got.error.replace(got.command[got.command.index("-c") + 1], model.source.path)
         memo[key] = got
