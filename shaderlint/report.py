@@ -216,7 +216,8 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     if compiler == "auto":
         compiler, why_not = _auto_compiler(language, target, model)
     if compiler == "ptxas" and language == "cuda":
-        rows = _ptxas_rows(path, model, estimates, target, settings.defines if settings is not None else ())
+        rows = _ptxas_rows(path, model, estimates, target, settings.defines if settings is not None else (),
+                          settings.include_dirs if settings is not None else ())
     elif compiler == "radv" and language == "glsl":
         rows = _radv_rows(path, data, model, estimates, target, settings.defines if settings is not None else ())
     else:
@@ -426,7 +427,7 @@ def host_notes(model, f) -> list[str]:
 
 
 def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Target,
-                defines: tuple[str, ...] = ()) -> list[Row]:
+                defines: tuple[str, ...] = (), include_dirs: tuple[str, ...] = ()) -> list[Row]:
     from shaderlint.estimate.measured import compile_file
     from shaderlint.estimate.ptxas import ptxas_available
 
@@ -439,7 +440,7 @@ def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Targe
     if fallback is None:
         # The text the model was built from, with the build's defines, compiled as lint runs compile it
         # (shaderlint.estimate.measured): the rows and SL505/SL506 agree on one count.
-        result = compile_file(model, target.ptxas_arch, defines)
+        result = compile_file(model, target.ptxas_arch, defines, include_dirs)
         if result.error and not len(result):
             fallback = f"ptxas failed ({result.error}): estimated"
     rows: list[Row] = []

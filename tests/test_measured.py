@@ -101,3 +101,25 @@ def test_the_language_server_never_compiles(tmp_path):
     settings, error = server.settings_for(SimpleNamespace(path=str(tmp_path / "k.cu")))
     assert error is None and settings.compiler == "none"
     assert "SL506" in settings.extend_select  # the rest of the configuration applies
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="nvcc not on PATH")
+def test_the_compile_searches_the_configured_include_dirs(tmp_path, monkeypatch):
+    """``include-dirs`` reaches nvcc as -I (after the file's own directory): a kernel whose header lives
+    there compiles, and is compiled device-only (-cubin)."""
+    from shaderlint.model.build import build_model
+    from shaderlint.languages import FRONT_ENDS
+    from shaderlint.model.source import Source
+
+    monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / "cache"))
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "taps.cuh").write_text("#define TAPS 4\n")
+    src = tmp_path / "src"
+    src.mkdir()
+    data = b'#include "taps.cuh"\n__global__ void k(float* p) { p[threadIdx.x] *= TAPS; }\n'
+    model = build_model(FRONT_ENDS["cuda"].parse(Source(str(src / "k.cu"), data)))
+    assert "taps.cuh" in (measured.compile_file(model, "sm_80").error or "")
+    model = build_model(FRONT_ENDS["cuda"].parse(Source(str(src / "k.cu"), data)))
+    got = measured.compile_file(model, "sm_80", (), (str(inc),))
+    assert got.ok and [k.name for k in got.values()] == ["k"] and "-cubin" in got.command

@@ -27,22 +27,26 @@ if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
 
 
-def compile_file(model: "FileModel", arch: str, defines: tuple[str, ...] = ()) -> PtxasResult:
+def compile_file(model: "FileModel", arch: str, defines: tuple[str, ...] = (),
+                 include_dirs: tuple[str, ...] = ()) -> PtxasResult:
     """ptxas's report for the model's text (what was linted, perhaps an editor's buffer) on ``arch``,
-    with the file's directory on the include path and ``-D`` for each of ``defines``: compiled once
-    per model, architecture and defines (the lint rules and ``shaderlint report`` share it)."""
+    with the file's directory and then ``include_dirs`` (the configured ``include-dirs``) on the include
+    path and ``-D`` for each of ``defines``: compiled once per model, architecture and defines (the lint
+    rules and ``shaderlint report`` share it), device code only (``-cubin``: the same ptxas report
+    without the host compile, a third of the time), cached by content across runs."""
     memo = model.__dict__.setdefault("_ptxas", {})
-    key = (arch, tuple(defines))
+    key = (arch, tuple(defines), tuple(include_dirs))
     if key not in memo:
         flags: list[str] = [f"-D{d}" for d in defines]
         folder = os.path.dirname(os.path.abspath(model.source.path))
-        if os.path.isdir(folder):
-            flags[:0] = ["-I", folder]
+        dirs = [d for d in dict.fromkeys([folder, *include_dirs]) if os.path.isdir(d)]
+        flags[:0] = [x for d in dirs for x in ("-I", d)]
         # the file itself: without the macro expansions the model appends (shaderlint.model.expand)
         text = model.source.data[:model.parsed.length].decode("utf-8", errors="replace")
-        got = compile_ptxas(text + "\n", arch, flags, cache_dir="default")  # (a newline: source text, never a path)
-        if got.error and "-c" in got.command[:-1]:  # name the file, not the temporary copy nvcc compiled
-            got.error = got.error.replace(got.command[got.command.index("-c") + 1], model.source.path)
+        # (a newline: source text, never a path)
+        got = compile_ptxas(text + "\n", arch, flags, device_only=True, cache_dir="default")
+        if got.error and len(got.command) > 3:  # name the file, not the temporary copy nvcc compiled
+            got.error = got.error.replace(got.command[-3], model.source.path)
         memo[key] = got
     return memo[key]
 
@@ -52,7 +56,7 @@ def compiled(model: "FileModel", settings: "Settings", target: "Target") -> Ptxa
     compiler = getattr(settings, "compiler", "none")
     if compiler == "none" or model.language != "cuda" or target.ptxas_arch is None:
         return None
-    got = compile_file(model, target.ptxas_arch, settings.defines)  # (no nvcc: an empty result, kept too)
+    got = compile_file(model, target.ptxas_arch, settings.defines, settings.include_dirs)  # (no nvcc: an empty result, kept too)
     return got if len(got) else None
 
 
