@@ -3,8 +3,9 @@
 One row per kernel (per template instance found in the file): path, kernel, line,
 language, threads per group, registers per thread, where the register count
 comes from, threadgroup/shared memory, stack bytes, target, occupancy and its
-limiter. Registers are estimated by the static model
-(:mod:`shaderlint.estimate.registers`) unless a compiler is asked:
+limiter. Registers are exact where a compiler applies and is installed
+(``--compiler auto``, the default), estimated by the static model
+(:mod:`shaderlint.estimate.registers`) otherwise:
 
 * ``--compiler ptxas``: NVIDIA's compiler (CUDA files, NVIDIA targets, nvcc on
   PATH); registers, stack and static shared memory are ptxas's own figures, one
@@ -13,13 +14,16 @@ limiter. Registers are estimated by the static model
   shaders, AMD targets, Mesa's Vulkan driver and glslang installed; see
   :mod:`shaderlint.estimate.radv`); VGPRs, LDS and scratch are the ACO
   compiler's figures for the target's chip and wave size.
-* ``--compiler auto``: ptxas for CUDA files on NVIDIA targets when nvcc is on
-  PATH, RADV for GLSL compute shaders on AMD targets when it is installed, the
-  estimate otherwise.
+* ``--compiler auto`` (default): ptxas for CUDA files on NVIDIA targets when nvcc
+  is on PATH, RADV for GLSL compute shaders on AMD targets when it is installed,
+  the estimate otherwise.
+* ``--compiler none``: estimates only (no compile).
 
 Where a compiler does not apply or fails, the row is the estimate and its notes
 say why; ``registers_source`` says which it is (``estimate``, ``ptxas``,
-``radv``). Only the report compiles: linting never does (too slow).
+``radv``). Compiles are cached by content (the text, the flags, the compiler's
+version and the headers read), so only a changed file costs a compile (about a
+second per CUDA file). Lint runs compile only when the ``compiler`` setting asks.
 
 ``--suggest-launch`` adds, per kernel, the figures of its group shape and the
 shape :mod:`shaderlint.estimate.launch` suggests (SIMD groups, idle lanes,
@@ -95,16 +99,18 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="shaderlint report",
         description="Registers, threadgroup memory, stack, threads per group and occupancy per kernel "
-                    "(estimated by shaderlint's register model, or exact from ptxas or RADV with --compiler).",
+                    "(exact from ptxas or RADV where they apply and are installed, else estimated by shaderlint's "
+                    "register model).",
     )
     p.add_argument("paths", nargs="*", help="files or directories (default: .)")
     p.add_argument("--output-format", "--format", dest="format", choices=("text", "json"), default="text",
                    metavar="FORMAT", help="text (a table, default) or json (the stable array of SPEC.md)")
     p.add_argument("--target", metavar="NAME", help="GPU profile (default: per language, or the configured target)")
-    p.add_argument("--compiler", choices=COMPILERS, default="none",
-                   help="ptxas: compile CUDA files with nvcc for the target's architecture; radv: compile GLSL compute "
-                        "shaders with Mesa's RADV for the AMD target's chip (no GPU needed); auto: whichever applies "
-                        "and is installed; none (default): estimates only")
+    p.add_argument("--compiler", choices=COMPILERS, default="auto",
+                   help="auto (default): exact figures where a compiler applies and is installed (ptxas for CUDA on "
+                        "NVIDIA targets, RADV for GLSL compute on AMD targets), estimates elsewhere; ptxas: compile CUDA "
+                        "files with nvcc for the target's architecture; radv: compile GLSL compute shaders with Mesa's "
+                        "RADV for the AMD target's chip (no GPU needed); none: estimates only, no compile")
     p.add_argument("--notes", action="store_true", help="text format: list the assumptions behind each row")
     p.add_argument("--suggest-launch", action="store_true",
                    help="per kernel: the figures of its group shape (SIMD groups, idle lanes, groups per core, "

@@ -86,13 +86,21 @@ def tree(tmp_path):
     return tmp_path
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _cache(tmp_path_factory):
+    """The compilers' content cache in a directory of this module's (shared by its tests), not ~/.cache."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SHADERLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 def run(capsys, *argv) -> tuple[int, str]:
     code = main(list(argv))
     return code, capsys.readouterr().out
 
 
 def test_json_matches_the_spec_schema(tree, capsys):
-    code, out = run(capsys, str(tree), "--format", "json")
+    code, out = run(capsys, str(tree), "--format", "json", "--compiler", "none")
     assert code == 0
     rows = json.loads(out)
     jsonschema.validate(rows, SCHEMA)
@@ -109,7 +117,7 @@ def test_json_matches_the_spec_schema(tree, capsys):
 
 
 def test_text_labels_estimates_with_their_target(tree, capsys):
-    code, out = run(capsys, str(tree / "k.cu"), "--notes")
+    code, out = run(capsys, str(tree / "k.cu"), "--notes", "--compiler", "none")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["path", "kernel", "line"]
@@ -168,6 +176,22 @@ def test_auto_compiler_picks_ptxas_for_cuda_where_nvcc_is(tree, capsys):
     assert {r["registers_source"] for r in rows} == ({"ptxas"} if ptxas_available() else {"estimate"})
     code, out = run(capsys, str(tree / "k.cu"), "--compiler", "auto", "--target", "apple-m1", "--format", "json")
     assert {r["registers_source"] for r in json.loads(out)} == {"estimate"}  # not an NVIDIA target
+
+
+def test_the_default_is_auto_and_every_row_says_where_its_registers_come_from(tree, capsys):
+    code, out = run(capsys, str(tree), "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    assert out == run(capsys, str(tree), "--format", "json", "--compiler", "auto")[1]
+    sources = {r["kernel"]: r["registers_source"] for r in rows}
+    cuda = "ptxas" if ptxas_available() else "estimate"
+    # the GLSL shader's default target is generic-32 (not AMD) and Metal has no compiler here: estimates
+    assert sources == {"stage": cuda, "tile<4>": cuda, "tile<32>": cuda, "scale": "estimate", "main": "estimate"}
+    if ptxas_available():
+        direct = compile_ptxas(tree / "k.cu", "sm_80")
+        assert {r["kernel"]: r["registers"] for r in rows if r["language"] == "cuda"} == {
+            "stage": direct.by_name("stage")[0].registers,
+            **{f"tile<{k.demangled.split('<')[1].split('>')[0]}>": k.registers for k in direct.by_name("tile")}}
 
 
 @pytest.mark.skipif(not ptxas_available(), reason="nvcc is not on PATH")
