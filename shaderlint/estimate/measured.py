@@ -27,10 +27,15 @@ if TYPE_CHECKING:
     from shaderlint.model.build import FileModel
 
 
-def _flags(model: "FileModel", defines: tuple[str, ...], include_dirs: tuple[str, ...]) -> list[str]:
-    folder = os.path.dirname(os.path.abspath(model.source.path))
+def ptxas_flags(path: str, defines: tuple[str, ...], include_dirs: tuple[str, ...]) -> list[str]:
+    """nvcc's flags for the file at ``path``: its directory then ``include_dirs`` as -I, ``defines`` as -D."""
+    folder = os.path.dirname(os.path.abspath(path))
     dirs = [d for d in dict.fromkeys([folder, *include_dirs]) if os.path.isdir(d)]
     return [x for d in dirs for x in ("-I", d)] + [f"-D{d}" for d in defines]
+
+
+def _flags(model: "FileModel", defines: tuple[str, ...], include_dirs: tuple[str, ...]) -> list[str]:
+    return ptxas_flags(model.source.path, defines, include_dirs)
 
 
 def _compile_text(model: "FileModel", text: str, arch: str, flags: list[str]) -> PtxasResult:

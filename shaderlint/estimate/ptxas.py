@@ -335,9 +335,7 @@ def compile_ptxas(
     directory = contentcache.cache_directory("ptxas", cache_dir) if cache_dir is not None else None
     key = None
     if directory is not None:
-        ident = json.dumps([CACHE_FORMAT, _identity(nvcc), arch, list(extra_flags), device_only,
-                            str(named) if named else None])
-        key = hashlib.sha256(ident.encode() + b"\0" + text).hexdigest()
+        key = _cache_key(nvcc, text, arch, extra_flags, device_only, named)
         hit = _cache_get(directory, key)
         if hit is not None:
             return hit
@@ -394,6 +392,26 @@ def compile_ptxas(
     if key is not None and deps is not None:
         _cache_put(directory, key, result, deps)
     return result
+
+
+def cached_ptxas(source: str, arch: str = "sm_80", extra_flags: Sequence[str] = (), *,
+                 device_only: bool = False) -> PtxasResult | None:
+    """The content cache's result for compiling the CUDA source text ``source`` as
+    ``compile_ptxas(source, arch, extra_flags, device_only=..., cache_dir="default")`` would, or None
+    when it is not cached (or nvcc is missing): never compiles, so an editor can ask it at once."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        return None
+    directory = contentcache.cache_directory("ptxas", "default")
+    if directory is None:
+        return None
+    return _cache_get(directory, _cache_key(nvcc, source.encode("utf-8"), arch, extra_flags, device_only, None))
+
+
+def _cache_key(nvcc: str, text: bytes, arch: str, flags: Sequence[str], device_only: bool,
+               named: Path | None) -> str:
+    ident = json.dumps([CACHE_FORMAT, _identity(nvcc), arch, list(flags), device_only, str(named) if named else None])
+    return hashlib.sha256(ident.encode() + b"\0" + text).hexdigest()
 
 
 def _include_dirs(flags: Sequence[str]) -> list[str]:
