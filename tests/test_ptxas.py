@@ -241,3 +241,20 @@ def test_real_nvcc_cache_follows_the_headers(monkeypatch, tmp_path: Path) -> Non
     edited = compile_ptxas(source, cache_dir="default")
     assert not edited.cached
     assert [k.stack_bytes for k in edited.values()] != [k.stack_bytes for k in first.values()]
+
+
+def test_cached_ptxas_answers_from_the_cache_only(monkeypatch, tmp_path: Path) -> None:
+    from shaderlint.estimate.ptxas import cached_ptxas
+
+    header = tmp_path / "h.cuh"
+    header.write_text("x" * 9)
+    calls: list = []
+    _fake_nvcc(monkeypatch, tmp_path, header, calls)
+    source = '#include "h.cuh"\n__global__ void k(float* p) {}\n'
+    assert cached_ptxas(source, "sm_80", ["-I", str(tmp_path)], device_only=True) is None and calls == []
+    compile_ptxas(source, "sm_80", ["-I", str(tmp_path)], device_only=True, cache_dir="default")
+    hit = cached_ptxas(source, "sm_80", ["-I", str(tmp_path)], device_only=True)
+    assert hit is not None and hit.cached and [k.registers for k in hit.values()] == [9] and len(calls) == 1
+    assert cached_ptxas(source, "sm_80", ["-I", str(tmp_path)]) is None  # -c, not -cubin: another entry
+    header.write_text("x" * 10)
+    assert cached_ptxas(source, "sm_80", ["-I", str(tmp_path)], device_only=True) is None and len(calls) == 1
