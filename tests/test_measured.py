@@ -212,3 +212,18 @@ def test_radv_measures_glsl_impacts_with_compiler_auto_on_an_amd_target(tmp_path
     assert d.impact.registers == new.vgprs - old.vgprs
     assert lint_source(path, data, Settings(select=("SL202",), target="rdna2-wave32")).diagnostics[0].impact.source \
         == "estimate"
+
+
+def test_the_lint_cache_key_names_the_radv_driver_for_auto(monkeypatch):
+    """Measured GLSL impacts come from RADV with compiler = "auto": a driver change must miss the lint cache."""
+    from shaderlint import config
+    from shaderlint.estimate import radv
+
+    monkeypatch.setattr(config, "_COMPILER_IDS", {})
+    monkeypatch.setattr(radv, "unavailable_reason", lambda: None)
+    monkeypatch.setattr(radv, "_driver_stamp", lambda icd: "mesa-A")
+    a = Settings(compiler="auto").key()
+    assert "mesa-A" in config.compiler_identity("auto") and "mesa-A" not in config.compiler_identity("ptxas")
+    monkeypatch.setattr(config, "_COMPILER_IDS", {})
+    monkeypatch.setattr(radv, "_driver_stamp", lambda icd: "mesa-B")
+    assert Settings(compiler="auto").key() != a
