@@ -451,11 +451,14 @@ def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Targe
             fallback = f"ptxas failed ({result.error}): estimated"
     rows: list[Row] = []
     done: set[int] = set()
+    emitted: set[str] = set()  # mangled symbols already in a row: overloads share a name, not an instance
     for e in estimates:
         f = e.function
         if id(f) in done:
             continue
-        compiled = result.by_name(f.name) if result is not None else []
+        compiled = [k for k in result.by_name(f.name) if k.mangled not in emitted] if result is not None else []
+        if sum(1 for g in model.kernels if g.name == f.name and g.is_device_code) > 1:  # overloads
+            compiled = [k for k in compiled if _param_count(k.demangled) in (None, len(f.params))]
         if not compiled:
             row = _estimate_row(path, model, e, target)
             if fallback:
@@ -469,7 +472,23 @@ def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Targe
         for k in compiled:
             est = by_args.get(_template_args(k.demangled, f.name), e)
             rows.append(_ptxas_row(path, model, f, k, est, target))
+            emitted.add(k.mangled)
     return rows
+
+
+def _param_count(demangled: str) -> int | None:
+    """How many parameters a demangled signature lists (``k(float*, int)`` -> 2), or None (not a signature)."""
+    text = demangled.strip()
+    if not text.endswith(")"):
+        return None
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        depth += text[i] == ")"
+        depth -= text[i] == "("
+        if depth == 0:
+            args = text[i + 1:-1].strip()
+            return 0 if args in ("", "void") else len(_split(args))
+    return None
 
 
 def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> Row:

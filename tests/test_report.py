@@ -221,3 +221,23 @@ def test_ptxas_rows_compile_with_the_configured_defines_as_lint_does(tmp_path, c
     assert heavy["registers"] > light
     code, out = run(capsys, str(tmp_path / "bad.cu"), "--compiler", "ptxas", "--notes")
     assert "ptxas failed (" in out and "bad.cu(1): error" in out and "shaderlint-ptxas-" not in out
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="nvcc is not on PATH")
+def test_overloaded_kernels_get_one_ptxas_row_each(tmp_path, capsys):
+    """Two overloads share a name, not an instance: each of ptxas's instances is one row, at the overload
+    with its parameter count (was: every instance under every overload, four rows)."""
+    (tmp_path / "k.cu").write_text(
+        "__global__ void k(float* a) { a[threadIdx.x] = 1.0f; }\n"
+        "__global__ void k(float* a, int n, float s) {\n"
+        "    float acc[16];\n"
+        "    for (int i = 0; i < 16; ++i) acc[i] = a[i * n] * s;\n"
+        "    float t = 0;\n"
+        "    for (int i = 0; i < 16; ++i) for (int j = 0; j < 16; ++j) t += acc[i] * __sinf(acc[j]);\n"
+        "    a[threadIdx.x] = t;\n"
+        "}\n")
+    code, out = run(capsys, str(tmp_path / "k.cu"), "--compiler", "ptxas", "--format", "json")
+    rows = json.loads(out)
+    direct = {len(k.demangled.split(",")): k.registers for k in compile_ptxas(tmp_path / "k.cu", "sm_80").values()}
+    assert [(r["line"], r["registers"], r["registers_source"]) for r in rows] == [
+        (1, direct[1], "ptxas"), (2, direct[3], "ptxas")]
