@@ -567,12 +567,18 @@ _COMPILER_IDS: dict[str, str] = {}
 
 def compiler_identity(compiler: str) -> str | None:
     """What the lint cache must know about the configured compiler: which nvcc (path and version)
-    answers, or that none is installed. None when no compiler is configured."""
+    answers, or that none is installed, and for "auto" which RADV driver (it measures GLSL impacts).
+    None when no compiler is configured."""
     if compiler == "none":
         return None
     got = _COMPILER_IDS.get(compiler)
     if got is None:
         from shaderlint.estimate.ptxas import nvcc_version
 
-        got = _COMPILER_IDS[compiler] = nvcc_version() or "no nvcc"
+        got = nvcc_version() or "no nvcc"
+        if compiler == "auto":  # measured GLSL impacts come from RADV: which driver answers, if one does
+            from shaderlint.estimate import radv
+
+            got += " | " + (radv._driver_stamp(radv.radeon_icd()) if radv.unavailable_reason() is None else "no radv")
+        _COMPILER_IDS[compiler] = got
     return got

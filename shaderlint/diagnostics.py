@@ -45,13 +45,16 @@ class Fix:
 
 @dataclass(frozen=True, slots=True)
 class Impact:
-    """Estimated effect of following the advice, from the register/occupancy model."""
+    """Effect of following the advice: estimated by the register/occupancy model, or measured by
+    compiling the kernel as written and with the fix applied (``source``: "ptxas" or "radv")."""
 
     target: str
     registers: int | None = None
     stack_bytes: int | None = None
     occupancy_before: float | None = None
     occupancy_after: float | None = None
+    #: Where the figures come from: "estimate" (the register model), "ptxas" or "radv" (measured).
+    source: str = "estimate"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +63,7 @@ class Impact:
             "occupancy_before": self.occupancy_before,
             "occupancy_after": self.occupancy_after,
             "target": self.target,
+            "source": self.source,
         }
 
 

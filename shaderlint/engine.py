@@ -262,7 +262,7 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
         from shaderlint.model.expand import merge_instances
         resolved = merge_instances(resolved, result.parsed, source)
     if not result.timed_out:  # estimates only for what is reported: they are the costliest step
-        resolved = _attach_impacts(model, resolved, target, facts, dl.remaining())
+        resolved = _attach_impacts(model, resolved, target, facts, dl.remaining(), settings)
     diags = [d for _, _, d in resolved]
     incomplete = any(rc is _PARSE_RULE and fd.message.startswith(("rule ", "analysis stopped")) for rc, fd in findings)
     if any(r.code == UNUSED_CODE for r in rules) and not incomplete:  # SL002 needs every other rule's result
@@ -285,27 +285,38 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
 from shaderlint.rules.sl001_parse_error import ParseErrorRule as _PARSE_RULE  # noqa: E402
 
 
-def _attach_impacts(model, resolved, target, facts, seconds: float):
+def _attach_impacts(model, resolved, target, facts, seconds: float, settings=None):
     """Impact step (separate from the rules) for ``resolved``, the (rule, finding, diagnostic) triples
     to report, within ``seconds`` (what is left of the file's budget): estimate each affected kernel
     as written and as the rule's ``what_if`` advice would leave it (see :mod:`shaderlint.estimate.whatif`);
-    the triples come back with the impacts in their diagnostics."""
+    the triples come back with the impacts in their diagnostics. With a ``compiler`` configured, a
+    finding with a fix gets the measured impact instead (compiled as written and fixed, outside the
+    budget's CPU clock: :func:`shaderlint.estimate.measured.attach_measured_impacts`)."""
     todo = [(r, fd) for r, fd, _ in resolved if r is not _PARSE_RULE and fd.impact is None]
-    if not todo or seconds <= 0:
-        return resolved
-    try:
-        from shaderlint.estimate.whatif import attach_impacts
-        with Deadline(seconds):
-            done = iter(attach_impacts(model, todo, target, facts))
-    except (Exception, TimeBudgetExceeded):  # impacts are an extra: never lose diagnostics over them
-        return resolved
+    done = None
+    if todo and seconds > 0:
+        try:
+            from shaderlint.estimate.whatif import attach_impacts
+            with Deadline(seconds):
+                done = iter(attach_impacts(model, todo, target, facts))
+        except (Exception, TimeBudgetExceeded):  # impacts are an extra: never lose diagnostics over them
+            done = None
     out = []
     for r, fd, d in resolved:
-        if r is not _PARSE_RULE and fd.impact is None:
+        if done is not None and r is not _PARSE_RULE and fd.impact is None:
             fd = next(done)[1]
             if fd.impact is not None:
                 d = replace(d, impact=fd.impact)
         out.append((r, fd, d))
+    if settings is not None and getattr(settings, "compiler", "none") != "none" and \
+            any(fd.fix is not None for r, fd, _ in out if r is not _PARSE_RULE):
+        try:
+            from shaderlint.estimate.measured import attach_measured_impacts
+            pairs = attach_measured_impacts(model, [(r, fd) for r, fd, _ in out], target, settings, facts)
+        except Exception:
+            return out
+        out = [(r, fd, replace(d, impact=fd.impact) if fd.impact is not old.impact else d)
+               for (r, fd), (_, old, d) in zip(pairs, out)]
     return out
 
 

@@ -3,8 +3,9 @@
 One row per kernel (per template instance found in the file): path, kernel, line,
 language, threads per group, registers per thread, where the register count
 comes from, threadgroup/shared memory, stack bytes, target, occupancy and its
-limiter. Registers are estimated by the static model
-(:mod:`shaderlint.estimate.registers`) unless a compiler is asked:
+limiter. Registers are exact where a compiler applies and is installed
+(``--compiler auto``, the default), estimated by the static model
+(:mod:`shaderlint.estimate.registers`) otherwise:
 
 * ``--compiler ptxas``: NVIDIA's compiler (CUDA files, NVIDIA targets, nvcc on
   PATH); registers, stack and static shared memory are ptxas's own figures, one
@@ -13,13 +14,16 @@ limiter. Registers are estimated by the static model
   shaders, AMD targets, Mesa's Vulkan driver and glslang installed; see
   :mod:`shaderlint.estimate.radv`); VGPRs, LDS and scratch are the ACO
   compiler's figures for the target's chip and wave size.
-* ``--compiler auto``: ptxas for CUDA files on NVIDIA targets when nvcc is on
-  PATH, RADV for GLSL compute shaders on AMD targets when it is installed, the
-  estimate otherwise.
+* ``--compiler auto`` (default): ptxas for CUDA files on NVIDIA targets when nvcc
+  is on PATH, RADV for GLSL compute shaders on AMD targets when it is installed,
+  the estimate otherwise.
+* ``--compiler none``: estimates only (no compile).
 
 Where a compiler does not apply or fails, the row is the estimate and its notes
 say why; ``registers_source`` says which it is (``estimate``, ``ptxas``,
-``radv``). Only the report compiles: linting never does (too slow).
+``radv``). Compiles are cached by content (the text, the flags, the compiler's
+version and the headers read), so only a changed file costs a compile (about a
+second per CUDA file). Lint runs compile only when the ``compiler`` setting asks.
 
 ``--suggest-launch`` adds, per kernel, the figures of its group shape and the
 shape :mod:`shaderlint.estimate.launch` suggests (SIMD groups, idle lanes,
@@ -106,16 +110,18 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="shaderlint report",
         description="Registers, threadgroup memory, stack, threads per group and occupancy per kernel "
-                    "(estimated by shaderlint's register model, or exact from ptxas or RADV with --compiler).",
+                    "(exact from ptxas or RADV where they apply and are installed, else estimated by shaderlint's "
+                    "register model).",
     )
     p.add_argument("paths", nargs="*", help="files or directories (default: .)")
     p.add_argument("--output-format", "--format", dest="format", choices=("text", "json"), default="text",
                    metavar="FORMAT", help="text (a table, default) or json (the stable array of SPEC.md)")
     p.add_argument("--target", metavar="NAME", help="GPU profile (default: per language, or the configured target)")
-    p.add_argument("--compiler", choices=COMPILERS, default="none",
-                   help="ptxas: compile CUDA files with nvcc for the target's architecture; radv: compile GLSL compute "
-                        "shaders with Mesa's RADV for the AMD target's chip (no GPU needed); auto: whichever applies "
-                        "and is installed; none (default): estimates only")
+    p.add_argument("--compiler", choices=COMPILERS, default="auto",
+                   help="auto (default): exact figures where a compiler applies and is installed (ptxas for CUDA on "
+                        "NVIDIA targets, RADV for GLSL compute on AMD targets), estimates elsewhere; ptxas: compile CUDA "
+                        "files with nvcc for the target's architecture; radv: compile GLSL compute shaders with Mesa's "
+                        "RADV for the AMD target's chip (no GPU needed); none: estimates only, no compile")
     p.add_argument("--notes", action="store_true", help="text format: list the assumptions behind each row")
     p.add_argument("--suggest-launch", action="store_true",
                    help="per kernel: the figures of its group shape (SIMD groups, idle lanes, groups per core, "
@@ -227,7 +233,8 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
     if compiler == "auto":
         compiler, why_not = _auto_compiler(language, target, model)
     if compiler == "ptxas" and language == "cuda":
-        rows = _ptxas_rows(path, model, estimates, target, settings.defines if settings is not None else ())
+        rows = _ptxas_rows(path, model, estimates, target, settings.defines if settings is not None else (),
+                          settings.include_dirs if settings is not None else ())
     elif compiler == "radv" and language == "glsl":
         rows = _radv_rows(path, data, model, estimates, target, settings.defines if settings is not None else ())
     else:
@@ -458,7 +465,7 @@ def host_notes(model, f) -> list[str]:
 
 
 def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Target,
-                defines: tuple[str, ...] = ()) -> list[Row]:
+                defines: tuple[str, ...] = (), include_dirs: tuple[str, ...] = ()) -> list[Row]:
     from shaderlint.estimate.measured import compile_file
     from shaderlint.estimate.ptxas import ptxas_available
 
@@ -471,16 +478,19 @@ def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Targe
     if fallback is None:
         # The text the model was built from, with the build's defines, compiled as lint runs compile it
         # (shaderlint.estimate.measured): the rows and SL505/SL506 agree on one count.
-        result = compile_file(model, target.ptxas_arch, defines)
+        result = compile_file(model, target.ptxas_arch, defines, include_dirs)
         if result.error and not len(result):
             fallback = f"ptxas failed ({result.error}): estimated"
     rows: list[Row] = []
     done: set[int] = set()
+    emitted: set[str] = set()  # mangled symbols already in a row: overloads share a name, not an instance
     for e in estimates:
         f = e.function
         if id(f) in done:
             continue
-        compiled = result.by_name(f.name) if result is not None else []
+        compiled = [k for k in result.by_name(f.name) if k.mangled not in emitted] if result is not None else []
+        if sum(1 for g in model.kernels if g.name == f.name and g.is_device_code) > 1:  # overloads
+            compiled = [k for k in compiled if _param_count(k.demangled) in (None, len(f.params))]
         if not compiled:
             row = _estimate_row(path, model, e, target)
             if fallback:
@@ -494,7 +504,23 @@ def _ptxas_rows(path: str, model, estimates: list[KernelEstimate], target: Targe
         for k in compiled:
             est = by_args.get(_template_args(k.demangled, f.name), e)
             rows.append(_ptxas_row(path, model, f, k, est, target))
+            emitted.add(k.mangled)
     return rows
+
+
+def _param_count(demangled: str) -> int | None:
+    """How many parameters a demangled signature lists (``k(float*, int)`` -> 2), or None (not a signature)."""
+    text = demangled.strip()
+    if not text.endswith(")"):
+        return None
+    depth = 0
+    for i in range(len(text) - 1, -1, -1):
+        depth += text[i] == ")"
+        depth -= text[i] == "("
+        if depth == 0:
+            args = text[i + 1:-1].strip()
+            return 0 if args in ("", "void") else len(_split(args))
+    return None
 
 
 def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> Row:

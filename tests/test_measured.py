@@ -101,3 +101,129 @@ def test_the_language_server_never_compiles(tmp_path):
     settings, error = server.settings_for(SimpleNamespace(path=str(tmp_path / "k.cu")))
     assert error is None and settings.compiler == "none"
     assert "SL506" in settings.extend_select  # the rest of the configuration applies
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="nvcc not on PATH")
+def test_the_compile_searches_the_configured_include_dirs(tmp_path, monkeypatch):
+    """``include-dirs`` reaches nvcc as -I (after the file's own directory): a kernel whose header lives
+    there compiles, and is compiled device-only (-cubin)."""
+    from shaderlint.model.build import build_model
+    from shaderlint.languages import FRONT_ENDS
+    from shaderlint.model.source import Source
+
+    monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / "cache"))
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    (inc / "taps.cuh").write_text("#define TAPS 4\n")
+    src = tmp_path / "src"
+    src.mkdir()
+    data = b'#include "taps.cuh"\n__global__ void k(float* p) { p[threadIdx.x] *= TAPS; }\n'
+    model = build_model(FRONT_ENDS["cuda"].parse(Source(str(src / "k.cu"), data)))
+    assert "taps.cuh" in (measured.compile_file(model, "sm_80").error or "")
+    model = build_model(FRONT_ENDS["cuda"].parse(Source(str(src / "k.cu"), data)))
+    got = measured.compile_file(model, "sm_80", (), (str(inc),))
+    assert got.ok and [k.name for k in got.values()] == ["k"] and "-cubin" in got.command
+
+
+# ---- measured what-if impacts ---------------------------------------------------------------------
+def _fake_compile(calls: list):
+    """ptxas as a function of the text: the kernel gets 91 registers, 64 and a 40-byte spill stack once
+    __launch_bounds__(1024) is declared (what nvcc 13 does with HEAVY on sm_80)."""
+    def compile_ptxas(text, arch, flags, **kw):
+        calls.append(text)
+        bounded = "__launch_bounds__(1024)" in text
+        regs, stack = (64, 40) if bounded else (91, 0)
+        k = PtxasKernel("correlate", "correlate(const float*, float*, int)", "_Z9correlatePKfPfi",
+                        arch, regs, stack, stack, stack, 0, 0)
+        return PtxasResult({k.mangled: k}, arch=arch)
+    return compile_ptxas
+
+
+def test_a_fix_gets_the_measured_impact_when_a_compiler_is_configured(monkeypatch):
+    """SL506's fix (declare __launch_bounds__) compiled as written and fixed: the impact is ptxas's
+    difference, labelled as measured, where the estimate could not say (it is at the launch, host code)."""
+    from shaderlint.diagnostics import Impact
+    from shaderlint.estimate import ptxas
+
+    calls: list = []
+    monkeypatch.setattr(ptxas, "ptxas_available", lambda: True)
+    monkeypatch.setattr(measured, "compile_ptxas", _fake_compile(calls))
+    result = lint_source("k.cu", HEAVY, Settings(select=("SL506",), compiler="ptxas"))
+    (d,) = result.diagnostics
+    assert d.impact == Impact("sm_80", registers=-27, stack_bytes=40, occupancy_before=0.0, occupancy_after=0.5,
+                              source="ptxas")
+    assert len(calls) == 2 and "__launch_bounds__(1024)" in calls[1] and "__launch_bounds__" not in calls[0]
+    assert d.to_json()["impact"]["source"] == "ptxas"
+    from shaderlint.formatters.text import format_text
+    text = format_text([result], {})
+    assert "impact if fixed (measured by ptxas, sm_80): registers -27, stack +40 B, occupancy 0% → 50%" in text
+
+
+def test_without_a_compiler_setting_impacts_stay_estimates_and_nothing_compiles(monkeypatch):
+    from shaderlint.estimate import ptxas
+
+    monkeypatch.setattr(ptxas, "ptxas_available", lambda: True)
+    calls: list = []
+    monkeypatch.setattr(measured, "compile_ptxas", _fake_compile(calls))
+    path = "tests/fixtures/cuda/sl402/redundant_barrier.cu"
+    with open(path, "rb") as fh:
+        data = fh.read()
+    got = [d for d in lint_source(path, data, Settings(select=("SL402",))).diagnostics if d.fix is not None]
+    assert got and all(d.impact is not None and d.impact.source == "estimate" for d in got)
+    assert calls == []
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="nvcc not on PATH")
+def test_real_measured_impact_equals_ptxas_on_the_fixed_text(tmp_path, monkeypatch):
+    from shaderlint.estimate.ptxas import compile_ptxas
+
+    monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / "cache"))
+    (d,) = lint_source("k.cu", HEAVY, Settings(select=("SL506",), compiler="ptxas")).diagnostics
+    fixed = HEAVY.decode()
+    for e in sorted(d.fix.edits, key=lambda e: -e.start):
+        start = len(HEAVY[:e.start].decode())
+        fixed = fixed[:start] + e.text + fixed[start + len(HEAVY[e.start:e.end].decode()):]
+    (before,) = compile_ptxas(HEAVY.decode(), "sm_80").values()
+    (after,) = compile_ptxas(fixed, "sm_80").values()
+    assert d.impact.source == "ptxas"
+    assert (d.impact.registers, d.impact.stack_bytes) == (after.registers - before.registers,
+                                                         after.stack_bytes - before.stack_bytes)
+    assert d.impact.registers < 0 and d.impact.occupancy_before == 0.0 and d.impact.occupancy_after > 0
+
+
+def test_radv_measures_glsl_impacts_with_compiler_auto_on_an_amd_target(tmp_path, monkeypatch):
+    from shaderlint.estimate import radv
+
+    if radv.unavailable_reason():
+        pytest.skip(f"RADV: {radv.unavailable_reason()}")
+    monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / "cache"))
+    path = "tests/fixtures/glsl/sl202/float_literal_in_half_math.comp"
+    with open(path, "rb") as fh:
+        data = fh.read()
+    settings = Settings(select=("SL202",), compiler="auto", target="rdna2-wave32")
+    got = [d for d in lint_source(path, data, settings).diagnostics if d.fix is not None]
+    assert got and all(d.impact.source == "radv" and d.impact.target == "rdna2-wave32" for d in got)
+    # each equals RADV's figures on the file with that one fix applied
+    d = got[0]
+    fixed = data[:d.fix.edits[0].start] + d.fix.edits[0].text.encode() + data[d.fix.edits[0].end:]
+    assert len(d.fix.edits) == 1
+    old, new = (radv.measure_radv(t.decode(), "navi21", subgroup_size=32, include_dirs=["tests/fixtures/glsl/sl202"])
+                for t in (data, fixed))
+    assert d.impact.registers == new.vgprs - old.vgprs
+    assert lint_source(path, data, Settings(select=("SL202",), target="rdna2-wave32")).diagnostics[0].impact.source \
+        == "estimate"
+
+
+def test_the_lint_cache_key_names_the_radv_driver_for_auto(monkeypatch):
+    """Measured GLSL impacts come from RADV with compiler = "auto": a driver change must miss the lint cache."""
+    from shaderlint import config
+    from shaderlint.estimate import radv
+
+    monkeypatch.setattr(config, "_COMPILER_IDS", {})
+    monkeypatch.setattr(radv, "unavailable_reason", lambda: None)
+    monkeypatch.setattr(radv, "_driver_stamp", lambda icd: "mesa-A")
+    a = Settings(compiler="auto").key()
+    assert "mesa-A" in config.compiler_identity("auto") and "mesa-A" not in config.compiler_identity("ptxas")
+    monkeypatch.setattr(config, "_COMPILER_IDS", {})
+    monkeypatch.setattr(radv, "_driver_stamp", lambda icd: "mesa-B")
+    assert Settings(compiler="auto").key() != a

@@ -152,3 +152,109 @@ def test_missing_nvcc_does_not_raise(monkeypatch: pytest.MonkeyPatch) -> None:
     result = compile_ptxas("__global__ void k() {}")
     assert result.error == "nvcc not found on PATH"
     assert dict(result) == {}
+
+
+# ---- the content cache (cache_dir="default") --------------------------------------------------------
+LOG = """ptxas info    : Compiling entry function '_Z1kPf' for 'sm_80'
+ptxas info    : Function properties for _Z1kPf
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used {regs} registers, used 0 barriers, 360 bytes cmem[0]
+"""
+
+
+def _fake_nvcc(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, header: Path, calls: list) -> None:
+    """nvcc replaced by a function that writes the depfile nvcc -MD would (naming ``header``, unless it
+    is missing: then it fails as nvcc does, without a depfile) and reports the header's size as registers."""
+    import subprocess
+
+    from shaderlint.estimate import ptxas
+
+    monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(ptxas, "nvcc_path", lambda: "/fake/nvcc")
+    monkeypatch.setattr(ptxas, "_identity", lambda nvcc: "fake nvcc 1.0")
+    monkeypatch.setattr(ptxas, "demangle", lambda symbols: {s: "k(float*)" for s in symbols})
+
+    def run(command, **kwargs):
+        calls.append(list(command))
+        if not header.is_file():
+            return subprocess.CompletedProcess(command, 1, "", "k.cu:1:10: fatal error: h.cuh: No such file")
+        if "-MF" in command:
+            Path(command[command.index("-MF") + 1]).write_text(f"/dev/null : {command[-3]} \\\n    {header}\n")
+        return subprocess.CompletedProcess(command, 0, "", LOG.format(regs=len(header.read_bytes())))
+
+    monkeypatch.setattr(ptxas.subprocess, "run", run)
+
+
+def test_cache_hit_needs_no_compile_and_an_edited_header_is_a_miss(monkeypatch, tmp_path: Path) -> None:
+    header = tmp_path / "h.cuh"
+    header.write_text("x" * 12)
+    calls: list = []
+    _fake_nvcc(monkeypatch, tmp_path, header, calls)
+    source = '#include "h.cuh"\n__global__ void k(float* p) {}\n'
+    first = compile_ptxas(source, "sm_80", ["-I", str(tmp_path)], cache_dir="default")
+    assert first.ok and not first.cached and [k.registers for k in first.values()] == [12]
+    assert "-MD" in calls[0]
+    again = compile_ptxas(source, "sm_80", ["-I", str(tmp_path)], cache_dir="default")
+    assert len(calls) == 1 and again.cached and dict(again) == dict(first)
+    # on disk too: a new process (an empty memory cache) does not compile either
+    from shaderlint.estimate import ptxas
+    monkeypatch.setattr(ptxas, "_MEMORY", {})
+    assert compile_ptxas(source, "sm_80", ["-I", str(tmp_path)], cache_dir="default").cached and len(calls) == 1
+    # another arch, other flags, other text: compiled
+    compile_ptxas(source, "sm_90", ["-I", str(tmp_path)], cache_dir="default")
+    compile_ptxas(source, "sm_80", ["-I", str(tmp_path), "-DX"], cache_dir="default")
+    compile_ptxas(source + "\n", "sm_80", ["-I", str(tmp_path)], cache_dir="default")
+    assert len(calls) == 4
+    # the header the compile read changes: a miss, and the new figure
+    header.write_text("x" * 20)
+    edited = compile_ptxas(source, "sm_80", ["-I", str(tmp_path)], cache_dir="default")
+    assert len(calls) == 5 and not edited.cached and [k.registers for k in edited.values()] == [20]
+    # without cache_dir nothing is cached
+    compile_ptxas(source, "sm_80", ["-I", str(tmp_path)])
+    compile_ptxas(source, "sm_80", ["-I", str(tmp_path)])
+    assert len(calls) == 7 and "-MD" not in calls[-1]
+
+
+def test_a_compile_missing_a_header_is_not_cached(monkeypatch, tmp_path: Path) -> None:
+    header = tmp_path / "h.cuh"
+    calls: list = []
+    _fake_nvcc(monkeypatch, tmp_path, header, calls)
+    source = '#include "h.cuh"\n__global__ void k(float* p) {}\n'
+    assert not compile_ptxas(source, cache_dir="default").ok
+    header.write_text("x" * 7)  # the header appears: the next compile must see it
+    got = compile_ptxas(source, cache_dir="default")
+    assert got.ok and not got.cached and len(calls) == 2 and [k.registers for k in got.values()] == [7]
+
+
+@needs_nvcc
+def test_real_nvcc_cache_follows_the_headers(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "h.cuh").write_text("#define TAPS 2\n")
+    source = tmp_path / "k.cu"
+    source.write_text('#include "h.cuh"\n__global__ void k(int* p, int n) {\n'
+                      '    int h[TAPS] = {};\n    for (int j = 0; j < n; ++j) h[p[j] & (TAPS - 1)]++;\n'
+                      '    p[threadIdx.x] = h[threadIdx.x & (TAPS - 1)];\n}\n')
+    first = compile_ptxas(source, cache_dir="default")
+    assert first.ok and not first.cached
+    assert compile_ptxas(source, cache_dir="default").cached
+    (tmp_path / "h.cuh").write_text("#define TAPS 64\n")
+    edited = compile_ptxas(source, cache_dir="default")
+    assert not edited.cached
+    assert [k.stack_bytes for k in edited.values()] != [k.stack_bytes for k in first.values()]
+
+
+def test_cached_ptxas_answers_from_the_cache_only(monkeypatch, tmp_path: Path) -> None:
+    from shaderlint.estimate.ptxas import cached_ptxas
+
+    header = tmp_path / "h.cuh"
+    header.write_text("x" * 9)
+    calls: list = []
+    _fake_nvcc(monkeypatch, tmp_path, header, calls)
+    source = '#include "h.cuh"\n__global__ void k(float* p) {}\n'
+    assert cached_ptxas(source, "sm_80", ["-I", str(tmp_path)], device_only=True) is None and calls == []
+    compile_ptxas(source, "sm_80", ["-I", str(tmp_path)], device_only=True, cache_dir="default")
+    hit = cached_ptxas(source, "sm_80", ["-I", str(tmp_path)], device_only=True)
+    assert hit is not None and hit.cached and [k.registers for k in hit.values()] == [9] and len(calls) == 1
+    assert cached_ptxas(source, "sm_80", ["-I", str(tmp_path)]) is None  # -c, not -cubin: another entry
+    header.write_text("x" * 10)
+    assert cached_ptxas(source, "sm_80", ["-I", str(tmp_path)], device_only=True) is None and len(calls) == 1

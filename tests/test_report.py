@@ -92,13 +92,21 @@ def tree(tmp_path):
     return tmp_path
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _cache(tmp_path_factory):
+    """The compilers' content cache in a directory of this module's (shared by its tests), not ~/.cache."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SHADERLINT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+        yield
+
+
 def run(capsys, *argv) -> tuple[int, str]:
     code = main(list(argv))
     return code, capsys.readouterr().out
 
 
 def test_json_matches_the_spec_schema(tree, capsys):
-    code, out = run(capsys, str(tree), "--format", "json")
+    code, out = run(capsys, str(tree), "--format", "json", "--compiler", "none")
     assert code == 0
     rows = json.loads(out)
     jsonschema.validate(rows, SCHEMA)
@@ -115,7 +123,7 @@ def test_json_matches_the_spec_schema(tree, capsys):
 
 
 def test_text_labels_estimates_with_their_target(tree, capsys):
-    code, out = run(capsys, str(tree / "k.cu"), "--notes")
+    code, out = run(capsys, str(tree / "k.cu"), "--notes", "--compiler", "none")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split()[:3] == ["path", "kernel", "line"]
@@ -176,6 +184,22 @@ def test_auto_compiler_picks_ptxas_for_cuda_where_nvcc_is(tree, capsys):
     assert {r["registers_source"] for r in json.loads(out)} == {"estimate"}  # not an NVIDIA target
 
 
+def test_the_default_is_auto_and_every_row_says_where_its_registers_come_from(tree, capsys):
+    code, out = run(capsys, str(tree), "--format", "json")
+    assert code == 0
+    rows = json.loads(out)
+    assert out == run(capsys, str(tree), "--format", "json", "--compiler", "auto")[1]
+    sources = {r["kernel"]: r["registers_source"] for r in rows}
+    cuda = "ptxas" if ptxas_available() else "estimate"
+    # the GLSL shader's default target is generic-32 (not AMD) and Metal has no compiler here: estimates
+    assert sources == {"stage": cuda, "tile<4>": cuda, "tile<32>": cuda, "scale": "estimate", "main": "estimate"}
+    if ptxas_available():
+        direct = compile_ptxas(tree / "k.cu", "sm_80")
+        assert {r["kernel"]: r["registers"] for r in rows if r["language"] == "cuda"} == {
+            "stage": direct.by_name("stage")[0].registers,
+            **{f"tile<{k.demangled.split('<')[1].split('>')[0]}>": k.registers for k in direct.by_name("tile")}}
+
+
 @pytest.mark.skipif(not ptxas_available(), reason="nvcc is not on PATH")
 def test_ptxas_rows_compile_with_the_configured_defines_as_lint_does(tmp_path, capsys):
     # The report parses with the build's defines; ptxas must compile the same build (and the same
@@ -203,3 +227,23 @@ def test_ptxas_rows_compile_with_the_configured_defines_as_lint_does(tmp_path, c
     assert heavy["registers"] > light
     code, out = run(capsys, str(tmp_path / "bad.cu"), "--compiler", "ptxas", "--notes")
     assert "ptxas failed (" in out and "bad.cu(1): error" in out and "shaderlint-ptxas-" not in out
+
+
+@pytest.mark.skipif(not ptxas_available(), reason="nvcc is not on PATH")
+def test_overloaded_kernels_get_one_ptxas_row_each(tmp_path, capsys):
+    """Two overloads share a name, not an instance: each of ptxas's instances is one row, at the overload
+    with its parameter count (was: every instance under every overload, four rows)."""
+    (tmp_path / "k.cu").write_text(
+        "__global__ void k(float* a) { a[threadIdx.x] = 1.0f; }\n"
+        "__global__ void k(float* a, int n, float s) {\n"
+        "    float acc[16];\n"
+        "    for (int i = 0; i < 16; ++i) acc[i] = a[i * n] * s;\n"
+        "    float t = 0;\n"
+        "    for (int i = 0; i < 16; ++i) for (int j = 0; j < 16; ++j) t += acc[i] * __sinf(acc[j]);\n"
+        "    a[threadIdx.x] = t;\n"
+        "}\n")
+    code, out = run(capsys, str(tmp_path / "k.cu"), "--compiler", "ptxas", "--format", "json")
+    rows = json.loads(out)
+    direct = {len(k.demangled.split(",")): k.registers for k in compile_ptxas(tmp_path / "k.cu", "sm_80").values()}
+    assert [(r["line"], r["registers"], r["registers_source"]) for r in rows] == [
+        (1, direct[1], "ptxas"), (2, direct[3], "ptxas")]

@@ -30,14 +30,19 @@ failure are kept.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import os
 import re
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+
+from shaderlint.estimate import contentcache
 
 DEFAULT_TIMEOUT = 120.0
 
@@ -94,6 +99,8 @@ class PtxasResult(dict[str, PtxasKernel]):
         #: The compiler's complete stderr/stdout.
         self.log = log
         self.command = tuple(command)
+        #: True when the result came from the content cache (no compile).
+        self.cached = False
 
     @property
     def ok(self) -> bool:
@@ -294,6 +301,7 @@ def compile_ptxas(
     timeout: float = DEFAULT_TIMEOUT,
     *,
     device_only: bool = False,
+    cache_dir: str | None = None,
 ) -> PtxasResult:
     """Compile one CUDA file (or source text) and return ptxas's per-kernel report.
 
@@ -304,18 +312,40 @@ def compile_ptxas(
     same ptxas report without the host compilation (about a third of the time;
     host-only code is then not checked). Never raises for compiler
     problems: see ``PtxasResult.error``.
+
+    ``cache_dir``: ``"default"`` caches the result by content
+    (:mod:`shaderlint.estimate.contentcache`, kind ``ptxas``): the source text,
+    the arch, the flags, ``device_only``, nvcc's version, and every header the
+    compile read (nvcc's ``-MD`` depfile) with its size and modification time.
+    A compile that stopped before its headers were all read (a missing header,
+    a timeout) is not cached. None (the default) compiles every time.
     """
     nvcc = nvcc_path()
     if nvcc is None:
         return PtxasResult(arch=arch, error="nvcc not found on PATH")
+    named: Path | None = None
+    if _looks_like_path(path_or_source):
+        named = Path(path_or_source).resolve()
+        try:
+            text = named.read_bytes()
+        except OSError:
+            return PtxasResult(arch=arch, error=f"no such file: {named}")
+    else:
+        text = str(path_or_source).encode("utf-8")
+    directory = contentcache.cache_directory("ptxas", cache_dir) if cache_dir is not None else None
+    key = None
+    if directory is not None:
+        key = _cache_key(nvcc, text, arch, extra_flags, device_only, named)
+        hit = _cache_get(directory, key)
+        if hit is not None:
+            return hit
     with tempfile.TemporaryDirectory(prefix="shaderlint-ptxas-") as tmp:
-        if _looks_like_path(path_or_source):
-            source = Path(path_or_source).resolve()
-            if not source.is_file():
-                return PtxasResult(arch=arch, error=f"no such file: {source}")
+        if named is not None:
+            source = named
         else:
             source = Path(tmp) / "kernel.cu"
-            source.write_text(str(path_or_source), encoding="utf-8")
+            source.write_bytes(text)
+        depfile = Path(tmp) / "kernel.d"
         command = [
             nvcc,
             f"-arch={arch}",
@@ -324,6 +354,7 @@ def compile_ptxas(
             "-I",
             str(source.parent),
             *extra_flags,
+            *(("-MD", "-MF", str(depfile)) if key is not None else ()),
             "-cubin" if device_only else "-c",
             str(source),
             "-o",
@@ -349,11 +380,92 @@ def compile_ptxas(
             )
         except OSError as exc:
             return PtxasResult(arch=arch, error=f"could not run nvcc: {exc}", command=command)
+        deps = None
+        if key is not None:
+            bases = [Path(tmp), source.parent, *map(Path, _include_dirs(extra_flags))]
+            deps = contentcache.depfile_paths(depfile, bases, exclude=(tmp, str(source)))
     log = proc.stderr + proc.stdout
     error = None
     if proc.returncode != 0:
         error = _first_error(log) or f"nvcc exited with status {proc.returncode}"
-    return PtxasResult(parse_ptxas_log(log), arch=arch, error=error, log=log, command=command)
+    result = PtxasResult(parse_ptxas_log(log), arch=arch, error=error, log=log, command=command)
+    if key is not None and deps is not None:
+        _cache_put(directory, key, result, deps)
+    return result
+
+
+def cached_ptxas(source: str, arch: str = "sm_80", extra_flags: Sequence[str] = (), *,
+                 device_only: bool = False) -> PtxasResult | None:
+    """The content cache's result for compiling the CUDA source text ``source`` as
+    ``compile_ptxas(source, arch, extra_flags, device_only=..., cache_dir="default")`` would, or None
+    when it is not cached (or nvcc is missing): never compiles, so an editor can ask it at once."""
+    nvcc = nvcc_path()
+    if nvcc is None:
+        return None
+    directory = contentcache.cache_directory("ptxas", "default")
+    if directory is None:
+        return None
+    return _cache_get(directory, _cache_key(nvcc, source.encode("utf-8"), arch, extra_flags, device_only, None))
+
+
+def _cache_key(nvcc: str, text: bytes, arch: str, flags: Sequence[str], device_only: bool,
+               named: Path | None) -> str:
+    ident = json.dumps([CACHE_FORMAT, _identity(nvcc), arch, list(flags), device_only, str(named) if named else None])
+    return hashlib.sha256(ident.encode() + b"\0" + text).hexdigest()
+
+
+def _include_dirs(flags: Sequence[str]) -> list[str]:
+    out = []
+    for i, flag in enumerate(flags):
+        if flag == "-I" and i + 1 < len(flags):
+            out.append(flags[i + 1])
+        elif flag.startswith("-I") and len(flag) > 2:
+            out.append(flag[2:])
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def _identity(nvcc: str) -> str:
+    """What a cached result depends on about the compiler: nvcc's version (read once per process)."""
+    return nvcc_version() or nvcc
+
+
+# --------------------------------------------------------------------------
+# Content cache
+
+#: Bump when the cached entry's layout changes.
+CACHE_FORMAT = 1
+_MEMORY: dict[str, dict] = {}
+
+
+def _cache_get(directory: str, key: str) -> PtxasResult | None:
+    entry = _MEMORY.get(key) or contentcache.read_json(os.path.join(directory, key[:2]), key)
+    if entry is None:
+        return None
+    try:
+        if not contentcache.fresh(entry["deps"]):
+            return None
+        kernels = {k["mangled"]: PtxasKernel(**k) for k in entry["kernels"]}
+        result = PtxasResult(kernels, arch=entry["arch"], error=entry["error"], log=entry["log"],
+                             command=entry["command"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    _MEMORY[key] = entry
+    result.cached = True
+    return result
+
+
+def _cache_put(directory: str, key: str, result: PtxasResult, deps: list[str]) -> None:
+    entry = {
+        "kernels": [asdict(k) for k in result.values()],
+        "arch": result.arch,
+        "error": result.error,
+        "log": result.log,
+        "command": list(result.command),
+        "deps": [[p, contentcache.stamp(p)] for p in deps],
+    }
+    _MEMORY[key] = entry
+    contentcache.write_json(os.path.join(directory, key[:2]), key, entry)
 
 
 def _text(value: str | bytes | None) -> str:

@@ -67,6 +67,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from shaderlint.estimate import contentcache
 from shaderlint.estimate.spirv import Reflection, reflect
 
 DEFAULT_TIMEOUT = 60.0
@@ -319,45 +320,8 @@ def compile_spirv(path_or_source: str | os.PathLike[str], *, defines: Sequence[s
     return spirv, log
 
 
-def _stamp(path: str) -> str:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return path
-    return f"{path}:{st.st_size}:{st.st_mtime_ns}"
-
-
-def _depfile_paths(depfile: Path, bases: list[Path], exclude: tuple[str, ...]) -> list[str] | None:
-    """Absolute paths of the files a compile read (the depfile's prerequisites), or None if unreadable."""
-    try:
-        text = depfile.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
-    _, _, rest = text.partition(": ")
-    names, cur, escaped = [], "", False
-    for ch in rest.replace("\\\n", " "):
-        if escaped:
-            cur += ch
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        elif ch.isspace():
-            if cur:
-                names.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur:
-        names.append(cur)
-    out = []
-    for name in names:
-        candidates = [Path(name)] if os.path.isabs(name) else [b / name for b in bases]
-        found = next((c.resolve() for c in candidates if c.is_file()), None)
-        if found is None:
-            return None  # a dependency we cannot find again: do not cache
-        if not str(found).startswith(exclude[0]) and str(found) != exclude[1]:
-            out.append(str(found))
-    return out
+_stamp = contentcache.stamp
+_depfile_paths = contentcache.depfile_paths
 
 
 _SPIRV_MEMORY: dict[str, dict] = {}
@@ -389,17 +353,7 @@ def _spirv_cache_put(directory: str | None, key: str, spirv: bytes, log: str, de
     _write_json(directory, key, entry)
 
 
-def _write_json(directory: str | None, key: str, entry: dict) -> None:
-    if not directory:
-        return
-    try:
-        os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(entry, fh)
-        os.replace(tmp, os.path.join(directory, key + ".json"))
-    except OSError:
-        pass
+_write_json = contentcache.write_json
 
 
 def _looks_like_path(value: str | os.PathLike[str]) -> bool:
@@ -677,13 +631,7 @@ _MEMORY: dict[str, dict] = {}
 
 
 def _cache_directory(cache_dir: str | None) -> str | None:
-    if cache_dir != "default":
-        return cache_dir
-    env = os.environ.get("SHADERLINT_CACHE_DIR")
-    if env:
-        return os.path.join(os.path.abspath(env), "radv")
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "shaderlint", "radv")
+    return contentcache.cache_directory("radv", cache_dir)
 
 
 def _cache_get(directory: str | None, key: str) -> RadvResult | None:

@@ -145,7 +145,8 @@ def format_text(results: list[FileResult], options: dict) -> str:
                 out.append(f"      = … and {len(d.related) - 5} more")
             impact = impact_text(d)
             if impact:
-                out.append(f"      = impact if fixed (estimate, {d.impact.target}): {impact}")
+                how = "estimate" if d.impact.source == "estimate" else f"measured by {d.impact.source}"
+                out.append(f"      = impact if fixed ({how}, {d.impact.target}): {impact}")
             if d.fix is not None:
                 out.append(f"      = fix ({d.fix.applicability.value}): {printable(d.fix.title)}")
     if not quiet and options.get("summary", True):

@@ -13,6 +13,8 @@ above each kernel.
 Estimates are labelled as estimates with the target they assume. They come
 from the register model (``shaderlint/estimate/``) through the hook
 :func:`kernel_estimate`; without it, only the group-size bound on occupancy.
+Where a compiler applies and is installed, the compiler's figures replace them
+once a background compile is done (:mod:`.compiled`), labelled "measured by ptxas".
 """
 
 from __future__ import annotations
@@ -53,14 +55,19 @@ class KernelSummary:
     notes: tuple[str, ...] = ()
     #: The estimate's measured 10–90 % range (shaderlint.estimate.uncertainty), where one was measured.
     registers_interval: tuple[int, int] | None = None
+    #: Where registers and stack come from: "estimate", or the compiler that measured them ("ptxas", "radv").
+    source: str = "estimate"
 
     def one_line(self) -> str:
         parts = [f"{self.threads} threads/group" if self.threads else "threads/group unknown"]
+        measured = self.source != "estimate"
         if self.registers is not None:
-            parts.append(f"~{self.registers:g}{self._range()} registers")
+            parts.append(f"{self.registers:g} registers ({self.source})" if measured
+                         else f"~{self.registers:g}{self._range()} registers")
         if self.occupancy is not None:
             bound = " ≤" if self.occupancy_is_bound else ""
-            parts.append(f"occupancy{bound} {percent(self.occupancy)} on {self.target} (estimate)")
+            parts.append(f"occupancy{bound} {percent(self.occupancy)} on {self.target}"
+                         + ("" if measured else " (estimate)"))
         return "shaderlint: " + " · ".join(parts)
 
     def _range(self) -> str:
@@ -89,7 +96,10 @@ def kernel_estimate(model: Any, function: Function, target: Any, facts: dict[str
         return None
 
 
-def summarize(doc: Document, function: Function, target: Any, facts: dict[str, str] | None = None) -> KernelSummary:
+def summarize(doc: Document, function: Function, target: Any, facts: dict[str, str] | None = None,
+              exact: Any = None) -> KernelSummary:
+    """The kernel's figures: the estimate, replaced by the compiler's where ``exact`` (a
+    :class:`shaderlint.server.compiled.Lookup`) has them; a pending compile or a failed one is noted."""
     from shaderlint.estimate.occupancy import occupancy
 
     gs = function.group_size
@@ -117,6 +127,10 @@ def summarize(doc: Document, function: Function, target: Any, facts: dict[str, s
             s.occupancy, s.limiter, s.occupancy_is_bound = o.occupancy, o.limiter, True
         except (ValueError, TypeError, AttributeError):
             pass
+    if exact is not None:
+        from shaderlint.server.compiled import apply_exact
+
+        apply_exact(s, exact, target)
     return s
 
 
@@ -133,19 +147,25 @@ def kernel_markdown(doc: Document, s: KernelSummary) -> str:
     if fn.params:
         params = ", ".join(f"`{' '.join(model.text(p.decl).split())}`" for p in fn.params)
         lines.append(f"- parameters: {params}")
+    how = "estimate" if s.source == "estimate" else f"measured by {s.source}"
     if s.registers is not None:
-        if s.registers_interval:
+        if s.source != "estimate":
+            lines.append(f"- registers per thread: {s.registers:g} ({how})")
+        elif s.registers_interval:
             lines.append(f"- registers per thread: ~{s.registers:g} (estimate; ptxas gave "
                          f"{s.registers_interval[0]}–{s.registers_interval[1]} for 8 in 10 real kernels estimated alike)")
         else:
             lines.append(f"- registers per thread: ~{s.registers:g} (estimate)")
     if s.stack_bytes:
-        lines.append(f"- stack: {s.stack_bytes} bytes (estimate)")
+        lines.append(f"- stack: {s.stack_bytes} bytes ({how})")
     if s.shared_bytes:
         lines.append(f"- threadgroup/shared memory: {s.shared_bytes} bytes per group")
     if s.occupancy is not None:
         if s.registers is None:
             what = "occupancy ceiling from the group size alone (registers not estimated)"
+        elif s.source != "estimate":
+            what = f"best-case occupancy (registers from {s.source})" if s.occupancy_is_bound \
+                else f"occupancy (registers from {s.source})"
         else:
             what = "best-case estimated occupancy" if s.occupancy_is_bound else "estimated occupancy"
         limiter = f", limited by {s.limiter}" if s.limiter else ""
@@ -191,7 +211,7 @@ def name_span(model, fn: Function) -> tuple[int, int]:
 
 
 def hover(doc: Document, position: types.Position, encoding: str, target: Any,
-          facts: dict[str, str] | None = None) -> types.Hover | None:
+          facts: dict[str, str] | None = None, exact: Any = None) -> types.Hover | None:
     """The kernel summary on a kernel's name, the rule documents of the diagnostics under the position."""
     if doc.result is None:
         return None
@@ -201,7 +221,7 @@ def hover(doc: Document, position: types.Position, encoding: str, target: Any,
     spans: list[tuple[int, int]] = []
     fn = kernel_at(doc, offset)
     if fn is not None:
-        parts.append(kernel_markdown(doc, summarize(doc, fn, target, facts)))
+        parts.append(kernel_markdown(doc, summarize(doc, fn, target, facts, exact)))
         spans.append(name_span(doc.result.model, fn))
     seen: set[str] = set()
     for d in doc.result.diagnostics:
@@ -219,14 +239,15 @@ def hover(doc: Document, position: types.Position, encoding: str, target: Any,
                        range=pmap.range(min(a for a, _ in spans), max(b for _, b in spans)))
 
 
-def code_lenses(doc: Document, encoding: str, target: Any, facts: dict[str, str] | None = None) -> list[types.CodeLens]:
+def code_lenses(doc: Document, encoding: str, target: Any, facts: dict[str, str] | None = None,
+                exact: Any = None) -> list[types.CodeLens]:
     model = doc.result.model if doc.result is not None else None
     if model is None:
         return []
     pmap = doc.position_map(encoding)
     out = []
     for fn in model.kernels:
-        s = summarize(doc, fn, target, facts)
+        s = summarize(doc, fn, target, facts, exact)
         rng = pmap.range(*name_span(model, fn))
         out.append(types.CodeLens(range=rng, command=types.Command(title=s.one_line(), command="")))
     return out

@@ -49,6 +49,7 @@ from shaderlint.engine import FileResult, _internal, resolve_target
 from shaderlint.model.source import Source
 from shaderlint.server import code_actions as actions
 from shaderlint.server import hover as hovers
+from shaderlint.server.compiled import CompiledFigures
 from shaderlint.server.convert import UTF16, PositionMap, encode_text, to_lsp_diagnostic
 from shaderlint.server.diagnostics import Document, Linter
 from shaderlint.server.hostfacts import HostIndexes
@@ -351,6 +352,8 @@ class ShaderlintServer(LanguageServer):
         self.config_pending = False
         self.hosts = HostIndexes(lambda p: self.configs.settings_for(p, self.client_settings)[0], self.host_index_ready,
                                  self.workspace_folder_paths)
+        # exact figures for hover and code lens, compiled in the background (shaderlint.server.compiled)
+        self.compiled = CompiledFigures(self._document_version, self._exact_ready)
 
     # ---- transport -------------------------------------------------------------------------------
     def start_io(self, stdin=None, stdout=None) -> int:
@@ -367,6 +370,7 @@ class ShaderlintServer(LanguageServer):
         except (KeyboardInterrupt, SystemExit):
             pass
         finally:
+            self.compiled.shutdown()  # queued compiles are dropped (one running finishes)
             self.shutdown()
         return self.exit_code
 
@@ -599,6 +603,24 @@ class ShaderlintServer(LanguageServer):
                 return None
         return doc
 
+    def exact_for(self, doc: Document):
+        """The compiler's figures for hover and code lens (None: estimates only); never waits on a compile."""
+        try:
+            settings, _ = self.configs.settings_for(doc.path, self.client_settings)  # (not settings_for's "none")
+            return self.compiled.lookup(doc, settings, self.estimate_context(doc)[0])
+        except Exception as exc:  # the estimate is still there
+            log.warning("exact figures for %s: %s", doc.uri, exc)
+            return None
+
+    def _document_version(self, uri: str) -> Any:
+        doc = self.linter.documents.get(uri)
+        return None if doc is None else doc.version
+
+    def _exact_ready(self, uri: str) -> None:
+        """A background compile finished: code lenses may show its figures now."""
+        if self.client_settings.code_lens and self.capability("workspace.code_lens.refresh_support"):
+            self.workspace_code_lens_refresh(None)
+
     def estimate_context(self, doc: Document) -> tuple[Any, dict[str, str]]:
         """The target and the configured facts (threadgroup-size=…) the estimates of ``doc`` assume."""
         settings, _ = self.settings_for(doc)
@@ -728,6 +750,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     @_notification
     def did_close(ls: ShaderlintServer, params: types.DidCloseTextDocumentParams) -> None:
+        ls.compiled.forget(params.text_document.uri)
         if ls.linter.close(params.text_document.uri) is not None and ls.push_enabled():
             ls.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
@@ -776,7 +799,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
         doc = ls.document(params.text_document.uri, full=True)
         if doc is None:
             return None
-        return hovers.hover(doc, params.position, ls.encoding(), *ls.estimate_context(doc))
+        return hovers.hover(doc, params.position, ls.encoding(), *ls.estimate_context(doc), exact=ls.exact_for(doc))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     @_request
@@ -786,7 +809,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
         doc = ls.document(params.text_document.uri, full=True)
         if doc is None:
             return None
-        return hovers.code_lenses(doc, ls.encoding(), *ls.estimate_context(doc)) or None
+        return hovers.code_lenses(doc, ls.encoding(), *ls.estimate_context(doc), exact=ls.exact_for(doc)) or None
 
     return server
 
