@@ -220,7 +220,8 @@ def collect_files(args: argparse.Namespace, resolver: SettingsResolver) -> tuple
     by_dir: dict[str, Settings] = {}  # every file of a directory has the same settings
 
     def settings(p: str) -> Settings:
-        d = os.path.dirname(p)
+        # the directory part, up to its last separator (what names a directory here, not a clean path)
+        d = p[:p.rfind(os.sep) + 1] if os.altsep is None else os.path.dirname(p)
         st = by_dir.get(d)
         if st is None:
             st = by_dir[d] = resolver.for_path(p)
