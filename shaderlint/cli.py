@@ -267,6 +267,7 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
         data = args.stdin_data
         read = lambda _path: data  # noqa: E731
     host = None
+    cache_dir = None
     if not args.stdin_name:
         from shaderlint.host.index import HostIndex
         exclude = tuple(g for group in args.extend_exclude for g in group)
@@ -282,7 +283,7 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
     # each file's context (headers, macros, compile flags); the headers the CUDA sources include are
     # analysed in context (shaderlint.project.run)
     plan = plan_run(files, resolver.for_path, None if args.stdin_name else _header_filter(args, resolver),
-                    read=read)
+                    read=read, cache_dir=cache_dir if not args.stdin_name else None)
     files = plan.files
     progress = Progress(len(files))
     try:
