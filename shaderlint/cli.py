@@ -295,6 +295,11 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
         from shaderlint.host.lint import lint_host_files
         results = lint_host_files(host, results, resolver.for_path, use_cache=not args.no_cache,
                                   only=args.paths or ["."])
+    if args.fix or args.diff:  # a fix is checked by linting the fixed text in the file's context
+        from shaderlint.fixes import fixable
+        for r in results:
+            if r.file_context is None and any(fixable(d, True) for d in r.diagnostics):
+                r.file_context = plan.contexts.get(r.path)  # (known by digest only from a kept plan)
     return results
 
 

@@ -155,7 +155,9 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
     :class:`shaderlint.host.index.HostIndex` (its facts for a file go to the worker with the file
     and into the file's cache key). ``plan``: the run's :class:`shaderlint.project.run.RunPlan`
     (each file's context goes to the worker with it and into its cache key: every header read, by
-    content; the headers it adds are in ``paths`` with their language).
+    content; the headers it adds are in ``paths`` with their language). A result answered from the
+    cache has ``file_context`` None when the plan knows that context by digest only (a plan kept from
+    an earlier run): ``plan.contexts.get(path)`` computes it (what ``--fix`` does).
     """
     jobs = jobs or default_jobs()
     results: list[FileResult | None] = [None] * len(paths)
@@ -190,8 +192,6 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
             hit = cache.get(key, path)
             if hit is not None:
                 diags, sups, language, unread = hit
-                if lazy and any(d.fix is not None for d in diags):  # what --fix lints the fixed text with
-                    ctx = contexts.get(path)
                 results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups, unread=unread,
                                         host=facts, file_context=ctx)
                 if progress:

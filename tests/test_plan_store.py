@@ -120,3 +120,32 @@ def test_lint_output_with_a_kept_plan_is_the_same(tree, capsys):
     finally:
         del os.environ["SHADERLINT_CACHE_DIR"]
     assert outs[0] == outs[1] == outs[2]
+
+
+def test_fix_from_a_kept_plan_lints_the_fixed_text_in_context(tree, capsys):
+    """A result answered from the cache whose context the kept plan knows by digest only gets its
+    context back for --fix / --diff (the fixed text is linted in it)."""
+    import shaderlint.cli as cli
+
+    (tree / "src" / "a.cu").write_text(KERNEL.replace("SCALE; }", "SCALE; }  // shaderlint: ignore[SL201]"))
+    os.environ["SHADERLINT_CACHE_DIR"] = str(tree / ".cache")
+    seen = []
+    real = cli.lint
+
+    def spy(args, resolver, files):
+        results = real(args, resolver, files)
+        seen[:] = [r for r in results if r.path.endswith("a.cu")]
+        return results
+
+    try:
+        for _ in range(2):  # the second run: plan kept, result from the cache
+            cli.main(["src", "--extend-select", "SL002,SL201", "-q", "--fail-on", "never"])
+        cli.lint = spy
+        cli.main(["src", "--extend-select", "SL002,SL201", "--diff"])
+    finally:
+        cli.lint = real
+        del os.environ["SHADERLINT_CACHE_DIR"]
+    capsys.readouterr()
+    (r,) = seen
+    assert any(d.code == "SL002" and d.fix is not None for d in r.diagnostics)
+    assert r.file_context is not None and "SCALE" in r.file_context.macros
