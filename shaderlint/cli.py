@@ -220,7 +220,8 @@ def collect_files(args: argparse.Namespace, resolver: SettingsResolver) -> tuple
     by_dir: dict[str, Settings] = {}  # every file of a directory has the same settings
 
     def settings(p: str) -> Settings:
-        d = os.path.dirname(p)
+        # the directory part, up to its last separator (what names a directory here, not a clean path)
+        d = p[:p.rfind(os.sep) + 1] if os.altsep is None else os.path.dirname(p)
         st = by_dir.get(d)
         if st is None:
             st = by_dir[d] = resolver.for_path(p)
@@ -266,6 +267,7 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
         data = args.stdin_data
         read = lambda _path: data  # noqa: E731
     host = None
+    cache_dir = None
     if not args.stdin_name:
         from shaderlint.host.index import HostIndex
         exclude = tuple(g for group in args.extend_exclude for g in group)
@@ -281,7 +283,7 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
     # each file's context (headers, macros, compile flags); the headers the CUDA sources include are
     # analysed in context (shaderlint.project.run)
     plan = plan_run(files, resolver.for_path, None if args.stdin_name else _header_filter(args, resolver),
-                    read=read)
+                    read=read, cache_dir=cache_dir if not args.stdin_name else None)
     files = plan.files
     progress = Progress(len(files))
     try:
@@ -293,6 +295,11 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
         from shaderlint.host.lint import lint_host_files
         results = lint_host_files(host, results, resolver.for_path, use_cache=not args.no_cache,
                                   only=args.paths or ["."])
+    if args.fix or args.diff:  # a fix is checked by linting the fixed text in the file's context
+        from shaderlint.fixes import fixable
+        for r in results:
+            if r.file_context is None and any(fixable(d, True) for d in r.diagnostics):
+                r.file_context = plan.contexts.get(r.path)  # (known by digest only from a kept plan)
     return results
 
 

@@ -18,6 +18,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 
 from shaderlint.config import glob_match
 from shaderlint.languages import EXTENSIONS
@@ -30,51 +31,127 @@ class GitIgnore:
 
     def __init__(self, base: str, lines: list[str]) -> None:
         self.base = base
-        self.rules: list[tuple[re.Pattern[str], bool, bool]] = []  # (regex, negated, dir_only)
-        for raw in lines:
-            line = raw.rstrip("\n").rstrip()
-            if not line or line.startswith("#"):
-                continue
-            neg = line.startswith("!")
-            if neg:
-                line = line[1:]
-            dir_only = line.endswith("/")
-            line = line.rstrip("/")
-            anchored = "/" in line
-            line = line.lstrip("/")
-            rx = _glob_to_regex(line)
-            if not anchored:
-                rx = r"(?:.*/)?" + rx
-            try:
-                self.rules.append((re.compile("^" + rx + "$"), neg, dir_only))
-            except re.error:  # `a[]b`, `[z-a]`: a pattern git cannot match either; skip it
-                continue
-        # One alternation per kind of path answers "does any rule match?" in one C call: most paths
-        # match none, and then the rules need not be tried one by one.
-        self._any = {is_dir: _alternation([rx for rx, _, dir_only in self.rules if is_dir or not dir_only])
-                     for is_dir in (False, True)}
+        self._rules = _parse_rules(tuple(lines))
+
+    @property
+    def rules(self) -> list[tuple[re.Pattern[str], bool, bool]]:
+        """(regex, negated, dir_only) of every valid pattern, in file order."""
+        return [(r.regex, r.negated, r.dir_only) for r in self._rules.rules]
 
     def ignored(self, rel: str, is_dir: bool) -> bool | None:
-        pre = self._any[is_dir]
-        if pre is not None and pre.match(rel) is None:
+        return self._rules.ignored(rel, is_dir)
+
+
+class _Rule:
+    """One pattern. ``kind``: "name" (unanchored, no wildcard: the last component is ``text``),
+    "suffix" (unanchored ``*text``: the last component ends with ``text``), "path" (anchored, no
+    wildcard: the whole relative path is ``text``) or "regex" (anything else); the regex is compiled
+    on first use (most patterns never need it)."""
+
+    __slots__ = ("kind", "text", "pattern", "negated", "dir_only", "_regex")
+
+    def __init__(self, kind: str, text: str, pattern: str, negated: bool, dir_only: bool) -> None:
+        self.kind = kind
+        self.text = text
+        self.pattern = pattern  # the anchored regex's source
+        self.negated = negated
+        self.dir_only = dir_only
+        self._regex: re.Pattern[str] | None = None
+
+    @property
+    def regex(self) -> re.Pattern[str]:
+        if self._regex is None:
+            self._regex = re.compile(self.pattern)
+        return self._regex
+
+    def match(self, rel: str, name: str) -> bool:
+        kind = self.kind
+        if kind == "name":
+            return name == self.text
+        if kind == "suffix":
+            return name.endswith(self.text)
+        if kind == "path":
+            return rel == self.text
+        return self.regex.match(rel) is not None
+
+
+class _Rules:
+    """The parsed patterns of one ``.gitignore`` text (shared by every directory holding the same text,
+    and by the walks of one run)."""
+
+    def __init__(self, rules: list[_Rule]) -> None:
+        self.rules = rules
+        self._any: dict[bool, tuple] = {}
+
+    def _prefilter(self, is_dir: bool) -> tuple:
+        """What answers "may any rule match?" for a kind of path without trying the rules one by one
+        (most paths match none): the names, suffixes and paths of the plain rules, and one alternation
+        of the others' regexes (compiled here, once)."""
+        got = self._any.get(is_dir)
+        if got is None:
+            rules = [r for r in self.rules if is_dir or not r.dir_only]
+            others = [r.pattern for r in rules if r.kind == "regex"]
+            rx = None
+            if others:
+                try:
+                    rx = re.compile("(?:" + "|".join(f"(?:{p})" for p in others) + ")")
+                except (re.error, RecursionError, OverflowError):
+                    rx = True  # they do not combine: try each rule
+            got = self._any[is_dir] = (frozenset(r.text for r in rules if r.kind == "name"),
+                                       tuple(r.text for r in rules if r.kind == "suffix"),
+                                       frozenset(r.text for r in rules if r.kind == "path"), rx)
+        return got
+
+    def ignored(self, rel: str, is_dir: bool) -> bool | None:
+        if not self.rules:
             return None
-        for rx, neg, dir_only in reversed(self.rules):  # the last rule that matches decides
-            if dir_only and not is_dir:
+        names, suffixes, paths, rx = self._prefilter(is_dir)
+        name = rel.rpartition("/")[2]
+        if not (name in names or (suffixes and name.endswith(suffixes)) or rel in paths
+                or rx is True or (rx is not None and rx.match(rel) is not None)):
+            return None
+        for r in reversed(self.rules):  # the last rule that matches decides
+            if r.dir_only and not is_dir:
                 continue
-            if rx.match(rel):
-                return not neg
+            if r.match(rel, name):
+                return not r.negated
         return None
 
 
-def _alternation(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
-    """``^(?:p1|p2|…)$`` of anchored patterns; None (try each rule) when there are none or they do not
-    combine."""
-    if not patterns:
-        return None
-    try:
-        return re.compile("(?:" + "|".join(f"(?:{p.pattern})" for p in patterns) + ")")
-    except (re.error, RecursionError, OverflowError):
-        return None
+_WILDCARDS = frozenset("*?[\\")
+
+
+@lru_cache(maxsize=1024)
+def _parse_rules(lines: tuple[str, ...]) -> _Rules:
+    rules: list[_Rule] = []
+    for raw in lines:
+        line = raw.rstrip("\n").rstrip()
+        if not line or line.startswith("#"):
+            continue
+        neg = line.startswith("!")
+        if neg:
+            line = line[1:]
+        dir_only = line.endswith("/")
+        line = line.rstrip("/")
+        anchored = "/" in line
+        line = line.lstrip("/")
+        rx = _glob_to_regex(line)
+        if not anchored:
+            rx = r"(?:.*/)?" + rx
+        pattern = "^" + rx + "$"
+        plain = not _WILDCARDS.intersection(line)
+        if plain and line:
+            kind, text = ("path" if anchored else "name"), line
+        elif not anchored and line.startswith("*") and len(line) > 1 and not _WILDCARDS.intersection(line[1:]):
+            kind, text = "suffix", line[1:]
+        else:
+            kind, text = "regex", ""
+            try:
+                re.compile(pattern)
+            except re.error:  # `a[]b`, `[z-a]`: a pattern git cannot match either; skip it
+                continue
+        rules.append(_Rule(kind, text, pattern, neg, dir_only))
+    return _Rules(rules)
 
 
 def _glob_to_regex(glob: str) -> str:
@@ -182,10 +259,6 @@ def display_path(path: str) -> str:
     return path if rel == os.pardir or rel.startswith(os.pardir + os.sep) else rel
 
 
-def _join(d: str, name: str) -> str:
-    return name if d in (".", "." + os.sep) else os.path.join(d, name)
-
-
 _KINDS = ((stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
@@ -288,17 +361,19 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
             if key in seen:
                 continue  # symlink loop or repeated path
             seen.add(key)
-            gi = _load_gitignore(d)
-            here = ignores + ([gi] if gi else [])
             try:
                 entries = sorted(os.scandir(d), key=lambda e: e.name)
             except OSError as e:
                 if errors is not None:
                     errors.append((d, e.strerror or str(e)))
                 continue
+            # (a directory without a .gitignore entry has none to read: no failed open per directory)
+            gi = _load_gitignore(d) if any(e.name == ".gitignore" for e in entries) else None
+            here = ignores + ([gi] if gi else [])
+            prefix = "" if d in (".", "." + os.sep) else d if d.endswith(os.sep) else d + os.sep  # d/name, d's own prefix
             subdirs = []
             for e in entries:
-                path = _join(d, e.name)
+                path = prefix + e.name
                 try:
                     is_dir = e.is_dir()
                 except OSError:

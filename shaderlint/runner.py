@@ -155,7 +155,9 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
     :class:`shaderlint.host.index.HostIndex` (its facts for a file go to the worker with the file
     and into the file's cache key). ``plan``: the run's :class:`shaderlint.project.run.RunPlan`
     (each file's context goes to the worker with it and into its cache key: every header read, by
-    content; the headers it adds are in ``paths`` with their language).
+    content; the headers it adds are in ``paths`` with their language). A result answered from the
+    cache has ``file_context`` None when the plan knows that context by digest only (a plan kept from
+    an earlier run): ``plan.contexts.get(path)`` computes it (what ``--fix`` does).
     """
     jobs = jobs or default_jobs()
     results: list[FileResult | None] = [None] * len(paths)
@@ -177,12 +179,15 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
         cache_dir = key = None
         facts = host.facts_for(path) if host is not None else None
         language = languages.get(path)
-        ctx = contexts.get(path)
+        # (a plan kept from an earlier run knows a context by its digest: computed only when linted again)
+        lazy = plan is not None and path in getattr(contexts, "lazy", ())
+        ctx = None if lazy else contexts.get(path)
         if use_cache and (language or settings.language_for(path)) is not None:
             cache_dir = cache_dir_for(settings)
             cache = caches.setdefault(cache_dir, Cache(cache_dir))
-            extra = (facts.digest() if facts is not None else "") + (
-                f"\0{language or ''}\0{ctx.digest()}" if language is not None or ctx is not None else "")
+            facts_digest = facts.digest() if facts is not None else ""
+            digest = contexts.digest(path) if lazy else ctx.digest() if ctx is not None else None
+            extra = facts_digest + (f"\0{language or ''}\0{digest}" if language is not None or digest is not None else "")
             key = entry_key(path, data, settings, extra)
             hit = cache.get(key, path)
             if hit is not None:
@@ -192,6 +197,14 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
                 if progress:
                     progress.advance()
                 continue
+            if lazy:
+                ctx = contexts.get(path)
+                now = ctx.digest() if ctx is not None else None
+                if now != digest:  # changed since the plan was checked: key the result by what it is linted with
+                    key = entry_key(path, data, settings, facts_digest + (
+                        f"\0{language or ''}\0{now}" if language is not None or now is not None else ""))
+        elif lazy:
+            ctx = contexts.get(path)
         pending.append(_Job(i, path, data, settings, cache_dir, key, facts, language, ctx))
 
     def finish(outcome: _Outcome) -> None:

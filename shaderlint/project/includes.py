@@ -33,6 +33,8 @@ import json
 import os
 import re
 import shlex
+import stat
+import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -201,8 +203,17 @@ class CompileDB:
     def load(cls, path: str) -> "CompileDB | None":
         try:
             with open(path, "rb") as fh:
-                raw = json.loads(fh.read())
-        except (OSError, ValueError, RecursionError):
+                data = fh.read()
+        except OSError:
+            return None
+        return cls.parse(path, data)
+
+    @classmethod
+    def parse(cls, path: str, data: bytes) -> "CompileDB | None":
+        """The database in ``data`` (the bytes of the file at ``path``); None when it is not one."""
+        try:
+            raw = json.loads(data)
+        except (ValueError, RecursionError):
             return None
         if not isinstance(raw, list):
             return None
@@ -240,6 +251,8 @@ class _Header:
     delta: dict[str, str | None]  # name -> body | None | OPAQUE | UNKNOWN_STATE
     macros: dict[str, MacroDef]
     uncertain: frozenset[str]
+    #: (include dirs, system dirs) -> ([(include, the path it resolves to)], the paths that rests on)
+    targets: dict = field(default_factory=dict)
 
 
 def _scan_includes(source, dead: list[tuple[int, int]]) -> list[Include]:
@@ -286,17 +299,109 @@ class Project:
         self._dbs: dict[str, CompileDB | None] = {}
         self._db_for_dir: dict[str, CompileDB | None] = {}
         self._resolve_cache: dict[tuple, str | None] = {}
+        self._resolve_probes: dict[tuple, list[str]] = {}
+        self._vcs_probe_cache: dict[str, list[str]] = {}  # recording: the paths each answer rests on
         self._digests: dict[str, tuple[bytes, str]] = {}  # path -> (the bytes read, their digest)
         self.headers_scanned = 0  # walks of a header (each once per content and build macros)
+        # Recording (shaderlint.project.run keeps a run's plan across runs): what every path consulted
+        # was found to be (path -> fingerprint, see `fingerprint`), and the paths the current context
+        # consulted. None: not recording (the file system is asked as it always was).
+        self._fps: dict[str, tuple] | None = None
+        self._deps: set[str] | None = None
+        self._unsure = False  # a read failed on a file that exists: what the context saw cannot be keyed
+
+    # -- recording --
+    def record(self) -> None:
+        """Record what each context consults from now on (:meth:`consulted`)."""
+        if self._fps is None:
+            self._fps = {}
+
+    def consulted(self, deps: set[str] | None) -> tuple[set[str] | None, bool]:
+        """Make ``deps`` the set the next look-ups add their paths to; returns the previous set and
+        whether a read failed on an existing file since the last call (its context is not keyable)."""
+        prev, unsure = self._deps, self._unsure
+        self._deps, self._unsure = deps, False
+        return prev, unsure
+
+    def fingerprint(self, path: str) -> tuple | None:
+        """What ``path`` was found to be this run: ``("k", kind)`` (:func:`path_kind`) for a path whose
+        existence or kind was asked, ``("f", stat key | None, sha256)`` for a file read."""
+        return self._fps.get(path) if self._fps is not None else None
+
+    def note(self, path: str) -> None:
+        """Add ``path`` (recorded already) to what the current context consulted."""
+        if self._deps is not None and self._fps is not None and path in self._fps:
+            self._deps.add(path)
+
+    def _kind(self, path: str) -> str | None:
+        fps = self._fps
+        fp = fps.get(path)  # type: ignore[union-attr]
+        if fp is None:
+            fp = fps[path] = ("k", path_kind(path))  # type: ignore[index]
+        if self._deps is not None:
+            self._deps.add(path)
+        return fp[1] if fp[0] == "k" else "file"
+
+    def _isfile(self, path: str) -> bool:
+        if self._fps is None:
+            return os.path.isfile(path)
+        return self._kind(path) in ("file", "big")
+
+    def _present(self, path: str) -> bool:
+        if self._fps is None:
+            return os.path.exists(path)
+        return self._kind(path) is not None
+
+    def read_recorded(self, path: str, limit: int | None = None) -> bytes | None:
+        """The bytes of ``path`` (None: not a regular file, or larger than ``limit``), recorded with its
+        fingerprint; OSError when it cannot be read."""
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            self._kind(path)
+            raise
+        if not stat.S_ISREG(st.st_mode) or (limit is not None and st.st_size > limit):
+            self._kind(path)
+            return None
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            self._unsure = True
+            raise
+        digest = hashlib.sha256(data).hexdigest()
+        self._digests[path] = (data, digest)
+        self._fps[path] = ("f", stat_key(st), digest)  # type: ignore[index]
+        if self._deps is not None:
+            self._deps.add(path)
+        return data
+
+    def record_read(self, path: str, st: os.stat_result | None, data: bytes | None) -> None:
+        """Record that ``path`` (stat ``st`` taken before reading it) read as ``data``; None for either:
+        it could not be read, and the current context cannot be keyed."""
+        if self._fps is None:
+            return
+        if st is None or data is None or not stat.S_ISREG(st.st_mode):
+            self._unsure = True
+            return
+        digest = hashlib.sha256(data).hexdigest()
+        self._digests[path] = (data, digest)
+        self._fps[path] = ("f", stat_key(st), digest)
+        if self._deps is not None:
+            self._deps.add(path)
 
     # -- files --
     def read(self, path: str) -> bytes | None:
         if path in self._data and self._cache_reads:
+            if self._deps is not None:
+                self._deps.add(path)
             return self._data[path]
         data = None
         try:
             if self._read_fn is not None:
                 data = self._read_fn(path)
+            elif self._fps is not None:
+                data = self.read_recorded(path, MAX_HEADER_SIZE)
             elif os.path.isfile(path) and os.path.getsize(path) <= MAX_HEADER_SIZE:
                 with open(path, "rb") as fh:
                     data = fh.read()
@@ -315,10 +420,12 @@ class Project:
 
     def _exists(self, path: str) -> bool:
         if path in self._data and self._cache_reads:
+            if self._deps is not None:
+                self._deps.add(path)
             return self._data[path] is not None
         if self._read_fn is not None:
             return self.read(path) is not None
-        return os.path.isfile(path)
+        return self._isfile(path)
 
     # -- compile_commands.json --
     def compile_db(self, path: str, settings) -> CompileDB | None:
@@ -326,7 +433,7 @@ class Project:
         ``build/``), else at the root of the repository holding ``path`` (the first directory upward with
         ``.git``, ``.hg`` or ``.svn``), or its ``build/``."""
         candidates = []
-        if settings is not None and settings.config_path and os.path.isfile(settings.config_path):
+        if settings is not None and settings.config_path and self._isfile(settings.config_path):
             candidates.append(settings.base_dir())
         root = self._vcs_root(os.path.dirname(os.path.abspath(path)))
         if root is not None:
@@ -334,13 +441,26 @@ class Project:
         for d in candidates:
             for p in (os.path.join(d, "compile_commands.json"), os.path.join(d, "build", "compile_commands.json")):
                 if p not in self._dbs:
-                    self._dbs[p] = CompileDB.load(p) if os.path.isfile(p) else None
+                    self._dbs[p] = self._load_db(p)
+                elif self._deps is not None:
+                    self._deps.add(p)
                 if self._dbs[p] is not None:
                     return self._dbs[p]
         return None
 
+    def _load_db(self, p: str) -> CompileDB | None:
+        if self._fps is None:
+            return CompileDB.load(p) if os.path.isfile(p) else None
+        try:
+            data = self.read_recorded(p)
+        except OSError:
+            return None
+        return CompileDB.parse(p, data) if data is not None else None
+
     def _vcs_root(self, d: str) -> str | None:
         if d in self._db_for_dir:
+            if self._deps is not None:  # what the answer rests on: the markers looked for up to the root
+                self._deps.update(self._vcs_probes(d))
             return self._db_for_dir[d]  # type: ignore[return-value]
         seen = []
         root = None
@@ -348,9 +468,11 @@ class Project:
         while True:
             if cur in self._db_for_dir:
                 root = self._db_for_dir[cur]  # type: ignore[assignment]
+                if self._deps is not None:
+                    self._deps.update(self._vcs_probes(cur))
                 break
             seen.append(cur)
-            if any(os.path.exists(os.path.join(cur, v)) for v in (".git", ".hg", ".svn")):
+            if any(self._present(os.path.join(cur, v)) for v in (".git", ".hg", ".svn")):
                 root = cur  # type: ignore[assignment]
                 break
             parent = os.path.dirname(cur)
@@ -361,26 +483,77 @@ class Project:
             self._db_for_dir[s] = root  # type: ignore[assignment]
         return root  # type: ignore[return-value]
 
+    def _vcs_probes(self, d: str) -> list[str]:
+        """The markers :meth:`_vcs_root` looks for from ``d`` up to its answer (recording only)."""
+        got = self._vcs_probe_cache.get(d)
+        if got is not None:
+            return got
+        out = self._vcs_probe_cache[d] = []
+        root = self._db_for_dir.get(d)
+        cur = d
+        while True:
+            for v in (".git", ".hg", ".svn"):
+                p = os.path.join(cur, v)
+                out.append(p)
+                self._kind(p)
+            if cur == root:
+                break
+            parent = os.path.dirname(cur)
+            if parent == cur:
+                break
+            cur = parent
+        return out
+
     # -- resolution --
     def resolve(self, inc: Include, includer: str, dirs: tuple[str, ...], system: tuple[str, ...] = ()) -> str | None:
         """The absolute path ``inc`` names, or None (toolkit or system header, or not found)."""
         key = (inc.name, inc.quoted, os.path.dirname(includer) if inc.quoted else "", dirs, system)
         if key in self._resolve_cache and self._cache_reads:
+            if self._deps is not None:
+                for p in self._resolve_probes.get(key, ()):
+                    self._exists(p)  # (recorded again for this context)
             return self._resolve_cache[key]
         if is_toolkit(inc.name) or os.path.isabs(inc.name):
             self._resolve_cache[key] = None
             return None
         found = None
         search = ((os.path.dirname(includer),) if inc.quoted else ()) + dirs
+        probes = []
         for d in search:
             p = os.path.normpath(os.path.join(d, inc.name))
+            probes.append(p)
             if self._exists(p):
                 found = p
                 break
         if found is not None and any(found.startswith(s.rstrip(os.sep) + os.sep) for s in system):
             found = None  # in an -isystem directory as well: a system header
         self._resolve_cache[key] = found
+        if self._fps is not None:
+            self._resolve_probes[key] = probes
         return found
+
+    def targets(self, h: _Header, dirs: tuple[str, ...], system: tuple[str, ...]) -> list[tuple[Include, str | None]]:
+        """:meth:`resolve` of each of the header's includes (kept on the header: a header read by a
+        thousand files is resolved once per include path)."""
+        if not self._cache_reads:
+            return [(inc, self.resolve(inc, h.path, dirs, system)) for inc in h.includes]
+        key = (dirs, system)
+        got = h.targets.get(key)
+        if got is None:
+            outer = self._deps
+            self._deps = set() if outer is not None else None
+            try:
+                got = h.targets[key] = ([(inc, self.resolve(inc, h.path, dirs, system)) for inc in h.includes],
+                                        self._deps)
+            finally:
+                if outer is not None:
+                    outer.update(self._deps)  # type: ignore[arg-type]
+                self._deps = outer
+        elif self._deps is not None:
+            if got[1] is None:  # resolved while nothing was recorded: ask again, recording
+                return [(inc, self.resolve(inc, h.path, dirs, system)) for inc in h.includes]
+            self._deps.update(got[1])
+        return got[0]
 
     # -- headers --
     def header(self, path: str, data: bytes, predefined: tuple) -> _Header:
@@ -409,7 +582,7 @@ class Project:
         source = Source(path, data)
         dead, delta = macro_delta(source, predefined)
         includes = _scan_includes(source, dead)
-        macros = scan_macros(path, data, predefined)
+        macros = scan_macros(path, data, predefined, source, dead)  # (the same walk: done once)
         out: dict[str, str | None] = {}
         for k, v in delta.items():
             out[k] = UNKNOWN_STATE if v is UNKNOWN else v  # type: ignore[assignment]
@@ -477,6 +650,33 @@ class Project:
                            tuple(walk.state.items()), frozenset(walk.uncertain), flags, walk.truncated)
 
 
+RACY_NS = 2_000_000_000  # a file modified this recently when read is checked by content next time
+
+
+def path_kind(path: str) -> str | None:
+    """None (no such path), "dir", "file", "big" (a regular file larger than
+    :data:`MAX_HEADER_SIZE`, never read as a header) or "other"."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISDIR(st.st_mode):
+        return "dir"
+    if stat.S_ISREG(st.st_mode):
+        return "big" if st.st_size > MAX_HEADER_SIZE else "file"
+    return "other"
+
+
+def stat_key(st: os.stat_result) -> list[int] | None:
+    """Device, inode, size, modification and change times (ns): equal keys mean unchanged bytes, except
+    for a file modified within :data:`RACY_NS` of when it was read (a write in the same clock tick keeps
+    the times): None then, and the file is compared by content."""
+    now = time.time_ns()
+    if max(st.st_mtime_ns, st.st_ctime_ns) >= now - RACY_NS:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns]
+
+
 def _moved(d: MacroDef, path: str) -> MacroDef:
     return MacroDef(d.name, d.params, d.body, path, d.line, d.column)
 
@@ -527,8 +727,7 @@ class _Walk:
         self.bytes += len(data)
         h = self.project.header(path, data, self.build)
         self.files.append((path, h.digest))
-        for inc in h.includes:
-            target = self.project.resolve(inc, path, self.dirs, self.system)
+        for inc, target in self.project.targets(h, self.dirs, self.system):
             if target is None:
                 if not is_toolkit(inc.name) and inc.quoted:
                     self.unresolved.append(inc.name)

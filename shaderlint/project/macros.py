@@ -45,18 +45,22 @@ _PARAMS = re.compile(r"\(([^()]*)\)")
 _LINE_REST = re.compile(rb"(?:[^\n\\]|\\\r?\n|\\)*")
 
 
-def scan_macros(path: str, data: bytes, predefined=()) -> dict[str, MacroDef]:
+def scan_macros(path: str, data: bytes, predefined=(), source: Source | None = None,
+                dead: list[tuple[int, int]] | None = None) -> dict[str, MacroDef]:
     """The macros ``data`` (the file at ``path``) defines in its live branches: name -> its last
     :class:`MacroDef`; an ``#undef`` removes the name. ``predefined``: (name, body | None | OPAQUE)
     pairs, as :func:`shaderlint.languages.conditions.predefined` returns, that decide ``#if``
-    branches (they are not in the result)."""
+    branches (they are not in the result). ``source`` and ``dead``: the :class:`Source` of ``data``
+    and its dead regions for ``predefined``, when the caller has them already."""
     if b"#" not in data:
         return {}
     from shaderlint.languages.base import _continues_line, scan_directives
     from shaderlint.languages.conditions import dead_regions
 
-    source = Source(path, data)
-    dead = dead_regions(source, tuple(predefined))
+    if source is None:
+        source = Source(path, data)
+    if dead is None:
+        dead = dead_regions(source, tuple(predefined))
     dead_starts = [s for s, _ in dead]
     out: dict[str, MacroDef] = {}
     for m in scan_directives(source, _DEFINE_OR_UNDEF):

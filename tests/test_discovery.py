@@ -1,0 +1,48 @@
+"""The .gitignore reader: each kind of pattern (a plain name, ``*suffix``, an anchored path, a glob)
+answers as git does, whichever fast path it takes."""
+
+from shaderlint.discovery import GitIgnore, discover
+
+
+def test_plain_name_matches_the_last_component_only():
+    gi = GitIgnore(".", ["build\n"])
+    assert gi.ignored("build", True) is True
+    assert gi.ignored("a/b/build", False) is True
+    assert gi.ignored("builder", True) is None
+    assert gi.ignored("build/x.cu", False) is None  # the directory itself is pruned, not matched again
+
+
+def test_suffix_pattern_and_negation_in_file_order():
+    gi = GitIgnore(".", ["*.cuh\n", "!keep.cuh\n"])
+    assert gi.ignored("a/x.cuh", False) is True
+    assert gi.ignored("a/keep.cuh", False) is False
+    assert gi.ignored("a/x.cuh.bak", False) is None
+    gi = GitIgnore(".", ["!keep.cuh\n", "*.cuh\n"])  # the last rule that matches decides
+    assert gi.ignored("keep.cuh", False) is True
+
+
+def test_anchored_path_and_directory_only():
+    gi = GitIgnore(".", ["/gen/out.cu\n", "tmp/\n"])
+    assert gi.ignored("gen/out.cu", False) is True
+    assert gi.ignored("x/gen/out.cu", False) is None
+    assert gi.ignored("a/tmp", True) is True
+    assert gi.ignored("a/tmp", False) is None  # a file named tmp: `tmp/` is for directories
+
+
+def test_globs_and_bad_patterns():
+    gi = GitIgnore(".", ["a/**/b.cu\n", "k?.metal\n", "*.[ch]\n", "x[]y\n", "\\#lit\n"])
+    assert gi.ignored("a/b.cu", False) is True
+    assert gi.ignored("a/p/q/b.cu", False) is True
+    assert gi.ignored("d/k1.metal", False) is True
+    assert gi.ignored("d/k12.metal", False) is None
+    assert gi.ignored("z.h", False) is True
+    assert len(gi.rules) == 4  # `x[]y` cannot match anything: skipped
+
+
+def test_walk_reads_the_gitignore_of_each_directory(tmp_path, monkeypatch):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / ".gitignore").write_text("skip.cu\n")
+    for p in ("a.cu", "skip.cu", "sub/skip.cu", "sub/b.cu"):
+        (tmp_path / p).write_text("")
+    monkeypatch.chdir(tmp_path)
+    assert sorted(discover(["."])) == ["a.cu", "skip.cu", "sub/b.cu"]
