@@ -226,3 +226,41 @@ def test_suppressed_findings_are_not_estimated(monkeypatch):
     (kept,) = lint(both, "k.cu", ("SL101",))
     assert kept.kernel == "hist" and kept.impact == d.impact
     assert set(calls) == {"hist"}
+
+
+def test_sl505_skips_the_walk_when_group_size_and_memory_clear_the_threshold(monkeypatch):
+    """SL505 reports an estimate only when group size or threadgroup memory limit it: an instance whose
+    occupancy with registers left out (``occupancy_ceiling``) reaches the threshold is not estimated,
+    and a kernel whose threadgroup memory keeps it under still is, with the same finding."""
+    import shaderlint.estimate.registers as registers
+    from shaderlint.estimate.occupancy import occupancy
+
+    calls = []
+    original = registers.estimate_kernel
+
+    def counting(*a, **kw):
+        calls.append(a[1].name)
+        return original(*a, **kw)
+
+    monkeypatch.setattr(registers, "estimate_kernel", counting)
+    monkeypatch.setattr(registers, "_SHARED", type(registers._SHARED)())
+    light = """
+__global__ void __launch_bounds__(256) light(float* out, const float* in) {
+    __shared__ float rows[256];
+    rows[threadIdx.x] = in[blockIdx.x * 256 + threadIdx.x];
+    __syncthreads();
+    out[blockIdx.x * 256 + threadIdx.x] = rows[255 - threadIdx.x];
+}
+"""
+    assert lint(light, "k.cu", ("SL505",)) == [] and calls == []
+    heavy = light.replace("rows[256]", "rows[12288]").replace("light", "heavy")
+    (d,) = lint(heavy, "k.cu", ("SL505",))
+    assert set(calls) == {"heavy"} and d.impact.occupancy_before < 0.5 <= d.impact.occupancy_after
+    # the ceiling is the estimate's occupancy with registers left out
+    model = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", heavy.encode())))
+    (f,) = model.kernels
+    target = get_target("sm_80")
+    est = registers.cached_estimate(model, f, target)
+    ceiling = registers.occupancy_ceiling(model, f, target)
+    assert ceiling == occupancy(target, est.threads_per_group, None, est.shared_bytes)
+    assert ceiling.occupancy >= est.occupancy_value

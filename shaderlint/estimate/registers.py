@@ -621,6 +621,31 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     )
 
 
+def occupancy_ceiling(model, function, target: Target, *, bindings: Mapping[str, str] | None = None,
+                      facts: Mapping[str, str] | None = None) -> Occupancy | None:
+    """The occupancy :func:`estimate_kernel` would report with registers left out: the group size
+    and threadgroup memory the estimate would use, without walking the body (cheap). Every
+    estimate of the kernel (any register count) has this occupancy or less, and a lower one only
+    with ``registers`` as the limiter. None when the threads per group are unknown (the estimate
+    is then a best case over group sizes, which registers shape) or give no occupancy."""
+    f = function
+    expanded = expand_statement_macros(model, f)
+    if expanded is not None:
+        model, f = expanded
+    threads, _ = _group_threads(model, f, facts, bindings)
+    if threads is None or threads < 1:
+        return None
+    env, types = _bind(model, f, bindings)
+    # threadgroup array sizes as the walk's ``info`` reads them: under the bindings (sizes are
+    # constant expressions, so the values the walk propagates into its environment do not change them)
+    walker = Walker(model, f, target, DEFAULT_COEFFICIENTS, env, types, set(), set(), set())
+    shared, _ = shared_memory(model, f, walker, [])
+    try:
+        return occupancy(target, threads, None, max(0, shared))
+    except ValueError:
+        return None
+
+
 def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promote: set[int], demote: set[int],
           cheap: frozenset) -> tuple[Walker, "object", set[int]]:
     """(walker, result, ids of arrays on the stack) of the walk, iterated until the arrays found
