@@ -862,7 +862,11 @@ class Walker:
             return pragma >= trips
         if pragma == 0:
             return trips <= self.c.max_full_unroll
-        return trips * _size(body) <= self.c.unroll_budget
+        sizes = self.m.__dict__.setdefault("_body_sizes", {})  # per model: every unrolled copy asks again
+        size = sizes.get(body.id)
+        if size is None:
+            size = sizes[body.id] = _size(body)
+        return trips * size <= self.c.unroll_budget
 
     # ---- expressions -------------------------------------------------------------------------------
     def ev_seq(self, nodes: list[ts.Node]) -> tuple[float, float]:
