@@ -101,7 +101,7 @@ from dataclasses import replace
 from shaderlint.diagnostics import Finding, Severity
 from shaderlint.estimate import measured, whatif
 from shaderlint.estimate.occupancy import GROUP_SIZE, GROUPS_PER_CORE, REGISTERS, THREADGROUP_MEMORY, occupancy
-from shaderlint.estimate.registers import cached_estimate, occupancy_ceiling, template_instances
+from shaderlint.estimate.registers import cached_estimate, occupancy_shape, register_occupancies, template_instances
 from shaderlint.model.dispatch import single_group_launch
 from shaderlint.rules.base import Rule, RuleContext
 
@@ -154,13 +154,21 @@ class LowOccupancy(Rule):
 
 
 def _clears(model, f, target, bindings, facts, threshold: float, settings) -> bool:
-    """True when the instance's group size and threadgroup memory alone allow ``threshold`` or more
-    (:func:`occupancy_ceiling`) and no compiler count is at hand: an estimate could then only be
-    lower with registers as the limiter, which :func:`_low` never reports for an estimate. The
-    register walk (the estimator's whole cost) is skipped for such instances."""
-    ceiling = occupancy_ceiling(model, f, target, bindings=bindings, facts=facts)
-    if ceiling is None or ceiling.occupancy < threshold:
+    """True when no register count the walk could find makes this instance a finding, and no
+    compiler count is at hand: the group size, threadgroup memory and register cap the estimate
+    would use are known without the walk (:func:`occupancy_shape`), and :func:`_low` reports an
+    estimate only when those limit it below the threshold (:func:`register_occupancies` lists the
+    occupancy for every class of register counts). The register walk -- the estimator's whole
+    cost -- is then skipped for the instance."""
+    threads, shared, cap = occupancy_shape(model, f, target, bindings=bindings, facts=facts)
+    if threads is not None and threads < 1:
         return False
+    possible = register_occupancies(target, threads, shared, cap)
+    if possible is None:
+        return False
+    for o in possible:
+        if o is not None and o.occupancy < threshold and o.limiter in (THREADGROUP_MEMORY, GROUP_SIZE, GROUPS_PER_CORE):
+            return False
     return not measured.registers(model, settings, target, f.name)
 
 
