@@ -226,3 +226,88 @@ def test_suppressed_findings_are_not_estimated(monkeypatch):
     (kept,) = lint(both, "k.cu", ("SL101",))
     assert kept.kernel == "hist" and kept.impact == d.impact
     assert set(calls) == {"hist"}
+
+
+def test_sl505_skips_the_walk_when_group_size_and_memory_clear_the_threshold(monkeypatch):
+    """SL505 reports an estimate only when group size or threadgroup memory limit it: an instance whose
+    occupancy with registers left out (``occupancy_ceiling``) reaches the threshold is not estimated,
+    and a kernel whose threadgroup memory keeps it under still is, with the same finding."""
+    import shaderlint.estimate.registers as registers
+    from shaderlint.estimate.occupancy import occupancy
+
+    calls = []
+    original = registers.estimate_kernel
+
+    def counting(*a, **kw):
+        calls.append(a[1].name)
+        return original(*a, **kw)
+
+    monkeypatch.setattr(registers, "estimate_kernel", counting)
+    monkeypatch.setattr(registers, "_SHARED", type(registers._SHARED)())
+    light = """
+__global__ void __launch_bounds__(256) light(float* out, const float* in) {
+    __shared__ float rows[256];
+    rows[threadIdx.x] = in[blockIdx.x * 256 + threadIdx.x];
+    __syncthreads();
+    out[blockIdx.x * 256 + threadIdx.x] = rows[255 - threadIdx.x];
+}
+"""
+    assert lint(light, "k.cu", ("SL505",)) == [] and calls == []
+    heavy = light.replace("rows[256]", "rows[12288]").replace("light", "heavy")
+    (d,) = lint(heavy, "k.cu", ("SL505",))
+    assert set(calls) == {"heavy"} and d.impact.occupancy_before < 0.5 <= d.impact.occupancy_after
+    # the ceiling is the estimate's occupancy with registers left out
+    model = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", heavy.encode())))
+    (f,) = model.kernels
+    target = get_target("sm_80")
+    est = registers.cached_estimate(model, f, target)
+    ceiling = registers.occupancy_ceiling(model, f, target)
+    assert ceiling == occupancy(target, est.threads_per_group, None, est.shared_bytes)
+    assert ceiling.occupancy >= est.occupancy_value
+
+
+def test_sl505_skip_covers_every_register_count_when_the_group_size_is_unknown(monkeypatch):
+    """With no group size known the estimate is a best case over group sizes, which the register
+    count shapes: the walk is skipped only when no count up to the cap gives a finding, and the
+    estimate's occupancy is always one of those ``register_occupancies`` lists."""
+    import shaderlint.estimate.registers as registers
+    from shaderlint.estimate.occupancy import THREADGROUP_MEMORY
+
+    calls = []
+    original = registers.estimate_kernel
+
+    def counting(*a, **kw):
+        calls.append(a[1].name)
+        return original(*a, **kw)
+
+    monkeypatch.setattr(registers, "estimate_kernel", counting)
+    monkeypatch.setattr(registers, "_SHARED", type(registers._SHARED)())
+    free = """
+__global__ void free_size(float* out, const float* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * 2.0f;
+}
+"""
+    assert lint(free, "k.cu", ("SL505",)) == [] and calls == []
+    staged = """
+__global__ void staged(float* out, const float* in) {
+    __shared__ float rows[50000];
+    rows[threadIdx.x] = in[blockIdx.x * 50000 + threadIdx.x];
+    __syncthreads();
+    out[blockIdx.x] = rows[threadIdx.x * 3];
+}
+"""
+    (d,) = lint(staged, "k.cu", ("SL505",))
+    assert "staged" in calls and "threadgroup memory" in d.message
+    target = get_target("sm_80")
+    for src in (free, staged):
+        model = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", src.encode())))
+        (f,) = model.kernels
+        est = registers.cached_estimate(model, f, target)
+        threads, shared, cap = registers.occupancy_shape(model, f, target)
+        assert threads is None and est.occupancy_is_bound and shared == est.shared_bytes
+        possible = registers.register_occupancies(target, None, shared, cap)
+        seen = [(o.threads_per_group, o.occupancy, o.limiter, o.limits) for o in possible]
+        o = est.occupancy
+        assert (o.threads_per_group, o.occupancy, o.limiter, o.limits) in seen
+    assert any(o.limiter == THREADGROUP_MEMORY for o in possible)

@@ -182,6 +182,7 @@ class Walker:
         self._wt: dict[int, float] = {}
         self._var_shape: dict[int, tuple] = {}  # id(var) -> (cost, table, elem cost, elem table)
         self._in_registers: dict[int, bool] = {}
+        self._private_array: dict[int, bool] = {}  # array_target: a thread-private, non-constant array
         self._elements: dict[tuple, list[tuple]] = {}  # element_indices
         # Shared by every walk of the model: the syntax of expressions (operator text, operands).
         self._syntax: dict = model.__dict__.setdefault("_walk_syntax", {})
@@ -862,7 +863,11 @@ class Walker:
             return pragma >= trips
         if pragma == 0:
             return trips <= self.c.max_full_unroll
-        return trips * _size(body) <= self.c.unroll_budget
+        sizes = self.m.__dict__.setdefault("_body_sizes", {})  # per model: every unrolled copy asks again
+        size = sizes.get(body.id)
+        if size is None:
+            size = sizes[body.id] = _size(body)
+        return trips * size <= self.c.unroll_budget
 
     # ---- expressions -------------------------------------------------------------------------------
     def ev_seq(self, nodes: list[ts.Node]) -> tuple[float, float]:
@@ -1337,7 +1342,11 @@ class Walker:
             a = fr.alias.get(id(v))
             if isinstance(a, tuple) and a and a[0] == "array":
                 return a[1], a[2]
-        if v.is_array and is_thread_private(v) and not v.is_param and not is_constant_array(self.m, v):
+        private = self._private_array.get(id(v))  # (a property of the variable: memoized per walk)
+        if private is None:
+            private = self._private_array[id(v)] = v.is_array and is_thread_private(v) and not v.is_param \
+                and not is_constant_array(self.m, v)
+        if private:
             return self.frames[-1].id, v
         return None
 
@@ -1446,6 +1455,12 @@ class Walker:
 
     # ---- arrays: registers or stack ------------------------------------------------------------------
     def in_registers(self, v) -> bool:
+        got = self._in_registers.get(id(v))  # (fixed for the walk: the sets and ``info`` are)
+        if got is None:
+            got = self._in_registers[id(v)] = self._in_registers_uncached(v)
+        return got
+
+    def _in_registers_uncached(self, v) -> bool:
         if id(v) in self.promote:
             return True
         if id(v) in self.stack_vars or id(v) in self.demote:

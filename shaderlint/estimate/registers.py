@@ -621,6 +621,88 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     )
 
 
+def occupancy_ceiling(model, function, target: Target, *, bindings: Mapping[str, str] | None = None,
+                      facts: Mapping[str, str] | None = None) -> Occupancy | None:
+    """The occupancy :func:`estimate_kernel` would report with registers left out: the group size
+    and threadgroup memory the estimate would use, without walking the body (cheap). Every
+    estimate of the kernel (any register count) has this occupancy or less, and a lower one only
+    with ``registers`` as the limiter. None when the threads per group are unknown (the estimate
+    is then a best case over group sizes, which registers shape: :func:`occupancy_shape`) or give
+    no occupancy."""
+    shape = occupancy_shape(model, function, target, bindings=bindings, facts=facts)
+    if shape is None or shape[0] is None or shape[0] < 1:
+        return None
+    try:
+        return occupancy(target, shape[0], None, shape[1])
+    except ValueError:
+        return None
+
+
+def occupancy_shape(model, function, target: Target, *, bindings: Mapping[str, str] | None = None,
+                    facts: Mapping[str, str] | None = None) -> tuple[int | None, int, int]:
+    """(threads per group or None when unknown, threadgroup bytes, register cap) as
+    :func:`estimate_kernel` would use them (no adjustment), found without walking the body: the
+    estimate's occupancy is a function of these and of its register count alone."""
+    f = function
+    expanded = expand_statement_macros(model, f)
+    if expanded is not None:
+        model, f = expanded
+    threads, _ = _group_threads(model, f, facts, bindings)
+    env, types = _bind(model, f, bindings)
+    # threadgroup array sizes as the walk's ``info`` reads them: under the bindings (sizes are
+    # constant expressions, so the values the walk propagates into its environment do not change them)
+    walker = Walker(model, f, target, DEFAULT_COEFFICIENTS, env, types, set(), set(), set())
+    shared, _ = shared_memory(model, f, walker, [])
+    return threads, max(0, shared), register_cap(target, f)
+
+
+def register_occupancies(target: Target, threads: int | None, shared: int, cap: int) -> list[Occupancy | None] | None:
+    """Every occupancy :func:`estimate_kernel` can report for ``threads`` per group (None: the best
+    case over group sizes) and ``shared`` bytes, whatever the register count the walk finds: one per
+    class of counts the target allocates alike (counts are whole allocation units from 1 to
+    ``cap``). None in the list where the estimate would have no occupancy; None for a target whose
+    register unit is not modelled here. Memoized."""
+    key = (id(target), target.name, threads, shared, cap)
+    got = _OCCUPANCIES.get(key)
+    if got is not None:
+        return got
+    if target.register_unit_bits not in (8, 16, 32):
+        return None
+    unit = 32 // target.register_unit_bits  # an estimate's count is a whole number of these units
+    max_units = target.max_registers_per_thread * unit
+    out: list[Occupancy | None] = []
+    seen = set()
+    for k in range(unit, cap * unit + 1):
+        # all the register limit reads of a count of k units (shaderlint.estimate.occupancy._register_limit)
+        cls = (-(-max(k, 1) * target.simd_width // target.register_alloc_unit), k > max_units)
+        if cls in seen:
+            continue
+        seen.add(cls)
+        regs = k / unit
+        try:
+            if threads is not None and threads >= 1:
+                out.append(occupancy(target, threads, regs, shared))
+                continue
+            if threads is not None:
+                out.append(None)  # (an estimate with a group size below 1 takes the best case; not modelled here)
+                continue
+            best = None
+            for t in range(target.simd_width, target.max_threads_per_group + 1, target.simd_width):
+                o = occupancy(target, t, regs, shared)
+                if best is None or o.occupancy > best.occupancy:
+                    best = o
+            out.append(best)
+        except ValueError:
+            out.append(None)
+    if len(_OCCUPANCIES) >= 4096:
+        _OCCUPANCIES.clear()
+    _OCCUPANCIES[key] = out
+    return out
+
+
+_OCCUPANCIES: dict[tuple, list] = {}
+
+
 def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promote: set[int], demote: set[int],
           cheap: frozenset) -> tuple[Walker, "object", set[int]]:
     """(walker, result, ids of arrays on the stack) of the walk, iterated until the arrays found

@@ -101,7 +101,7 @@ from dataclasses import replace
 from shaderlint.diagnostics import Finding, Severity
 from shaderlint.estimate import measured, whatif
 from shaderlint.estimate.occupancy import GROUP_SIZE, GROUPS_PER_CORE, REGISTERS, THREADGROUP_MEMORY, occupancy
-from shaderlint.estimate.registers import cached_estimate, template_instances
+from shaderlint.estimate.registers import cached_estimate, occupancy_shape, register_occupancies, template_instances
 from shaderlint.model.dispatch import single_group_launch
 from shaderlint.rules.base import Rule, RuleContext
 
@@ -132,6 +132,8 @@ class LowOccupancy(Rule):
             worst = None
             measured_regs = None
             for b in instances or [None]:
+                if _clears(model, f, target, b, facts, threshold, ctx.settings):
+                    continue  # no register count can make this instance a finding: no estimate needed
                 est = cached_estimate(model, f, target, bindings=b, facts=facts)
                 if est.occupancy is not None and est.source == "estimate" and not est.occupancy_is_bound \
                         and est.threads_per_group:
@@ -149,6 +151,25 @@ class LowOccupancy(Rule):
             impact = whatif.impact_of(model, f, adjustment, target, facts, bindings=worst.bindings or None)
             yield Finding(f.name_node.start_byte, f.name_node.end_byte, _message(worst, target, threshold),
                           kernel=f.name, impact=impact)
+
+
+def _clears(model, f, target, bindings, facts, threshold: float, settings) -> bool:
+    """True when no register count the walk could find makes this instance a finding, and no
+    compiler count is at hand: the group size, threadgroup memory and register cap the estimate
+    would use are known without the walk (:func:`occupancy_shape`), and :func:`_low` reports an
+    estimate only when those limit it below the threshold (:func:`register_occupancies` lists the
+    occupancy for every class of register counts). The register walk -- the estimator's whole
+    cost -- is then skipped for the instance."""
+    threads, shared, cap = occupancy_shape(model, f, target, bindings=bindings, facts=facts)
+    if threads is not None and threads < 1:
+        return False
+    possible = register_occupancies(target, threads, shared, cap)
+    if possible is None:
+        return False
+    for o in possible:
+        if o is not None and o.occupancy < threshold and o.limiter in (THREADGROUP_MEMORY, GROUP_SIZE, GROUPS_PER_CORE):
+            return False
+    return not measured.registers(model, settings, target, f.name)
 
 
 def _low(est, target, threshold: float, unbound: bool) -> bool:
