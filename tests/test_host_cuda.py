@@ -176,13 +176,17 @@ def test_nodes_of_types_meets_nodes_as_the_walk_does(cut):
 
     data = _NESTED if cut is None else _NESTED[:cut] + _NESTED[cut + 7:]
     tree = parse(data, "cuda")
-    types = _COLLECTED + ("translation_unit", "function_definition", "parameter_declaration", "identifier", "number_literal", "compound_statement", "expression_statement",
-                         "type_descriptor", "type_identifier", "primitive_type", "sized_type_specifier")
+    types = _COLLECTED + ("translation_unit", "function_definition", "parameter_declaration", "identifier",
+                          "number_literal", "compound_statement", "expression_statement",
+                          "type_descriptor", "type_identifier", "primitive_type", "sized_type_specifier")
     budget = [MAX_NODES]
     got = nodes_of_types(tree.root_node, types, budget, tree.language)
     want = [n for n in walk(tree.root_node, [MAX_NODES]) if n.type in types]
     assert [(n.id, n.type) for n in got] == [(n.id, n.type) for n in want] and len(want) > 20
     assert budget[0] == MAX_NODES - tree.root_node.descendant_count
+    from shaderlint.host._c import Constants
+    also = Constants(tree.root_node, [MAX_NODES], language=tree.language, also=types).also  # (one query for both)
+    assert also is not None and [n.id for n in also] == [n.id for n in got]
     small = [5]  # a tree larger than the budget: the walk itself, as far as it goes
     assert nodes_of_types(tree.root_node, types, small, tree.language) == \
         [n for n in walk(tree.root_node, [5]) if n.type in types]

@@ -178,28 +178,32 @@ _INTERESTING = """
 (argument_list (identifier) @n)
 (function_definition) @function
 """
-_INTERESTING_QUERIES: dict[int, ts.Query] = {}
+_INTERESTING_QUERIES: dict[tuple[int, str], ts.Query] = {}
 
 
-def _interesting(root: ts.Node, budget: list[int],
-                 language: ts.Language | None) -> tuple[list[ts.Node], list[ts.Node] | None]:
+def _interesting(root: ts.Node, budget: list[int], language: ts.Language | None,
+                 also: tuple[str, ...] = ()) -> tuple[list[ts.Node], list[ts.Node] | None, list[ts.Node] | None]:
     """The nodes :class:`Constants` reads, in document order (a parent before its children), found
     by one tree-sitter query instead of a Python walk over every node; at most ``budget[0]``. And
-    every ``function_definition`` of the tree (None when not queried)."""
+    every ``function_definition`` of the tree (None when not queried), and the nodes of the types
+    ``also`` as :func:`nodes_of_types` gives them when the same query can (else None)."""
     from shaderlint.model.build import captures
 
     if language is None:
-        return list(walk(root, budget)), None
-    query = _INTERESTING_QUERIES.get(id(language))
+        return list(walk(root, budget)), None, None
+    whole = root.descendant_count <= MAX_NODES  # (else the caller's walk decides which nodes it meets)
+    key = (id(language), " ".join(also) if whole else "")
+    query = _INTERESTING_QUERIES.get(key)
     if query is None:
-        query = _INTERESTING_QUERIES[id(language)] = ts.Query(language, _INTERESTING)
+        query = _INTERESTING_QUERIES[key] = ts.Query(
+            language, _INTERESTING + "".join(f"({t}) @also\n" for t in (also if whole else ())))
     got = captures(query, root)
     nodes = got.get("n", [])
     nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
     if len(nodes) > budget[0]:
         nodes = nodes[:max(budget[0], 0)]
     budget[0] -= len(nodes)
-    return nodes, got.get("function", [])
+    return nodes, got.get("function", []), document_order(got.get("also", [])) if whole and also else None
 
 
 class _Enclosing:
@@ -243,16 +247,21 @@ class _Enclosing:
 class Constants:
     """Constant integer values of expressions in one file."""
 
-    def __init__(self, root: ts.Node, budget: list[int], language: ts.Language | None = None) -> None:
+    def __init__(self, root: ts.Node, budget: list[int], language: ts.Language | None = None,
+                 also: tuple[str, ...] = ()) -> None:
         self.macros: dict[str, str | None] = {}
         self.file = Scope()
         self.functions: dict[int, Scope] = {}  # function_definition id -> its scope
         self._enclosing: _Enclosing | None = None
-        self._collect(root, budget, language)
+        #: The nodes of the types ``also`` (a scanner's own), as :func:`nodes_of_types` with a whole
+        #: budget gives them, found by the same query; None when it could not (the caller asks).
+        self.also: list[ts.Node] | None = None
+        self._collect(root, budget, language, also)
 
     # -- collection
-    def _collect(self, root: ts.Node, budget: list[int], language: ts.Language | None = None) -> None:
-        nodes, functions = _interesting(root, budget, language)
+    def _collect(self, root: ts.Node, budget: list[int], language: ts.Language | None = None,
+                 also: tuple[str, ...] = ()) -> None:
+        nodes, functions, self.also = _interesting(root, budget, language, also)
         if functions is not None:
             self._enclosing = _Enclosing(functions)
         for n in nodes:

@@ -61,14 +61,16 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
     if tree is None:
         return []
     budget = [MAX_NODES]
-    consts = Constants(tree.root_node, budget, language=tree.language)
+    consts = Constants(tree.root_node, budget, language=tree.language, also=_COLLECTED)
     lines = LineIndex(path, data)
     out: list[HostLaunch] = []
     launched: set[int] = set()  # ids of the kernel-name nodes read as launches
     calls = []
     macro_launches = []
     values = []  # expressions whose value may be a function: `auto f = k;`, `{k1, k2}`, `c ? k1 : k2`, `return k;`
-    for n in nodes_of_types(tree.root_node, _COLLECTED, [MAX_NODES], tree.language):
+    collected = consts.also if consts.also is not None else \
+        nodes_of_types(tree.root_node, _COLLECTED, [MAX_NODES], tree.language)
+    for n in collected:
         if n.type == "call_expression":
             calls.append(n)
         elif n.type == "init_declarator":
