@@ -135,3 +135,58 @@ def test_constant_division_truncates_toward_zero_exactly():
     assert [_binop("/", 7, 2), _binop("/", -7, 2), _binop("%", -7, 2), _binop("%", 7, -2)] == [3, -3, -1, 1]
     big = (1 << 60) + 1  # float division rounded this to 2^60
     assert _binop("/", big, 1) == big and _binop("%", big, 2) == 1
+
+
+_NESTED = (b"#define N 4\nconst int G = 2;\nstruct S { void m() { int a = 1; g(a); } };\n"
+           b"void f(int n) {\n  struct L { int h() { int b = N; return k(b); } };\n  int c = n ? 1 : 2;\n"
+           b"  auto z = c > 0 ? k1 : k2;\n  k<float, T><<<G, N>>>(c);\n  dim3 w(T);\n}\n"
+           b"template <int B> void t() { int q[] = {B, 2}; x = q[0]; return y(q); }\n"
+           b"void broken( { int d = ; k<<<1, >>>(\n")
+
+
+@pytest.mark.parametrize("cut", [None, 60, 150, 230, 300])
+def test_scope_of_from_ranges_is_the_closest_enclosing_function(cut):
+    """The range-based answer equals climbing ``node.parent`` for every node (nested local class
+    methods, templates, broken code with missing nodes)."""
+    from shaderlint.host._c import Constants, MAX_NODES, parse, walk
+
+    data = _NESTED if cut is None else _NESTED[:cut] + _NESTED[cut + 7:]
+    for grammar in ("cuda", "cpp"):
+        tree = parse(data, grammar)
+        consts = Constants(tree.root_node, [MAX_NODES], language=tree.language)
+        assert consts._enclosing is not None
+        slow = Constants(tree.root_node, [MAX_NODES], language=tree.language)
+        slow._enclosing = None
+        seen = 0
+        for n in walk(tree.root_node, [MAX_NODES]):
+            fast, ref = consts.scope_of(n), slow.scope_of(n)
+            if ref is slow.file:
+                assert fast is consts.file
+            else:
+                seen += 1
+                assert fast is not consts.file and fast is consts.functions[next(
+                    i for i, s in slow.functions.items() if s is ref)]
+        assert seen > 10
+
+
+@pytest.mark.parametrize("cut", [None, 60, 150, 230, 300])
+def test_nodes_of_types_meets_nodes_as_the_walk_does(cut):
+    from shaderlint.host._c import MAX_NODES, nodes_of_types, parse, walk
+    from shaderlint.host.cuda import _COLLECTED
+
+    data = _NESTED if cut is None else _NESTED[:cut] + _NESTED[cut + 7:]
+    tree = parse(data, "cuda")
+    types = _COLLECTED + ("translation_unit", "function_definition", "parameter_declaration", "identifier",
+                          "number_literal", "compound_statement", "expression_statement",
+                          "type_descriptor", "type_identifier", "primitive_type", "sized_type_specifier")
+    budget = [MAX_NODES]
+    got = nodes_of_types(tree.root_node, types, budget, tree.language)
+    want = [n for n in walk(tree.root_node, [MAX_NODES]) if n.type in types]
+    assert [(n.id, n.type) for n in got] == [(n.id, n.type) for n in want] and len(want) > 20
+    assert budget[0] == MAX_NODES - tree.root_node.descendant_count
+    from shaderlint.host._c import Constants
+    also = Constants(tree.root_node, [MAX_NODES], language=tree.language, also=types).also  # (one query for both)
+    assert also is not None and [n.id for n in also] == [n.id for n in got]
+    small = [5]  # a tree larger than the budget: the walk itself, as far as it goes
+    assert nodes_of_types(tree.root_node, types, small, tree.language) == \
+        [n for n in walk(tree.root_node, [5]) if n.type in types]

@@ -306,10 +306,10 @@ def test_index_never_raises(project, monkeypatch):
 
     write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
 
-    def boom(path, data):
+    def boom(path, data, store=None):
         raise RuntimeError("scanner bug")
 
-    monkeypatch.setattr(index_mod, "scan_file", boom)
+    monkeypatch.setattr(index_mod, "_scan_keyed", boom)
     index = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path)
     assert index.by_file == {} and index.facts_for("kernels/scale.cu") is None
 
@@ -401,3 +401,77 @@ def test_scan_results_are_kept_across_runs(project, capsys, monkeypatch):
     index._SCANNED.clear()
     (project / "host/main.cpp").write_text(host_cpp(128))  # changed content: scanned again (and finds nothing)
     assert by_code(lint_json(capsys, "."), "SL501") == []
+
+
+def _build_counting_reads(monkeypatch, project):
+    """Build the index for kernels/scale.cu with the cache; the paths it reads from disk."""
+    import shaderlint.host.index as index
+
+    index._SCANNED.clear()
+    opened: list[str] = []
+    real = index._read
+    monkeypatch.setattr(index, "_read", lambda p: opened.append(p) or real(p))
+    built = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path,
+                            cache_dir=str(project / ".cache"))
+    return built, opened
+
+
+def test_unchanged_files_are_not_read_again(project, monkeypatch):
+    """A warm build knows every unchanged host and kernel file by its stat data: it opens none."""
+    import shaderlint.host.index as index
+
+    monkeypatch.setattr(index.ScanStore, "RACY_NS", 0)  # (the files were written just now)
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
+                    "host/other.cpp": "int f() { return 1; }\n", "third/k.h": "__global__ void other() {}\n"})
+    cold, opened = _build_counting_reads(monkeypatch, project)
+    assert sorted(opened) == ["host/main.cpp", "host/other.cpp", "kernels/scale.cu", "third/k.h"]
+    warm, opened = _build_counting_reads(monkeypatch, project)
+    assert opened == [] and warm.by_file == cold.by_file and warm.by_file
+    assert warm.host_files == cold.host_files == 4 and (warm.launches, warm.linked) == (cold.launches, cold.linked)
+    # the header's kernel still counts when it is not read: a second `scale` makes the link ambiguous
+    (project / "third/k.h").write_text("__global__ void scale() {}\n")
+    amb, opened = _build_counting_reads(monkeypatch, project)
+    assert opened == ["third/k.h"] and amb.by_file == {}
+    amb2, opened = _build_counting_reads(monkeypatch, project)
+    assert opened == [] and amb2.by_file == {}
+
+
+def test_an_edit_that_keeps_size_and_modification_time_is_seen(project, monkeypatch):
+    """Same size, the old modification time put back: the change time differs, the file is read."""
+    import shaderlint.host.index as index
+
+    monkeypatch.setattr(index.ScanStore, "RACY_NS", 0)
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    first, _ = _build_counting_reads(monkeypatch, project)
+    assert first.facts_for("kernels/scale.cu").for_kernel("scale")[0].group == (100, 1, 1)
+    host = project / "host/main.cpp"
+    st = os.stat(host)
+    host.write_text(host_cpp(128))
+    os.utime(host, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert os.stat(host).st_size == st.st_size and os.stat(host).st_mtime_ns == st.st_mtime_ns
+    again, opened = _build_counting_reads(monkeypatch, project)
+    assert "host/main.cpp" in opened
+    assert again.facts_for("kernels/scale.cu").for_kernel("scale")[0].group == (128, 1, 1)
+
+
+def test_stat_data_of_a_file_changed_just_now_are_not_trusted(project, monkeypatch):
+    """Two writes within one tick of the file system's clock leave the same times: a file read that
+    soon after its change is checked by its content next time (its scan is still kept by content)."""
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    _build_counting_reads(monkeypatch, project)
+    warm, opened = _build_counting_reads(monkeypatch, project)
+    assert "host/main.cpp" in opened and warm.facts_for("kernels/scale.cu") is not None
+
+
+def test_a_callers_reader_is_always_used(project, monkeypatch):
+    """Unsaved buffers (a reader given by the caller) are not the disk's bytes: no stat shortcut."""
+    import shaderlint.host.index as index
+
+    monkeypatch.setattr(index.ScanStore, "RACY_NS", 0)
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100)})
+    _build_counting_reads(monkeypatch, project)
+    index._SCANNED.clear()
+    buffers = {"host/main.cpp": host_cpp(64).encode()}
+    got = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path,
+                          read=lambda p: buffers.get(p) or open(p, "rb").read(), cache_dir=str(project / ".cache"))
+    assert got.facts_for("kernels/scale.cu").for_kernel("scale")[0].group == (64, 1, 1)

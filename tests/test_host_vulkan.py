@@ -40,6 +40,19 @@ def test_no_pipeline_creation_no_link():
     assert run("void f(VkCommandBuffer c) {\n  auto m = loadShader(\"a.comp.spv\");\n  vkCmdDispatch(c, 1, 1, 1);\n}\n") == []
 
 
+def test_file_creating_no_compute_pipeline_is_not_parsed(monkeypatch):
+    import shaderlint.host.vulkan as vulkan
+
+    parsed = []
+    real = vulkan.parse
+    monkeypatch.setattr(vulkan, "parse", lambda data, grammar: parsed.append(grammar) or real(data, grammar))
+    src = "void f(VkCommandBuffer c) {\n  auto m = loadShader(\"a.comp.spv\");\n  vkCmdDispatch(c, 1, 1, 1);\n}\n"
+    assert run(src) == [] and parsed == []
+    assert len(run(src.replace("  vkCmdDispatch", CREATE + "  vkCmdDispatch"))) == 1 and parsed == ["cpp"]
+    # every creation the scanner counts names a compute pipeline
+    assert all(vulkan._CREATE_MARK.decode() in name for name in vulkan._CREATE)
+
+
 def test_pipelines_created_several_at_once_do_not_link():
     src = ("void f(VkCommandBuffer c, uint32_t n) {\n  auto m = loadShader(\"a.comp.spv\");\n"
            "  vkCreateComputePipelines(d, 0, n, infos, nullptr, pipes);\n  vkCmdDispatch(c, 1, 1, 1);\n}\n")

@@ -75,6 +75,53 @@ def walk(root: ts.Node, budget: list[int]):
                 return
 
 
+_QUERIES: dict[tuple[int, str], ts.Query] = {}
+
+
+def nodes_of_types(root: ts.Node, types: tuple[str, ...], budget: list[int],
+                   language: ts.Language | None) -> list[ts.Node]:
+    """The nodes of ``types`` that :func:`walk` with ``budget`` would reach, in the same (document)
+    order, found by one tree-sitter query (in C) instead of a Python walk over every node; the
+    walk itself when the tree has more nodes than the budget lets it visit (then which ones it
+    reaches depends on the order of the walk). Takes from ``budget`` what the walk would."""
+    if language is None or root.descendant_count > budget[0]:
+        wanted = frozenset(types)
+        return [n for n in walk(root, budget) if n.type in wanted]
+    from shaderlint.model.build import captures
+
+    key = (id(language), " ".join(types))
+    query = _QUERIES.get(key)
+    if query is None:
+        query = _QUERIES[key] = ts.Query(language, "\n".join(f"({t}) @n" for t in types))
+    budget[0] -= root.descendant_count
+    return document_order(captures(query, root).get("n", []))
+
+
+def document_order(nodes: list[ts.Node]) -> list[ts.Node]:
+    """``nodes`` sorted as a walk meets them: by start, the longer first, an ancestor before a
+    descendant of the same extent."""
+    nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    i = 1
+    while i < len(nodes):
+        a, b = nodes[i - 1], nodes[i]
+        if a.start_byte == b.start_byte and a.end_byte == b.end_byte:  # (rare: nested nodes of one extent)
+            j = i - 1
+            while i < len(nodes) and nodes[i].start_byte == a.start_byte and nodes[i].end_byte == a.end_byte:
+                i += 1
+            nodes[j:i] = sorted(nodes[j:i], key=_depth)
+        i += 1
+    return nodes
+
+
+def _depth(node: ts.Node) -> int:
+    d = 0
+    p = node.parent
+    while p is not None:
+        d += 1
+        p = p.parent
+    return d
+
+
 def text(node: ts.Node | None) -> str:
     if node is None or node.text is None:
         return ""
@@ -129,40 +176,95 @@ _INTERESTING = """
 (update_expression) @n
 (pointer_expression) @n
 (argument_list (identifier) @n)
+(function_definition) @function
 """
-_INTERESTING_QUERIES: dict[int, ts.Query] = {}
+_INTERESTING_QUERIES: dict[tuple[int, str], ts.Query] = {}
 
 
-def _interesting(root: ts.Node, budget: list[int], language: ts.Language | None) -> list[ts.Node]:
+def _interesting(root: ts.Node, budget: list[int], language: ts.Language | None,
+                 also: tuple[str, ...] = ()) -> tuple[list[ts.Node], list[ts.Node] | None, list[ts.Node] | None]:
     """The nodes :class:`Constants` reads, in document order (a parent before its children), found
-    by one tree-sitter query instead of a Python walk over every node; at most ``budget[0]``."""
+    by one tree-sitter query instead of a Python walk over every node; at most ``budget[0]``. And
+    every ``function_definition`` of the tree (None when not queried), and the nodes of the types
+    ``also`` as :func:`nodes_of_types` gives them when the same query can (else None)."""
     from shaderlint.model.build import captures
 
     if language is None:
-        return list(walk(root, budget))
-    query = _INTERESTING_QUERIES.get(id(language))
+        return list(walk(root, budget)), None, None
+    whole = root.descendant_count <= MAX_NODES  # (else the caller's walk decides which nodes it meets)
+    key = (id(language), " ".join(also) if whole else "")
+    query = _INTERESTING_QUERIES.get(key)
     if query is None:
-        query = _INTERESTING_QUERIES[id(language)] = ts.Query(language, _INTERESTING)
-    nodes = captures(query, root).get("n", [])
+        query = _INTERESTING_QUERIES[key] = ts.Query(
+            language, _INTERESTING + "".join(f"({t}) @also\n" for t in (also if whole else ())))
+    got = captures(query, root)
+    nodes = got.get("n", [])
     nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
     if len(nodes) > budget[0]:
         nodes = nodes[:max(budget[0], 0)]
     budget[0] -= len(nodes)
-    return nodes
+    return nodes, got.get("function", []), document_order(got.get("also", [])) if whole and also else None
+
+
+class _Enclosing:
+    """The innermost ``function_definition`` around a node, from the definitions' byte ranges
+    (:meth:`Constants.scope_of` without climbing ``node.parent``, which tree-sitter answers by
+    descending from the root: a chain of parents costs the square of the depth).
+
+    A node of positive width lies within a definition's range exactly when it is a descendant of
+    it or an ancestor of the same extent (nodes that are neither have disjoint ranges): nodes of no
+    width or of a definition's own extent are left to the caller (None)."""
+
+    def __init__(self, functions: list[ts.Node]) -> None:
+        functions = sorted(functions, key=lambda n: (n.start_byte, -n.end_byte))
+        self.nodes = functions
+        self.starts = [f.start_byte for f in functions]
+        self.ends = [f.end_byte for f in functions]
+        self.up: list[int] = []  # index of the innermost definition around each one (-1: none)
+        stack: list[int] = []
+        for i, f in enumerate(functions):
+            while stack and self.ends[stack[-1]] < f.end_byte:
+                stack.pop()
+            self.up.append(stack[-1] if stack else -1)
+            stack.append(i)
+
+    def of(self, node: ts.Node) -> ts.Node | None | bool:
+        """The innermost definition around ``node``, False when none, None when not known here."""
+        import bisect
+
+        s, e = node.start_byte, node.end_byte
+        if s >= e:
+            return None
+        i = bisect.bisect_right(self.starts, s) - 1
+        while i >= 0:
+            fs, fe = self.starts[i], self.ends[i]
+            if fs <= s and e <= fe:
+                return None if fs == s and fe == e else self.nodes[i]
+            i = self.up[i]
+        return False
 
 
 class Constants:
     """Constant integer values of expressions in one file."""
 
-    def __init__(self, root: ts.Node, budget: list[int], language: ts.Language | None = None) -> None:
+    def __init__(self, root: ts.Node, budget: list[int], language: ts.Language | None = None,
+                 also: tuple[str, ...] = ()) -> None:
         self.macros: dict[str, str | None] = {}
         self.file = Scope()
         self.functions: dict[int, Scope] = {}  # function_definition id -> its scope
-        self._collect(root, budget, language)
+        self._enclosing: _Enclosing | None = None
+        #: The nodes of the types ``also`` (a scanner's own), as :func:`nodes_of_types` with a whole
+        #: budget gives them, found by the same query; None when it could not (the caller asks).
+        self.also: list[ts.Node] | None = None
+        self._collect(root, budget, language, also)
 
     # -- collection
-    def _collect(self, root: ts.Node, budget: list[int], language: ts.Language | None = None) -> None:
-        for n in _interesting(root, budget, language):
+    def _collect(self, root: ts.Node, budget: list[int], language: ts.Language | None = None,
+                 also: tuple[str, ...] = ()) -> None:
+        nodes, functions, self.also = _interesting(root, budget, language, also)
+        if functions is not None:
+            self._enclosing = _Enclosing(functions)
+        for n in nodes:
             t = n.type
             if t == "preproc_def":
                 name = text(n.child_by_field_name("name"))
@@ -194,6 +296,16 @@ class Constants:
                     self.scope_of(n).tainted.add(text(n))
 
     def scope_of(self, node: ts.Node) -> Scope:
+        """The scope of the innermost function around ``node`` (the file's outside any)."""
+        if self._enclosing is not None:
+            f = self._enclosing.of(node)
+            if f is False:
+                return self.file
+            if f is not None:
+                s = self.functions.get(f.id)
+                if s is None:
+                    s = self.functions[f.id] = Scope()
+                return s
         p = node.parent
         while p is not None:
             if p.type == "function_definition":

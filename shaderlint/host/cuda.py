@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from shaderlint.host import HostLaunch, register
-from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, walk
+from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, nodes_of_types, parse, text
 from shaderlint.host._truncation import ConstantsReader
 from shaderlint.host._truncation import read as read_truncations
 from shaderlint.model.expr import unparen
@@ -37,6 +37,9 @@ _INSPECT = frozenset({
     "cudaFuncGetName",
 })
 _MACRO_LAUNCH = re.compile(r"([A-Za-z_]\w*)\s*(?:<[^;{}<>]*(?:<[^;{}<>]*>[^;{}<>]*)*>\s*)?<<<")
+#: The nodes :func:`_scan` reads (calls, and where a value may name a function).
+_COLLECTED = ("call_expression", "init_declarator", "initializer_list", "assignment_expression",
+              "conditional_expression", "return_statement", "preproc_def", "preproc_function_def")
 #: At most this many records per file (a generated file naming thousands of symbols).
 MAX_RECORDS = 5000
 
@@ -58,15 +61,16 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
     if tree is None:
         return []
     budget = [MAX_NODES]
-    consts = Constants(tree.root_node, budget, language=tree.language)
+    consts = Constants(tree.root_node, budget, language=tree.language, also=_COLLECTED)
     lines = LineIndex(path, data)
     out: list[HostLaunch] = []
     launched: set[int] = set()  # ids of the kernel-name nodes read as launches
     calls = []
-    budget2 = [MAX_NODES]
     macro_launches = []
     values = []  # expressions whose value may be a function: `auto f = k;`, `{k1, k2}`, `c ? k1 : k2`, `return k;`
-    for n in walk(tree.root_node, budget2):
+    collected = consts.also if consts.also is not None else \
+        nodes_of_types(tree.root_node, _COLLECTED, [MAX_NODES], tree.language)
+    for n in collected:
         if n.type == "call_expression":
             calls.append(n)
         elif n.type == "init_declarator":

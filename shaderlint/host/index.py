@@ -37,6 +37,7 @@ import json
 import os
 import pkgutil
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -95,10 +96,25 @@ class HostFacts:
 
 
 class ScanStore:
-    """Scan results kept across runs in the lint cache directory (``<cache>/host/``), keyed by the
-    host file's path and content and stamped with shaderlint's code: a warm run reads no host file
-    with tree-sitter again. One JSON file, loaded once and written once (atomically) per run; any
-    I/O or format problem is a miss."""
+    """Scan results kept across runs in the lint cache directory (``<cache>/host/``), stamped with
+    shaderlint's code: a warm run reads no host file with tree-sitter again. One JSON file, loaded
+    once and written once (atomically) per run; any I/O or format problem is a miss.
+
+    Two tables. ``scans``: :meth:`key` (the host file's path and content) -> its launches. ``files``:
+    path -> the file's ``stat`` data when it was last read (size, ``st_mtime_ns``, ``st_ctime_ns``,
+    inode, device), the content key it had and the CUDA kernels it defines. A file whose ``stat``
+    data are unchanged is not read again at all (:meth:`known`), as ``git status`` does: an edit
+    changes the modification time, and anything that puts an old modification time back (``touch
+    -d``, an archive's timestamps) changes the change time, which no program can set, as does
+    replacing the file (a new inode). Only data recorded at least :data:`RACY_NS` after the file's
+    last change are trusted: two writes within one tick of the file system's clock leave the same
+    times, so a file read that soon after a change is checked by its content on the next run (the
+    ``scans`` table, keyed by content, is the fallback everywhere). Off where ``st_ctime`` is not a
+    change time (Windows)."""
+
+    FORMAT = 2
+    #: ``stat`` data recorded less than this after the file's modification or change time are not trusted.
+    RACY_NS = 3_000_000_000
 
     def __init__(self, directory: str) -> None:
         from shaderlint.cache import code_stamp
@@ -106,14 +122,27 @@ class ScanStore:
         self.folder = os.path.join(directory, "host")
         self.file = os.path.join(self.folder, f"scans-{code_stamp()}.json")
         self.entries: dict[str, list] = {}
+        self.all_files: dict[str, dict[str, list]] = {}  # current directory -> "kind\0path" -> record
+        self.files: dict[str, list] = {}  # (this run's directory's: the paths are as the run writes them)
+        self.used: set[str] = set()  # scan keys read or written by this run
         self.dirty = False
+        self.now = time.time_ns()
         try:
             with open(self.file, "rb") as fh:
                 got = json.loads(fh.read())
-            if isinstance(got, dict):
-                self.entries = got
+            if isinstance(got, dict) and got.get("format") == self.FORMAT \
+                    and isinstance(got.get("scans"), dict) and isinstance(got.get("files"), dict):
+                self.entries = got["scans"]
+                self.all_files = got["files"]
         except (OSError, ValueError):
             pass
+        try:
+            cwd = os.getcwd()
+            here = self.all_files.get(cwd)
+            self.files = here if isinstance(here, dict) else {}
+            self.all_files[cwd] = self.files
+        except OSError:
+            self.files = {}
 
     @staticmethod
     def key(path: str, data: bytes) -> str:
@@ -126,39 +155,101 @@ class ScanStore:
         if not isinstance(rows, list):
             return None
         try:
-            return tuple(_launch_from_json(r) for r in rows)
-        except (TypeError, ValueError, KeyError):
+            got = tuple(_launch_from_json(r) for r in rows)
+        except (TypeError, ValueError, KeyError, IndexError):
             return None
+        self.used.add(key)
+        return got
 
     def put(self, key: str, launches: tuple[HostLaunch, ...]) -> None:
-        self.entries[key] = [dataclasses.asdict(x) for x in launches]
+        self.entries[key] = [_launch_to_json(x) for x in launches]
+        self.used.add(key)
         self.dirty = True
+
+    # -- files by stat data
+    @staticmethod
+    def _file_key(path: str, kind: str) -> str:
+        return f"{kind}\0{path}"
+
+    def known(self, path: str, st: os.stat_result, kind: str = "host") -> tuple[str, list[str] | None] | None:
+        """(scan key, kernel names) recorded for ``path`` when its ``stat`` data are those recorded and
+        trusted; None when it must be read."""
+        rec = self.files.get(self._file_key(path, kind))
+        if not _STAT_TRUSTED or not isinstance(rec, list) or len(rec) != 3 or rec[0] != _stat_row(st):
+            return None
+        key, names = rec[1], rec[2]
+        if not isinstance(key, str) or not (names is None or isinstance(names, list)):
+            return None
+        return key, names
+
+    def remember(self, path: str, st: os.stat_result, key: str, names: set[str] | None,
+                 kind: str = "host") -> None:
+        """What ``path`` held when ``st`` was taken (just before reading it)."""
+        row = _stat_row(st)
+        if max(st.st_mtime_ns, st.st_ctime_ns) > self.now - self.RACY_NS:
+            row = None  # changed too recently to tell a later change by its times: checked by content
+        rec = [row, key, None if names is None else sorted(names)]
+        fk = self._file_key(path, kind)
+        if self.files.get(fk) != rec:
+            self.files[fk] = rec
+            self.dirty = True
 
     def save(self) -> None:
         if not self.dirty:
             return
         import tempfile
 
+        # scans no path refers to any more (an edited file's old content), unless this run used them
+        live = {r[1] for files in self.all_files.values() if isinstance(files, dict)
+                for r in files.values() if isinstance(r, list) and len(r) == 3} | self.used
+        scans = {k: v for k, v in self.entries.items() if k in live}
         try:
             os.makedirs(self.folder, exist_ok=True)
             for old in os.listdir(self.folder):  # results of other shaderlint versions
                 if old.startswith("scans-") and os.path.join(self.folder, old) != self.file:
                     os.unlink(os.path.join(self.folder, old))
+            payload = json.dumps({"format": self.FORMAT, "scans": scans, "files": self.all_files},
+                                 separators=(",", ":"))
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(self.entries, fh, separators=(",", ":"))
+                fh.write(payload)
             os.replace(tmp, self.file)
-        except OSError:
+        except (OSError, ValueError):
             pass
 
 
+#: ``st_ctime`` is the inode's change time (POSIX), which no program sets: see :class:`ScanStore`.
+_STAT_TRUSTED = os.name == "posix"
+
+
+def _stat_row(st: os.stat_result) -> list[int]:
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def _span_to_json(s: Span | None) -> list | None:
+    return None if s is None else [s.path, s.start, s.end, s.line, s.column]
+
+
 def _span_from_json(o) -> Span | None:
-    return None if o is None else Span(str(o["path"]), int(o["start"]), int(o["end"]), int(o["line"]),
-                                       int(o["column"]))
+    return None if o is None else Span(str(o[0]), int(o[1]), int(o[2]), int(o[3]), int(o[4]))
 
 
 def _dims_from_json(o) -> tuple[int, int, int] | None:
     return None if o is None else (int(o[0]), int(o[1]), int(o[2]))
+
+
+def _launch_to_json(x: HostLaunch) -> dict:
+    o = {"at": _span_to_json(x.at), "api": x.api, "kernel": x.kernel, "shader": x.shader, "group": x.group,
+         "group_at": _span_to_json(x.group_at), "dispatch": x.dispatch, "grid": x.grid,
+         "grid_at": _span_to_json(x.grid_at), "template_args": x.template_args,
+         "shader_literal": x.shader_literal, "specialization": x.specialization,
+         "truncations": [_truncation_to_json(t) for t in x.truncations]}
+    return {k: v for k, v in o.items() if v != _DEFAULTS.get(k, 0)}  # (what a field defaults to is left out)
+
+
+_DEFAULTS: dict = {"kernel": None, "shader": None, "group": None, "group_at": None, "dispatch": None, "grid": None,
+                   "grid_at": None, "template_args": (), "shader_literal": None, "specialization": (),
+                   "truncations": []}
 
 
 def _launch_from_json(o: dict) -> HostLaunch:
@@ -172,6 +263,12 @@ def _launch_from_json(o: dict) -> HostLaunch:
         truncations=tuple(_truncation_from_json(t) for t in o.get("truncations", ())))
 
 
+def _truncation_to_json(t: Truncation) -> dict:
+    return {"axis": t.axis, "at": _span_to_json(t.at), "kind": t.kind, "numerator": t.numerator,
+            "divisor": t.divisor, "divisor_value": t.divisor_value, "as_group": t.as_group,
+            "round_up": t.round_up, "numerator_value": t.numerator_value}
+
+
 def _truncation_from_json(o: dict) -> Truncation:
     dv = o.get("divisor_value")
     return Truncation(int(o["axis"]), _span_from_json(o["at"]), str(o["kind"]), str(o["numerator"]),
@@ -183,17 +280,23 @@ def _truncation_from_json(o: dict) -> Truncation:
 def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[HostLaunch, ...]:
     """Every registered scanner's launches for one host file, cached by content (in memory, and
     in ``store`` across runs)."""
+    return _scan_keyed(path, data, store)[1]
+
+
+def _scan_keyed(path: str, data: bytes, store: ScanStore | None = None) -> tuple[str, tuple[HostLaunch, ...]]:
     key = ScanStore.key(path, data)
     hit = _SCANNED.get(key)
     if hit is not None:
         if store is not None and key not in store.entries:
             store.put(key, hit)
-        return hit
+        elif store is not None:
+            store.used.add(key)
+        return key, hit
     if store is not None:
         kept = store.get(key)
         if kept is not None:
             _SCANNED[key] = kept
-            return kept
+            return key, kept
     out: list[HostLaunch] = []
     for scanner in scanners_for(path):
         try:
@@ -205,7 +308,7 @@ def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[H
     got = _SCANNED[key] = tuple(out)
     if store is not None:
         store.put(key, got)
-    return got
+    return key, got
 
 
 _CUDA_KERNEL = re.compile(rb"__global__\b")
@@ -329,6 +432,8 @@ class HostIndex:
         from shaderlint.discovery import discover
 
         index = cls()
+        # (a caller's reader may not give the disk's bytes: then every file is read through it)
+        use_stat = store is not None and read is None and _STAT_TRUSTED
         read = read or _read
         by_dir: dict[str, "Settings"] = {}
 
@@ -350,7 +455,7 @@ class HostIndex:
         load_scanners()
         paths = list(paths)
         found: list[tuple[str, HostLaunch]] = []
-        elsewhere: list[tuple[str, bytes]] = []
+        host_names: dict[str, set[str]] = {}  # host files defining CUDA kernels -> their names
         other_metal: list[str] = []  # Metal files under the paths not linted: their kernel names count too
 
         def host_or_metal(p: str) -> str | None:
@@ -367,16 +472,29 @@ class HostIndex:
             if not settings(hp).host_code:
                 continue
             try:
-                if os.path.getsize(hp) > MAX_HOST_BYTES:
+                st = os.stat(hp)
+                if st.st_size > MAX_HOST_BYTES:
                     continue
-                data = read(hp)
+                launches = names = None
+                got = store.known(hp, st) if use_stat else None  # type: ignore[union-attr]
+                if got is not None:
+                    launches = _SCANNED.get(got[0])
+                    if launches is None:
+                        launches = store.get(got[0])  # type: ignore[union-attr]
+                    names = None if got[1] is None else set(got[1])
+                if launches is None:
+                    data = read(hp)
+                    key, launches = _scan_keyed(hp, data, store)
+                    names = kernel_names(data, "cuda") if b"__global__" in data else None
+                    if use_stat:
+                        store.remember(hp, st, key, names)  # type: ignore[union-attr]
             except OSError:
                 continue
             index.host_files += 1
-            for launch in scan_file(hp, data, store):
+            for launch in launches:
                 found.append((hp, launch))
-            if _norm(hp) not in kernels and b"__global__" in data:
-                elsewhere.append((hp, data))  # kernels defined in a file not linted (a header) count for ambiguity
+            if names is not None:
+                host_names[_norm(hp)] = names
         if not found:
             return index
         index.launches = sum(1 for _, l in found if l.api != "reference")
@@ -384,25 +502,41 @@ class HostIndex:
         # kernels by name, for CUDA and Metal launches
         wanted = {l.kernel for _, l in found if l.kernel}
         defs: dict[tuple[str, str], set[str]] = {}  # (name, language) -> files
+
+        def names_in(p: str, lang: str) -> set[str] | None:
+            """The kernels a file defines (recorded by its ``stat`` data, as host files' scans are)."""
+            st = None
+            if use_stat:
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    return None
+                got = store.known(p, st, "kernels-" + lang)  # type: ignore[union-attr]
+                if got is not None and got[1] is not None:
+                    return set(got[1])
+            try:
+                data = read(p)
+            except OSError:
+                return None
+            found_names = kernel_names(data, lang)
+            if st is not None:
+                store.remember(p, st, "", found_names, "kernels-" + lang)  # type: ignore[union-attr]
+            return found_names
+
         if wanted:
             for key, (p, lang) in kernels.items():
                 if lang == "glsl":
                     continue
-                try:
-                    data = read(p)
-                except OSError:
-                    continue
-                for name in kernel_names(data, lang) & wanted:
+                got_names = (host_names[key] if key in host_names and lang == "cuda"
+                             else names_in(p, lang))  # (a .cu is a host file too: its kernels may be known)
+                for name in (got_names or set()) & wanted:
                     defs.setdefault((name, lang), set()).add(key)
-            for hp, data in elsewhere:
-                for name in kernel_names(data, "cuda") & wanted:
-                    defs.setdefault((name, "cuda"), set()).add(_norm(hp))
+            for key, got_names in host_names.items():
+                if key not in kernels:  # kernels defined in a file not linted (a header) count for ambiguity
+                    for name in got_names & wanted:
+                        defs.setdefault((name, "cuda"), set()).add(key)
             for mp in other_metal:
-                try:
-                    data = read(mp)
-                except OSError:
-                    continue
-                for name in kernel_names(data, "metal") & wanted:
+                for name in (names_in(mp, "metal") or set()) & wanted:
                     defs.setdefault((name, "metal"), set()).add(_norm(mp))
         roots = [os.path.dirname(p) if os.path.isfile(p) else p for p in paths] + [os.getcwd()]
         for hp, launch in found:

@@ -29,6 +29,8 @@ from shaderlint.model.expr import unparen
 
 EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
 _MARKERS = (b"vkCmdDispatch", b"dispatch(")
+#: In the name of every pipeline creation (:data:`_CREATE`): a file without it links no dispatch.
+_CREATE_MARK = b"ComputePipeline"
 _CREATE = frozenset({"vkCreateComputePipelines", "createComputePipeline", "createComputePipelines",
                      "createComputePipelineUnique", "createComputePipelinesUnique"})
 _DISPATCH = frozenset({"vkCmdDispatch", "vkCmdDispatchIndirect", "vkCmdDispatchBase", "vkCmdDispatchBaseKHR"})
@@ -52,8 +54,8 @@ def compute_literal(s: str) -> bool:
 def scan(path: str, data: bytes) -> list[HostLaunch]:
     """The compute dispatches in one Vulkan host file that can be linked to a shader. Never raises."""
     try:
-        if not any(m in data for m in _MARKERS):
-            return []
+        if not any(m in data for m in _MARKERS) or _CREATE_MARK not in data:
+            return []  # (no dispatch, or no pipeline created here to link one to: nothing to read)
         return _scan(path, data)
     except Exception:
         return []
