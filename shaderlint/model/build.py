@@ -515,14 +515,14 @@ class _Builder:
     def qualifiers_of(self, decl: ts.Node) -> set[str]:
         quals: set[str] = set()
         for c in decl.children:
-            if c.type in ("type_qualifier", "storage_class_specifier"):
+            t = c.type
+            if t == "type_qualifier" or t == "storage_class_specifier":
                 quals.update(self.text(c).split())
-            elif not c.is_named or c.type in ("layout_specification",):
-                if c.type == "layout_specification":
-                    quals.add("layout")
-                else:
-                    quals.add(c.type)
-            elif c.type in ("extension_storage_class",):
+            elif t == "layout_specification":
+                quals.add("layout")
+            elif not c.is_named:
+                quals.add(t)
+            elif t == "extension_storage_class":
                 quals.add(self.text(c))
         return quals
 
