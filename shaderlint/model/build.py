@@ -11,6 +11,7 @@ import bisect
 import re
 from collections import defaultdict
 from functools import lru_cache
+from operator import attrgetter
 
 import tree_sitter as ts
 
@@ -69,6 +70,8 @@ class _UncertainMacro(Exception):
 def _query(language: ts.Language, name: str) -> ts.Query:
     return ts.Query(language, _QUERIES[name])
 
+
+_start_byte = attrgetter("start_byte")
 
 #: A node with more children than this is queried a child at a time (:func:`captures`).
 WIDE = 4096
@@ -152,6 +155,7 @@ class FileModel(ExprAnalysis):
         self._dependence_pending = False
         self._vars_by_name: dict[str, list[Var]] = defaultdict(list)
         self._function_starts: list[int] = []
+        self._function_ends: list[int] = []  # (set with _function_starts)
         self._resolve_cache: dict[int, Var | None] = {}
         self._type_cache: dict[int, Type] = {}
         self._const_cache: dict[int, int | float | None] = {}
@@ -263,7 +267,7 @@ class _Builder:
         m = self.m
         from shaderlint.languages import FRONT_ENDS
         language = FRONT_ENDS[self.lang].language()
-        m.captures = {k: sorted(v, key=lambda n: n.start_byte)
+        m.captures = {k: sorted(v, key=_start_byte)
                       for k, v in captures(_query(language, self.lang), m.root).items()}
         div = [n for n in m.captures.get("binary", []) + m.captures.get("assign", [])
                if (op := n.child_by_field_name("operator")) is not None and op.type in _DIV_OPERATORS]
@@ -577,10 +581,12 @@ class _Builder:
         t = base
         for _ in range(ptr):
             t = pointer_to(t, space)
-        dims = tuple(m.const_value(d) if d is not None else None for d in reversed(dim_nodes))
-        dims = tuple(int(d) if isinstance(d, (int, float)) else None for d in dims)
-        for _ in dims:
-            t = array_of(t)
+        dims: tuple = ()
+        if dim_nodes:
+            dims = tuple(m.const_value(d) if d is not None else None for d in reversed(dim_nodes))
+            dims = tuple(int(d) if isinstance(d, (int, float)) else None for d in dims)
+            for _ in dims:
+                t = array_of(t)
         init = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
         attrs = self.attrs_of(decl.start_byte, name_node.end_byte)
         layout = self.layout_args(decl) if self.lang == "glsl" else {}
@@ -673,6 +679,7 @@ class _Builder:
             m.function_by_name.setdefault(name, f)
         m.functions.sort(key=lambda f: f.node.start_byte)
         m._function_starts = [f.node.start_byte for f in m.functions]
+        m._function_ends = [f.node.end_byte for f in m.functions]
 
     def function_kind(self, fd: ts.Node, name: str) -> tuple[str, bool, bool]:
         if self.lang == "cuda":

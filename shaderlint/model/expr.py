@@ -114,10 +114,8 @@ class ExprAnalysis:
     # ---- functions and names -----------------------------------------------------
     def function_at(self: "FileModel", offset: int) -> Function | None:
         i = bisect.bisect_right(self._function_starts, offset) - 1
-        if i >= 0:
-            f = self.functions[i]
-            if f.node.start_byte <= offset < f.node.end_byte:
-                return f
+        if i >= 0 and offset < self._function_ends[i]:  # (the function at i starts at or before offset)
+            return self.functions[i]
         return None
 
     def resolve(self: "FileModel", ident: ts.Node) -> Var | None:
