@@ -269,8 +269,10 @@ class _Builder:
         language = FRONT_ENDS[self.lang].language()
         m.captures = {k: sorted(v, key=_start_byte)
                       for k, v in captures(_query(language, self.lang), m.root).items()}
+        data = m.parsed.parse_bytes  # (the text the tree was read from: its operator tokens are in it)
         div = [n for n in m.captures.get("binary", []) + m.captures.get("assign", [])
-               if (op := n.child_by_field_name("operator")) is not None and op.type in _DIV_OPERATORS]
+               if _may_hold(data, n, b"/", b"%")
+               and (op := n.child_by_field_name("operator")) is not None and op.type in _DIV_OPERATORS]
         if div:
             m.captures["binary_div"] = sorted(div, key=lambda n: n.start_byte)
         self.collect_errors()
@@ -1648,14 +1650,24 @@ def _in_loop(node: ts.Node, stop: ts.Node | None) -> bool:
     return False
 
 
+def _may_hold(data: bytes, node: ts.Node, a: bytes, b: bytes) -> bool:
+    """False only when ``node`` cannot hold a token spelled with ``a`` or ``b`` (``/``: the division
+    operators): neither byte is in its text (``data``: the parsed text). A node with an error may hold a
+    zero-width missing token of any type: True. A cheap test before reading the node's children; a
+    long node is not searched (nested ones would make the searches quadratic): True."""
+    s, e = node.start_byte, node.end_byte
+    return e - s > 4096 or data.find(a, s, e) >= 0 or data.find(b, s, e) >= 0 or node.has_error
+
+
 def _write_targets(m: FileModel) -> set[int]:
     """Ids of the nodes :func:`_is_write` holds true for, found from the writes downwards: assignment
     targets, increment operands and ``&x``/``*x`` call arguments, through parentheses and member access."""
     out: set[int] = set()
     roots = [a.child_by_field_name("left") for a in m.nodes("assign")]
     roots += [u.child_by_field_name("argument") for u in m.nodes("update")]
-    roots += [p.child_by_field_name("argument") for args in m.nodes("args") for p in args.named_children
-              if p.type == "pointer_expression"]
+    data = m.parsed.parse_bytes
+    roots += [p.child_by_field_name("argument") for args in m.nodes("args") if _may_hold(data, args, b"*", b"&")
+              for p in args.named_children if p.type == "pointer_expression"]
     stack = [r for r in roots if r is not None]
     while stack:
         x = stack.pop()
