@@ -1399,26 +1399,39 @@ def _brace_delta(source: Source, buf: bytearray, start: int, end: int) -> int:
     """``{`` minus ``}`` in code between start and end (not in comments, strings or directive lines,
     nor braces an earlier pass blanked: those of dead branches, :func:`mask_dead_branches`)."""
     data = source.data
-    skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
     delta = 0
-    for m in re.finditer(rb"[{}]", data[start:end]):
-        i = start + m.start()
-        if source.in_comment_or_string(i) or any(a <= i < b for a, b in skip) or buf[i] != data[i]:
-            continue
+    for i in _code_braces_between(source, buf, start, end):
         delta += 1 if data[i] == 0x7B else -1
     return delta
+
+
+_BRACE = re.compile(rb"[{}]")
+
+
+def _code_braces_between(source: Source, buf: bytearray, start: int, end: int):
+    """Offsets of the ``{`` and ``}`` between start and end that :func:`_brace_delta` counts, in order.
+    The directive lines are sorted and disjoint: one pointer walks them with the braces."""
+    data = source.data
+    skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
+    k, nskip = 0, len(skip)
+    in_lexical = source.in_comment_or_string
+    for m in _BRACE.finditer(data, start, end):
+        i = m.start()
+        while k < nskip and skip[k][1] <= i:
+            k += 1
+        if k < nskip and skip[k][0] <= i:
+            continue  # on a directive line
+        if buf[i] != data[i] or in_lexical(i):
+            continue
+        yield i
 
 
 def _brace_dip(source: Source, buf: bytearray, start: int, end: int) -> int:
     """The lowest running ``{`` minus ``}`` count in code between start and end (as :func:`_brace_delta`
     counts): below zero when the code closes a block opened before it."""
     data = source.data
-    skip = [(d.start(), d.end()) for d in _DIRECTIVE_LINE.finditer(data, start, end)]
     depth = low = 0
-    for m in re.finditer(rb"[{}]", data[start:end]):
-        i = start + m.start()
-        if source.in_comment_or_string(i) or any(a <= i < b for a, b in skip) or buf[i] != data[i]:
-            continue
+    for i in _code_braces_between(source, buf, start, end):
         depth += 1 if data[i] == 0x7B else -1
         low = min(low, depth)
     return low

@@ -296,7 +296,10 @@ def _in_directive(data: bytes, pos: int) -> bool:
         if line_start == 0:
             return False
         prev_end = line_start - 1  # the '\n' ending the previous line
-        if not data[:prev_end].rstrip(b"\r").endswith(b"\\"):
+        j = prev_end
+        while j > 0 and data[j - 1] == 0x0D:  # (the previous line without its CRs ends with `\`)
+            j -= 1
+        if j == 0 or data[j - 1] != 0x5C:
             return False
         pos = prev_end
         line_start = data.rfind(b"\n", 0, prev_end) + 1

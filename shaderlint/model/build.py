@@ -11,6 +11,7 @@ import bisect
 import re
 from collections import defaultdict
 from functools import lru_cache
+from operator import attrgetter
 
 import tree_sitter as ts
 
@@ -69,6 +70,8 @@ class _UncertainMacro(Exception):
 def _query(language: ts.Language, name: str) -> ts.Query:
     return ts.Query(language, _QUERIES[name])
 
+
+_start_byte = attrgetter("start_byte")
 
 #: A node with more children than this is queried a child at a time (:func:`captures`).
 WIDE = 4096
@@ -152,6 +155,7 @@ class FileModel(ExprAnalysis):
         self._dependence_pending = False
         self._vars_by_name: dict[str, list[Var]] = defaultdict(list)
         self._function_starts: list[int] = []
+        self._function_ends: list[int] = []  # (set with _function_starts)
         self._resolve_cache: dict[int, Var | None] = {}
         self._type_cache: dict[int, Type] = {}
         self._const_cache: dict[int, int | float | None] = {}
@@ -263,10 +267,12 @@ class _Builder:
         m = self.m
         from shaderlint.languages import FRONT_ENDS
         language = FRONT_ENDS[self.lang].language()
-        m.captures = {k: sorted(v, key=lambda n: n.start_byte)
+        m.captures = {k: sorted(v, key=_start_byte)
                       for k, v in captures(_query(language, self.lang), m.root).items()}
+        data = m.parsed.parse_bytes  # (the text the tree was read from: its operator tokens are in it)
         div = [n for n in m.captures.get("binary", []) + m.captures.get("assign", [])
-               if (op := n.child_by_field_name("operator")) is not None and op.type in _DIV_OPERATORS]
+               if _may_hold(data, n, b"/", b"%")
+               and (op := n.child_by_field_name("operator")) is not None and op.type in _DIV_OPERATORS]
         if div:
             m.captures["binary_div"] = sorted(div, key=lambda n: n.start_byte)
         self.collect_errors()
@@ -515,14 +521,14 @@ class _Builder:
     def qualifiers_of(self, decl: ts.Node) -> set[str]:
         quals: set[str] = set()
         for c in decl.children:
-            if c.type in ("type_qualifier", "storage_class_specifier"):
+            t = c.type
+            if t == "type_qualifier" or t == "storage_class_specifier":
                 quals.update(self.text(c).split())
-            elif not c.is_named or c.type in ("layout_specification",):
-                if c.type == "layout_specification":
-                    quals.add("layout")
-                else:
-                    quals.add(c.type)
-            elif c.type in ("extension_storage_class",):
+            elif t == "layout_specification":
+                quals.add("layout")
+            elif not c.is_named:
+                quals.add(t)
+            elif t == "extension_storage_class":
                 quals.add(self.text(c))
         return quals
 
@@ -577,10 +583,12 @@ class _Builder:
         t = base
         for _ in range(ptr):
             t = pointer_to(t, space)
-        dims = tuple(m.const_value(d) if d is not None else None for d in reversed(dim_nodes))
-        dims = tuple(int(d) if isinstance(d, (int, float)) else None for d in dims)
-        for _ in dims:
-            t = array_of(t)
+        dims: tuple = ()
+        if dim_nodes:
+            dims = tuple(m.const_value(d) if d is not None else None for d in reversed(dim_nodes))
+            dims = tuple(int(d) if isinstance(d, (int, float)) else None for d in dims)
+            for _ in dims:
+                t = array_of(t)
         init = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
         attrs = self.attrs_of(decl.start_byte, name_node.end_byte)
         layout = self.layout_args(decl) if self.lang == "glsl" else {}
@@ -673,6 +681,7 @@ class _Builder:
             m.function_by_name.setdefault(name, f)
         m.functions.sort(key=lambda f: f.node.start_byte)
         m._function_starts = [f.node.start_byte for f in m.functions]
+        m._function_ends = [f.node.end_byte for f in m.functions]
 
     def function_kind(self, fd: ts.Node, name: str) -> tuple[str, bool, bool]:
         if self.lang == "cuda":
@@ -1653,14 +1662,24 @@ def _in_loop(node: ts.Node, stop: ts.Node | None) -> bool:
     return False
 
 
+def _may_hold(data: bytes, node: ts.Node, a: bytes, b: bytes) -> bool:
+    """False only when ``node`` cannot hold a token spelled with ``a`` or ``b`` (``/``: the division
+    operators): neither byte is in its text (``data``: the parsed text). A node with an error may hold a
+    zero-width missing token of any type: True. A cheap test before reading the node's children; a
+    long node is not searched (nested ones would make the searches quadratic): True."""
+    s, e = node.start_byte, node.end_byte
+    return e - s > 4096 or data.find(a, s, e) >= 0 or data.find(b, s, e) >= 0 or node.has_error
+
+
 def _write_targets(m: FileModel) -> set[int]:
     """Ids of the nodes :func:`_is_write` holds true for, found from the writes downwards: assignment
     targets, increment operands and ``&x``/``*x`` call arguments, through parentheses and member access."""
     out: set[int] = set()
     roots = [a.child_by_field_name("left") for a in m.nodes("assign")]
     roots += [u.child_by_field_name("argument") for u in m.nodes("update")]
-    roots += [p.child_by_field_name("argument") for args in m.nodes("args") for p in args.named_children
-              if p.type == "pointer_expression"]
+    data = m.parsed.parse_bytes
+    roots += [p.child_by_field_name("argument") for args in m.nodes("args") if _may_hold(data, args, b"*", b"&")
+              for p in args.named_children if p.type == "pointer_expression"]
     stack = [r for r in roots if r is not None]
     while stack:
         x = stack.pop()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import tree_sitter as ts
@@ -16,7 +17,8 @@ from shaderlint.model import builtins as B
 from shaderlint.model.consteval import c_binary, parse_number
 from shaderlint.model.kernel import Function, Var
 from shaderlint.model.types import (
-    BOOL, DOUBLE, FLOAT, HALF, INT, UINT, UNKNOWN, Type, arithmetic_result, parse_type_name, scalar,
+    BOOL, DOUBLE, FLOAT, HALF, INT, UINT, UNKNOWN, Type, arithmetic_result, parse_type_name, pointer_to, scalar,
+    struct_type,
 )
 
 if TYPE_CHECKING:
@@ -36,6 +38,22 @@ MAX_EXPR_DEPTH = 200
 _SHAPE_QUERIES = frozenset({"size", "shape", "rank", "depth", "cosize"})
 _SWIZZLE = re.compile(r"^(?:[xyzw]{1,4}|[rgba]{1,4}|[stpq]{1,4})$")
 _NOT_CONST = object()
+
+
+_TYPE_WORDS = re.compile(r"\b(const|volatile|struct|metal|thread|device|constant)\b")
+
+
+@lru_cache(maxsize=4096)
+def _type_text(text: str) -> tuple[int, Type, str | None]:
+    """What :meth:`ExprAnalysis.parse_type` reads from a type's text alone: (pointer depth, the type
+    its name gives, the name to look up among the file's typedefs and structs when that is unknown,
+    else None). A pure function of the text, computed once per distinct spelling."""
+    stars = text.count("*")
+    base_text = text.replace("*", " ").replace("&", " ")
+    base = parse_type_name(base_text)
+    if base.is_known:
+        return stars, base, None
+    return stars, base, " ".join(_TYPE_WORDS.sub(" ", base_text.replace("::", " ")).split())
 
 
 def subscript_index(sub: ts.Node) -> ts.Node | None:
@@ -96,10 +114,8 @@ class ExprAnalysis:
     # ---- functions and names -----------------------------------------------------
     def function_at(self: "FileModel", offset: int) -> Function | None:
         i = bisect.bisect_right(self._function_starts, offset) - 1
-        if i >= 0:
-            f = self.functions[i]
-            if f.node.start_byte <= offset < f.node.end_byte:
-                return f
+        if i >= 0 and offset < self._function_ends[i]:  # (the function at i starts at or before offset)
+            return self.functions[i]
         return None
 
     def resolve(self: "FileModel", ident: ts.Node) -> Var | None:
@@ -126,7 +142,18 @@ class ExprAnalysis:
         its declarations stay visible after the directive (llama.cpp fattn-tile.cuh:
         ``#ifdef FAST_FP16_AVAILABLE constexpr int KQ_cs = ...; #else constexpr int KQ_cs = ...; #endif``
         then ``jc0 += KQ_cs``). With a declaration in several branches the last one before the use
-        wins, as for any redeclaration."""
+        wins, as for any redeclaration. Memoized per (variable, end): ``Node.parent`` walks down
+        from the root each time."""
+        cache = self.__dict__.get("_branch_end_cache")
+        if cache is None:
+            cache = self._branch_end_cache = {}
+        key = (v, end)
+        got = cache.get(key)
+        if got is None:
+            got = cache[key] = self._branch_scope_end_uncached(v, end)
+        return got
+
+    def _branch_scope_end_uncached(self: "FileModel", v: Var, end: int) -> int:
         p = v.decl.parent
         if p is None or not p.type.startswith("preproc_"):
             return end
@@ -276,18 +303,12 @@ class ExprAnalysis:
         """Type from a type node / type_descriptor (with pointer/reference declarators)."""
         if type_node is None:
             return UNKNOWN
-        text = self.text(type_node)
-        stars = text.count("*")
-        base_text = text.replace("*", " ").replace("&", " ")
-        base = parse_type_name(base_text)
-        if not base.is_known:
-            name = " ".join(re.sub(r"\b(const|volatile|struct|metal|thread|device|constant)\b", " ", base_text.replace("::", " ")).split())
+        stars, base, name = _type_text(self.text(type_node))
+        if name is not None:
             if name in self.typedefs:
                 base = self.typedefs[name]
             elif name in self.structs:
-                from shaderlint.model.types import struct_type
                 base = struct_type(name)
-        from shaderlint.model.types import pointer_to
         for _ in range(stars):
             base = pointer_to(base)
         return base

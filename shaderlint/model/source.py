@@ -56,10 +56,8 @@ class Source:
     @cached_property
     def lexical(self) -> list[tuple[int, int, bool]]:
         """(start, end, is_comment) for every comment and string literal."""
-        out = []
-        for m in _LEXICAL.finditer(self.data):
-            out.append((m.start(), m.end(), m.group(0)[:1] == b"/"))
-        return out
+        data = self.data
+        return [(m.start(), m.end(), data[m.start()] == 0x2F) for m in _LEXICAL.finditer(data)]
 
     @cached_property
     def directive_starts(self) -> list[int]:
@@ -89,12 +87,13 @@ class Source:
     def _lexical_starts(self) -> list[int]:
         return [s for s, _, _ in self.lexical]
 
+    @cached_property
+    def _lexical_ends(self) -> list[int]:
+        return [e for _, e, _ in self.lexical]
+
     def in_comment_or_string(self, offset: int) -> bool:
         i = bisect.bisect_right(self._lexical_starts, offset) - 1
-        if i < 0:
-            return False
-        s, e, _ = self.lexical[i]
-        return s <= offset < e
+        return i >= 0 and offset < self._lexical_ends[i]  # (the span at i starts at or before offset)
 
     def lexical_span(self, offset: int) -> tuple[int, int] | None:
         """(start, end) of the comment or string literal holding ``offset``; None outside them."""
