@@ -147,6 +147,11 @@ class FileModel(ExprAnalysis):
         self._intrinsic_deps: dict[Function, frozenset[str]] = {}
         #: While compute_dependence runs: the variables and write keys whose dependence was read.
         self._dep_reads: dict | None = None
+        #: While compute_dependence runs: leaf values of the round (None otherwise), the compiled
+        #: forms of nodes and what their leaves read (see FileModel._dep_formula).
+        self._dep_leaves: dict[int, frozenset[str]] | None = None
+        self._dep_forms: dict[int, tuple] = {}
+        self._dep_specs: dict[int, object] = {}
         self._flow: ReachingWrites | None = None  # set by the dependence fixpoint
         #: True from the end of the build until the thread dependence is first asked for (see ``var_deps``).
         self._dependence_pending = False
@@ -171,6 +176,7 @@ class FileModel(ExprAnalysis):
                 _Builder(self).compute_dependence()
             except BaseException:  # (a time budget ran out in it): asked again, it starts over
                 self._var_deps, self._intrinsic_deps, self._flow, self._dep_reads = {}, {}, None, None
+                self._dep_leaves, self._dep_forms, self._dep_specs = None, {}, {}
                 self._deps_cache.clear()
                 self._dependence_pending = True
                 raise
@@ -1248,11 +1254,35 @@ class _Builder:
                 opaque_writes.add(call.id)
         writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
         conds = [_value_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
-        from shaderlint.model.idioms import uniform_idiom  # noqa: PLC0415 (idioms imports the model's helpers)
         # Each write's own dependence too: a use that a later plain `v = …;` dominates sees only the
         # writes that can reach it (model.flow), not the union over the variable's writes.
         flow = m.flow = ReachingWrites(m, writes, conds, mem_refs)
-        wdeps = flow.deps
+        from shaderlint.model.expr import DependenceTooDeep  # noqa: PLC0415
+        intrinsic0 = dict(m._intrinsic_deps)
+        initial = dict(deps)
+        try:
+            # the expressions compiled to their leaves (FileModel._dep_formula): the same values
+            m._dep_leaves, m._dep_forms, m._dep_specs = {}, {}, {}
+            self._fixpoint(writes, conds, opaque_writes, unknown_stores, compiled=True)
+        except DependenceTooDeep:  # an expression nested too deep for that: walk the trees
+            deps.clear()
+            deps.update(initial)
+            flow.deps.clear()
+            m._intrinsic_deps = dict(intrinsic0)
+            m._dep_leaves = None
+            self._fixpoint(writes, conds, opaque_writes, unknown_stores, compiled=False)
+        finally:
+            m._dep_leaves, m._dep_forms, m._dep_specs = None, {}, {}
+        m._dep_reads = None
+        m._deps_cache.clear()
+
+    def _fixpoint(self, writes: list[tuple[Var, list[ts.Node], ts.Node]], conds: list[list[ts.Node]],
+                  opaque_writes: set[int], unknown_stores: set[int], compiled: bool) -> None:
+        from shaderlint.model.idioms import uniform_idiom  # noqa: PLC0415 (idioms imports the model's helpers)
+        m = self.m
+        deps = m._var_deps
+        wdeps = m._flow.deps
+        leaves = m._dep_leaves
         # Rounds in source order until nothing changes. A round that changes only values nothing
         # read before they changed ends it too: the next round would read what this one did and
         # change nothing (most files: one round instead of two).
@@ -1260,6 +1290,8 @@ class _Builder:
             stale = False  # a value changed after something read it: another round
             reads = m._dep_reads = {}
             m._deps_cache.clear()
+            if compiled:
+                leaves.clear()
             for (var, rhs, stmt), cs in zip(writes, conds):
                 d: set[str] = set()
                 for r in rhs:
@@ -1296,8 +1328,6 @@ class _Builder:
                     stale = True
             if not stale:
                 break
-        m._dep_reads = None
-        m._deps_cache.clear()
 
     def store_through_unknown_member(self, lvalue: ts.Node) -> bool:
         """``params.ptr[i] = x`` where the type of ``params.ptr`` is not known (a parameter block
