@@ -1178,7 +1178,9 @@ class _Builder:
         return None
 
     # ---- uniformity ---------------------------------------------------------------------------------
-    def compute_dependence(self) -> None:
+    def compute_dependence(self, compiled: bool = True) -> None:
+        """The thread dependence of every variable, write and helper result (see ``_fixpoint``);
+        ``compiled=False`` walks the expression trees each round (what the compiled form must equal)."""
         m = self.m
         deps: dict[Var, frozenset[str]] = {}
         for f in m.functions:
@@ -1262,6 +1264,8 @@ class _Builder:
         initial = dict(deps)
         try:
             # the expressions compiled to their leaves (FileModel._dep_formula): the same values
+            if not compiled:
+                raise DependenceTooDeep
             m._dep_leaves, m._dep_forms, m._dep_specs = {}, {}, {}
             self._fixpoint(writes, conds, opaque_writes, unknown_stores, compiled=True)
         except DependenceTooDeep:  # an expression nested too deep for that: walk the trees
@@ -1283,6 +1287,10 @@ class _Builder:
         deps = m._var_deps
         wdeps = m._flow.deps
         leaves = m._dep_leaves
+        # uniform_idiom(c) per condition, reused while nothing it can read changed: no write's or
+        # variable's dependence grew since (``version``) in this round (its memo of values)
+        idiom_cache: dict[int, tuple[int, bool]] = {}
+        version = 0
         # Rounds in source order until nothing changes. A round that changes only values nothing
         # read before they changed ends it too: the next round would read what this one did and
         # change nothing (most files: one round instead of two).
@@ -1292,6 +1300,7 @@ class _Builder:
             m._deps_cache.clear()
             if compiled:
                 leaves.clear()
+            version += 1
             for (var, rhs, stmt), cs in zip(writes, conds):
                 d: set[str] = set()
                 for r in rhs:
@@ -1301,8 +1310,12 @@ class _Builder:
                     d = {B.UNKNOWN_DEP} if B.LOCAL in d else set()
                 for c in cs:
                     cd = m.deps(c)
-                    if B.LOCAL in cd and uniform_idiom(m, m.function_at(c.start_byte), c):
-                        continue  # same in every thread (a vote through shared memory, a uniform trip count)
+                    if B.LOCAL in cd:
+                        hit = idiom_cache.get(c.id)
+                        if hit is None or hit[0] != version or not compiled:
+                            hit = idiom_cache[c.id] = (version, uniform_idiom(m, m.function_at(c.start_byte), c))
+                        if hit[1]:
+                            continue  # same in every thread (a vote through shared memory, a uniform trip count)
                     d |= cd
                 if stmt.id in unknown_stores and d:
                     d = {B.UNKNOWN_DEP}
@@ -1311,10 +1324,12 @@ class _Builder:
                 if not d <= old:
                     wdeps[key] = old | d
                     stale = stale or key in reads
+                    version += 1
                 vd = deps.get(var, frozenset())
                 if not d <= vd:
                     deps[var] = vd | d
                     stale = stale or var in reads
+                    version += 1
             # Helper functions: what their result depends on besides their arguments.
             for f in m.functions:
                 if f.is_entry or f.body is None:
@@ -1538,10 +1553,18 @@ def _value_conditions(m: FileModel, stmt: ts.Node) -> list[ts.Node]:
     if not conds or f is None or not f.is_entry:
         return conds
     out = []
+    only = m.__dict__.setdefault("_only_returns_cache", {})  # per guard: its statement's exits (structure)
+    at = stmt.start_byte
     for g in conds:
-        st = g.parent
-        if st is not None and not (st.start_byte <= stmt.start_byte < st.end_byte) and _only_returns(st, g):
-            continue
+        hit = only.get(g.id)
+        if hit is None:
+            st = g.parent
+            hit = only[g.id] = [st.start_byte, st.end_byte, None, st] if st is not None else [0, 0, False, None]
+        if not (hit[0] <= at < hit[1]):
+            if hit[2] is None:
+                hit[2] = _only_returns(hit[3], g)
+            if hit[2]:
+                continue
         out.append(g)
     return out
 
