@@ -1385,6 +1385,18 @@ SIMD_SHUFFLES = {
 }
 
 
+def names_simd_reductions(model: "FileModel") -> bool:
+    """Whether the file's text names a SIMD-scope reduction or shuffle at all: every reduction
+    :func:`group_result_stores` follows starts at a call of one (directly, through a reducing
+    helper or a local holding one), so without any it finds none (a text search, no tree walk)."""
+    hit = model.__dict__.get("_names_simd_reductions")
+    if hit is None:
+        data = model.source.data
+        hit = model._names_simd_reductions = any(
+            n.encode() in data for n in SIMD_REDUCTIONS[model.language] | SIMD_SHUFFLES[model.language])
+    return hit
+
+
 def _writes(model: "FileModel", f: Function) -> list[tuple[Var, ts.Node, ts.Node, bool]]:
     """(variable, right side, statement, combines with the old value) for the locals of ``f``."""
     out = []
