@@ -676,7 +676,10 @@ class ExprAnalysis:
                 self._ensure_dependence()
                 return self.deps(node)
             if self._dep_leaves is not None:  # inside the dependence fixpoint: its compiled form
-                d = self._deps_cache[key] = self._formula_value(self._dep_formula(node))
+                try:
+                    d = self._deps_cache[key] = self._formula_value(self._dep_formula(node))
+                except RecursionError:  # (near the interpreter's limit: the walk decides, as it would)
+                    raise DependenceTooDeep from None
                 return d
             depth = self.__dict__.get("_expr_depth", 0)
             if depth >= MAX_EXPR_DEPTH:
