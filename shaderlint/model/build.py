@@ -150,6 +150,11 @@ class FileModel(ExprAnalysis):
         self._intrinsic_deps: dict[Function, frozenset[str]] = {}
         #: While compute_dependence runs: the variables and write keys whose dependence was read.
         self._dep_reads: dict | None = None
+        #: While compute_dependence runs: leaf values of the round (None otherwise), the compiled
+        #: forms of nodes and what their leaves read (see FileModel._dep_formula).
+        self._dep_leaves: dict[int, frozenset[str]] | None = None
+        self._dep_forms: dict[int, tuple] = {}
+        self._dep_specs: dict[int, object] = {}
         self._flow: ReachingWrites | None = None  # set by the dependence fixpoint
         #: True from the end of the build until the thread dependence is first asked for (see ``var_deps``).
         self._dependence_pending = False
@@ -175,6 +180,7 @@ class FileModel(ExprAnalysis):
                 _Builder(self).compute_dependence()
             except BaseException:  # (a time budget ran out in it): asked again, it starts over
                 self._var_deps, self._intrinsic_deps, self._flow, self._dep_reads = {}, {}, None, None
+                self._dep_leaves, self._dep_forms, self._dep_specs = None, {}, {}
                 self._deps_cache.clear()
                 self._dependence_pending = True
                 raise
@@ -1193,7 +1199,9 @@ class _Builder:
         return None
 
     # ---- uniformity ---------------------------------------------------------------------------------
-    def compute_dependence(self) -> None:
+    def compute_dependence(self, compiled: bool = True) -> None:
+        """The thread dependence of every variable, write and helper result (see ``_fixpoint``);
+        ``compiled=False`` walks the expression trees each round (what the compiled form must equal)."""
         m = self.m
         deps: dict[Var, frozenset[str]] = {}
         for f in m.functions:
@@ -1269,11 +1277,41 @@ class _Builder:
                 opaque_writes.add(call.id)
         writes.sort(key=lambda w: w[2].start_byte)  # source order: most values flow forward
         conds = [_value_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
-        from shaderlint.model.idioms import uniform_idiom  # noqa: PLC0415 (idioms imports the model's helpers)
         # Each write's own dependence too: a use that a later plain `v = …;` dominates sees only the
         # writes that can reach it (model.flow), not the union over the variable's writes.
         flow = m.flow = ReachingWrites(m, writes, conds, mem_refs)
-        wdeps = flow.deps
+        from shaderlint.model.expr import DependenceTooDeep  # noqa: PLC0415
+        intrinsic0 = dict(m._intrinsic_deps)
+        initial = dict(deps)
+        try:
+            # the expressions compiled to their leaves (FileModel._dep_formula): the same values
+            if not compiled:
+                raise DependenceTooDeep
+            m._dep_leaves, m._dep_forms, m._dep_specs = {}, {}, {}
+            self._fixpoint(writes, conds, opaque_writes, unknown_stores, compiled=True)
+        except DependenceTooDeep:  # an expression nested too deep for that: walk the trees
+            deps.clear()
+            deps.update(initial)
+            flow.deps.clear()
+            m._intrinsic_deps = dict(intrinsic0)
+            m._dep_leaves = None
+            self._fixpoint(writes, conds, opaque_writes, unknown_stores, compiled=False)
+        finally:
+            m._dep_leaves, m._dep_forms, m._dep_specs = None, {}, {}
+        m._dep_reads = None
+        m._deps_cache.clear()
+
+    def _fixpoint(self, writes: list[tuple[Var, list[ts.Node], ts.Node]], conds: list[list[ts.Node]],
+                  opaque_writes: set[int], unknown_stores: set[int], compiled: bool) -> None:
+        from shaderlint.model.idioms import uniform_idiom  # noqa: PLC0415 (idioms imports the model's helpers)
+        m = self.m
+        deps = m._var_deps
+        wdeps = m._flow.deps
+        leaves = m._dep_leaves
+        # uniform_idiom(c) per condition, reused while nothing it can read changed: no write's or
+        # variable's dependence grew since (``version``) in this round (its memo of values)
+        idiom_cache: dict[int, tuple[int, bool]] = {}
+        version = 0
         # Rounds in source order until nothing changes. A round that changes only values nothing
         # read before they changed ends it too: the next round would read what this one did and
         # change nothing (most files: one round instead of two).
@@ -1281,6 +1319,9 @@ class _Builder:
             stale = False  # a value changed after something read it: another round
             reads = m._dep_reads = {}
             m._deps_cache.clear()
+            if compiled:
+                leaves.clear()
+            version += 1
             for (var, rhs, stmt), cs in zip(writes, conds):
                 d: set[str] = set()
                 for r in rhs:
@@ -1290,8 +1331,12 @@ class _Builder:
                     d = {B.UNKNOWN_DEP} if B.LOCAL in d else set()
                 for c in cs:
                     cd = m.deps(c)
-                    if B.LOCAL in cd and uniform_idiom(m, m.function_at(c.start_byte), c):
-                        continue  # same in every thread (a vote through shared memory, a uniform trip count)
+                    if B.LOCAL in cd:
+                        hit = idiom_cache.get(c.id)
+                        if hit is None or hit[0] != version or not compiled:
+                            hit = idiom_cache[c.id] = (version, uniform_idiom(m, m.function_at(c.start_byte), c))
+                        if hit[1]:
+                            continue  # same in every thread (a vote through shared memory, a uniform trip count)
                     d |= cd
                 if stmt.id in unknown_stores and d:
                     d = {B.UNKNOWN_DEP}
@@ -1300,10 +1345,12 @@ class _Builder:
                 if not d <= old:
                     wdeps[key] = old | d
                     stale = stale or key in reads
+                    version += 1
                 vd = deps.get(var, frozenset())
                 if not d <= vd:
                     deps[var] = vd | d
                     stale = stale or var in reads
+                    version += 1
             # Helper functions: what their result depends on besides their arguments.
             for f in m.functions:
                 if f.is_entry or f.body is None:
@@ -1317,8 +1364,6 @@ class _Builder:
                     stale = True
             if not stale:
                 break
-        m._dep_reads = None
-        m._deps_cache.clear()
 
     def store_through_unknown_member(self, lvalue: ts.Node) -> bool:
         """``params.ptr[i] = x`` where the type of ``params.ptr`` is not known (a parameter block
@@ -1529,10 +1574,18 @@ def _value_conditions(m: FileModel, stmt: ts.Node) -> list[ts.Node]:
     if not conds or f is None or not f.is_entry:
         return conds
     out = []
+    only = m.__dict__.setdefault("_only_returns_cache", {})  # per guard: its statement's exits (structure)
+    at = stmt.start_byte
     for g in conds:
-        st = g.parent
-        if st is not None and not (st.start_byte <= stmt.start_byte < st.end_byte) and _only_returns(st, g):
-            continue
+        hit = only.get(g.id)
+        if hit is None:
+            st = g.parent
+            hit = only[g.id] = [st.start_byte, st.end_byte, None, st] if st is not None else [0, 0, False, None]
+        if not (hit[0] <= at < hit[1]):
+            if hit[2] is None:
+                hit[2] = _only_returns(hit[3], g)
+            if hit[2]:
+                continue
         out.append(g)
     return out
 

@@ -696,6 +696,12 @@ class ExprAnalysis:
             if self._dependence_pending:  # (the cache is empty until the fixpoint ran: see FileModel.var_deps)
                 self._ensure_dependence()
                 return self.deps(node)
+            if self._dep_leaves is not None:  # inside the dependence fixpoint: its compiled form
+                try:
+                    d = self._deps_cache[key] = self._formula_value(self._dep_formula(node))
+                except RecursionError:  # (near the interpreter's limit: the walk decides, as it would)
+                    raise DependenceTooDeep from None
+                return d
             depth = self.__dict__.get("_expr_depth", 0)
             if depth >= MAX_EXPR_DEPTH:
                 return frozenset({B.UNKNOWN_DEP})
@@ -792,6 +798,136 @@ class ExprAnalysis:
             out |= self.deps(c)
         return frozenset(out)
 
+    # ---- the same, compiled for the dependence fixpoint ---------------------------------------
+    # The fixpoint (``_Builder.compute_dependence``) evaluates every write's right-hand side and
+    # conditions once per round, with the memo cleared at each round's start. A node's value is a
+    # union of constants and of *leaves*, the only parts that read the fixpoint's state: an
+    # identifier (its variable's dependence, or that of the writes reaching it) and the result of a
+    # call of a file's function (``intrinsic_deps``); a shuffle-like call adds ``local`` when its
+    # operands depend on anything. ``_dep_formula`` builds that form once per node (what ``_deps``
+    # finds walking the tree: structure only), and a round evaluates it reading each leaf once,
+    # memoized per round like ``_deps_cache``. Within a round the original memo freezes each
+    # node's value at its first evaluation; that value is a function of its leaves' values frozen
+    # at their first evaluation, which happens at the same moment here, so every value, and every
+    # read recorded for the fixpoint's ``stale`` test, is the same as ``_deps`` gives.
+    def _dep_formula(self: "FileModel", node: ts.Node, depth: int = 0) -> tuple:
+        """(constant sources, leaf ids, shuffle sub-formulas, height) of ``node``'s dependence."""
+        forms = self._dep_forms
+        fm = forms.get(node.id)
+        if fm is None:
+            if depth >= _FORMULA_DEPTH:
+                raise DependenceTooDeep
+            fm = forms[node.id] = self._dep_compile(node, depth + 1)
+        if fm[3] + depth >= _FORMULA_DEPTH:
+            raise DependenceTooDeep  # the plain walk might reach MAX_EXPR_DEPTH here: it decides
+        return fm
+
+    def _dep_compile(self: "FileModel", node: ts.Node, depth: int) -> tuple:
+        t = node.type
+        if t in ("identifier", "qualified_identifier"):
+            v = self.resolve(node)
+            if v is not None:
+                flow = self.flow
+                keys = flow.reaching(v, node) if flow is not None else None
+                self._dep_specs[node.id] = (v, keys)
+                return (_NO_DEPS, (node.id,), (), 1)
+            b = self._builtin(self.text(node))
+            return (b[1], (), (), 1) if b is not None else _EMPTY_FORMULA
+        if t in _NO_DEP_TYPES:
+            return _EMPTY_FORMULA
+        form = self._dep_formula
+        if t == "call_expression":
+            name = self.callee_name(node)
+            if name in _SHAPE_QUERIES and name not in self.function_by_name:
+                return _EMPTY_FORMULA
+            misread = self._misread_shape_comparison(node)
+            if misread is not None:
+                fm = form(misread, depth)
+                return (fm[0], fm[1], fm[2], fm[3] + 1)
+            if name in ("__syncthreads_count", "__syncthreads_and", "__syncthreads_or"):
+                return _EMPTY_FORMULA
+            parts = [form(a, depth) for a in self._result_args(node, name)]
+            fn = node.child_by_field_name("function")
+            if fn is not None and fn.type == "field_expression":
+                obj = fn.child_by_field_name("argument")
+                if obj is not None:
+                    parts.append(form(obj, depth))
+            f = self.function_by_name.get(name)
+            if f is not None:
+                self._dep_specs[node.id] = f
+                parts.append((_NO_DEPS, (node.id,), (), 0))
+            elif name in _LOCAL_RESULT_CALLS:
+                parts.append((_LOCAL_ONLY, (), (), 0))
+            elif name in _SHUFFLE_CALLS:
+                inner = _merge(parts)
+                if not inner[1] and not inner[2]:  # known now: local when anything else is
+                    return ((inner[0] | _LOCAL_ONLY) if inner[0] else _NO_DEPS, (), (), inner[3])
+                return (_NO_DEPS, (), (inner,), inner[3])
+            return _merge(parts)
+        if t == "subscript_expression":
+            fm = _merge([form(c, depth) for c in node.named_children])
+            arg = node.child_by_field_name("argument")
+            base = self.base_var(arg) if arg is not None else None
+            if base is not None and base.address_space in ("threadgroup", "shared"):
+                fm = (fm[0] | _UNKNOWN_ONLY, fm[1], fm[2], fm[3])
+            return fm
+        if t == "field_expression":
+            arg = node.child_by_field_name("argument")
+            if arg is None:
+                return _EMPTY_FORMULA
+            if self.language == "glsl" and arg.type == "identifier" and self.text(arg) in _GLSL_POSITIONS:
+                fld = node.child_by_field_name("field")
+                axis = "xyz".find(self.text(fld)) if fld is not None and len(self.text(fld)) == 1 else -1
+                if axis >= 0 and self.resolve(arg) is None and _flat_axis(self, axis):
+                    return (frozenset({B.GROUP}) if self.text(arg) == "gl_GlobalInvocationID" else _NO_DEPS, (), (), 1)
+            fm = form(arg, depth)
+            base = self.base_var(arg)
+            if base is not None and base.address_space in ("threadgroup", "shared"):
+                return (fm[0] | _UNKNOWN_ONLY, fm[1], fm[2], fm[3] + 1)
+            return (fm[0], fm[1], fm[2], fm[3] + 1)
+        return _merge([form(c, depth) for c in node.named_children])
+
+    def _formula_value(self: "FileModel", fm: tuple) -> frozenset[str]:
+        const, leaves, subs, _ = fm
+        if not leaves and not subs:
+            return const
+        memo = self._dep_leaves
+        out = set(const)
+        for leaf in leaves:
+            v = memo.get(leaf)
+            if v is None:
+                v = self._leaf_value(leaf)
+            if v:
+                out |= v
+        for sub in subs:
+            v = self._formula_value(sub)
+            if v:
+                out |= v
+                out.add(B.LOCAL)
+        return frozenset(out)
+
+    def _leaf_value(self: "FileModel", leaf: int) -> frozenset[str]:
+        spec = self._dep_specs[leaf]
+        if type(spec) is tuple:  # an identifier: (variable, the writes reaching it or None)
+            v, keys = spec
+            reads = self._dep_reads
+            if keys is not None:
+                if reads is not None:
+                    reads.update(dict.fromkeys(keys))
+                wdeps = self._flow.deps
+                out: set[str] = set()
+                for k in keys:
+                    out |= wdeps.get(k, _NO_DEPS)
+                d = frozenset(out)
+            else:
+                if reads is not None:
+                    reads[v] = None
+                d = self._var_deps.get(v, _NO_DEPS)
+        else:  # a call of the file's function
+            d = self._intrinsic_deps.get(spec, _NO_DEPS)
+        self._dep_leaves[leaf] = d
+        return d
+
     def _result_args(self: "FileModel", call: ts.Node, name: str) -> list[ts.Node]:
         """The arguments a call's result can depend on: for a function of the file (one definition
         of that name, called by name with one argument per parameter), those whose parameter's
@@ -861,6 +997,48 @@ class ExprAnalysis:
 
     def is_local_varying(self: "FileModel", node: ts.Node) -> bool:
         return B.LOCAL in self.deps(node)
+
+
+class DependenceTooDeep(Exception):
+    """An expression too deep for the compiled dependence form: the fixpoint walks the tree instead."""
+
+
+#: Deeper than this (below a node the fixpoint evaluates), the plain walk decides (MAX_EXPR_DEPTH).
+_FORMULA_DEPTH = MAX_EXPR_DEPTH // 2
+_NO_DEPS: frozenset[str] = frozenset()
+_LOCAL_ONLY = frozenset({B.LOCAL})
+_UNKNOWN_ONLY = frozenset({B.UNKNOWN_DEP})
+_EMPTY_FORMULA = (_NO_DEPS, (), (), 1)
+_NO_DEP_TYPES = frozenset(("number_literal", "user_defined_literal", "true", "false", "string_literal", "char_literal",
+                           "sizeof_expression", "type_descriptor", "primitive_type", "type_identifier", "field_identifier"))
+_LOCAL_RESULT_CALLS = frozenset(("simd_is_first", "subgroupElect", "thread_rank", "simd_prefix_exclusive_sum",
+                                 "simd_prefix_inclusive_sum", "subgroupExclusiveAdd", "subgroupInclusiveAdd"))
+_SHUFFLE_CALLS = frozenset(("simd_sum", "simd_max", "simd_min", "simd_broadcast_first", "subgroupAdd", "subgroupMax",
+                            "subgroupMin", "subgroupBroadcastFirst", "simd_shuffle", "simd_shuffle_down",
+                            "__shfl_down_sync", "__shfl_sync", "__shfl_xor_sync", "__shfl_up_sync", "subgroupShuffle"))
+
+
+def _merge(parts: list[tuple]) -> tuple:
+    """The union of formulas, one level up."""
+    if not parts:
+        return _EMPTY_FORMULA
+    if len(parts) == 1:
+        c, leaves, subs, h = parts[0]
+        return (c, leaves, subs, h + 1)
+    const = _NO_DEPS
+    leaves: dict[int, None] = {}
+    subs: list[tuple] = []
+    h = 0
+    for c, lv, sb, ph in parts:
+        if c:
+            const = const | c
+        if lv:
+            leaves.update(dict.fromkeys(lv))
+        if sb:
+            subs.extend(sb)
+        if ph > h:
+            h = ph
+    return (const, tuple(leaves), tuple(subs), h + 1)
 
 
 def _call_arg_nodes(call: ts.Node) -> tuple[ts.Node, ...]:

@@ -840,6 +840,25 @@ def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
     if not barriers:
         return []
     orders = {k: _order_bits(model, b) for k, b in barriers.items()}
+    # First without the exchange bits (<< _U: an access at an address every thread shares, which
+    # asks for the thread dependence): every other bit of the states is computed bit by bit
+    # independently of them, and they only decide whether a barrier found redundant is kept
+    # (_execution_exchange). With no barrier found redundant, that is the answer; else the flow
+    # runs again with them (most kernels with barriers have none redundant and then never need
+    # the file's dependence fixpoint here).
+    try:
+        flow = _Flow(model, f, orders, exchanges=False)
+        flow.forward(f.body, _EDGE)
+        before = dict(flow.seen)
+        flow.removed = {k for k, s in before.items() if not s & orders[k]}
+        flow.seen = {}
+        flow.backward(f.body, _EDGE)
+        after = dict(flow.seen)
+    except (Unsupported, RecursionError):
+        return []
+    if not any(_value_discarded(b.node) and (k in flow.removed or (k in after and not after[k] & orders[k]))
+               for k, b in barriers.items()):
+        return []
     try:
         flow = _Flow(model, f, orders)
         flow.forward(f.body, _EDGE)
@@ -1027,10 +1046,11 @@ def _join(*states: int | None) -> int | None:
 
 
 class _Flow:
-    def __init__(self, model: "FileModel", f: Function, orders: dict[int, int]) -> None:
+    def __init__(self, model: "FileModel", f: Function, orders: dict[int, int], exchanges: bool = True) -> None:
         self.m = model
         self.f = f
         self.orders = orders
+        self.exchanges = exchanges  # False: no access counts as at a shared address (see redundant_barriers)
         # spaces some barrier of the kernel does not order: only accesses to those can be exchanges
         self.unordered = ALL & ~functools.reduce(operator.and_, orders.values(), ALL)
         self.removed: set[int] = set()
@@ -1084,7 +1104,7 @@ class _Flow:
                 if v is not None and _read_only(m, v):
                     out.append(("touch", bits))
                 else:
-                    shared = bits & self.unordered and _shared_address(m, n)  # (asks for thread dependence)
+                    shared = bits & self.unordered and self.exchanges and _shared_address(m, n)  # (asks for thread dependence)
                     out.append(("touch", bits | bits << _W | (bits << _U if shared else 0)))
             elif _vague(m, n):
                 out.append(("touch", _VAGUE))
@@ -1383,6 +1403,18 @@ SIMD_SHUFFLES = {
     "cuda": frozenset("__shfl_down_sync __shfl_xor_sync __shfl_down __shfl_xor".split()),
     "glsl": frozenset("subgroupShuffleDown subgroupShuffleXor".split()),
 }
+
+
+def names_simd_reductions(model: "FileModel") -> bool:
+    """Whether the file's text names a SIMD-scope reduction or shuffle at all: every reduction
+    :func:`group_result_stores` follows starts at a call of one (directly, through a reducing
+    helper or a local holding one), so without any it finds none (a text search, no tree walk)."""
+    hit = model.__dict__.get("_names_simd_reductions")
+    if hit is None:
+        data = model.source.data
+        hit = model._names_simd_reductions = any(
+            n.encode() in data for n in SIMD_REDUCTIONS[model.language] | SIMD_SHUFFLES[model.language])
+    return hit
 
 
 def _writes(model: "FileModel", f: Function) -> list[tuple[Var, ts.Node, ts.Node, bool]]:

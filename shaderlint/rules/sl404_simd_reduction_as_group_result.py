@@ -96,7 +96,7 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model.dispatch import GROUP_WORDS, group_size, simd_terms
-from shaderlint.model.sync import group_result_stores, spans_several_simd_groups
+from shaderlint.model.sync import group_result_stores, names_simd_reductions, spans_several_simd_groups
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -117,6 +117,8 @@ class SimdReductionAsGroupResult(Rule):
             gs = group_size(model, f, ctx.facts)
             if gs is not None and gs.total <= width:
                 continue  # the group is one SIMD group: its reduction is the group's
+            if not names_simd_reductions(model):
+                continue  # no reduction to store (the tests below walk the kernel: skipped)
             if gs is None and not spans_several_simd_groups(model, f, width):
                 continue  # size unknown and nothing says the group is wider than one SIMD group
             reported: set[int] = set()
