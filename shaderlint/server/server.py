@@ -732,7 +732,7 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
         if doc is None:
             return None
         return hovers.code_lenses(doc, ls.encoding(), *ls.estimate_context(doc),
-                            exact=lambda: ls.exact_for(doc)) or None
+                                 exact=ls.exact_for(doc)) or None
 
     return server
 
