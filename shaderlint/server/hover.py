@@ -221,7 +221,8 @@ def hover(doc: Document, position: types.Position, encoding: str, target: Any,
     spans: list[tuple[int, int]] = []
     fn = kernel_at(doc, offset)
     if fn is not None:
-        parts.append(kernel_markdown(doc, summarize(doc, fn, target, facts, exact)))
+        # (``exact`` may be a callable: asked only on a kernel's name, where its figures are shown)
+        parts.append(kernel_markdown(doc, summarize(doc, fn, target, facts, exact() if callable(exact) else exact)))
         spans.append(name_span(doc.result.model, fn))
     seen: set[str] = set()
     for d in doc.result.diagnostics:

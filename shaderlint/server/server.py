@@ -799,7 +799,8 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
         doc = ls.document(params.text_document.uri, full=True)
         if doc is None:
             return None
-        return hovers.hover(doc, params.position, ls.encoding(), *ls.estimate_context(doc), exact=ls.exact_for(doc))
+        return hovers.hover(doc, params.position, ls.encoding(), *ls.estimate_context(doc),
+                            exact=lambda: ls.exact_for(doc))
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     @_request
@@ -809,7 +810,8 @@ def create_server(max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> Shaderl
         doc = ls.document(params.text_document.uri, full=True)
         if doc is None:
             return None
-        return hovers.code_lenses(doc, ls.encoding(), *ls.estimate_context(doc), exact=ls.exact_for(doc)) or None
+        return hovers.code_lenses(doc, ls.encoding(), *ls.estimate_context(doc),
+                                 exact=ls.exact_for(doc)) or None
 
     return server
 
