@@ -768,8 +768,8 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
     lines.append("")
     if any(r.registers_source == "estimate" for r in rows):
         lines.append(f"~ registers are estimates of shaderlint's register model (target {', '.join(targets)}); "
-                     "see docs/register-model.md. --compiler ptxas (CUDA) and --compiler radv (GLSL compute, "
-                     "AMD targets) report measured figures.")
+                     "see docs/register-model.md. Where nvcc (CUDA, NVIDIA targets) or Mesa's RADV (GLSL compute, "
+                     "AMD targets) is installed, report measures them instead (--compiler auto, the default).")
         with_range = sorted({(r.language, r.target) for r in rows if r.registers_interval})
         if with_range:
             held = [c for c in (uncertainty_coverage(lang, t) for lang, t in with_range) if c is not None]
