@@ -127,6 +127,22 @@ def cacheable(diagnostics: list[Diagnostic]) -> bool:
     return True
 
 
+
+def replace_file(target: str, payload: bytes) -> None:
+    """Write ``payload`` to ``target`` through a temporary file in its directory and ``os.replace``:
+    a reader sees the old file or the new one, never a part (raises OSError)."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
 class Cache:
     """One cache directory. All methods swallow I/O errors: a cache never fails a run."""
 
@@ -162,17 +178,7 @@ class Cache:
         try:
             self._prepare()
             os.makedirs(os.path.dirname(target), exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(payload)
-                os.replace(tmp, target)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            replace_file(target, payload)
             return True
         except OSError:
             return False

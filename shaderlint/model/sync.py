@@ -846,29 +846,17 @@ def redundant_barriers(model: "FileModel", f: Function) -> list[Redundancy]:
     # (_execution_exchange). With no barrier found redundant, that is the answer; else the flow
     # runs again with them (most kernels with barriers have none redundant and then never need
     # the file's dependence fixpoint here).
-    try:
-        flow = _Flow(model, f, orders, exchanges=False)
-        flow.forward(f.body, _EDGE)
-        before = dict(flow.seen)
-        flow.removed = {k for k, s in before.items() if not s & orders[k]}
-        flow.seen = {}
-        flow.backward(f.body, _EDGE)
-        after = dict(flow.seen)
-    except (Unsupported, RecursionError):
+    got = _flows(model, f, orders, exchanges=False)
+    if got is None:
         return []
+    flow, before, after = got
     if not any(_value_discarded(b.node) and (k in flow.removed or (k in after and not after[k] & orders[k]))
                for k, b in barriers.items()):
         return []
-    try:
-        flow = _Flow(model, f, orders)
-        flow.forward(f.body, _EDGE)
-        before = dict(flow.seen)
-        flow.removed = {k for k, s in before.items() if not s & orders[k]}
-        flow.seen = {}
-        flow.backward(f.body, _EDGE)
-        after = dict(flow.seen)
-    except (Unsupported, RecursionError):
+    got = _flows(model, f, orders, exchanges=True)
+    if got is None:
         return []
+    flow, before, after = got
     out = []
     for k, b in barriers.items():
         o = frozenset(x for x, bit in SPACE_BITS.items() if orders[k] & bit)
@@ -907,6 +895,22 @@ def _execution_exchange(side: int, other: int, orders: int) -> bool:
     thread's own element (``data[gid]`` on both sides) exchange nothing."""
     unordered = ALL & ~orders
     return bool(((side >> _U) & (other >> _XW) | (other >> _U) & (side >> _XW)) & unordered)
+
+
+def _flows(model: "FileModel", f: Function, orders: dict, exchanges: bool):
+    """The barrier flow of ``f``: the flow, what each barrier's predecessors touch (forward; the
+    barriers that find nothing to order since the last one are ``flow.removed``) and what its
+    successors touch (backward), or None when the body holds what the flow does not follow."""
+    try:
+        flow = _Flow(model, f, orders, exchanges=exchanges)
+        flow.forward(f.body, _EDGE)
+        before = dict(flow.seen)
+        flow.removed = {k for k, s in before.items() if not s & orders[k]}
+        flow.seen = {}
+        flow.backward(f.body, _EDGE)
+        return flow, before, dict(flow.seen)
+    except (Unsupported, RecursionError):
+        return None
 
 
 def _shared_address(model: "FileModel", ident: ts.Node) -> bool:

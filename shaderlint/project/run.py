@@ -21,7 +21,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -494,22 +493,12 @@ class PlanStore:
         payload = json.dumps({"stamp": self.stamp, "cwd": os.getcwd(), "paths": paths, "fps": fps,
                               "settings": settings, "sources": sources, "headers": headers},
                              ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogateescape")
-        from shaderlint.cache import Cache
+        from shaderlint.cache import Cache, replace_file
 
         cache = Cache(self.cache_dir)
         try:
             cache._prepare()
-            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(self.path), prefix=".tmp-", suffix=".json")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(payload)
-                os.replace(tmp, self.path)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            replace_file(self.path, payload)
         except OSError:
             pass
 
