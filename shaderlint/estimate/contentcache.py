@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -91,11 +90,10 @@ def read_json(directory: str | None, key: str) -> dict | None:
 def write_json(directory: str | None, key: str, entry: dict) -> None:
     if not directory:
         return
+    from shaderlint.cache import replace_file
+
     try:
         os.makedirs(directory, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=directory, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(entry, fh)
-        os.replace(tmp, os.path.join(directory, key + ".json"))
+        replace_file(os.path.join(directory, key + ".json"), json.dumps(entry).encode("utf-8"))
     except OSError:
         pass

@@ -33,20 +33,14 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 
-from shaderlint.config import Settings
+from shaderlint.config import CONFIG_NAMES, Settings
+from shaderlint.host.index import _norm, within
 
 log = logging.getLogger(__name__)
-#: Configuration files (a change can change every link under them).
-CONFIG_FILES = ("shaderlint.toml", "pyproject.toml")
-
-
-def _norm(path: str) -> str:
-    return os.path.normcase(os.path.normpath(os.path.abspath(path)))
 
 
 def _under(path: str, root: str) -> bool:
-    p, r = _norm(path), _norm(root)
-    return p == r or p.startswith(r.rstrip(os.sep) + os.sep)
+    return within(path, [root])
 
 
 @dataclass
@@ -124,7 +118,7 @@ class HostIndexes:
         from shaderlint.host.index import load_scanners
         from shaderlint.languages import language_for_path
 
-        if os.path.basename(path) in CONFIG_FILES:
+        if os.path.basename(path) in CONFIG_NAMES:  # a change can change every link under it
             return True
         load_scanners()
         return bool(scanners_for(path)) or language_for_path(path) is not None
