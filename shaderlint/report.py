@@ -231,7 +231,7 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
               file=sys.stderr)
     why_not = None
     if compiler == "auto":
-        compiler, why_not = _auto_compiler(language, target, model)
+        compiler, why_not = auto_compiler(language, target, model)
     if compiler == "ptxas" and language == "cuda":
         rows = _ptxas_rows(path, model, estimates, target, settings.defines if settings is not None else (),
                           settings.include_dirs if settings is not None else ())
@@ -374,8 +374,9 @@ def launch_advice(model, f, target: Target, config: dict[str, str] | None, threa
     }
 
 
-def _auto_compiler(language: str, target: Target, model) -> tuple[str, str | None]:
-    """The compiler ``--compiler auto`` uses for a file, and why none when none."""
+def auto_compiler(language: str | None, target: Target, model) -> tuple[str, str | None]:
+    """The compiler ``--compiler auto`` uses for a file (also the language server's hover), and why none
+    when none."""
     if language == "cuda":
         from shaderlint.estimate.ptxas import ptxas_available
 

@@ -78,20 +78,13 @@ class _Job:
 
 
 def which_compiler(doc, target) -> str | None:
-    """"ptxas" or "radv" when one applies to the document on ``target`` and is installed, else None."""
-    language = getattr(doc, "language", None)
-    if language == "cuda" and getattr(target, "ptxas_arch", None):
-        from shaderlint.estimate.ptxas import ptxas_available
+    """"ptxas" or "radv" when one applies to the document on ``target`` and is installed, else None
+    (what ``report --compiler auto`` picks: :func:`shaderlint.report.auto_compiler`)."""
+    from shaderlint.report import auto_compiler
 
-        return "ptxas" if ptxas_available() else None
-    if language == "glsl" and getattr(target, "radv_family", None):
-        model = doc.result.model if getattr(doc, "result", None) is not None else None
-        if getattr(model, "stage", None) != "compute":
-            return None
-        from shaderlint.estimate.radv import unavailable_reason
-
-        return "radv" if unavailable_reason() is None else None
-    return None
+    model = doc.result.model if getattr(doc, "result", None) is not None else None
+    compiler, _ = auto_compiler(getattr(doc, "language", None), target, model)
+    return None if compiler == "none" else compiler
 
 
 class CompiledFigures:
