@@ -87,16 +87,16 @@ def registers(model: "FileModel", settings: "Settings", target: "Target", kernel
 def fixed_text(model: "FileModel", fix) -> str | None:
     """The file's text with ``fix``'s edits applied (byte offsets of the original file), or None when
     an edit lies outside it (in a macro expansion the model appended) or edits overlap."""
+    from shaderlint.fixes import apply_edits
+
     data = model.source.data[:model.parsed.length]
     edits = sorted(fix.edits, key=lambda e: (e.start, e.end))
-    out, at = [], 0
+    at = 0
     for e in edits:
         if e.start < at or e.end > len(data) or e.start > e.end:
             return None
-        out += [data[at:e.start], e.text.encode("utf-8")]
         at = e.end
-    out.append(data[at:])
-    return b"".join(out).decode("utf-8", errors="replace")
+    return apply_edits(data, edits).decode("utf-8", errors="replace")
 
 
 def _occupancy(target: "Target", threads: int | None, registers: float, shared: int) -> float | None:
@@ -113,20 +113,17 @@ def _occupancy(target: "Target", threads: int | None, registers: float, shared: 
 
 def exact_compiler(model: "FileModel", settings: "Settings", target: "Target") -> str | None:
     """The compiler measured impacts use for this file ("ptxas", "radv"), or None: only when the
-    ``compiler`` setting asks (each fix costs a compile) and the compiler applies and is installed."""
+    ``compiler`` setting asks (each fix costs a compile) and the compiler applies and is installed
+    (:func:`shaderlint.report.auto_compiler`; RADV only with ``auto``)."""
     compiler = getattr(settings, "compiler", "none")
     if compiler == "none":
         return None
-    if model.language == "cuda" and target.ptxas_arch is not None:
-        from shaderlint.estimate.ptxas import ptxas_available
+    from shaderlint.report import auto_compiler
 
-        return "ptxas" if ptxas_available() else None
-    if model.language == "glsl" and compiler == "auto" and target.radv_family is not None \
-            and getattr(model, "stage", None) == "compute":
-        from shaderlint.estimate.radv import unavailable_reason
-
-        return "radv" if unavailable_reason() is None else None
-    return None
+    got, _ = auto_compiler(model.language, target, model)
+    if got == "none" or (got == "radv" and compiler != "auto"):
+        return None
+    return got
 
 
 def measured_impact(model: "FileModel", settings: "Settings", target: "Target", function, fix,
