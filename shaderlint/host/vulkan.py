@@ -31,6 +31,10 @@ EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
 _MARKERS = (b"vkCmdDispatch", b"dispatch(")
 #: In the name of every pipeline creation (:data:`_CREATE`): a file without it links no dispatch.
 _CREATE_MARK = b"ComputePipeline"
+#: In Vulkan's C++ bindings (vulkan-hpp's headers), never in code using them.
+_BINDINGS_MARK = b"VULKAN_HPP_NAMESPACE"
+#: In every pipeline bind (``vkCmdBindPipeline``, vulkan-hpp's ``bindPipeline``).
+_BIND_MARK = b"indPipeline"
 _CREATE = frozenset({"vkCreateComputePipelines", "createComputePipeline", "createComputePipelines",
                      "createComputePipelineUnique", "createComputePipelinesUnique"})
 _DISPATCH = frozenset({"vkCmdDispatch", "vkCmdDispatchIndirect", "vkCmdDispatchBase", "vkCmdDispatchBaseKHR"})
@@ -56,7 +60,24 @@ def scan(path: str, data: bytes) -> list[HostLaunch]:
     try:
         if not any(m in data for m in _MARKERS) or _CREATE_MARK not in data:
             return []  # (no dispatch, or no pipeline created here to link one to: nothing to read)
-        return _scan(path, data)
+        return _scan(path, data)[0]
+    except Exception:
+        return []
+
+
+def scan_with_summary(path: str, data: bytes) -> list:
+    """:func:`scan`'s launches and the file's :class:`~shaderlint.host._vulkan_summary.VulkanSummary`
+    (functions creating compute pipelines, building shader paths, calling each other, dispatching a
+    pipeline they are given), which the index links across files. Never raises."""
+    try:
+        dispatches = any(m in data for m in _MARKERS)
+        if _CREATE_MARK not in data and not (dispatches and _BIND_MARK in data):
+            return []  # (no pipeline created or described here, no pipeline bound for a dispatch)
+        if _BINDINGS_MARK in data:
+            return scan(path, data)  # Vulkan's own C++ bindings: their "creations" are the API's
+        launches, summary = _scan(path, data, with_summary=True,
+                                  launches=dispatches and _CREATE_MARK in data)
+        return [*launches, *([summary] if summary is not None else [])]
     except Exception:
         return []
 
@@ -71,13 +92,27 @@ class _Fn:
         self.spec_nodes: list = []  # declarations/assignments/initializers about specialization
 
 
-def _scan(path: str, data: bytes) -> list[HostLaunch]:
+def _scan(path: str, data: bytes, with_summary: bool = False, launches: bool = True):
     tree = parse(data, "cpp")
     if tree is None:
-        return []
+        return [], None
     budget = [MAX_NODES]
     consts = Constants(tree.root_node, budget, language=tree.language)
     lines = LineIndex(path, data)
+    out = _scan_tree(tree, consts, lines, data, budget) if launches else []
+    summary = None
+    if with_summary:
+        from shaderlint.host._vulkan_summary import VulkanSummary, summarise
+        from shaderlint.host.index import _launch_to_json
+
+        reader = ConstantsReader(data, lines.span, consts)
+        got = summarise(tree, consts, lines, [MAX_NODES], _CREATE, _DISPATCH, _HPP_DISPATCH, data,
+                        lambda call: _launch_to_json(_record(call, None, (), consts, lines, None, reader)))
+        summary = VulkanSummary(got) if got is not None else None
+    return out, summary
+
+
+def _scan_tree(tree, consts: Constants, lines: LineIndex, data: bytes, budget: list[int]) -> list[HostLaunch]:
     file = _Fn()
     fns: dict[int, _Fn] = {}
     for n in walk(tree.root_node, [MAX_NODES]):
@@ -291,4 +326,4 @@ def _data_words(ref, consts: Constants, where: list | None = None) -> list[int] 
     return [int(v) for v in vals if v is not None]
 
 
-register(EXTENSIONS, scan)
+register(EXTENSIONS, scan_with_summary)
