@@ -720,6 +720,9 @@ class _Reader:
         uses = [i for i in fn.idents.get(info_name, ()) if i != _declared_node(info)]
         for u in uses:
             p = u.parent
+            if p is not None and p.type == "field_expression" and p.parent is not None \
+                    and p.parent.type == "assignment_expression" and p.parent.child_by_field_name("left") == p:
+                continue  # (a field set: read above)
             if not (p is not None and p.type == "pointer_expression"):
                 return None
         return {"e": entries, "d": words}
