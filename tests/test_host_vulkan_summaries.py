@@ -185,3 +185,9 @@ def test_a_summary_round_trips_through_the_scan_store(tmp_path):
     store.save()
     again = ScanStore(str(tmp_path)).get(ScanStore.key(path, data))
     assert again == got
+
+
+def test_a_pipeline_member_also_set_in_a_constructor_links_no_dispatch(root):
+    edit("src/app.cpp", "struct Kernels {", "struct Kernels {\n    explicit Kernels(VkPipeline r) : reduce(r) {}")
+    k = kernels()
+    assert "dispatch" not in k["reduce"].host_facts and "dispatch" in k["blur"].host_facts

@@ -59,8 +59,20 @@ _COMPARE = frozenset({"<", "<=", ">", ">=", "==", "!="})
 _READERS = frozenset({"printf", "fprintf", "puts", "assert", "std::hash", "hash", "find", "count", "size"})
 _MAX_DEPTH = 8
 #: Nodes whose children are never read here.
-_LEAVES = frozenset({"string_literal", "number_literal", "comment", "preproc_arg", "char_literal",
-                     "raw_string_literal", "type_identifier", "primitive_type", "field_identifier"})
+_QUERY_TEXT = """
+(function_definition) @fn
+(lambda_expression) @lam
+(declaration) @decl
+(call_expression) @call
+(assignment_expression) @assign
+(return_statement) @ret
+(string_literal) @str
+(binary_expression operator: "+") @cat
+(field_initializer) @init
+(initializer_pair) @init
+"""
+_QUERY: dict[int, object] = {}
+_IDENT_QUERY: dict[int, object] = {}
 #: Pipeline creation functions of the API and its C++ bindings (a function of that name wraps the API).
 _API = frozenset({"vkCreateComputePipelines", "createComputePipeline", "createComputePipelines",
                   "createComputePipelineUnique", "createComputePipelinesUnique"})
@@ -109,9 +121,31 @@ _NOISE = frozenset({
 
 
 class _Fn:
-    __slots__ = ("node", "name", "lam", "parent", "params", "body", "locals", "idents", "calls", "assigns",
+    @property
+    def idents(self) -> dict[str, list]:
+        """The function's identifiers by name (not those of functions and lambdas inside it), found
+        when first asked (most functions never are)."""
+        if self._idents is None:
+            import tree_sitter as ts
+
+            from shaderlint.model.build import captures
+
+            q = _IDENT_QUERY.get(id(self.lang))
+            if q is None:
+                q = _IDENT_QUERY[id(self.lang)] = ts.Query(self.lang, "(identifier) @i")
+            got = captures(q, self.node).get("i", [])
+            holes = [(n.start_byte, n.end_byte) for n in self.nested]
+            out: dict[str, list] = {}
+            for n in got:
+                if holes and any(a <= n.start_byte < b for a, b in holes):
+                    continue
+                out.setdefault(text(n), []).append(n)
+            self._idents = out
+        return self._idents
+
+    __slots__ = ("node", "name", "lam", "parent", "params", "body", "locals", "calls", "assigns",
                  "returns", "literals", "concats", "creates", "binds", "dispatches", "lambdas", "create_ids",
-                 "written", "local_memo")
+                 "written", "local_memo", "nested", "_idents", "lang", "inits")
 
     def __init__(self, node, name: str, lam: bool, parent: "_Fn | None") -> None:
         self.node = node
@@ -121,7 +155,10 @@ class _Fn:
         self.params: dict[str, int] = {}
         self.body = node.child_by_field_name("body")
         self.locals: dict[str, list] = {}  # name -> declarators
-        self.idents: dict[str, list] = {}
+        self._idents: dict[str, list] | None = None
+        self.lang = None
+        self.inits: list = []
+        self.nested: list = []  # the functions and lambdas defined inside (their names are theirs)
         self.calls: list = []
         self.assigns: list = []
         self.returns: list = []
@@ -184,82 +221,100 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
     root = tree.root_node
     fns: list[_Fn] = []
     complete = True
+    from shaderlint.host._c import document_order
     subscripts: dict[str, int] = {}  # `X[k] = …` assignments in the file, by X
-    cursor = root.walk()
-    scopes: list[tuple[int, _Fn]] = []  # (end byte, function) of the functions around the node
-    fn: _Fn | None = None
-    while True:
-        if budget[0] <= 0:
-            complete = False
-            break
-        budget[0] -= 1
-        node = cursor.node
-        while scopes and node.start_byte >= scopes[-1][0]:
-            scopes.pop()
-        fn = scopes[-1][1] if scopes else None
-        t = node.type
-        if t == "function_definition":
-            fn = _Fn(node, _fn_name(node), False, fn)
-            fn.params = {n: i for i, n in enumerate(_param_names(node)) if n}
-            fns.append(fn)
-            scopes.append((node.end_byte, fn))
-        elif t == "lambda_expression":
-            parent = node.parent
-            name = ""
-            if parent is not None and parent.type == "init_declarator":
-                name = _declared_name(parent.child_by_field_name("declarator"))
-            new = _Fn(node, name, True, fn)
-            new.params = {n: i for i, n in enumerate(_param_names(node)) if n}
-            if name and fn is not None:
-                fn.lambdas[name] = new
-            fns.append(new)
-            scopes.append((node.end_byte, new))
-        elif fn is not None:
-            if t == "identifier":
-                fn.idents.setdefault(text(node), []).append(node)
-            elif t == "declaration":
-                for d in node.children_by_field_name("declarator"):
-                    nm = _declared_name(d)
-                    if nm:
-                        fn.locals.setdefault(nm, []).append(d)
-            elif t == "call_expression":
-                fn.calls.append(node)
-                name = callee_name(node)
-                f = node.child_by_field_name("function")
-                if name in create_names:
-                    fn.creates.append(node)
-                elif name in dispatch_names or (name in hpp_dispatch_names and f is not None
-                                                and f.type == "field_expression"):
-                    fn.dispatches.append(node)
-                elif name in ("vkCmdBindPipeline", "bindPipeline"):
-                    fn.binds.append(node)
-            elif t == "assignment_expression":
-                fn.assigns.append(node)
-                left = node.child_by_field_name("left")
-                if left is not None and left.type == "subscript_expression":
-                    base = left.child_by_field_name("argument")
-                    subscripts[text(base)] = subscripts.get(text(base), 0) + 1
-            elif t == "return_statement":
-                fn.returns.append(node)
-            elif t == "string_literal":
-                p = node.parent
-                if not (p is not None and p.type == "binary_expression"
-                        and text(p.child_by_field_name("operator")) == "+"):
-                    fn.literals.append(node)
-            elif t == "binary_expression" and text(node.child_by_field_name("operator")) == "+":
-                p = node.parent
-                if not (p is not None and p.type == "binary_expression"
-                        and text(p.child_by_field_name("operator")) == "+"):
-                    fn.concats.append(node)
-        if t not in _LEAVES and cursor.goto_first_child():
+    from shaderlint.host._c import _Enclosing
+    from shaderlint.model.build import captures
+
+    query = _QUERY.get(id(tree.language))
+    if query is None:
+        import tree_sitter as ts
+
+        query = _QUERY[id(tree.language)] = ts.Query(tree.language, _QUERY_TEXT)
+    got = captures(query, root)
+    budget[0] -= sum(len(v) for v in got.values())
+    if budget[0] < 0:
+        return {"fns": [], "complete": False}
+    heads = sorted(got.get("fn", []) + got.get("lam", []), key=lambda n: (n.start_byte, -n.end_byte))
+    enclosing = _Enclosing(heads)
+    by_id: dict[int, _Fn] = {}
+    for node in heads:  # (outer functions first: a lambda's parent is made before it)
+        outer = enclosing.of(node.parent) if node.parent is not None else None
+        parent = by_id.get(outer.id) if outer else None
+        if node.type == "function_definition":
+            fn = _Fn(node, _fn_name(node), False, parent)
+        else:
+            up = node.parent
+            name = _declared_name(up.child_by_field_name("declarator")) \
+                if up is not None and up.type == "init_declarator" else ""
+            fn = _Fn(node, name, True, parent)
+            if name and parent is not None:
+                parent.lambdas[name] = fn
+        fn.params = {n: i for i, n in enumerate(_param_names(node)) if n}
+        fn.lang = tree.language
+        if parent is not None:
+            parent.nested.append(node)
+        by_id[node.id] = fn
+        fns.append(fn)
+
+    def owner(node) -> _Fn | None:
+        f = enclosing.of(node)
+        return by_id.get(f.id) if f else None
+
+    for node in got.get("decl", ()):
+        fn = owner(node)
+        if fn is not None:
+            for d in node.children_by_field_name("declarator"):
+                nm = _declared_name(d)
+                if nm:
+                    fn.locals.setdefault(nm, []).append(d)
+    for node in document_order(got.get("call", [])):
+        fn = owner(node)
+        if fn is None:
             continue
-        done = False
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
-                done = True
-                break
-        if done:
-            break
+        fn.calls.append(node)
+        name = callee_name(node)
+        if name in create_names:
+            fn.creates.append(node)
+        elif name in dispatch_names:
+            fn.dispatches.append(node)
+        elif name in hpp_dispatch_names:
+            f = node.child_by_field_name("function")
+            if f is not None and f.type == "field_expression":
+                fn.dispatches.append(node)
+        elif name in ("vkCmdBindPipeline", "bindPipeline"):
+            fn.binds.append(node)
+    for node in got.get("assign", ()):
+        fn = owner(node)
+        if fn is None:
+            continue
+        fn.assigns.append(node)
+        left = node.child_by_field_name("left")
+        if left is not None and left.type == "subscript_expression":
+            base = text(left.child_by_field_name("argument"))
+            subscripts[base] = subscripts.get(base, 0) + 1
+    for node in got.get("init", ()):  # `: pipe_(p)`, `{.pipe = p}`: members given a value
+        fn = owner(node)
+        if fn is not None:
+            fn.inits.append(node)
+    for node in got.get("ret", ()):
+        fn = owner(node)
+        if fn is not None:
+            fn.returns.append(node)
+    for node in got.get("str", ()):
+        p = node.parent
+        if p is not None and p.type == "binary_expression" and text(p.child_by_field_name("operator")) == "+":
+            continue
+        fn = owner(node)
+        if fn is not None:
+            fn.literals.append(node)
+    for node in got.get("cat", ()):
+        p = node.parent
+        if p is not None and p.type == "binary_expression" and text(p.child_by_field_name("operator")) == "+":
+            continue
+        fn = owner(node)
+        if fn is not None:
+            fn.concats.append(node)
     reader = _Reader(consts, lines, data, subscripts, record)
     out_fns = []
     for fn in fns:
@@ -453,6 +508,12 @@ class _Reader:
         return None
 
     def _pipe_writes(self, fn: _Fn, name: str) -> list | None:
+        key = "\0w" + name
+        if key not in fn.local_memo:
+            fn.local_memo[key] = self._find_pipe_writes(fn, name)
+        return fn.local_memo[key]  # type: ignore[return-value]
+
+    def _find_pipe_writes(self, fn: _Fn, name: str) -> list | None:
         """How local ``name`` is written as the output of this function's creation (``&name`` ->
         ``["k", ""]``, ``&name.pipeline`` -> ``["k", "pipeline"]``); None when it (or that field) is
         written any other way."""
@@ -527,6 +588,14 @@ class _Reader:
                 continue
             o = self.origin(fn, a.child_by_field_name("right"), calls_idx, creates)
             stores.append([field, o if o is not None and (o[0] == "c" or o == ["k", ""]) and _straight(a, fn) else None])
+        for n in fn.inits:  # members initialised (constructors' lists, designated initializers): never traced
+            if n.type == "field_initializer":
+                name = next((text(c) for c in n.named_children if c.type == "field_identifier"), "")
+            else:
+                d = n.child_by_field_name("designator")
+                name = text(d).lstrip(".") if d is not None and d.type == "field_designator" else ""
+            if name:
+                stores.append([name, None])
         for c in fn.creates:  # `vkCreateComputePipelines(…, &this->pipe)`: a member written by the creation
             a = args_of(c)
             out_arg = unparen(a[5]) if callee_name(c) == "vkCreateComputePipelines" and len(a) == 6 else None

@@ -31,6 +31,8 @@ EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
 _MARKERS = (b"vkCmdDispatch", b"dispatch(")
 #: In the name of every pipeline creation (:data:`_CREATE`): a file without it links no dispatch.
 _CREATE_MARK = b"ComputePipeline"
+#: In code that creates, keeps or hands on a Vulkan pipeline (the C type and the C++ bindings' names).
+_VULKAN_PIPELINE_MARKS = (b"VkPipeline", b"vk::Pipeline", b"createComputePipeline", b"vk::raii::Pipeline")
 #: In Vulkan's C++ bindings (vulkan-hpp's headers), never in code using them.
 _BINDINGS_MARK = b"VULKAN_HPP_NAMESPACE"
 #: In every pipeline bind (``vkCmdBindPipeline``, vulkan-hpp's ``bindPipeline``).
@@ -71,8 +73,10 @@ def scan_with_summary(path: str, data: bytes) -> list:
     pipeline they are given), which the index links across files. Never raises."""
     try:
         dispatches = any(m in data for m in _MARKERS)
-        if _CREATE_MARK not in data and not (dispatches and _BIND_MARK in data):
-            return []  # (no pipeline created or described here, no pipeline bound for a dispatch)
+        if not any(m in data for m in _VULKAN_PIPELINE_MARKS) and not (dispatches and _BIND_MARK in data):
+            # (no Vulkan pipeline created, kept or handed on here, none bound for a dispatch: Metal's
+            # and WebGPU's compute pipelines have other names)
+            return scan(path, data)
         if _BINDINGS_MARK in data:
             return scan(path, data)  # Vulkan's own C++ bindings: their "creations" are the API's
         launches, summary = _scan(path, data, with_summary=True,
@@ -97,9 +101,13 @@ def _scan(path: str, data: bytes, with_summary: bool = False, launches: bool = T
     if tree is None:
         return [], None
     budget = [MAX_NODES]
-    consts = Constants(tree.root_node, budget, language=tree.language)
     lines = LineIndex(path, data)
-    out = _scan_tree(tree, consts, lines, data, budget) if launches else []
+    if launches:
+        consts = Constants(tree.root_node, budget, language=tree.language)
+        out = _scan_tree(tree, consts, lines, data, budget)
+    else:
+        consts = _LazyConstants(tree, data)  # (the summaries ask for few values, in few files)
+        out = []
     summary = None
     if with_summary:
         from shaderlint.host._vulkan_summary import VulkanSummary, summarise
@@ -110,6 +118,49 @@ def _scan(path: str, data: bytes, with_summary: bool = False, launches: bool = T
                         lambda call: _launch_to_json(_record(call, None, (), consts, lines, None, reader)))
         summary = VulkanSummary(got) if got is not None else None
     return out, summary
+
+
+class _LazyConstants:
+    """:class:`Constants`, built when a value is first asked for that is not a literal and whose
+    name the file may give a constant value (a ``#define`` or a ``const``/``constexpr``)."""
+
+    def __init__(self, tree, data: bytes) -> None:
+        self.tree = tree
+        self.data = data
+        self.real: Constants | None = None
+        self.names: set[bytes] | None = None
+
+    def get(self) -> Constants:
+        if self.real is None:
+            self.real = Constants(self.tree.root_node, [MAX_NODES], language=self.tree.language)
+        return self.real
+
+    def value(self, node, depth: int = 0) -> int | None:
+        if node is None:
+            return None
+        t = node.type
+        if t == "number_literal":
+            return self.get().value(node) if self.real is not None else _number(text(node))
+        if t == "identifier" and self.real is None:
+            if self.names is None:
+                self.names = {a or b for a, b in _CONST_NAMES.findall(self.data)}
+            if node.text not in self.names:
+                return None
+        return self.get().value(node, depth)
+
+    def __getattr__(self, name: str):
+        return getattr(self.get(), name)
+
+
+#: Names a file may give a constant value (:class:`Constants` reads no others): ``#define N``,
+#: ``const``/``constexpr … N =``.
+_CONST_NAMES = re.compile(rb"#\s*define\s+(\w+)|\bconst(?:expr)?\b[^;={}()]*?\b(\w+)\s*(?:=|\{|\[)")
+
+
+def _number(s: str) -> int | None:
+    from shaderlint.host._c import _int
+
+    return _int(s)
 
 
 def _scan_tree(tree, consts: Constants, lines: LineIndex, data: bytes, budget: list[int]) -> list[HostLaunch]:
