@@ -1361,13 +1361,17 @@ def resolve(summaries: list[tuple[str, dict]], shader_for, launch_from_json) -> 
     not known), and each dispatch that binds a pipeline traced to a creation, per call chain.
     ``shader_for(host path, literal, directory known)`` gives a shader's kernel key, None, or
     :data:`AMBIGUOUS`. Never raises."""
-    import dataclasses
-
     try:
-        run = _Run(summaries)
-        creations, unknown = run.instances()
+        return _resolve(summaries, shader_for, launch_from_json)
     except Exception:
         return []
+
+
+def _resolve(summaries: list[tuple[str, dict]], shader_for, launch_from_json) -> list[tuple[str, HostLaunch]]:
+    import dataclasses
+
+    run = _Run(summaries)
+    creations, unknown = run.instances()
     out: list[tuple[str, HostLaunch]] = []
 
     def shader_of(t) -> str | None:
@@ -1390,11 +1394,7 @@ def resolve(summaries: list[tuple[str, dict]], shader_for, launch_from_json) -> 
     seen: set = set()
     for f in list(run.funcs.values()):
         for d in f.d.get("dispatches", ()):
-            try:
-                found = run.pipelines(f, d["pipe"])
-            except Exception:
-                continue
-            for t in found:
+            for t in run.pipelines(f, d["pipe"]):
                 key = shader_of(t)
                 if key is None or key == AMBIGUOUS:
                     continue

@@ -565,7 +565,10 @@ class HostIndex:
             if len(files) == 1:
                 linked.setdefault(next(iter(files)), {}).setdefault(launch.kernel, []).append(launch)
         if summaries:
-            _link_summaries(summaries, linked, kernels, roots, settings)
+            try:
+                _link_summaries(summaries, linked, kernels, roots, settings)
+            except Exception:  # (an extra: the launches linked above stand)
+                pass
         for target, per_kernel in linked.items():
             if target in kernels:
                 index.paths[target] = kernels[target][0]

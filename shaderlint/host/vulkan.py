@@ -113,9 +113,12 @@ def _scan(path: str, data: bytes, with_summary: bool = False, launches: bool = T
         from shaderlint.host._vulkan_summary import VulkanSummary, summarise
         from shaderlint.host.index import _launch_to_json
 
-        reader = ConstantsReader(data, lines.span, consts)
-        got = summarise(tree, consts, lines, [MAX_NODES], _CREATE, _DISPATCH, _HPP_DISPATCH, data,
-                        lambda call: _launch_to_json(_record(call, None, (), consts, lines, None, reader)))
+        try:
+            reader = ConstantsReader(data, lines.span, consts)
+            got = summarise(tree, consts, lines, [MAX_NODES], _CREATE, _DISPATCH, _HPP_DISPATCH, data,
+                            lambda call: _launch_to_json(_record(call, None, (), consts, lines, None, reader)))
+        except Exception:  # (the file's own launches stand; the run's summaries are then incomplete)
+            got = {"fns": [], "complete": False}
         summary = VulkanSummary(got) if got is not None else None
     return out, summary
 
