@@ -14,6 +14,13 @@ every launch to a kernel file being linted:
   ``.glsl``), the literal's path taken relative to the host file, a linted path, the current
   directory or the project root (the host file's configuration directory), only when that file
   is being linted.
+* Vulkan pipelines traced across functions and files (:mod:`shaderlint.host._vulkan_summary`):
+  each creation whose shader name and specialization constants come from its callers is
+  instantiated at its call sites, giving a ``vulkan-pipeline`` record (the group size the
+  pipeline runs its shader with, located at the call that names the shader); a dispatch that
+  binds a pipeline it is passed links per call site to the pipeline the caller passes. A shader
+  path built on a directory that is not a literal resolves by file name, when exactly one linted
+  shader has it. When some creation of the run is not understood, no creation's constants count.
 
 :class:`HostFacts` (one per kernel file, picklable for worker processes) carries the linked
 launches; :func:`apply` turns them into the kernel model's facts after the file is parsed: the
