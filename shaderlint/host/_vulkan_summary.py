@@ -58,6 +58,8 @@ _COMPARE = frozenset({"<", "<=", ">", ">=", "==", "!="})
 #: Calls whose arguments are only read (a local struct passed to one stays as it was).
 _READERS = frozenset({"printf", "fprintf", "puts", "assert", "std::hash", "hash", "find", "count", "size"})
 _MAX_DEPTH = 8
+#: Call sites visited at most when instantiating a run's creations.
+_MAX_STEPS = 20_000
 #: Nodes whose children are never read here.
 _QUERY_TEXT = """
 (function_definition) @fn
@@ -1192,6 +1194,7 @@ class _Run:
         self._sources: dict[tuple, list | None] = {}
         self._creation: dict[tuple, object] = {}
         self._returned: dict[tuple, object] = {}
+        self.steps = 0
 
     def target(self, f: _Func, row) -> _Func | None:
         if row[3] is not None:
@@ -1262,6 +1265,9 @@ class _Run:
         return out, unknown
 
     def _up(self, f: _Func, t, depth: int, out: list) -> bool:
+        self.steps += 1
+        if self.steps > _MAX_STEPS:
+            return False  # (call chains too many to follow: not known)
         shader, spec, at = t
         if not _has_param(shader) and not _has_param(spec):
             out.append(t)
@@ -1324,7 +1330,8 @@ class _Run:
     def pipelines(self, f: _Func, v, depth: int = 0) -> list:
         """The closed creations a pipeline value ``v`` in ``f`` may be, one per call chain that
         resolves (a chain that does not links nothing)."""
-        if v is None or depth > _MAX_DEPTH:
+        self.steps += 1
+        if v is None or depth > _MAX_DEPTH or self.steps > 2 * _MAX_STEPS:
             return []
         if v[0] == "p" and v[2]:
             v = ["f", v[2].rsplit(".", 1)[-1]]
