@@ -72,6 +72,9 @@ _QUERY_TEXT = """
 (binary_expression operator: "+") @cat
 (field_initializer) @init
 (initializer_pair) @init
+(update_expression argument: (identifier) @write)
+(pointer_expression operator: "&" argument: (identifier) @write)
+(assignment_expression left: (identifier) @write)
 """
 _QUERY: dict[int, object] = {}
 _IDENT_QUERY: dict[int, object] = {}
@@ -147,7 +150,7 @@ class _Fn:
 
     __slots__ = ("node", "name", "lam", "parent", "params", "body", "locals", "calls", "assigns",
                  "returns", "literals", "concats", "creates", "binds", "dispatches", "lambdas", "create_ids",
-                 "written", "local_memo", "nested", "_idents", "lang", "inits")
+                 "written", "local_memo", "nested", "_idents", "lang", "inits", "writes")
 
     def __init__(self, node, name: str, lam: bool, parent: "_Fn | None") -> None:
         self.node = node
@@ -160,6 +163,7 @@ class _Fn:
         self._idents: dict[str, list] | None = None
         self.lang = None
         self.inits: list = []
+        self.writes: set[str] = set()  # names assigned, incremented or whose address is taken
         self.nested: list = []  # the functions and lambdas defined inside (their names are theirs)
         self.calls: list = []
         self.assigns: list = []
@@ -295,6 +299,12 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
         if left is not None and left.type == "subscript_expression":
             base = text(left.child_by_field_name("argument"))
             subscripts[base] = subscripts.get(base, 0) + 1
+    for node in got.get("write", ()):  # (a lambda's writes are its enclosing functions' too: captures)
+        fn = owner(node)
+        name = text(node)
+        while fn is not None:
+            fn.writes.add(name)
+            fn = fn.parent
     for node in got.get("init", ()):  # `: pipe_(p)`, `{.pipe = p}`: members given a value
         fn = owner(node)
         if fn is not None:
@@ -386,22 +396,7 @@ class _Reader:
         return None
 
     def _written(self, fn: _Fn, name: str) -> bool:
-        got = fn.written.get(name)
-        if got is None:
-            got = fn.written[name] = self._is_written(fn, name)
-        return got
-
-    def _is_written(self, fn: _Fn, name: str) -> bool:
-        for ident in fn.idents.get(name, ()):
-            p = ident.parent
-            if p is None:
-                continue
-            if p.type == "assignment_expression" and p.child_by_field_name("left") == ident:
-                return True
-            if p.type == "update_expression" or (p.type == "pointer_expression"
-                                                 and text(p.child_by_field_name("operator")) == "&"):
-                return True
-        return False
+        return name in fn.writes
 
     def local(self, fn: _Fn, name: str, depth: int):
         if name in fn.local_memo:
@@ -666,8 +661,8 @@ class _Reader:
         vals = []
         for a in args_of(c):
             v = self.ev(fn, a)
-            if v is None:
-                v = self.origin(fn, a, {}, set())
+            if v is None and not (a.type == "identifier" and text(a) in fn.locals):
+                v = self.origin(fn, a, {}, set())  # (a pipeline handed on: a parameter's or a member)
                 v = v if v is not None and v[0] in ("p", "f") else None
             vals.append(v)
         local = None

@@ -72,11 +72,17 @@ def scan_with_summary(path: str, data: bytes) -> list:
     (functions creating compute pipelines, building shader paths, calling each other, dispatching a
     pipeline they are given), which the index links across files. Never raises."""
     try:
-        dispatches = any(m in data for m in _MARKERS)
-        if not any(m in data for m in _VULKAN_PIPELINE_MARKS) and not (dispatches and _BIND_MARK in data):
-            # (no Vulkan pipeline created, kept or handed on here, none bound for a dispatch: Metal's
-            # and WebGPU's compute pipelines have other names)
-            return scan(path, data)
+        if b"Pipeline" not in data:
+            return []  # (in every mark below, and in :func:`scan`'s: one search for most files)
+        dispatches = None
+        if not any(m in data for m in _VULKAN_PIPELINE_MARKS):
+            dispatches = _BIND_MARK in data and any(m in data for m in _MARKERS)
+            if not dispatches:
+                # (no Vulkan pipeline created, kept or handed on here, none bound for a dispatch:
+                # Metal's and WebGPU's compute pipelines have other names)
+                return scan(path, data)
+        if dispatches is None:
+            dispatches = any(m in data for m in _MARKERS)
         if _BINDINGS_MARK in data:
             return scan(path, data)  # Vulkan's own C++ bindings: their "creations" are the API's
         launches, summary = _scan(path, data, with_summary=True,
@@ -124,46 +130,72 @@ def _scan(path: str, data: bytes, with_summary: bool = False, launches: bool = T
 
 
 class _LazyConstants:
-    """:class:`Constants`, built when a value is first asked for that is not a literal and whose
-    name the file may give a constant value (a ``#define`` or a ``const``/``constexpr``)."""
+    """What the summaries ask of :class:`Constants` in a file whose launches are not read: integer
+    values, from literals, and names the file defines once as an integer (``#define N 64``,
+    ``const``/``constexpr … N = 64;``) read from its text; anything else (a truncation reader's
+    ``lookup``) builds the real :class:`Constants` when first asked."""
 
     def __init__(self, tree, data: bytes) -> None:
         self.tree = tree
         self.data = data
         self.real: Constants | None = None
-        self.names: set[bytes] | None = None
-
-    def get(self) -> Constants:
-        if self.real is None:
-            self.real = Constants(self.tree.root_node, [MAX_NODES], language=self.tree.language)
-        return self.real
-
-    def value(self, node, depth: int = 0) -> int | None:
-        if node is None:
-            return None
-        t = node.type
-        if t == "number_literal":
-            return self.get().value(node) if self.real is not None else _number(text(node))
-        if t == "identifier" and self.real is None:
-            if self.names is None:
-                self.names = {a or b for a, b in _CONST_NAMES.findall(self.data)}
-            if node.text not in self.names:
-                return None
-        return self.get().value(node, depth)
+        self.table: dict[str, int] | None = None
 
     def __getattr__(self, name: str):
-        return getattr(self.get(), name)
+        if self.real is None:
+            self.real = Constants(self.tree.root_node, [MAX_NODES], language=self.tree.language)
+        return getattr(self.real, name)
+
+    def value(self, node, depth: int = 0) -> int | None:
+        from shaderlint.host._c import _binop, _int
+
+        if node is None or depth > 12:
+            return None
+        node = unparen(node)
+        t = node.type
+        if t == "number_literal":
+            return _int(text(node))
+        if t == "identifier":
+            if self.table is None:
+                self.table = _defined_ints(self.data)
+            return self.table.get(text(node))
+        if t == "binary_expression":
+            a = self.value(node.child_by_field_name("left"), depth + 1)
+            b = self.value(node.child_by_field_name("right"), depth + 1) if a is not None else None
+            return None if b is None else _binop(text(node.child_by_field_name("operator")), a, b)  # type: ignore[arg-type]
+        if t == "unary_expression" and text(node.child_by_field_name("operator")) == "-":
+            v = self.value(node.child_by_field_name("argument"), depth + 1)
+            return None if v is None else -v
+        if t == "cast_expression":
+            return self.value(node.child_by_field_name("value"), depth + 1)
+        return None
 
 
-#: Names a file may give a constant value (:class:`Constants` reads no others): ``#define N``,
-#: ``const``/``constexpr … N =``.
-_CONST_NAMES = re.compile(rb"#\s*define\s+(\w+)|\bconst(?:expr)?\b[^;={}()]*?\b(\w+)\s*(?:=|\{|\[)")
+_INT_TEXT = rb"\(?\s*((?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*)\s*\)?"
+_DEFINED_INT = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+" + _INT_TEXT + rb"[ \t]*(?://[^\n]*)?$|"
+                          rb"^(?:static[ \t]+|inline[ \t]+)*const(?:expr)?\b[^;={}()\n]*?\b(\w+)\s*=\s*" + _INT_TEXT
+                          + rb"\s*;", re.M)  # (a `const` at the start of a line: the file's, not a function's)
+_NAME_MENTIONS = re.compile(rb"#[ \t]*(?:define|undef)[ \t]+(\w+)|\b(?:const(?:expr)?\b[^;={}()]*?)?\b(\w+)\s*=[^=]")
 
 
-def _number(s: str) -> int | None:
+def _defined_ints(data: bytes) -> dict[str, int]:
+    """Names the file gives exactly one integer value, by one ``#define`` or one ``const`` initializer
+    at the start of a line (file scope), and never defines, undefines or assigns otherwise."""
     from shaderlint.host._c import _int
 
-    return _int(s)
+    found: dict[bytes, list[int | None]] = {}
+    for m in _DEFINED_INT.finditer(data):
+        name, num = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        found.setdefault(name, []).append(_int(num.decode("ascii")))
+    if not found:
+        return {}
+    mentions: dict[bytes, int] = {}
+    for m in _NAME_MENTIONS.finditer(data):
+        name = m.group(1) or m.group(2)
+        if name in found:
+            mentions[name] = mentions.get(name, 0) + 1
+    return {k.decode("ascii"): v[0] for k, v in found.items()
+            if len(v) == 1 and v[0] is not None and mentions.get(k, 0) == 1}
 
 
 def _scan_tree(tree, consts: Constants, lines: LineIndex, data: bytes, budget: list[int]) -> list[HostLaunch]:
