@@ -191,3 +191,17 @@ def test_a_pipeline_member_also_set_in_a_constructor_links_no_dispatch(root):
     edit("src/app.cpp", "struct Kernels {", "struct Kernels {\n    explicit Kernels(VkPipeline r) : reduce(r) {}")
     k = kernels()
     assert "dispatch" not in k["reduce"].host_facts and "dispatch" in k["blur"].host_facts
+
+
+def test_a_descriptor_filled_in_after_the_call_gives_no_fact(root):
+    edit("src/app.cpp", "        d.size_y = y;\n        return device_->pipeline_for(d);",
+         "        VkPipeline p = device_->pipeline_for(d);\n        d.size_y = y;\n        return p;")
+    assert host_group(kernels()["blur"]) is None
+
+
+def test_a_dispatch_bound_only_sometimes_links_nothing(root):
+    edit("src/app.cpp", "    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);\n    vkCmdDispatch(cmd, 4, 1, 1);",
+         "    if (pipe != VK_NULL_HANDLE)\n        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);\n"
+         "    vkCmdDispatch(cmd, 4, 1, 1);")
+    k = kernels()
+    assert "dispatch" not in k["reduce"].host_facts and "dispatch" in k["blur"].host_facts

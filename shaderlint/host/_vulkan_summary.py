@@ -425,6 +425,8 @@ class _Reader:
                 fields[key] = self.ev(fn, c.child_by_field_name("value"), depth + 1)
         seen: set[str] = set()
         passed = 0
+        passed_at = -1
+        last_write = -1
         for ident in fn.idents.get(name, ()):
             p = ident.parent
             if p is None or ident == _declared_node(d):
@@ -438,16 +440,18 @@ class _Reader:
                     else:
                         fields[field] = self.ev(fn, q.child_by_field_name("right"), depth + 1)
                     seen.add(field)
+                    last_write = max(last_write, q.start_byte)
                     continue
                 if q is not None and q.type in ("call_expression",) and q.child_by_field_name("function") == p:
                     return None  # a method called on it may change it
                 continue  # a field read
             if p.type == "argument_list":
                 passed += 1
+                passed_at = ident.start_byte
                 continue
             return None  # assigned, address taken, ...: not followed
-        if passed > 1:
-            return None
+        if passed > 1 or passed_at < last_write:
+            return None  # (handed to two calls, or filled in after the call)
         return ["st", fields]
 
     def origin(self, fn: _Fn, n, calls: dict[int, int], creates: set[int], depth: int = 0):
@@ -609,7 +613,9 @@ class _Reader:
         if fn.dispatches:
             compute_binds = [b for b in fn.binds if _compute_bind(b)]
             pipe = None
-            if len(compute_binds) == 1 and len(fn.binds) == 1:
+            # one bind, always run, before every dispatch (else a dispatch may run what was bound before)
+            if len(compute_binds) == 1 and len(fn.binds) == 1 and _straight(compute_binds[0], fn) \
+                    and all(compute_binds[0].end_byte <= d.start_byte for d in fn.dispatches):
                 ba = args_of(compute_binds[0])
                 pipe = self.origin(fn, ba[-1] if ba else None, calls_idx, creates)
                 if pipe is not None and pipe[0] == "p" and pipe[2]:
