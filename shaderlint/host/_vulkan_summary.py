@@ -645,7 +645,7 @@ class _Reader:
         for k in referenced:  # (a call only its result makes interesting: recorded with its arguments)
             if k < len(calls_out) and calls_out[k] is None:
                 calls_out[k] = self._call_row(fn, fn_calls[k])
-        out = {"id": fn.node.start_byte, "name": fn.name, "calls": calls_out}
+        out = {"id": fn.node.start_byte, "name": fn.name, "calls": calls_out, "n": len(_param_names(fn.node))}
         for key, val in (("lambda", fn.lam), ("sinks", sinks), ("stores", stores), ("rets", rets if any(rets) else []),
                          ("dispatches", dispatches), ("creates", creates_out)):
             if val:
@@ -1198,10 +1198,16 @@ class _Run:
         self.steps = 0
 
     def target(self, f: _Func, row) -> _Func | None:
+        """The one function a call row names (a lambda in scope, else the only definition of the
+        name), when it takes at least as many parameters as the call passes."""
         if row[3] is not None:
-            return self.funcs.get((f.path, row[3]))
-        got = self.by_name.get(_simple(row[0]), ())
-        return got[0] if len(got) == 1 else None
+            g = self.funcs.get((f.path, row[3]))
+        else:
+            got = self.by_name.get(_simple(row[0]), ())
+            g = got[0] if len(got) == 1 else None
+        if g is not None and len(row[1]) > g.d.get("n", 0):
+            return None  # (another function of that name, or variadic: not followed)
+        return g
 
     def ambiguous(self, row) -> list[_Func]:
         return self.by_name.get(_simple(row[0]), []) if row[3] is None else []
