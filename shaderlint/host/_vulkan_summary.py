@@ -19,8 +19,10 @@ values* (JSON lists):
 ``["st", {field: value}]``
     a local struct whose fields are assigned once each, unconditionally, and which is used
     only by reading its fields or passing it to one call;
-``["c", k]``
-    the result of the function's call ``k``; ``["k"]``: the pipeline the function creates;
+``["c", k, field]``
+    field ``field`` of the result of the function's call ``k`` (``""``: the result);
+``["k", field]``
+    a struct whose ``field`` holds the pipeline the function creates (``""``: that pipeline);
 ``["f", name]``
     a member or field ``name`` (pipelines kept in a struct, found by the field's name);
 ``["path", prefix, stem, suffix]``
@@ -55,8 +57,6 @@ _WRAP = frozenset({"string", "std::string", "string_view", "std::string_view", "
 _SUFFIXES = (".comp.spv", ".glsl.spv", ".spv", ".comp", ".glsl")
 _INT_TYPES = ("uint32_t", "int32_t", "int", "unsigned", "uint", "unsigned int", "VkBool32")
 _COMPARE = frozenset({"<", "<=", ">", ">=", "==", "!="})
-#: Calls whose arguments are only read (a local struct passed to one stays as it was).
-_READERS = frozenset({"printf", "fprintf", "puts", "assert", "std::hash", "hash", "find", "count", "size"})
 _MAX_DEPTH = 8
 #: Call sites visited at most when instantiating a run's creations.
 _MAX_STEPS = 20_000
