@@ -14,6 +14,13 @@ every launch to a kernel file being linted:
   ``.glsl``), the literal's path taken relative to the host file, a linted path, the current
   directory or the project root (the host file's configuration directory), only when that file
   is being linted.
+* Vulkan pipelines traced across functions and files (:mod:`shaderlint.host._vulkan_summary`):
+  each creation whose shader name and specialization constants come from its callers is
+  instantiated at its call sites, giving a ``vulkan-pipeline`` record (the group size the
+  pipeline runs its shader with, located at the call that names the shader); a dispatch that
+  binds a pipeline it is passed links per call site to the pipeline the caller passes. A shader
+  path built on a directory that is not a literal resolves by file name, when exactly one linted
+  shader has it. When some creation of the run is not understood, no creation's constants count.
 
 :class:`HostFacts` (one per kernel file, picklable for worker processes) carries the linked
 launches; :func:`apply` turns them into the kernel model's facts after the file is parsed: the
@@ -43,6 +50,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from shaderlint.host import HostLaunch, Span, Truncation, scanners_for
+from shaderlint.host._vulkan_summary import VulkanSummary
 
 if TYPE_CHECKING:
     from shaderlint.config import Settings
@@ -239,6 +247,8 @@ def _dims_from_json(o) -> tuple[int, int, int] | None:
 
 
 def _launch_to_json(x: HostLaunch) -> dict:
+    if isinstance(x, VulkanSummary):
+        return {"vulkan-summary": x.data}
     o = {"at": _span_to_json(x.at), "api": x.api, "kernel": x.kernel, "shader": x.shader, "group": x.group,
          "group_at": _span_to_json(x.group_at), "dispatch": x.dispatch, "grid": x.grid,
          "grid_at": _span_to_json(x.grid_at), "template_args": x.template_args,
@@ -253,6 +263,8 @@ _DEFAULTS: dict = {"kernel": None, "shader": None, "group": None, "group_at": No
 
 
 def _launch_from_json(o: dict) -> HostLaunch:
+    if "vulkan-summary" in o:
+        return VulkanSummary(o["vulkan-summary"])  # type: ignore[return-value]
     spec = o.get("specialization", ())
     return HostLaunch(
         at=_span_from_json(o["at"]), api=str(o["api"]), kernel=o.get("kernel"), shader=o.get("shader"),
@@ -457,6 +469,7 @@ class HostIndex:
         found: list[tuple[str, HostLaunch]] = []
         host_names: dict[str, set[str]] = {}  # host files defining CUDA kernels -> their names
         other_metal: list[str] = []  # Metal files under the paths not linted: their kernel names count too
+        summaries: list[tuple[str, dict]] = []  # Vulkan function summaries, linked across files below
 
         def host_or_metal(p: str) -> str | None:
             if scanners_for(p):
@@ -492,10 +505,13 @@ class HostIndex:
                 continue
             index.host_files += 1
             for launch in launches:
-                found.append((hp, launch))
+                if isinstance(launch, VulkanSummary):
+                    summaries.append((hp, launch.data))
+                else:
+                    found.append((hp, launch))
             if names is not None:
                 host_names[_norm(hp)] = names
-        if not found:
+        if not found and not summaries:
             return index
         index.launches = sum(1 for _, l in found if l.api != "reference")
         linked: dict[str, dict[str, list[HostLaunch]]] = {}
@@ -555,14 +571,51 @@ class HostIndex:
                 files |= defs.get((launch.kernel, lang), set())
             if len(files) == 1:
                 linked.setdefault(next(iter(files)), {}).setdefault(launch.kernel, []).append(launch)
+        if summaries:
+            try:
+                _link_summaries(summaries, linked, kernels, roots, settings)
+            except Exception:  # (an extra: the launches linked above stand)
+                pass
         for target, per_kernel in linked.items():
             if target in kernels:
                 index.paths[target] = kernels[target][0]
             index.by_file[target] = HostFacts(tuple(
                 (name, tuple(sorted(ls, key=lambda l: (l.at.path, l.at.start, l.api))))
                 for name, ls in sorted(per_kernel.items())))
-            index.linked += sum(1 for ls in per_kernel.values() for l in ls if l.api != "reference")
+            index.linked += sum(1 for ls in per_kernel.values() for l in ls if l.api not in ("reference", "vulkan-pipeline"))
         return index
+
+
+def _link_summaries(summaries: list[tuple[str, dict]], linked: dict[str, dict[str, list[HostLaunch]]],
+                    kernels: dict[str, tuple[str, str]], roots: list[str], settings) -> None:
+    """Vulkan pipelines and dispatches traced across functions and files
+    (:func:`shaderlint.host._vulkan_summary.resolve`) added to ``linked``: a creation record per
+    pipeline of a linted shader, and the dispatches bound to one. A dispatch the single-file
+    reading already linked to the shader is not added twice."""
+    from shaderlint.host._vulkan_summary import AMBIGUOUS, resolve
+
+    glsl = [k for k, (_, lang) in kernels.items() if lang == "glsl"]
+
+    def shader_for(host_path: str, literal: str, directory_known: bool) -> str | None:
+        if directory_known:
+            got = _shader_file(host_path, HostLaunch(at=Span(host_path, 0, 0, 1, 1), api="vulkan",
+                                                     shader_literal=literal),
+                               roots + [settings(host_path).base_dir()], kernels)
+            return got
+        # the directory is not a literal (a member, a setting): the file name must be unique
+        found = set()
+        for cand in shader_candidates(literal):
+            tail = os.sep + os.path.normcase(os.path.normpath(cand)).lstrip(os.sep)
+            found.update(k for k in glsl if k.endswith(tail))
+        return next(iter(found)) if len(found) == 1 else AMBIGUOUS if found else None
+
+    for target, launch in resolve(summaries, shader_for, _launch_from_json):
+        have = linked.setdefault(target, {}).setdefault("", [])
+        if launch.api == "vulkan" and any(l.at == launch.at for l in have):
+            continue
+        if launch.api == "vulkan-pipeline" and any(l.specialization == launch.specialization for l in have):
+            continue  # (the pipeline of dispatches linked already: it adds a location, not a fact)
+        have.append(_with_shader(launch, kernels[target][0]))
 
 
 def _with_shader(launch: HostLaunch, shader: str) -> HostLaunch:
@@ -614,6 +667,12 @@ def derive(launches: tuple[HostLaunch, ...] | list[HostLaunch],
     group = groups[0] if all(g is not None and g == groups[0] for g in groups) else None
     first = launches[0]
     group_at = (first.group_at or first.at) if group is not None else None
+    # (a pipeline's creation says which group size it runs with, not how it is dispatched)
+    groups = [g for g, l in zip(groups, launches) if l.api != "vulkan-pipeline"]
+    launches = [l for l in launches if l.api != "vulkan-pipeline"]
+    if not launches:
+        return Derived(group, group_at)
+    first_dispatch = launches[0]
     modes = [l.dispatch for l in launches]
     dispatch = modes[0] if modes[0] in ("threads", "threadgroups") and all(m == modes[0] for m in modes) else None
     grids: list[tuple[int, int, int] | None] = []
@@ -625,8 +684,8 @@ def derive(launches: tuple[HostLaunch, ...] | list[HostLaunch],
         else:
             grids.append(None if g is None else (l.grid[0] * g[0], l.grid[1] * g[1], l.grid[2] * g[2]))
     grid = grids[0] if all(x is not None and x == grids[0] for x in grids) else None
-    return Derived(group, group_at, dispatch, first.at if dispatch else None,
-                   grid, (first.grid_at or first.at) if grid is not None else None)
+    return Derived(group, group_at, dispatch, first_dispatch.at if dispatch else None,
+                   grid, (first_dispatch.grid_at or first_dispatch.at) if grid is not None else None)
 
 
 def _dims_text(d: tuple[int, int, int]) -> str:

@@ -31,6 +31,12 @@ EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
 _MARKERS = (b"vkCmdDispatch", b"dispatch(")
 #: In the name of every pipeline creation (:data:`_CREATE`): a file without it links no dispatch.
 _CREATE_MARK = b"ComputePipeline"
+#: In code that creates, keeps or hands on a Vulkan pipeline (the C type and the C++ bindings' names).
+_VULKAN_PIPELINE_MARKS = (b"VkPipeline", b"vk::Pipeline", b"createComputePipeline", b"vk::raii::Pipeline")
+#: In Vulkan's C++ bindings (vulkan-hpp's headers), never in code using them.
+_BINDINGS_MARK = b"VULKAN_HPP_NAMESPACE"
+#: In every pipeline bind (``vkCmdBindPipeline``, vulkan-hpp's ``bindPipeline``).
+_BIND_MARK = b"indPipeline"
 _CREATE = frozenset({"vkCreateComputePipelines", "createComputePipeline", "createComputePipelines",
                      "createComputePipelineUnique", "createComputePipelinesUnique"})
 _DISPATCH = frozenset({"vkCmdDispatch", "vkCmdDispatchIndirect", "vkCmdDispatchBase", "vkCmdDispatchBaseKHR"})
@@ -56,7 +62,32 @@ def scan(path: str, data: bytes) -> list[HostLaunch]:
     try:
         if not any(m in data for m in _MARKERS) or _CREATE_MARK not in data:
             return []  # (no dispatch, or no pipeline created here to link one to: nothing to read)
-        return _scan(path, data)
+        return _scan(path, data)[0]
+    except Exception:
+        return []
+
+
+def scan_with_summary(path: str, data: bytes) -> list:
+    """:func:`scan`'s launches and the file's :class:`~shaderlint.host._vulkan_summary.VulkanSummary`
+    (functions creating compute pipelines, building shader paths, calling each other, dispatching a
+    pipeline they are given), which the index links across files. Never raises."""
+    try:
+        if b"Pipeline" not in data:
+            return []  # (in every mark below, and in :func:`scan`'s: one search for most files)
+        dispatches = None
+        if not any(m in data for m in _VULKAN_PIPELINE_MARKS):
+            dispatches = _BIND_MARK in data and any(m in data for m in _MARKERS)
+            if not dispatches:
+                # (no Vulkan pipeline created, kept or handed on here, none bound for a dispatch:
+                # Metal's and WebGPU's compute pipelines have other names)
+                return scan(path, data)
+        if dispatches is None:
+            dispatches = any(m in data for m in _MARKERS)
+        if _BINDINGS_MARK in data:
+            return scan(path, data)  # Vulkan's own C++ bindings: their "creations" are the API's
+        launches, summary = _scan(path, data, with_summary=True,
+                                  launches=dispatches and _CREATE_MARK in data)
+        return [*launches, *([summary] if summary is not None else [])]
     except Exception:
         return []
 
@@ -71,13 +102,103 @@ class _Fn:
         self.spec_nodes: list = []  # declarations/assignments/initializers about specialization
 
 
-def _scan(path: str, data: bytes) -> list[HostLaunch]:
+def _scan(path: str, data: bytes, with_summary: bool = False, launches: bool = True):
     tree = parse(data, "cpp")
     if tree is None:
-        return []
+        return [], None
     budget = [MAX_NODES]
-    consts = Constants(tree.root_node, budget, language=tree.language)
     lines = LineIndex(path, data)
+    if launches:
+        consts = Constants(tree.root_node, budget, language=tree.language)
+        out = _scan_tree(tree, consts, lines, data, budget)
+    else:
+        consts = _LazyConstants(tree, data)  # (the summaries ask for few values, in few files)
+        out = []
+    summary = None
+    if with_summary:
+        from shaderlint.host._vulkan_summary import VulkanSummary, summarise
+        from shaderlint.host.index import _launch_to_json
+
+        try:
+            reader = ConstantsReader(data, lines.span, consts)
+            got = summarise(tree, consts, lines, [MAX_NODES], _CREATE, _DISPATCH, _HPP_DISPATCH, data,
+                            lambda call: _launch_to_json(_record(call, None, (), consts, lines, None, reader)))
+        except Exception:  # (the file's own launches stand; the run's summaries are then incomplete)
+            got = {"fns": [], "complete": False}
+        summary = VulkanSummary(got) if got is not None else None
+    return out, summary
+
+
+class _LazyConstants:
+    """What the summaries ask of :class:`Constants` in a file whose launches are not read: integer
+    values, from literals, and names the file defines once as an integer (``#define N 64``,
+    ``const``/``constexpr … N = 64;``) read from its text; anything else (a truncation reader's
+    ``lookup``) builds the real :class:`Constants` when first asked."""
+
+    def __init__(self, tree, data: bytes) -> None:
+        self.tree = tree
+        self.data = data
+        self.real: Constants | None = None
+        self.table: dict[str, int] | None = None
+
+    def __getattr__(self, name: str):
+        if self.real is None:
+            self.real = Constants(self.tree.root_node, [MAX_NODES], language=self.tree.language)
+        return getattr(self.real, name)
+
+    def value(self, node, depth: int = 0) -> int | None:
+        from shaderlint.host._c import _binop, _int
+
+        if node is None or depth > 12:
+            return None
+        node = unparen(node)
+        t = node.type
+        if t == "number_literal":
+            return _int(text(node))
+        if t == "identifier":
+            if self.table is None:
+                self.table = _defined_ints(self.data)
+            return self.table.get(text(node))
+        if t == "binary_expression":
+            a = self.value(node.child_by_field_name("left"), depth + 1)
+            b = self.value(node.child_by_field_name("right"), depth + 1) if a is not None else None
+            return None if b is None else _binop(text(node.child_by_field_name("operator")), a, b)  # type: ignore[arg-type]
+        if t == "unary_expression" and text(node.child_by_field_name("operator")) == "-":
+            v = self.value(node.child_by_field_name("argument"), depth + 1)
+            return None if v is None else -v
+        if t == "cast_expression":
+            return self.value(node.child_by_field_name("value"), depth + 1)
+        return None
+
+
+_INT_TEXT = rb"\(?\s*((?:0[xX][0-9a-fA-F]+|\d+)[uUlL]*)\s*\)?"
+_DEFINED_INT = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)[ \t]+" + _INT_TEXT + rb"[ \t]*(?://[^\n]*)?$|"
+                          rb"^(?:static[ \t]+|inline[ \t]+)*const(?:expr)?\b[^;={}()\n]*?\b(\w+)\s*=\s*" + _INT_TEXT
+                          + rb"\s*;", re.M)  # (a `const` at the start of a line: the file's, not a function's)
+_NAME_MENTIONS = re.compile(rb"#[ \t]*(?:define|undef)[ \t]+(\w+)|\b(?:const(?:expr)?\b[^;={}()]*?)?\b(\w+)\s*=[^=]")
+
+
+def _defined_ints(data: bytes) -> dict[str, int]:
+    """Names the file gives exactly one integer value, by one ``#define`` or one ``const`` initializer
+    at the start of a line (file scope), and never defines, undefines or assigns otherwise."""
+    from shaderlint.host._c import _int
+
+    found: dict[bytes, list[int | None]] = {}
+    for m in _DEFINED_INT.finditer(data):
+        name, num = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+        found.setdefault(name, []).append(_int(num.decode("ascii")))
+    if not found:
+        return {}
+    mentions: dict[bytes, int] = {}
+    for m in _NAME_MENTIONS.finditer(data):
+        name = m.group(1) or m.group(2)
+        if name in found:
+            mentions[name] = mentions.get(name, 0) + 1
+    return {k.decode("ascii"): v[0] for k, v in found.items()
+            if len(v) == 1 and v[0] is not None and mentions.get(k, 0) == 1}
+
+
+def _scan_tree(tree, consts: Constants, lines: LineIndex, data: bytes, budget: list[int]) -> list[HostLaunch]:
     file = _Fn()
     fns: dict[int, _Fn] = {}
     for n in walk(tree.root_node, [MAX_NODES]):
@@ -291,4 +412,4 @@ def _data_words(ref, consts: Constants, where: list | None = None) -> list[int] 
     return [int(v) for v in vals if v is not None]
 
 
-register(EXTENSIONS, scan)
+register(EXTENSIONS, scan_with_summary)

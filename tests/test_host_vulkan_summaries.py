@@ -1,0 +1,207 @@
+"""Vulkan host code read across functions and files (shaderlint.host._vulkan_summary): the project
+under tests/host_projects/vulkan_summaries builds each pipeline from a descriptor struct filled by
+a lambda in another file, through a cached wrapper and a path helper; dispatch helpers bind the
+pipeline they are passed. Each negative case changes one thing that makes a fact unknowable."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from shaderlint.cli import main
+from shaderlint.config import SettingsResolver
+from shaderlint.engine import predefined_for
+from shaderlint.host.index import HostIndex, apply
+from shaderlint.languages import FRONT_ENDS
+from shaderlint.model.build import build_model
+from shaderlint.model.source import Source
+
+PROJECT = Path(__file__).parent / "host_projects" / "vulkan_summaries"
+SHADERS = ["shaders/blur.comp", "shaders/reduce.comp", "shaders/scan.comp"]
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    dest = tmp_path / "p"
+    shutil.copytree(PROJECT, dest)
+    monkeypatch.chdir(dest)
+    monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / ".cache"))
+    return dest
+
+
+def kernels() -> dict[str, object]:
+    """Each shader's entry point with the host's facts applied (name -> Function)."""
+    resolver = SettingsResolver(None, {})
+    index = HostIndex.build(["."], SHADERS, resolver.for_path)
+    out = {}
+    for path in SHADERS:
+        st = resolver.for_path(path)
+        model = build_model(FRONT_ENDS["glsl"].parse(Source(path, Path(path).read_bytes()),
+                                                     predefined=predefined_for(st, "glsl", None)))
+        apply(model, index.facts_for(path))
+        out[Path(path).stem] = next(f for f in model.functions if f.name == "main")
+    return out
+
+
+def host_group(f) -> tuple | None:
+    gs = f.group_size
+    return (gs.dims, gs.host.path, gs.host.line) if gs is not None and gs.origin == "host" else None
+
+
+def edit(path: str, old: str, new: str) -> None:
+    p = Path(path)
+    text = p.read_text()
+    assert old in text
+    p.write_text(text.replace(old, new, 1))
+
+
+def sl503(capsys) -> list[tuple[str, int]]:
+    capsys.readouterr()
+    main(["--output-format", "json", "-j", "1", "--no-cache", "--select", "SL503", "."])
+    return [(d["path"], d["line"]) for d in json.loads(capsys.readouterr().out) if d["code"] == "SL503"]
+
+
+def test_group_sizes_from_constants_set_through_a_lambda_a_struct_and_a_wrapper_in_another_file(root):
+    k = kernels()
+    # `make("blur", 16, 8)`: d.size_x/size_y -> Device::build's `values = {size_x, size_y}` for ids 0 and 1
+    assert host_group(k["blur"]) == ((16, 8, 1), "src/app.cpp", 30)
+    assert host_group(k["reduce"]) == ((128, 1, 1), "src/app.cpp", 31)  # id 1 set to 1 (its ROWS, not a size)
+    # `make("scan", 0, 0)`: `if (desc.size_x > 0)` is false, no constants: the shader's own literal size
+    assert k["scan"].group_size.dims == (64, 1, 1) and k["scan"].group_size.origin != "host"
+
+
+def test_dispatches_link_to_the_pipeline_their_caller_passes(root, capsys):
+    k = kernels()
+    for name, line in (("blur", 38), ("reduce", 44), ("scan", 50)):
+        mode, at = k[name].host_facts["dispatch"]
+        assert mode == "threadgroups" and (at.path, at.line) == ("src/app.cpp", line)
+    grid, at = k["reduce"].host_facts["grid-size"]  # run_fixed: 4 groups of 128
+    assert grid == "512" and at.line == 44
+    assert "grid-size" not in k["blur"].host_facts  # (its grid is computed by the caller)
+    assert sl503(capsys) == [("src/app.cpp", 50)]  # `count / 64` with scan.comp's 64
+
+
+OTHER_WRAPPER = """#include <string>
+#include <unordered_map>
+#include "device.h"
+
+// Pipelines made elsewhere (a VkComputePipelineCreateInfo each), looked up by kernel name.
+class Registry {
+public:
+    VkPipeline pipeline_for(const KernelDesc& desc) { return table_.at(desc.name); }
+
+private:
+    std::unordered_map<std::string, VkPipeline> table_;
+};
+"""
+
+
+def test_a_second_definition_of_the_wrapper_gives_no_fact(root, capsys):
+    (root / "src" / "registry.cpp").write_text(OTHER_WRAPPER)
+    k = kernels()
+    assert host_group(k["blur"]) is None and host_group(k["reduce"]) is None
+    assert all("dispatch" not in f.host_facts for f in k.values())  # `pipeline_for` names two functions
+    assert sl503(capsys) == []
+
+
+def test_a_name_that_is_not_a_constant_makes_every_group_size_unknown(root):
+    edit("src/app.cpp", '    k_.scan = make("scan", 0, 0);',
+         '    k_.scan = make("scan", 0, 0);\n    extra_ = make(config_name(), 32, 1);')
+    k = kernels()
+    assert host_group(k["blur"]) is None and host_group(k["reduce"]) is None  # it may be either
+    assert k["reduce"].host_facts["dispatch"][0] == "threadgroups"  # (the dispatches still link)
+
+
+def test_a_caller_passing_an_unknown_name_makes_every_group_size_unknown(root):
+    with open("src/app.cpp", "a") as fh:
+        fh.write("\nVkPipeline load_named(Device& dev, const char* name)\n{\n    KernelDesc d;\n    d.name = name;\n"
+                 "    d.size_x = 32;\n    d.size_y = 1;\n    return dev.pipeline_for(d);\n}\n"
+                 "void load_user(Device& dev, const char* user) { load_named(dev, user); }\n")
+    assert host_group(kernels()["blur"]) is None
+
+
+def test_a_wrapper_whose_callers_are_not_seen_makes_every_group_size_unknown(root):
+    with open("src/app.cpp", "a") as fh:
+        fh.write("\nVkPipeline load_named(Device& dev, const char* name)\n{\n    KernelDesc d;\n    d.name = name;\n"
+                 "    d.size_x = 32;\n    d.size_y = 1;\n    return dev.pipeline_for(d);\n}\n")
+    assert host_group(kernels()["blur"]) is None
+
+
+def test_two_creations_with_other_constants_give_that_shader_no_size(root):
+    edit("src/app.cpp", '    k_.scan = make("scan", 0, 0);',
+         '    k_.scan = make("scan", 0, 0);\n    k_.blur_small = make("blur", 8, 8);')
+    k = kernels()
+    assert host_group(k["blur"]) is None
+    assert host_group(k["reduce"]) == ((128, 1, 1), "src/app.cpp", 31)
+
+
+def test_a_pipeline_member_assigned_twice_links_no_dispatch(root):
+    edit("src/app.cpp", '    k_.scan = make("scan", 0, 0);',
+         '    k_.scan = make("scan", 0, 0);\n    k_.reduce = make("scan", 0, 0);')
+    k = kernels()
+    assert "dispatch" not in k["reduce"].host_facts  # run_fixed's pipeline may be either
+    assert host_group(k["reduce"]) == ((128, 1, 1), "src/app.cpp", 31)  # (still its only creation)
+
+
+def test_the_summaries_survive_the_scan_cache(root, capsys):
+    assert sl503(capsys) == [("src/app.cpp", 50)]
+    capsys.readouterr()
+    main(["--output-format", "json", "-j", "1", "--select", "SL503", "."])  # cold, fills the cache
+    first = json.loads(capsys.readouterr().out)
+    main(["--output-format", "json", "-j", "1", "--select", "SL503", "."])  # warm: summaries from the cache
+    assert [(d["path"], d["line"]) for d in json.loads(capsys.readouterr().out)] == \
+        [(d["path"], d["line"]) for d in first] == [("src/app.cpp", 50)]
+
+
+def test_constants_set_under_a_condition_count_only_where_it_holds():
+    from shaderlint.host._vulkan_summary import spec_value
+
+    when = [[["i", 16], ">", ["i", 0]]]
+    spec = {"e": [[0, 0, 4, when], [1, 4, 4, when]], "d": [[["i", 16], when], [["i", 2], when]]}
+    assert spec_value(spec) == ((0, 16), (1, 2))
+    never = [[["i", 0], ">", ["i", 0]]]
+    assert spec_value({"e": [[0, 0, 4, never]], "d": [[["i", 0], never]]}) == ()  # no constants set
+    unknown = [[["?"], ">", ["i", 0]]]
+    assert spec_value({"e": [[0, 0, 4, unknown]], "d": [[["i", 16], []]]}) is None
+    assert spec_value({"e": [[0, 0, 4, []]], "d": [[["?"], []]]}) is None  # a value not known
+    assert spec_value({"e": [[0, 0, 4, []], [0, 4, 4, []]], "d": [[["i", 1], []], [["i", 2], []]]}) is None  # id twice
+    assert spec_value({"e": [[0, 0, 2, []]], "d": [[["i", 1], []]]}) is None  # not a 32-bit constant
+
+
+def test_a_summary_round_trips_through_the_scan_store(tmp_path):
+    from shaderlint.host._vulkan_summary import VulkanSummary
+    from shaderlint.host.index import ScanStore, scan_file, load_scanners
+
+    load_scanners()
+    path = str(PROJECT / "src" / "device.cpp")
+    data = Path(path).read_bytes()
+    store = ScanStore(str(tmp_path))
+    got = scan_file(path, data, store)
+    summaries = [x for x in got if isinstance(x, VulkanSummary)]
+    assert len(summaries) == 1 and any(f.get("creates") for f in summaries[0].data["fns"])
+    store.save()
+    again = ScanStore(str(tmp_path)).get(ScanStore.key(path, data))
+    assert again == got
+
+
+def test_a_pipeline_member_also_set_in_a_constructor_links_no_dispatch(root):
+    edit("src/app.cpp", "struct Kernels {", "struct Kernels {\n    explicit Kernels(VkPipeline r) : reduce(r) {}")
+    k = kernels()
+    assert "dispatch" not in k["reduce"].host_facts and "dispatch" in k["blur"].host_facts
+
+
+def test_a_descriptor_filled_in_after_the_call_gives_no_fact(root):
+    edit("src/app.cpp", "        d.size_y = y;\n        return device_->pipeline_for(d);",
+         "        VkPipeline p = device_->pipeline_for(d);\n        d.size_y = y;\n        return p;")
+    assert host_group(kernels()["blur"]) is None
+
+
+def test_a_dispatch_bound_only_sometimes_links_nothing(root):
+    edit("src/app.cpp", "    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);\n    vkCmdDispatch(cmd, 4, 1, 1);",
+         "    if (pipe != VK_NULL_HANDLE)\n        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipe);\n"
+         "    vkCmdDispatch(cmd, 4, 1, 1);")
+    k = kernels()
+    assert "dispatch" not in k["reduce"].host_facts and "dispatch" in k["blur"].host_facts
