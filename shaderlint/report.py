@@ -95,9 +95,13 @@ class Row:
     registers_interval: tuple[int, int] | None = None
     #: The occupancy at the two ends of ``registers_interval`` (lowest first), when they differ.
     occupancy_interval: tuple[float, float] | None = None
+    #: The facts host code gives the kernel and where (:func:`host_facts`); in the JSON when any.
+    host: list[dict] = field(default_factory=list)
 
     def to_json(self) -> dict:
         out = {k: getattr(self, k) for k in JSON_KEYS}
+        if self.host:
+            out["host"] = self.host
         if self.registers_source == "estimate":
             out["registers_interval"] = list(self.registers_interval) if self.registers_interval else None
             out["occupancy_interval"] = list(self.occupancy_interval) if self.occupancy_interval else None
@@ -150,11 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                           language_for=lambda p: resolver.for_path(p).language_for(p)))
     for p, reason in errors:
         print(f"shaderlint: {p}: {reason}", file=sys.stderr)
-    if args.compiler in ("radv", "auto"):
-        _prefetch_radv(files, resolver)
     from shaderlint.host.index import HostIndex
 
     host = HostIndex.build(paths, files, resolver.for_path)
+    if args.compiler in ("radv", "auto"):
+        _prefetch_radv(files, resolver, host)
     from shaderlint.project.run import plan_run, under_roots
 
     # contexts, and the headers the CUDA sources include, analysed in context (as when linting)
@@ -236,7 +240,10 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
         rows = _ptxas_rows(path, model, estimates, target, settings.defines if settings is not None else (),
                           settings.include_dirs if settings is not None else ())
     elif compiler == "radv" and language == "glsl":
-        rows = _radv_rows(path, data, model, estimates, target, settings.defines if settings is not None else ())
+        from shaderlint.host.index import pipeline_specialization
+
+        rows = _radv_rows(path, data, model, estimates, target, settings.defines if settings is not None else (),
+                          pipeline_specialization(host))
     else:
         rows = [_estimate_row(path, model, e, target) for e in estimates]
         if compiler == "ptxas":
@@ -421,7 +428,9 @@ def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
         path=path, kernel=e.name, line=line, language=model.language, threads_per_group=e.threads_per_group,
         registers=e.registers, registers_source="estimate", threadgroup_memory_bytes=e.shared_bytes,
         stack_bytes=e.stack_bytes, target=target.name,
-        occupancy=_round(e.occupancy_value), limiter=e.limiter, notes=expansion_notes(model, e.function) + host_notes(model, e.function) + list(e.notes),
+        occupancy=_round(e.occupancy_value), limiter=e.limiter,
+        notes=expansion_notes(model, e.function) + host_notes(model, e.function) + list(e.notes),
+        host=host_facts(model, e.function),
         occupancy_is_bound=e.occupancy_is_bound, shared_unknown=e.shared_unknown, registers_exact=e.registers_exact,
         registers_interval=(interval.low, interval.high) if interval else None,
         occupancy_interval=_occupancy_interval(e, target, interval),
@@ -446,22 +455,44 @@ def _occupancy_interval(e: KernelEstimate, target: Target, interval) -> tuple[fl
     return None if lo == hi else (lo, hi)
 
 
-def host_notes(model, f) -> list[str]:
-    """Where the kernel's facts that come from host code are set (``host: path:line``)."""
-    from shaderlint.model.dispatch import format_dims, host_fact
+def host_facts(model, f) -> list[dict]:
+    """The kernel's facts that come from the host code launching it, each with where the host sets
+    it: ``{"fact": "threads_per_group" | "grid" | "dispatch", "value": [x, y, z] (threads) |
+    "threads" | "threadgroups", "path", "line"}`` (``path``/``line`` None where not known)."""
+    from shaderlint.model.dispatch import host_fact
 
     out = []
     gs = f.group_size
     if gs is not None and gs.origin == "host" and gs.host is not None:
-        out.append(f"host: threads per group {format_dims(gs.dims)} from {gs.host.path}:{gs.host.line}")
-    for key, what in (("dispatch", "dispatch"), ("grid-size", "grid (threads)")):
+        out.append({"fact": "threads_per_group", "value": list(gs.dims), "path": gs.host.path, "line": gs.host.line})
+    for key, name in (("dispatch", "dispatch"), ("grid-size", "grid")):
         if key == "dispatch" and model.language != "metal":
             continue  # CUDA and Vulkan always dispatch whole groups: nothing to learn
         got = host_fact(model, f, key)
         if got is not None:
             value, at = got
-            where = f" from {at.path}:{at.line}" if at is not None else ""
-            out.append(f"host: {what} {value}{where}")
+            if name == "grid":
+                dims = [int(v) for v in str(value).split("x")]
+                value = dims + [1] * (3 - len(dims))
+            out.append({"fact": name, "value": value, "path": at.path if at is not None else None,
+                        "line": at.line if at is not None else None})
+    return out
+
+
+def host_notes(model, f) -> list[str]:
+    """Where the kernel's facts that come from host code are set (``host: … from path:line``)."""
+    from shaderlint.model.dispatch import format_dims
+
+    out = []
+    for h in host_facts(model, f):
+        v = h["value"]
+        if h["fact"] == "threads_per_group":
+            what = f"threads per group {format_dims(tuple(v))}"
+        elif h["fact"] == "grid":
+            what = "grid (threads) " + format_dims(tuple(v)).replace("×", "x")
+        else:
+            what = f"dispatch {v}"
+        out.append(f"host: {what}" + (f" from {h['path']}:{h['line']}" if h["path"] else ""))
     return out
 
 
@@ -556,12 +587,15 @@ def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> R
         threads_per_group=threads, registers=k.registers, registers_source="ptxas", threadgroup_memory_bytes=shared,
         stack_bytes=k.stack_bytes, target=target.name, occupancy=_round(occ.occupancy) if occ else None,
         limiter=occ.limiter if occ else None, notes=notes, occupancy_is_bound=bound, shared_unknown=est.shared_unknown,
+        host=host_facts(model, f),
     )
 
 
-def _prefetch_radv(files: list[str], resolver) -> None:
-    """Measure every GLSL compute shader the report will ask RADV about in one driver process per chip."""
+def _prefetch_radv(files: list[str], resolver, host=None) -> None:
+    """Measure every GLSL compute shader the report will ask RADV about in one driver process per chip
+    (with the specialization constants its host code sets, as :func:`_radv_rows` asks)."""
     from shaderlint.estimate import radv
+    from shaderlint.host.index import pipeline_specialization
 
     if radv.unavailable_reason():
         return
@@ -580,13 +614,14 @@ def _prefetch_radv(files: list[str], resolver) -> None:
             continue
         if FRONT_ENDS["glsl"].stage_for(path, Source(path, data)) != "compute":
             continue
+        spec = pipeline_specialization(host.facts_for(path)) if host is not None and settings.host_code else None
         shaders.append((data.decode("utf-8", "replace"), [os.path.dirname(os.path.abspath(path))],
-                        target.radv_family, radv.subgroup_size_for(target), settings.defines))
+                        target.radv_family, radv.subgroup_size_for(target), settings.defines, spec))
     radv.prefetch(shaders)
 
 
 def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], target: Target,
-               defines: tuple[str, ...] = ()) -> list[Row]:
+               defines: tuple[str, ...] = (), specialization: tuple[tuple[int, int], ...] | None = None) -> list[Row]:
     from shaderlint.estimate.radv import measure_radv, subgroup_size_for, unavailable_reason
 
     fallback = None
@@ -601,9 +636,11 @@ def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], t
     if fallback is None:
         wave = subgroup_size_for(target)
         # The text as read (it may be an editor's buffer), with the file's directory for #include and
-        # the build's defines (the estimate beside it was parsed with them); as _prefetch_radv asks.
+        # the build's defines (the estimate beside it was parsed with them) and the specialization
+        # constants the host's pipeline sets; as _prefetch_radv asks.
         result = measure_radv(data.decode("utf-8", "replace"), target.radv_family, subgroup_size=wave,
-                              include_dirs=[os.path.dirname(os.path.abspath(path))], defines=defines)
+                              include_dirs=[os.path.dirname(os.path.abspath(path))], defines=defines,
+                              specialization=specialization)
         if not result.ok:
             fallback = f"RADV failed ({result.error}): estimated"
     rows: list[Row] = []
@@ -611,6 +648,9 @@ def _radv_rows(path: str, data: bytes, model, estimates: list[KernelEstimate], t
     for e in estimates:
         if result is not None and result.ok and not done and e.function.name == (result.entry_point or "main"):
             rows.append(_radv_row(path, model, e, result, target))
+            if specialization:
+                rows[-1].notes.append("compiled with the specialization constants the host's pipeline sets: "
+                                      + ", ".join(f"{cid} = {v}" for cid, v in specialization))
             done = True
             continue
         row = _estimate_row(path, model, e, target)
@@ -627,7 +667,8 @@ def _radv_row(path: str, model, est: KernelEstimate, r, target: Target) -> Row:
     scratch = r.scratch_bytes or 0
     stack = -(-scratch // wave) if wave else None
     shared = r.lds_bytes if r.lds_bytes is not None else est.shared_bytes
-    notes = [f"RADV {r.driver or 'Mesa'} on {r.device or r.family}: {r.vgprs} VGPRs allocated in wave{wave}, "
+    notes = host_notes(model, est.function) + [
+             f"RADV {r.driver or 'Mesa'} on {r.device or r.family}: {r.vgprs} VGPRs allocated in wave{wave}, "
              f"{r.sgprs} SGPRs, {r.spilled_vgprs or 0} VGPRs and {r.spilled_sgprs or 0} SGPRs spilled, "
              f"{scratch} B scratch per wave, {r.lds_bytes or 0} B LDS"]
     if r.wave_size and r.wave_size != target.simd_width:
@@ -651,6 +692,7 @@ def _radv_row(path: str, model, est: KernelEstimate, r, target: Target) -> Row:
         language="glsl", threads_per_group=threads, registers=r.vgprs, registers_source="radv",
         threadgroup_memory_bytes=shared, stack_bytes=stack, target=target.name,
         occupancy=_round(occ.occupancy) if occ else None, limiter=occ.limiter if occ else None, notes=notes,
+        host=host_facts(model, est.function),
     )
 
 

@@ -181,9 +181,12 @@ def test_report_shows_where_the_size_comes_from(project, capsys):
     assert "100†" in out and "host: threads per group 100 from host/main.cpp:5" in out
     assert report(["--format", "json", "."]) == 0
     rows = json.loads(capsys.readouterr().out)
+    # SPEC's keys (the interval keys of estimates), and where the host sets the size (additive)
     assert rows[0]["threads_per_group"] == 100 and set(rows[0]) == {
         "path", "kernel", "line", "language", "threads_per_group", "registers", "registers_source",
-        "threadgroup_memory_bytes", "stack_bytes", "target", "occupancy", "limiter"}
+        "threadgroup_memory_bytes", "stack_bytes", "target", "occupancy", "limiter", "host",
+        *(("registers_interval", "occupancy_interval") if rows[0]["registers_source"] == "estimate" else ())}
+    assert rows[0]["host"] == [{"fact": "threads_per_group", "value": [100, 1, 1], "path": "host/main.cpp", "line": 5}]
 
 
 def test_workers_receive_the_host_facts(project, capsys):

@@ -38,6 +38,15 @@ SCHEMA = {
                                    "maxItems": 2},
             "occupancy_interval": {"type": ["array", "null"], "items": {"type": "number"}, "minItems": 2,
                                    "maxItems": 2},
+            # where host code gives the kernel a fact (additive; the text table lists them under the row)
+            "host": {"type": "array", "items": {
+                "type": "object", "additionalProperties": False, "required": ["fact", "value", "path", "line"],
+                "properties": {"fact": {"enum": ["threads_per_group", "grid", "dispatch"]},
+                               "value": {"oneOf": [{"type": "array", "items": {"type": "integer", "minimum": 1},
+                                                    "minItems": 3, "maxItems": 3},
+                                                   {"enum": ["threads", "threadgroups"]}]},
+                               "path": {"type": ["string", "null"]},
+                               "line": {"type": ["integer", "null"], "minimum": 1}}}},
         },
     },
 }

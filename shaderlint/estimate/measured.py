@@ -173,8 +173,9 @@ def measured_impact(model: "FileModel", settings: "Settings", target: "Target", 
     from shaderlint.estimate.radv import measure_radv, subgroup_size_for
 
     folder = [os.path.dirname(os.path.abspath(model.source.path)), *include_dirs]
+    spec = getattr(model, "pipeline_specialization", None)  # set from the host code (host.index.apply)
     results = [measure_radv(t, target.radv_family, subgroup_size=subgroup_size_for(target), defines=defines,
-                            include_dirs=folder) for t in (original_text(model), text)]
+                            include_dirs=folder, specialization=spec) for t in (original_text(model), text)]
     if not all(r.ok for r in results):
         return None
     old, new = results

@@ -375,17 +375,23 @@ class Job:
     spirv: bytes
     family: str
     subgroup_size: int | None = None
+    #: The specialization constants the application sets ((id, value) pairs, from its host code);
+    #: None when not known: :func:`shaderlint.estimate.spirv.reflect`'s defaults.
+    specialization: tuple[tuple[int, int], ...] | None = None
 
 
 def measure_radv(path_or_source: str | os.PathLike[str], family: str = "navi21", *,
                  subgroup_size: int | None = None, defines: Sequence[str] = (),
                  include_dirs: Sequence[str] = (), timeout: float = DEFAULT_TIMEOUT,
-                 cache_dir: str | None = "default") -> RadvResult:
+                 cache_dir: str | None = "default",
+                 specialization: tuple[tuple[int, int], ...] | None = None) -> RadvResult:
     """RADV's statistics for one GLSL compute shader (a file or source text) on ``family``.
 
     ``subgroup_size`` (32 or 64) is passed as the pipeline's required subgroup
-    size (gfx10+); None leaves the choice to the driver. ``cache_dir=None``
-    disables the on-disk cache. Never raises: see ``RadvResult.error``.
+    size (gfx10+); None leaves the choice to the driver. ``specialization``: the
+    constants the application's pipeline sets, when its host code says (the
+    workgroup size may be one of them). ``cache_dir=None`` disables the on-disk
+    cache. Never raises: see ``RadvResult.error``.
     """
     name = check_family(family)
     if name is None:
@@ -397,7 +403,7 @@ def measure_radv(path_or_source: str | os.PathLike[str], family: str = "navi21",
                                cache_dir=cache_dir)
     if spirv is None:
         return RadvResult(family=name, error=f"glslang: {_first_line(log)}", log=log)
-    return measure_spirv([Job(spirv, name, subgroup_size)], timeout=timeout, cache_dir=cache_dir)[0]
+    return measure_spirv([Job(spirv, name, subgroup_size, specialization)], timeout=timeout, cache_dir=cache_dir)[0]
 
 
 def measure_spirv(jobs: Sequence[Job], *, timeout: float = DEFAULT_TIMEOUT,
@@ -413,12 +419,14 @@ def measure_spirv(jobs: Sequence[Job], *, timeout: float = DEFAULT_TIMEOUT,
         if name is None:
             results[index] = RadvResult(family=job.family, error=f"unknown RADV family {job.family!r}")
             continue
-        refl = reflect(job.spirv)
+        given = dict(job.specialization) if job.specialization is not None else None
+        refl = reflect(job.spirv, given)
         if not refl.ok:
             results[index] = RadvResult(family=name, error=refl.error)
             continue
+        spec = b"" if given is None else b"specialization %s\0" % repr(sorted(given.items())).encode()
         key = hashlib.sha256(b"%d\0%s\0%s\0%s\0" % (CACHE_FORMAT, name.encode(), str(job.subgroup_size).encode(),
-                                                      stamp.encode()) + job.spirv).hexdigest()
+                                                      stamp.encode()) + spec + job.spirv).hexdigest()
         hit = _cache_get(directory, key)
         if hit is not None:
             hit.cached = True
@@ -454,21 +462,21 @@ def measure_spirv(jobs: Sequence[Job], *, timeout: float = DEFAULT_TIMEOUT,
     return [r if r is not None else RadvResult(family="?", error="not measured") for r in results]
 
 
-def prefetch(shaders: Iterable[tuple[str, Sequence[str], str, int | None, Sequence[str]]], *,
-             timeout: float = DEFAULT_TIMEOUT, cache_dir: str | None = "default") -> None:
+def prefetch(shaders: Iterable[tuple], *, timeout: float = DEFAULT_TIMEOUT, cache_dir: str | None = "default") -> None:
     """Measure many shaders in one worker per family, so that :func:`measure_radv` on each is a cache hit.
 
-    ``shaders``: (source text, include directories, family, subgroup size, defines). Saves
-    the driver's start-up per shader (about 0.1 s of CPU) in a report over many files.
+    ``shaders``: (source text, include directories, family, subgroup size, defines), optionally
+    followed by the pipeline's specialization (as :func:`measure_radv` takes it). Saves the
+    driver's start-up per shader (about 0.1 s of CPU) in a report over many files.
     """
     if unavailable_reason():
         return
     jobs = []
-    for text, include_dirs, family, subgroup_size, defines in shaders:
+    for text, include_dirs, family, subgroup_size, defines, *rest in shaders:
         spirv, _ = compile_spirv(text, defines=defines, include_dirs=include_dirs, timeout=timeout,
                                  cache_dir=cache_dir)
         if spirv is not None and check_family(family):
-            jobs.append(Job(spirv, family, subgroup_size))
+            jobs.append(Job(spirv, family, subgroup_size, rest[0] if rest else None))
     if jobs:
         measure_spirv(jobs, timeout=timeout, cache_dir=cache_dir)
 

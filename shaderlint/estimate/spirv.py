@@ -163,15 +163,19 @@ def _string(words: list[int], start: int, end: int) -> tuple[str, int]:
     return raw.decode("utf-8", "replace"), i
 
 
-def reflect(data: bytes) -> Reflection:
-    """Entry point, workgroup size, descriptor bindings and push-constant size of a SPIR-V module."""
+def reflect(data: bytes, specialization: dict[int, int] | None = None) -> Reflection:
+    """Entry point, workgroup size, descriptor bindings and push-constant size of a SPIR-V module.
+
+    ``specialization``: the constants the application sets (id -> 32-bit value), when known (read
+    from its host code): the pipeline is then built with exactly these, and a workgroup dimension
+    taken from one of them has its value; None: the module docstring's defaults."""
     try:
-        return _reflect(data)
+        return _reflect(data, specialization)
     except (IndexError, KeyError, ValueError, struct.error, RecursionError) as exc:
         return Reflection(error=f"malformed SPIR-V: {type(exc).__name__}: {exc}")
 
 
-def _reflect(data: bytes) -> Reflection:
+def _reflect(data: bytes, specialization: dict[int, int] | None = None) -> Reflection:
     words = _words(data)
     if words is None:
         return Reflection(error="not a SPIR-V module (bad magic number or size)")
@@ -232,8 +236,10 @@ def _reflect(data: bytes) -> Reflection:
     for target, decs in decorations.items():
         if decs.get(_DEC_BUILTIN) == [_BUILTIN_WORKGROUP_SIZE] and len(composites.get(target, ())) >= 3:
             size_ids = composites[target][:3]
+    if specialization is not None:
+        result.specialization = dict(specialization)
     if size_ids is not None:
-        _spec_local_size(result, size_ids, constants, decorations, spec_constants)
+        _spec_local_size(result, size_ids, constants, decorations, spec_constants, specialization)
 
     seen: set[tuple[int, int]] = set()
     for pointer, var, storage in variables:
@@ -273,8 +279,19 @@ def _reflect(data: bytes) -> Reflection:
 
 
 def _spec_local_size(result: Reflection, ids: list[int], constants: dict[int, int], decorations: dict,
-                     spec_constants: list[int]) -> None:
-    """Workgroup size from constant ids, specialization constants resolved as the module docstring says."""
+                     spec_constants: list[int], given: dict[int, int] | None = None) -> None:
+    """Workgroup size from constant ids, specialization constants resolved as the module docstring says,
+    or to the values ``given`` by the application (the others keep their defaults, as in a driver)."""
+    if given is not None:
+        size = []
+        for cid in ids:
+            sid = decorations.get(cid, {}).get(_DEC_SPEC_ID)
+            value = constants.get(cid, 1)
+            if sid is not None and cid in spec_constants and sid[0] in given:
+                value = given[sid[0]]
+            size.append(value)
+        result.local_size = (size[0], size[1], size[2])
+        return
     by_spec_id: dict[int, list[int]] = {}
     for c in spec_constants:
         sid = decorations.get(c, {}).get(_DEC_SPEC_ID)

@@ -656,6 +656,20 @@ class Derived:
     grid_at: Span | None = None
 
 
+def pipeline_specialization(facts: HostFacts | None) -> tuple[tuple[int, int], ...] | None:
+    """The specialization constants every pipeline the host builds from a Vulkan shader file sets
+    (the pipelines' creations where the host index traced them, else the linked dispatches'), when
+    they all agree and set some; None when not linked, not read, none set, or they differ (then a
+    compiler is given no host values: see :func:`shaderlint.estimate.spirv.reflect`)."""
+    launches = facts.for_kernel("") if facts is not None else ()
+    pipes = [l for l in launches if l.api == "vulkan-pipeline"] or [l for l in launches if l.api == "vulkan"]
+    specs = {l.specialization for l in pipes}
+    if len(specs) != 1:
+        return None
+    spec = next(iter(specs))
+    return spec or None
+
+
 def derive(launches: tuple[HostLaunch, ...] | list[HostLaunch],
            group_of: Callable[[HostLaunch], tuple[int, int, int] | None] | None = None) -> Derived:
     """What all ``launches`` agree on. ``group_of`` gives a launch's group size where the kernel
@@ -701,6 +715,9 @@ def apply(model: "FileModel", facts: HostFacts | None) -> None:
     if facts is None or not facts.launches:
         return
     try:
+        if model.language == "glsl":
+            # what a compiler measuring the shader must build its pipeline with (estimate/measured.py)
+            model.pipeline_specialization = pipeline_specialization(facts)  # type: ignore[attr-defined]
         _apply(model, facts)
     except Exception:
         return

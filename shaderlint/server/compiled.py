@@ -74,6 +74,8 @@ class _Job:
     defines: tuple[str, ...] = ()
     include_dirs: tuple[str, ...] = ()
     subgroup_size: int | None = None
+    #: RADV: the specialization constants the host's pipeline sets (host.index.pipeline_specialization).
+    specialization: tuple[tuple[int, int], ...] | None = None
     key: tuple = field(default=(), compare=False)
 
 
@@ -184,8 +186,11 @@ class CompiledFigures:
 
         dirs = (os.path.dirname(os.path.abspath(doc.path)), *include_dirs)
         wave = subgroup_size_for(target)
+        model = doc.result.model if getattr(doc, "result", None) is not None else None
+        spec = getattr(model, "pipeline_specialization", None)  # from the host code (host.index.apply)
         return _Job(doc.uri, doc.version, compiler, text, target.radv_family, defines=defines, include_dirs=dirs,
-                    subgroup_size=wave, key=(compiler, digest, target.radv_family, wave, defines, dirs))
+                    subgroup_size=wave, specialization=spec,
+                    key=(compiler, digest, target.radv_family, wave, defines, dirs, spec))
 
     def _run(self, job: _Job) -> None:
         if self._current_version(job.uri) != job.version:  # edited (or closed) since: not worth a compile
@@ -219,7 +224,7 @@ class CompiledFigures:
         from shaderlint.estimate.radv import measure_radv
 
         r = measure_radv(job.text, job.arch_or_family, subgroup_size=job.subgroup_size, defines=job.defines,
-                         include_dirs=list(job.include_dirs))
+                         include_dirs=list(job.include_dirs), specialization=job.specialization)
         if not r.ok:
             return Lookup("radv", kernels={}, error=r.error or "RADV failed")
         wave = r.wave_size or job.subgroup_size or 64
