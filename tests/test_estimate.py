@@ -4,11 +4,12 @@ arrays on the stack when indexed dynamically, group sizes and memory from the co
 from __future__ import annotations
 
 import glob
+from dataclasses import replace
 
 import pytest
 
 from shaderlint.estimate.registers import (
-    Adjustment, estimate_file, estimate_kernel, register_cap, template_instances, type_bytes,
+    DEFAULT_COEFFICIENTS, Adjustment, estimate_file, estimate_kernel, register_cap, template_instances, type_bytes,
 )
 from shaderlint.estimate.targets import default_target, get_target
 from shaderlint.languages import FRONT_ENDS, language_for_path
@@ -337,3 +338,104 @@ def test_estimator_never_raises_on_real_kernels(path):
         assert est.registers >= 1
         assert est.stack_bytes >= 0 and est.shared_bytes >= 0
         assert est.registers <= default_target(lang).max_registers_per_thread
+
+
+TILED = """
+typedef void (*load_t)(const float* __restrict__ src, float* dst, int i);
+
+template <int N> static __device__ __forceinline__ void load_tile(const float* __restrict__ src, float* dst, int i) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) dst[i * N + k] = src[i * N + k] * src[i * N + k + 1] + src[i * N + k + 2];
+}
+
+template <int rows, load_t load> static __device__ __forceinline__ void tiled(const float* src, float* dst, int i) {
+    float acc[rows];
+#pragma unroll
+    for (int r = 0; r < rows; ++r) acc[r] = src[i + r];
+    load(src, dst, i);
+#pragma unroll
+    for (int r = 0; r < rows; ++r) dst[i + r] = acc[r];
+}
+
+__global__ void k(const float* src, float* dst) {
+    const int rows = 8;
+    const int width = 16;
+    tiled<rows, load_tile<width>>(src, dst, threadIdx.x);
+}
+"""
+
+
+def test_function_template_arguments_of_a_helper_are_inlined():
+    """``tiled<rows, load_tile<width>>(...)``: ``rows`` (a local constant the parser reads as a type)
+    sizes the helper's array, and the function argument, itself a template instance, is inlined
+    where the helper calls it (ggml's ``mul_mat_q<..., load_tiles_q4_0<mmq_y>, ...>``)."""
+    e = estimate(TILED)
+    inlined = next(n for n in e.notes if n.startswith("inlined: "))
+    assert "load_tile" in inlined, e.notes
+    assert e.stack_bytes == 0 and "acc" in e.register_arrays, e.notes
+    assert not any("unknown size" in n for n in e.notes), e.notes
+    plain = estimate(TILED.replace("    load(src, dst, i);\n", ""))
+    assert e.peak > plain.peak  # the bound function's loads and temporaries are counted
+
+
+STATE = """
+template <int HEAD> __global__ void k(const float* s, const float* kk, float* dst, int T, int C) {
+    const int tid = threadIdx.x;
+    float state[HEAD];
+#pragma unroll
+    for (int i = 0; i < HEAD; i++) state[i] = s[i * HEAD + tid];
+    for (int t = tid; t < T; t += C) {
+        const float v = kk[t];
+        float y = 0;
+        for (int j = 0; j < HEAD; j += 4) {
+            float4 a;
+            a.x = state[j] * v + kk[j];
+            a.y = state[j + 1] * v + kk[j + 1];
+            a.z = state[j + 2] * v + kk[j + 2];
+            a.w = state[j + 3] * v + kk[j + 3];
+            state[j] = a.x; state[j + 1] = a.y; state[j + 2] = a.z; state[j + 3] = a.w;
+            y += a.x * a.y + a.z * a.w;
+        }
+        dst[t] = y;
+    }
+#pragma unroll
+    for (int i = 0; i < HEAD; i++) dst[T * C + i * HEAD + tid] = state[i];
+}
+template __global__ void k<64>(const float*, const float*, float*, int, int);
+"""
+
+
+def test_loop_over_a_private_array_is_unrolled_past_the_plain_budget():
+    """nvcc unrolls a constant-trip loop indexing a thread-private array far beyond its usual size limit
+    (the array then lives in registers: llama.cpp's rwkv/gla kernels, 0 bytes of stack by ptxas); the
+    same body over a global array stays rolled."""
+    m = model_of(STATE)
+    f = next(k for k in m.kernels if k.name == "k")
+    e = estimate_kernel(m, f, SM80, bindings={"HEAD": "64"})
+    assert e.stack_bytes == 0 and "state" in e.register_arrays, e.notes
+    assert e.registers >= 64
+    tight = estimate_kernel(m, f, SM80, bindings={"HEAD": "64"},
+                            coefficients=replace(DEFAULT_COEFFICIENTS, array_unroll_boost=1.0))
+    assert tight.stack_bytes == 256  # without the boost the loop is rolled and the array on the stack
+
+
+RUNTIME = """
+__global__ void k(const float* __restrict__ a, const float* __restrict__ b, float* out, int n) {
+    float acc = 0.0f;
+    for (int i = threadIdx.x; i < n; i += 32) {
+        acc += a[i] * b[i] + a[i + n] * b[i + n];
+        BODY
+    }
+    out[threadIdx.x] = acc;
+}
+"""
+
+
+def test_runtime_unroll_latency_only_for_small_loops_without_collectives():
+    """A small counted loop is unrolled at run time (loads of several iterations in flight); one that
+    calls a warp collective, or whose body is large, runs one iteration at a time."""
+    small = estimate(RUNTIME.replace("BODY", ""))
+    shfl = estimate(RUNTIME.replace("BODY", "acc = __shfl_xor_sync(0xffffffff, acc, 1);"))
+    assert shfl.peak < small.peak
+    big = estimate(RUNTIME.replace("BODY", ""), coefficients=replace(DEFAULT_COEFFICIENTS, runtime_unroll_budget=5))
+    assert big.peak < small.peak

@@ -60,6 +60,10 @@ _F64_SPECIAL = frozenset(
     "fmod remainder j0 j1 y0 y1 sqrt rsqrt".split())
 # Double-precision trig reduction keeps a small local array (Payne-Hanek) in CUDA's libdevice.
 _F64_TRIG = frozenset("sin cos tan sincos".split())
+# Warp collectives (convergent: a loop calling one is not unrolled with a remainder) and atomics
+# (read-modify-write through memory: the loop's iterations are serialized on them).
+_CONVERGENT = re.compile(r"^(__shfl\w*|__syncwarp|__ballot\w*|__any\w*|__all\w*|__match\w*|__reduce\w*|"
+                         r"__activemask|__syncthreads\w*|atomic\w+|subgroup\w+|simd_\w+|quad_\w+)$")
 _CONSTRUCTOR = re.compile(r"^(make_)?(u?(char|short|int|long|longlong)|float|double|half|bool|[biud]?vec|f16vec|"
                           r"[iu](8|16|32|64)vec|mat|dmat)\d?(x\d)?$")
 
@@ -110,6 +114,8 @@ class _Loop:
     variant: set = field(default_factory=set)  # ids of variables assigned in the loop
     touched_from: int = 0  # Walker.touched index at the loop's start
     live_at_start: tuple = ()  # keys whose last use was already at or after ``start`` when it opened
+    visits_from: int = 0  # Walker.visits at the loop's start: the walked size of its body at its end
+    convergent: bool = False  # calls a warp-collective or atomic (the compiler does not unroll it at run time)
 
 
 @dataclass
@@ -135,7 +141,8 @@ class Walker:
         self.m = model
         # id(Var) -> Function: names bound by the template arguments to a function or a functor's
         # operator() (shaderlint.model.callables.bound_callables)
-        self.callables = callables or {}
+        self.callables = dict(callables or {})
+        self.callable_env: dict[int, dict] = {}  # id(Var) -> template arguments of the bound function
         self.f = kernel
         self.target = target
         self.c = coeffs
@@ -618,7 +625,8 @@ class Walker:
         body = self.body_of(n)
         var, values = self.trip_values(init, cond, update, body)
         pragma = self.pragma_unroll(n)
-        if var is not None and values is not None and body is not None and self.should_unroll(values, body, pragma):
+        if var is not None and values is not None and body is not None \
+                and self.should_unroll(values, body, pragma, var):
             detached = body != n.child_by_field_name("body")
             counters = list(values[0]) if values else [var]
             saved = {id(v): self.env.get(id(v)) for v in counters}
@@ -673,7 +681,7 @@ class Walker:
         for lp in self.loops:
             lp.nested = True
         lp = _Loop(self.pos + 1, False, factor=factor, counted=counted, touched_from=len(self.touched),
-                   live_at_start=self._last_at_least(self.pos + 1))
+                   live_at_start=self._last_at_least(self.pos + 1), visits_from=self.visits)
         self.loops.append(lp)
         if cond is not None:
             self.step()
@@ -706,8 +714,9 @@ class Walker:
         if lp.streams:
             self.regions.append((start, end, self.c.stream * len(lp.streams)))
         copies = lp.factor
-        if not lp.nested and copies == 1 and lp.counted:
-            copies = self.c.runtime_unroll
+        if not lp.nested and copies == 1 and lp.counted and not lp.convergent \
+                and self.visits - lp.visits_from <= self.c.runtime_unroll_budget:
+            copies = self.c.runtime_unroll  # a small counted loop: unrolled at run time (with a remainder)
         if copies > 1 and lp.loads:
             amount = (min(copies, self.c.hoist) - 1) * lp.loads * self.c.hoist_weight
             self.regions.append((start, end, min(amount, self.c.hoist_cap)))
@@ -853,7 +862,7 @@ class Walker:
                 val = self.env[id(v)]
         return int(val) if isinstance(val, (int, float)) and abs(val) < 1 << 31 else 0
 
-    def should_unroll(self, values: list, body: ts.Node, pragma: int | None) -> bool:
+    def should_unroll(self, values: list, body: ts.Node, pragma: int | None, var=None) -> bool:
         trips = len(values)
         if trips == 0:
             return True
@@ -867,7 +876,36 @@ class Walker:
         size = sizes.get(body.id)
         if size is None:
             size = sizes[body.id] = _size(body)
-        return trips * size <= self.c.unroll_budget
+        budget = self.c.unroll_budget
+        if var is not None and trips * size > budget and self.indexes_private_array(body, var):
+            # unrolling turns the array's accesses into registers (no local memory): the compiler's
+            # unroller credits the loads and stores that fold away and unrolls much larger bodies
+            budget *= self.c.array_unroll_boost
+        return trips * size <= budget
+
+    def indexes_private_array(self, body: ts.Node, var) -> bool:
+        """Whether ``body`` indexes a thread-private array with the loop counter ``var`` (memoized
+        per model on the body and the counter)."""
+        memo = self.m.__dict__.setdefault("_indexes_private", {})
+        key = (body.id, id(var))
+        got = memo.get(key)
+        if got is None:
+            got = False
+            stack = [body]
+            while stack and not got:
+                n = stack.pop()
+                if n.type == "subscript_expression":
+                    base, idx = self.chain(n)
+                    if base.type == "identifier":
+                        v = self.m.resolve(base)
+                        if v is not None and v.is_array and is_thread_private(v) and not v.is_param \
+                                and not is_constant_array(self.m, v) \
+                                and any(i is not None and _mentions(self.m, i, var) for i in idx):
+                            got = True
+                            break
+                stack.extend(n.named_children)
+            memo[key] = got
+        return got
 
     # ---- expressions -------------------------------------------------------------------------------
     def ev_seq(self, nodes: list[ts.Node]) -> tuple[float, float]:
@@ -1079,11 +1117,15 @@ class Walker:
         args = [a for a in m.call_args(n) if a.type != "comment"]
         fn = n.child_by_field_name("function")
         g = callable_of(m, n, self.callables) if self.callables else None
+        bound_env = None
+        if g is not None and fn is not None and fn.type == "identifier":
+            tv = m.resolve(fn)
+            bound_env = self.callable_env.get(id(tv)) if tv is not None else None
         if g is None:
             g = m.function_by_name.get(name)
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
-            return self.inline(n, g, args, fn)
+            return self.inline(n, g, args, fn, bound_env)
         if fn is not None and fn.type == "field_expression":
             obj = fn.child_by_field_name("argument")
             p0, w0 = self.ev(obj) if obj is not None else (0.0, 0.0)
@@ -1093,6 +1135,9 @@ class Walker:
         peak, held = self.ev_seq(args)
         res = self.wt(n)
         extra = 0.0
+        if self.loops and _CONVERGENT.match(name):
+            for lp in self.loops:
+                lp.convergent = True
         if self.lang == "cuda":
             if name in _F32_SPECIAL:
                 extra = self.c.special
@@ -1108,7 +1153,61 @@ class Walker:
             res = 0.0
         return max(peak, held, res) + extra, res
 
-    def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node) -> tuple[float, float]:
+    def template_arg_value(self, a: ts.Node):
+        """The value of a template argument: a constant expression, or a name the parser reads as a
+        type (``g<mmq_y>``) that is a local constant or a value the walk knows."""
+        val = evaluate(self.m, a, self.env)
+        if val is None and a.type == "type_descriptor":
+            kids = a.named_children
+            if len(kids) == 1 and kids[0].type == "type_identifier":
+                v = self.m.resolve(a)
+                if v is not None and not v.is_array:
+                    if id(v) in self.env:
+                        return self.env[id(v)]
+                    if (v.is_const or v.is_constexpr) and v.init is not None:
+                        return evaluate(self.m, v.init, self.env)
+        return val
+
+    def bind_function_arg(self, tv, a: ts.Node) -> bool:
+        """Bind the function-pointer template parameter ``tv`` of a callee to the function the argument
+        ``a`` names (``g<load_tiles<mmq_y, nwarps>>(x)``, ``g<&f>(x)``): the file's one function of that
+        name, with the argument's own template arguments evaluated here. False when it names nothing
+        the file defines once (the call stays unknown)."""
+        a = unparen(a)
+        if a.type == "pointer_expression":
+            a = a.child_by_field_name("argument")
+            if a is None:
+                return False
+        targs = None
+        node = a
+        if node.type == "type_descriptor" and node.named_child_count == 1:
+            node = node.named_children[0]
+        if node.type in ("template_type", "template_function"):
+            name_node = node.child_by_field_name("name")
+            targs = node.child_by_field_name("arguments")
+        elif node.type in ("type_identifier", "identifier"):
+            name_node = node
+        else:
+            return False
+        if name_node is None:
+            return False
+        name = self.m.text(name_node)
+        got = [h for h in self.m.functions if h.name == name and h.body is not None and not h.is_entry]
+        if len(got) != 1:
+            return False
+        h = got[0]
+        env = {}
+        if targs is not None:
+            for tp, x in zip(h.template_params.values(), [c for c in targs.named_children if c.type != "comment"]):
+                val = self.template_arg_value(x)
+                if val is not None:
+                    env[id(tp)] = val
+        self.callables[id(tv)] = h
+        self.callable_env[id(tv)] = env
+        return True
+
+    def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node, bound_env: dict | None = None
+               ) -> tuple[float, float]:
         if len(self.active) >= 6 or g in self.active:
             peak, held = self.ev_seq(args)
             res = self.type_cost(g.return_type) if g.return_type.is_known else 1.0
@@ -1119,17 +1218,24 @@ class Walker:
         frame = _Frame(self.next_frame, {})
         self.next_frame += 1
         saved_env = {}
-        # template arguments of the callee: `f<4>(x)`
+        saved_callables = {}
+        for k, val in (bound_env or {}).items():  # `F(x)` with F bound to `f<4>`: f's arguments
+            saved_env[k] = self.env.get(k)
+            self.env[k] = val
+        # template arguments of the callee: `f<4>(x)`, `f<BM>(x)`, `f<4, load<BM>>(x)`
         if fn.type == "template_function":
             targs = fn.child_by_field_name("arguments")
-            kids = [c for c in targs.named_children] if targs is not None else []
+            kids = [c for c in targs.named_children if c.type != "comment"] if targs is not None else []
             for tv, a in zip(g.template_params.values(), kids):
-                val = evaluate(self.m, a, self.env)
-                if val is None and a.type == "type_descriptor":
-                    continue
+                val = self.template_arg_value(a)
                 if val is not None:
                     saved_env[id(tv)] = self.env.get(id(tv))
                     self.env[id(tv)] = val
+                    continue
+                # a function-pointer parameter (declared as such or through a typedef)
+                prev = (self.callables.get(id(tv)), self.callable_env.get(id(tv)))
+                if self.bind_function_arg(tv, a):
+                    saved_callables[id(tv)] = prev
         peak = 0.0
         held = 0.0
         pending = []
@@ -1173,6 +1279,13 @@ class Walker:
         finally:
             self.frames.pop()
             self.active.pop()
+            for k, (prev, prev_env) in saved_callables.items():
+                if prev is None:
+                    self.callables.pop(k, None)
+                    self.callable_env.pop(k, None)
+                else:
+                    self.callables[k] = prev
+                    self.callable_env[k] = prev_env
             for k, old in saved_env.items():
                 if old is None:
                     self.env.pop(k, None)
@@ -1506,6 +1619,17 @@ class Walker:
             cur += diff[p]
             out[p] = cur + extra.get(p, 0.0)
         return max(0.0, max(out))
+
+
+def _mentions(model, node: ts.Node, var) -> bool:
+    """Whether the expression ``node`` names the variable ``var``."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier" and model.resolve(n) is var:
+            return True
+        stack.extend(n.named_children)
+    return False
 
 
 def _size(node: ts.Node) -> int:

@@ -68,8 +68,16 @@ class Coefficients:
     hoist_cap: float = 24.0
     #: Copies of an innermost runtime loop the compiler makes (NVIDIA unrolls by 4).
     runtime_unroll: int = 4
+    #: Walked size of a runtime loop's body (statements and expressions, unrolled copies included) up
+    #: to which the compiler unrolls it at run time; a larger body, or one calling a warp collective or
+    #: an atomic, runs one iteration at a time (no extra loads in flight).
+    runtime_unroll_budget: int = 200
     #: Trip count × body size (AST nodes) up to which a constant-trip loop without pragma is unrolled.
     unroll_budget: int = 1200
+    #: Factor on ``unroll_budget`` for a loop whose body indexes a thread-private array with its counter
+    #: (unrolled, the array's accesses fold into registers: LLVM's unroller boosts its threshold by up to 4x
+    #: for the instructions that simplify away).
+    array_unroll_boost: float = 8.0
     #: Trip count up to which ``#pragma unroll`` fully unrolls.
     max_full_unroll: int = 1024
     #: Temporaries of a float libdevice function (expf, sinf, powf …).
