@@ -439,3 +439,38 @@ def test_runtime_unroll_latency_only_for_small_loops_without_collectives():
     assert shfl.peak < small.peak
     big = estimate(RUNTIME.replace("BODY", ""), coefficients=replace(DEFAULT_COEFFICIENTS, runtime_unroll_budget=5))
     assert big.peak < small.peak
+
+
+HEADER = """
+#pragma once
+static __device__ __forceinline__ void dequant(const float* __restrict__ x, int ib, float* y, int tid) {
+    float a[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) a[k] = x[ib * 64 + tid * 8 + k] * x[ib * 64 + k];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) y[tid * 8 + k] = a[k] * a[7 - k] + a[(k + 1) % 8];
+}
+"""
+
+CALLER = """
+#include "quant.cuh"
+#include <cuda_fp16.h>
+__global__ void k(const float* x, float* y) {
+    const int i = blockIdx.x;
+    dequant(x, i, y + i * 256, threadIdx.x);
+}
+"""
+
+
+def test_helpers_of_the_project_headers_are_inlined(tmp_path):
+    """A kernel calling a helper of a header it includes (llama.cpp's convert.cu and dequantize.cuh): the
+    helper is walked as nvcc inlines it, not costed as nothing; without the header the call is unknown."""
+    (tmp_path / "quant.cuh").write_text(HEADER)
+    src = tmp_path / "convert.cu"
+    src.write_text(CALLER)
+    e = estimate(CALLER, path=str(src))
+    assert any(n.startswith("inlined: ") and "dequant" in n for n in e.notes), e.notes
+    (tmp_path / "quant.cuh").unlink()
+    alone = estimate(CALLER, path=str(src))
+    assert not any(n.startswith("inlined: ") for n in alone.notes)
+    assert e.registers >= alone.registers + 8  # the eight values of `a` and their loads

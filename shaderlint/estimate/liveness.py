@@ -36,6 +36,7 @@ from shaderlint.estimate.static import (
     _MISSING, _dependencies, binary_parts, evaluate, is_constant_array, is_thread_private, subscript_index,
 )
 from shaderlint.model.expr import unparen
+from shaderlint.estimate.headers import header_function
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
@@ -138,7 +139,9 @@ class Walker:
     def __init__(self, model, kernel, target, coeffs, env: dict, type_env: dict[str, Type],
                  stack_vars: set[int], promote: set[int], demote: set[int],
                  cheap_divisions: frozenset = frozenset(), callables: dict | None = None) -> None:
-        self.m = model
+        self.m = model  # the model of the code being walked (a header's while inlining one of its helpers)
+        self.home = model  # the kernel's
+        self.foreign: list = []  # helpers of other models (headers) inlined
         # id(Var) -> Function: names bound by the template arguments to a function or a functor's
         # operator() (shaderlint.model.callables.bound_callables)
         self.callables = dict(callables or {})
@@ -1126,6 +1129,12 @@ class Walker:
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
             return self.inline(n, g, args, fn, bound_env)
+        if g is None and self.lang == "cuda" and fn is not None and fn.type != "field_expression" \
+                and name not in _F32_SPECIAL and name not in _F64_SPECIAL and not name.startswith("__") \
+                and not _CONSTRUCTOR.match(name):
+            hit = header_function(self.home, name, len(args))  # a helper of the project's headers
+            if hit is not None:
+                return self.inline(n, hit[1], args, fn, bound_env, model=hit[0])
         if fn is not None and fn.type == "field_expression":
             obj = fn.child_by_field_name("argument")
             p0, w0 = self.ev(obj) if obj is not None else (0.0, 0.0)
@@ -1206,13 +1215,19 @@ class Walker:
         self.callable_env[id(tv)] = env
         return True
 
-    def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node, bound_env: dict | None = None
-               ) -> tuple[float, float]:
+    def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node, bound_env: dict | None = None,
+               model=None) -> tuple[float, float]:
+        """Walk ``g``'s body at the call ``n``; ``model``: the model ``g`` belongs to when it is not the
+        walk's current one (a header's: :mod:`shaderlint.estimate.headers`)."""
         if len(self.active) >= 6 or g in self.active:
             peak, held = self.ev_seq(args)
             res = self.type_cost(g.return_type) if g.return_type.is_known else 1.0
             return max(peak, held, res), res
-        if g not in self.inlined_functions:
+        if model is not None and model is not self.m:
+            if g not in self.foreign:
+                self.foreign.append(g)
+                self.inlined.append(display_name(model, g))
+        elif g not in self.inlined_functions and g not in self.foreign:
             self.inlined_functions.append(g)
             self.inlined.append(display_name(self.m, g))
         frame = _Frame(self.next_frame, {})
@@ -1272,11 +1287,17 @@ class Walker:
         self.record(max(peak, held))
         self.frames.append(frame)
         self.active.append(g)
-        for p in pending:
-            self.define(("v", frame.id, id(p)), self.var_cost(p))
+        caller_model, caller_syntax = self.m, self._syntax
+        if model is not None:
+            self.m, self._syntax = model, model.__dict__.setdefault("_walk_syntax", {})
         try:
+            for p in pending:
+                self.define(("v", frame.id, id(p)), self.var_cost(p))
             self.stmt(g.body)
+            res = self.type_cost(g.return_type) if g.return_type.is_known else (0.0 if self.m.text(
+                g.node.child_by_field_name("type") or g.node) == "void" else 1.0)
         finally:
+            self.m, self._syntax = caller_model, caller_syntax
             self.frames.pop()
             self.active.pop()
             for k, (prev, prev_env) in saved_callables.items():
@@ -1291,8 +1312,6 @@ class Walker:
                     self.env.pop(k, None)
                 else:
                     self.env[k] = old
-        res = self.type_cost(g.return_type) if g.return_type.is_known else (0.0 if self.m.text(
-            g.node.child_by_field_name("type") or g.node) == "void" else 1.0)
         return res, res
 
     # ---- assignments and memory ------------------------------------------------------------------------

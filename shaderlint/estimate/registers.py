@@ -835,6 +835,8 @@ def _context_key(model) -> str:
             h.update(b"\0{body}\0")
             pos = f.body.end_byte
         h.update(data[pos:])
+        from shaderlint.estimate.headers import header_stamp
+        h.update(repr(header_stamp(model)).encode())  # helpers the walk inlines from the project's headers
         k = model._estimate_context = h.hexdigest()
     return k
 
