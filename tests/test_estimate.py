@@ -474,3 +474,35 @@ def test_helpers_of_the_project_headers_are_inlined(tmp_path):
     alone = estimate(CALLER, path=str(src))
     assert not any(n.startswith("inlined: ") for n in alone.notes)
     assert e.registers >= alone.registers + 8  # the eight values of `a` and their loads
+
+
+def test_libdevice_functions_cost_what_ptxas_measured():
+    """sinf's slow-path argument reduction takes about 12 registers more than a multiply (ptxas, sm_80
+    and sm_90), expf about 2: the costs are per function, not one figure for every libdevice call."""
+    body = "__global__ void k(const float* x, float* y) {{ int i = blockIdx.x * blockDim.x + threadIdx.x; y[i] = {}(x[i]); }}"
+    sin, exp = estimate(body.format("sinf")), estimate(body.format("expf"))
+    assert sin.registers >= exp.registers + 8
+
+
+TYPEDEF_FN = """
+typedef void (*dequantize_kernel_t)(const float* vx, int ib, float& v);
+static __device__ void dequantize_q8(const float* vx, int ib, float& v) {
+    v = vx[ib] * vx[ib + 1] + vx[ib + 2] * vx[ib + 3];
+}
+template <int qk, dequantize_kernel_t dequantize_kernel>
+__global__ void dequantize_block(const float* vx, float* y) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v;
+    dequantize_kernel(vx, i * qk, v);
+    y[i] = v;
+}
+"""
+
+
+def test_function_template_parameter_declared_through_a_typedef_is_bound():
+    """ggml's ``template <int qk, dequantize_kernel_t dequantize_kernel>``: the parameter's type is a
+    typedef of a function-pointer type; bound to a function of the file, the call is inlined."""
+    m = model_of(TYPEDEF_FN)
+    f = next(k for k in m.kernels if k.name == "dequantize_block")
+    e = estimate_kernel(m, f, SM80, bindings={"qk": "32", "dequantize_kernel": "dequantize_q8"})
+    assert any(n.startswith("inlined: ") and "dequantize_q8" in n for n in e.notes), e.notes

@@ -735,9 +735,10 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
             return base
     stack_vars: set[int] = set()
     walker = result = None
+    callables = _kernel_callables(model, f, bindings)
     for _ in range(4):
         walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, cheap,
-                        callables=bound_callables(model, f, bindings))
+                        callables=callables)
         result = walker.run()
         new = set(walker.dynamic) - stack_vars
         if not new:
@@ -746,6 +747,21 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
     assert walker is not None
     cache[key] = (walker, result, stack_vars)
     return cache[key]
+
+
+def _kernel_callables(model, f, bindings) -> dict:
+    """:func:`bound_callables`, plus the non-type template parameters declared with a typedef of a
+    function-pointer type (``template <int qk, dequantize_kernel_t dequantize_kernel>``, ggml) bound to
+    a function the file defines once."""
+    out = dict(bound_callables(model, f, bindings))
+    for name, text in (bindings or {}).items():
+        tv = f.template_params.get(name)
+        if tv is None or id(tv) in out or tv.decl is None or tv.decl.type != "parameter_declaration":
+            continue
+        g = named_function(model, text.strip().lstrip("&").strip())
+        if g is not None:
+            out[id(tv)] = g
+    return out
 
 
 def _touched(walker: Walker, v) -> bool:
