@@ -506,3 +506,19 @@ def test_function_template_parameter_declared_through_a_typedef_is_bound():
     f = next(k for k in m.kernels if k.name == "dequantize_block")
     e = estimate_kernel(m, f, SM80, bindings={"qk": "32", "dequantize_kernel": "dequantize_q8"})
     assert any(n.startswith("inlined: ") and "dequantize_q8" in n for n in e.notes), e.notes
+
+
+def test_calls_into_unseen_code_are_named():
+    """A call to a function neither the file nor its headers define is code the walk cannot see: the
+    estimate names it (a likely low figure); builtins, intrinsics and atomics it costs by rule are not."""
+    e = estimate("""
+__global__ void k(float* y, const float* x) {
+    int i = threadIdx.x;
+    float v = lib::transform<float, 4>(x[i]) + expf(x[i]);
+    atomicAdd(y, __shfl_xor_sync(0xffffffff, v, 1));
+    y[i] = fmaxf(v, 0.f) + static_cast<float>(i) + make_float2(v, v).x;
+}
+""")
+    assert e.unseen_calls == ("transform",)
+    assert any(n.startswith("calls code not seen (transform)") for n in e.notes), e.notes
+    assert estimate("__global__ void k(float* y) { y[threadIdx.x] = sinf(y[0]); }").unseen_calls == ()

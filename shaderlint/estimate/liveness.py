@@ -79,6 +79,12 @@ _F64_COST = {
 }
 # Double-precision trig reduction keeps a small local array (Payne-Hanek) in CUDA's libdevice.
 _F64_TRIG = frozenset("sin cos tan sincos".split())
+# Calls the walk costs by rule or that cost nothing worth counting (intrinsics, atomics, math built-ins,
+# casts, vector constructors): not "code the walk cannot see".
+_COSTED = re.compile(
+    r"^(__\w+|atomic\w+|make_\w+|min|max|f?absf?|fminf?|fmaxf?|sqrtf?|rsqrtf?|fmaf?|floorf?|ceilf?|roundf?|truncf?|"
+    r"rintf?|exp2f?|copysignf?|isnan|isinf|isfinite|signbit|static_assert|sizeof|printf|clock|clock64|tex\w+|"
+    r"surf\w+|\w+_cast|assert)$")
 # Warp collectives (convergent: a loop calling one is not unrolled with a remainder) and atomics
 # (read-modify-write through memory: the loop's iterations are serialized on them).
 _CONVERGENT = re.compile(r"^(__shfl\w*|__syncwarp|__ballot\w*|__any\w*|__all\w*|__match\w*|__reduce\w*|"
@@ -151,6 +157,7 @@ class WalkResult:
     notes: list[str]
     inlined: list[str]
     complete: bool = True
+    unseen: list = field(default_factory=list)  # calls into code the walk could not see
 
 
 class Walker:
@@ -197,6 +204,7 @@ class Walker:
         self.visits = 0
         self.notes: list[str] = []
         self.inlined: list[str] = []
+        self.unseen: list[str] = []  # functions called that neither the file nor its headers define
         self.inlined_functions: list = []
         self.arrays: dict[int, object] = {}  # id -> Var for arrays seen in registers
         self._info: dict[int, VarInfo] = {}
@@ -472,7 +480,7 @@ class Walker:
         except (_Budget, RecursionError):
             complete = False
             self.notes.append("kernel too large to walk completely; the estimate covers its first part")
-        return WalkResult(self.peak(), {}, {}, self.notes, self.inlined, complete)
+        return WalkResult(self.peak(), {}, {}, self.notes, self.inlined, complete, list(self.unseen))
 
     def stmt(self, n: ts.Node) -> None:
         spans = self._open_spans
@@ -1178,6 +1186,10 @@ class Walker:
             extra = 0.0
         if g is None and not _CONSTRUCTOR.match(name) and res == 0 and name not in _F32_SPECIAL:
             res = 0.0
+        if g is None and name and self.lang == "cuda" and not extra:
+            plain = _plain_name(m.text(fn)) if fn is not None else name
+            if plain and plain not in self.unseen and not _CONSTRUCTOR.match(plain) and not _COSTED.match(plain):
+                self.unseen.append(plain)  # code the walk cannot see: its registers are not counted
         return max(peak, held, res) + extra, res
 
     def template_arg_value(self, a: ts.Node):
@@ -1656,6 +1668,20 @@ class Walker:
             cur += diff[p]
             out[p] = cur + extra.get(p, 0.0)
         return max(0.0, max(out))
+
+
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _plain_name(text: str) -> str:
+    """``reduce::init<rop::Add, float>`` -> ``init`` ("" when it is not a name)."""
+    for _ in range(8):
+        stripped = _TEMPLATE_ARGS.sub("", text)
+        if stripped == text:
+            break
+        text = stripped
+    name = text.split("::")[-1].strip()
+    return name if name.isidentifier() else ""
 
 
 def _mentions(model, node: ts.Node, var) -> bool:

@@ -153,6 +153,9 @@ class KernelEstimate:
     source: str = "estimate"
     #: False when the kernel was too large to walk completely (the figures cover its first part).
     complete: bool = True
+    #: Functions the kernel calls that neither the file nor the headers next to it define (CUDA): their
+    #: registers are not counted, so the figure is likely low (a lower bound; the report may say so).
+    unseen_calls: tuple = ()
 
     @property
     def name(self) -> str:
@@ -579,6 +582,9 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     notes.extend(result.notes)
     if result.inlined:
         notes.append(f"inlined: {', '.join(result.inlined)}")
+    if result.unseen:
+        shown = ", ".join(result.unseen[:6]) + (", ..." if len(result.unseen) > 6 else "")
+        notes.append(f"calls code not seen ({shown}): its registers are not counted, the estimate is likely low")
     # arrays on the stack
     stack_bytes = 0
     stack_arrays: dict[str, int] = {}
@@ -625,7 +631,7 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
         shared_unknown=shared_unknown, threads_per_group=threads, occupancy=occ, occupancy_is_bound=bound,
         notes=notes, bindings=dict(bindings or {}), stack_arrays=stack_arrays,
         register_arrays=sorted({v.name for v in walker.arrays.values()} - set(stack_arrays)), register_cap=cap,
-        complete=result.complete,
+        complete=result.complete, unseen_calls=tuple(result.unseen),
     )
 
 
