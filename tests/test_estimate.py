@@ -522,3 +522,55 @@ __global__ void k(float* y, const float* x) {
     assert e.unseen_calls == ("transform",)
     assert any(n.startswith("calls code not seen (transform)") for n in e.notes), e.notes
     assert estimate("__global__ void k(float* y) { y[threadIdx.x] = sinf(y[0]); }").unseen_calls == ()
+
+
+UNIFORM_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; uint s0; uint s1; uint s2; uint s3; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    const uint base = SEED;
+    const uint o0 = base * p.s0, o1 = base * p.s1, o2 = base * p.s2, o3 = base * p.s3;
+    const uint o4 = o0 + o1, o5 = o1 + o2, o6 = o2 + o3, o7 = o3 + o0;
+    float acc = 0.0;
+    for (uint i = 0; i < p.n; ++i) {
+        acc += a[i * 64 + gl_LocalInvocationID.x];
+    }
+    d[gl_GlobalInvocationID.x] = acc + a[o0] + a[o1] + a[o2] + a[o3] + a[o4] + a[o5] + a[o6] + a[o7];
+}
+"""
+
+
+def test_uniform_integers_take_no_vgprs_on_amd():
+    """On AMD, integers uniform across the wave (push constants, workgroup IDs, loop counters over them)
+    live in scalar registers: only per-invocation values count as VGPRs. The same offsets computed
+    from the invocation ID take eight VGPRs more; on NVIDIA both cost the same."""
+    rdna = get_target("rdna2-wave64")
+    uniform = estimate(UNIFORM_GLSL.replace("SEED", "gl_WorkGroupID.x"), path="k.comp", target=rdna)
+    divergent = estimate(UNIFORM_GLSL.replace("SEED", "gl_LocalInvocationID.x"), path="k.comp", target=rdna)
+    assert divergent.peak >= uniform.peak + 8
+    generic = get_target("generic-32")
+    assert estimate(UNIFORM_GLSL.replace("SEED", "gl_WorkGroupID.x"), path="k.comp", target=generic).peak \
+        >= uniform.peak + 8
+
+
+def test_divergent_vars_follow_values_and_control():
+    from shaderlint.estimate.uniform import divergent_vars
+
+    m = model_of("""#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; } p;
+shared float s[64];
+void main() {
+    uint a = p.n * 2u;
+    uint b = gl_LocalInvocationID.x;
+    uint c = a + 1u;
+    uint e = 0u;
+    if (b < 3u) { e = 1u; }
+    uint f = uint(s[a]);
+    for (uint i = 0u; i < p.n; ++i) { c += i; }
+}
+""", path="k.comp")
+    names = {v.name for vs in m._vars_by_name.values() for v in vs if id(v) in divergent_vars(m)}
+    assert names == {"b", "e", "f"}

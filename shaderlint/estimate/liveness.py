@@ -37,6 +37,7 @@ from shaderlint.estimate.static import (
 )
 from shaderlint.model.expr import unparen
 from shaderlint.estimate.headers import header_function
+from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_vars
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
@@ -209,6 +210,8 @@ class Walker:
         self.arrays: dict[int, object] = {}  # id -> Var for arrays seen in registers
         self._info: dict[int, VarInfo] = {}
         self.unit = target.register_unit_bits
+        # AMD: integer values uniform across the wave live in scalar registers, not in the VGPRs counted
+        self.scalar_file = target.vendor == "amd" and model.language == "glsl"
         self.lang = model.language
         self.stack_bytes_extra = 0
         self.consumed: set[int] = set()  # statements walked as the detached body of a loop
@@ -322,6 +325,9 @@ class Walker:
             el = self.type_cost(inf.elem)
             el_table = self.comp_table(inf.elem)
             got = (2.0 if inf.pointer else el, None if inf.pointer or inf.dims else el_table, el, el_table)
+            if self.scalar_file and not inf.dims and not v.is_global and inf.elem.kind in ("int", "uint", "bool") \
+                    and id(v) not in divergent_vars(self.m):
+                got = (0.0, None, el, el_table)  # the same in every invocation: a scalar register (SGPR)
             self._var_shape[id(v)] = got
         return got
 
@@ -1005,7 +1011,8 @@ class Walker:
         v = self.m.resolve(n)
         if v is None:
             name = self.m.text(n)
-            if name.startswith("gl_") and name not in _FREE_BUILTINS and self.m.type_of(n).is_known:
+            if name.startswith("gl_") and name not in _FREE_BUILTINS and self.m.type_of(n).is_known \
+                    and not (self.scalar_file and name not in DIVERGENT_BUILTINS):
                 self.use(("b", name), self.type_cost(self.m.type_of(n)), invariant=True)
             return 0.0, 0.0
         if id(v) in self.env or v.template_param or v.function_constant:
@@ -1076,6 +1083,8 @@ class Walker:
             name = self.m.text(a)
             if name in _FREE_BUILTINS:
                 return 0.0, 0.0
+            if self.scalar_file and name.startswith("gl_") and name not in DIVERGENT_BUILTINS:
+                return 0.0, 0.0  # gl_WorkGroupID, gl_NumSubgroups ...: scalar registers
             if name in ("threadIdx", "blockIdx") or name.startswith("gl_"):
                 self.use(("b", name + "." + self.m.text(fld)), self.unit / 32 if name.startswith("gl_") else 1.0,
                          invariant=True)

@@ -92,6 +92,10 @@ class Coefficients:
     int_div: float = 3.0
     #: Temporaries of an IEEE float division (CUDA without fast math).
     fdiv: float = 2.0
+    #: ``base`` on AMD targets (VGPRs: nothing reserved besides the values counted).
+    amd_base: float = 0.0
+    #: ``address`` on AMD targets (a 32-bit buffer offset; the 128-bit descriptor is in SGPRs).
+    amd_address: float = 1.0
     #: Arrays larger than this many registers are never kept in registers.
     max_array_registers: float = 384.0
 
@@ -563,6 +567,10 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     """Estimate one kernel on ``target``. ``bindings`` gives template arguments by
     parameter name (``{"TM": "8", "T": "float"}``); ``adjust`` applies a what-if."""
     c = coefficients or DEFAULT_COEFFICIENTS
+    if target.vendor == "amd":
+        # VGPRs: no registers reserved besides the values the walk counts (the invocation ID is one),
+        # and a buffer access needs a 32-bit offset, its descriptor being in scalar registers
+        c = replace(c, base=c.amd_base, address=c.amd_address)
     f = function
     adj = adjust or Adjustment()
     expanded = expand_statement_macros(model, f)
