@@ -139,21 +139,46 @@ def _load(path: str, model):
     return got
 
 
-def _index(model) -> dict:
-    """name -> [(header model, function)] of the device functions with a body the file's headers
-    define (memoized on the file's model; read on the first call the file does not define)."""
-    got = model.__dict__.get("_header_functions")
+_TEXTS: "OrderedDict[tuple, bytes]" = OrderedDict()
+
+
+def _text(path: str) -> bytes:
+    """A header's bytes (memoized on its size and mtime)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return b""
+    key = (path, st.st_size, st.st_mtime_ns)
+    got = _TEXTS.get(key)
+    if got is None:
+        try:
+            with open(path, "rb") as fh:
+                got = fh.read(MAX_HEADER_SIZE + 1)
+        except OSError:
+            got = b""
+        _TEXTS[key] = got
+        if len(_TEXTS) > _MODELS_MAX:
+            _TEXTS.popitem(last=False)
+    return got
+
+
+def _lookup(model, name: str) -> list:
+    """[(header model, function)] named ``name`` with a body in the file's headers. Only the headers
+    whose text holds the name are parsed (memoized on the file's model, per name)."""
+    memo = model.__dict__.setdefault("_header_functions", {})
+    got = memo.get(name)
     if got is not None:
         return got
-    got = {}
-    model._header_functions = got
+    got = []
+    needle = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*[(<]")
     for hp in header_paths(model):
+        if not needle.search(_text(hp)):
+            continue
         hm = _load(hp, model)
         if hm is None:
             continue
-        for g in hm.functions:
-            if g.body is not None and not g.is_entry:
-                got.setdefault(g.name, []).append((hm, g))
+        got.extend((hm, g) for g in hm.functions if g.name == name and g.body is not None and not g.is_entry)
+    memo[name] = got
     return got
 
 
@@ -163,7 +188,7 @@ def header_function(model, name: str, nargs: int):
     otherwise."""
     if not name or not name.isidentifier():
         return None
-    cands = _index(model).get(name)
+    cands = _lookup(model, name)
     if not cands:
         return None
     if len(cands) > 1:
