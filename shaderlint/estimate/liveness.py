@@ -1262,10 +1262,10 @@ class Walker:
             peak, held = self.ev_seq(args)
             res = self.type_cost(g.return_type) if g.return_type.is_known else 1.0
             return max(peak, held, res), res
-        if model is not None and model is not self.m:
-            if g not in self.foreign:
+        if (model is not None and model is not self.m) or self.m is not self.home:
+            if g not in self.foreign:  # a header's helper (or one it calls): not the kernel model's
                 self.foreign.append(g)
-                self.inlined.append(display_name(model, g))
+                self.inlined.append(display_name(model or self.m, g))
         elif g not in self.inlined_functions and g not in self.foreign:
             self.inlined_functions.append(g)
             self.inlined.append(display_name(self.m, g))
