@@ -4,11 +4,12 @@ arrays on the stack when indexed dynamically, group sizes and memory from the co
 from __future__ import annotations
 
 import glob
+from dataclasses import replace
 
 import pytest
 
 from shaderlint.estimate.registers import (
-    Adjustment, estimate_file, estimate_kernel, register_cap, template_instances, type_bytes,
+    DEFAULT_COEFFICIENTS, Adjustment, estimate_file, estimate_kernel, register_cap, template_instances, type_bytes,
 )
 from shaderlint.estimate.targets import default_target, get_target
 from shaderlint.languages import FRONT_ENDS, language_for_path
@@ -337,3 +338,239 @@ def test_estimator_never_raises_on_real_kernels(path):
         assert est.registers >= 1
         assert est.stack_bytes >= 0 and est.shared_bytes >= 0
         assert est.registers <= default_target(lang).max_registers_per_thread
+
+
+TILED = """
+typedef void (*load_t)(const float* __restrict__ src, float* dst, int i);
+
+template <int N> static __device__ __forceinline__ void load_tile(const float* __restrict__ src, float* dst, int i) {
+#pragma unroll
+    for (int k = 0; k < N; ++k) dst[i * N + k] = src[i * N + k] * src[i * N + k + 1] + src[i * N + k + 2];
+}
+
+template <int rows, load_t load> static __device__ __forceinline__ void tiled(const float* src, float* dst, int i) {
+    float acc[rows];
+#pragma unroll
+    for (int r = 0; r < rows; ++r) acc[r] = src[i + r];
+    load(src, dst, i);
+#pragma unroll
+    for (int r = 0; r < rows; ++r) dst[i + r] = acc[r];
+}
+
+__global__ void k(const float* src, float* dst) {
+    const int rows = 8;
+    const int width = 16;
+    tiled<rows, load_tile<width>>(src, dst, threadIdx.x);
+}
+"""
+
+
+def test_function_template_arguments_of_a_helper_are_inlined():
+    """``tiled<rows, load_tile<width>>(...)``: ``rows`` (a local constant the parser reads as a type)
+    sizes the helper's array, and the function argument, itself a template instance, is inlined
+    where the helper calls it (ggml's ``mul_mat_q<..., load_tiles_q4_0<mmq_y>, ...>``)."""
+    e = estimate(TILED)
+    inlined = next(n for n in e.notes if n.startswith("inlined: "))
+    assert "load_tile" in inlined, e.notes
+    assert e.stack_bytes == 0 and "acc" in e.register_arrays, e.notes
+    assert not any("unknown size" in n for n in e.notes), e.notes
+    plain = estimate(TILED.replace("    load(src, dst, i);\n", ""))
+    assert e.peak > plain.peak  # the bound function's loads and temporaries are counted
+
+
+STATE = """
+template <int HEAD> __global__ void k(const float* s, const float* kk, float* dst, int T, int C) {
+    const int tid = threadIdx.x;
+    float state[HEAD];
+#pragma unroll
+    for (int i = 0; i < HEAD; i++) state[i] = s[i * HEAD + tid];
+    for (int t = tid; t < T; t += C) {
+        const float v = kk[t];
+        float y = 0;
+        for (int j = 0; j < HEAD; j += 4) {
+            float4 a;
+            a.x = state[j] * v + kk[j];
+            a.y = state[j + 1] * v + kk[j + 1];
+            a.z = state[j + 2] * v + kk[j + 2];
+            a.w = state[j + 3] * v + kk[j + 3];
+            state[j] = a.x; state[j + 1] = a.y; state[j + 2] = a.z; state[j + 3] = a.w;
+            y += a.x * a.y + a.z * a.w;
+        }
+        dst[t] = y;
+    }
+#pragma unroll
+    for (int i = 0; i < HEAD; i++) dst[T * C + i * HEAD + tid] = state[i];
+}
+template __global__ void k<64>(const float*, const float*, float*, int, int);
+"""
+
+
+def test_loop_over_a_private_array_is_unrolled_past_the_plain_budget():
+    """nvcc unrolls a constant-trip loop indexing a thread-private array far beyond its usual size limit
+    (the array then lives in registers: llama.cpp's rwkv/gla kernels, 0 bytes of stack by ptxas); the
+    same body over a global array stays rolled."""
+    m = model_of(STATE)
+    f = next(k for k in m.kernels if k.name == "k")
+    e = estimate_kernel(m, f, SM80, bindings={"HEAD": "64"})
+    assert e.stack_bytes == 0 and "state" in e.register_arrays, e.notes
+    assert e.registers >= 64
+    tight = estimate_kernel(m, f, SM80, bindings={"HEAD": "64"},
+                            coefficients=replace(DEFAULT_COEFFICIENTS, array_unroll_boost=1.0))
+    assert tight.stack_bytes == 256  # without the boost the loop is rolled and the array on the stack
+
+
+RUNTIME = """
+__global__ void k(const float* __restrict__ a, const float* __restrict__ b, float* out, int n) {
+    float acc = 0.0f;
+    for (int i = threadIdx.x; i < n; i += 32) {
+        acc += a[i] * b[i] + a[i + n] * b[i + n];
+        BODY
+    }
+    out[threadIdx.x] = acc;
+}
+"""
+
+
+def test_runtime_unroll_latency_only_for_small_loops_without_collectives():
+    """A small counted loop is unrolled at run time (loads of several iterations in flight); one that
+    calls a warp collective, or whose body is large, runs one iteration at a time."""
+    small = estimate(RUNTIME.replace("BODY", ""))
+    shfl = estimate(RUNTIME.replace("BODY", "acc = __shfl_xor_sync(0xffffffff, acc, 1);"))
+    assert shfl.peak < small.peak
+    big = estimate(RUNTIME.replace("BODY", ""), coefficients=replace(DEFAULT_COEFFICIENTS, runtime_unroll_budget=5))
+    assert big.peak < small.peak
+
+
+HEADER = """
+#pragma once
+static __device__ __forceinline__ void dequant(const float* __restrict__ x, int ib, float* y, int tid) {
+    float a[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) a[k] = x[ib * 64 + tid * 8 + k] * x[ib * 64 + k];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) y[tid * 8 + k] = a[k] * a[7 - k] + a[(k + 1) % 8];
+}
+"""
+
+CALLER = """
+#include "quant.cuh"
+#include <cuda_fp16.h>
+__global__ void k(const float* x, float* y) {
+    const int i = blockIdx.x;
+    dequant(x, i, y + i * 256, threadIdx.x);
+}
+"""
+
+
+def test_helpers_of_the_project_headers_are_inlined(tmp_path):
+    """A kernel calling a helper of a header it includes (llama.cpp's convert.cu and dequantize.cuh): the
+    helper is walked as nvcc inlines it, not costed as nothing; without the header the call is unknown."""
+    (tmp_path / "quant.cuh").write_text(HEADER)
+    src = tmp_path / "convert.cu"
+    src.write_text(CALLER)
+    e = estimate(CALLER, path=str(src))
+    assert any(n.startswith("inlined: ") and "dequant" in n for n in e.notes), e.notes
+    (tmp_path / "quant.cuh").unlink()
+    alone = estimate(CALLER, path=str(src))
+    assert not any(n.startswith("inlined: ") for n in alone.notes)
+    assert e.registers >= alone.registers + 8  # the eight values of `a` and their loads
+
+
+def test_libdevice_functions_cost_what_ptxas_measured():
+    """sinf's slow-path argument reduction takes about 12 registers more than a multiply (ptxas, sm_80
+    and sm_90), expf about 2: the costs are per function, not one figure for every libdevice call."""
+    body = "__global__ void k(const float* x, float* y) {{ int i = blockIdx.x * blockDim.x + threadIdx.x; y[i] = {}(x[i]); }}"
+    sin, exp = estimate(body.format("sinf")), estimate(body.format("expf"))
+    assert sin.registers >= exp.registers + 8
+
+
+TYPEDEF_FN = """
+typedef void (*dequantize_kernel_t)(const float* vx, int ib, float& v);
+static __device__ void dequantize_q8(const float* vx, int ib, float& v) {
+    v = vx[ib] * vx[ib + 1] + vx[ib + 2] * vx[ib + 3];
+}
+template <int qk, dequantize_kernel_t dequantize_kernel>
+__global__ void dequantize_block(const float* vx, float* y) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v;
+    dequantize_kernel(vx, i * qk, v);
+    y[i] = v;
+}
+"""
+
+
+def test_function_template_parameter_declared_through_a_typedef_is_bound():
+    """ggml's ``template <int qk, dequantize_kernel_t dequantize_kernel>``: the parameter's type is a
+    typedef of a function-pointer type; bound to a function of the file, the call is inlined."""
+    m = model_of(TYPEDEF_FN)
+    f = next(k for k in m.kernels if k.name == "dequantize_block")
+    e = estimate_kernel(m, f, SM80, bindings={"qk": "32", "dequantize_kernel": "dequantize_q8"})
+    assert any(n.startswith("inlined: ") and "dequantize_q8" in n for n in e.notes), e.notes
+
+
+def test_calls_into_unseen_code_are_named():
+    """A call to a function neither the file nor its headers define is code the walk cannot see: the
+    estimate names it (a likely low figure); builtins, intrinsics and atomics it costs by rule are not."""
+    e = estimate("""
+__global__ void k(float* y, const float* x) {
+    int i = threadIdx.x;
+    float v = lib::transform<float, 4>(x[i]) + expf(x[i]);
+    atomicAdd(y, __shfl_xor_sync(0xffffffff, v, 1));
+    y[i] = fmaxf(v, 0.f) + static_cast<float>(i) + make_float2(v, v).x;
+}
+""")
+    assert e.unseen_calls == ("transform",)
+    assert any(n.startswith("calls code not seen (transform)") for n in e.notes), e.notes
+    assert estimate("__global__ void k(float* y) { y[threadIdx.x] = sinf(y[0]); }").unseen_calls == ()
+
+
+UNIFORM_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; uint s0; uint s1; uint s2; uint s3; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    const uint base = SEED;
+    const uint o0 = base * p.s0, o1 = base * p.s1, o2 = base * p.s2, o3 = base * p.s3;
+    const uint o4 = o0 + o1, o5 = o1 + o2, o6 = o2 + o3, o7 = o3 + o0;
+    float acc = 0.0;
+    for (uint i = 0; i < p.n; ++i) {
+        acc += a[i * 64 + gl_LocalInvocationID.x];
+    }
+    d[gl_GlobalInvocationID.x] = acc + a[o0] + a[o1] + a[o2] + a[o3] + a[o4] + a[o5] + a[o6] + a[o7];
+}
+"""
+
+
+def test_uniform_integers_take_no_vgprs_on_amd():
+    """On AMD, integers uniform across the wave (push constants, workgroup IDs, loop counters over them)
+    live in scalar registers: only per-invocation values count as VGPRs. The same offsets computed
+    from the invocation ID take eight VGPRs more; on NVIDIA both cost the same."""
+    rdna = get_target("rdna2-wave64")
+    uniform = estimate(UNIFORM_GLSL.replace("SEED", "gl_WorkGroupID.x"), path="k.comp", target=rdna)
+    divergent = estimate(UNIFORM_GLSL.replace("SEED", "gl_LocalInvocationID.x"), path="k.comp", target=rdna)
+    assert divergent.peak >= uniform.peak + 8
+    generic = get_target("generic-32")
+    assert estimate(UNIFORM_GLSL.replace("SEED", "gl_WorkGroupID.x"), path="k.comp", target=generic).peak \
+        >= uniform.peak + 8
+
+
+def test_divergent_vars_follow_values_and_control():
+    from shaderlint.estimate.uniform import divergent_vars
+
+    m = model_of("""#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; } p;
+shared float s[64];
+void main() {
+    uint a = p.n * 2u;
+    uint b = gl_LocalInvocationID.x;
+    uint c = a + 1u;
+    uint e = 0u;
+    if (b < 3u) { e = 1u; }
+    uint f = uint(s[a]);
+    for (uint i = 0u; i < p.n; ++i) { c += i; }
+}
+""", path="k.comp")
+    names = {v.name for vs in m._vars_by_name.values() for v in vs if id(v) in divergent_vars(m)}
+    assert names == {"b", "e", "f"}

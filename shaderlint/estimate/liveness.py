@@ -36,6 +36,8 @@ from shaderlint.estimate.static import (
     _MISSING, _dependencies, binary_parts, evaluate, is_constant_array, is_thread_private, subscript_index,
 )
 from shaderlint.model.expr import unparen
+from shaderlint.estimate.headers import header_function
+from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_vars
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
@@ -58,8 +60,36 @@ _F64_SPECIAL = frozenset(
     "exp exp10 expm1 log log10 log1p log2 pow sin cos tan sincos sincospi sinpi cospi asin acos atan atan2 "
     "sinh cosh tanh asinh acosh atanh erf erfc erfinv erfcinv lgamma tgamma cbrt hypot normcdf normcdfinv "
     "fmod remainder j0 j1 y0 y1 sqrt rsqrt".split())
+# Registers a libdevice function needs beyond its arguments, measured with ptxas (nvcc 13.0, sm_80 and
+# sm_90 averaged, no fast math): a kernel ``y[i] = f(x[i])`` against ``y[i] = x[i] * 2`` (float) and the
+# same for double (``f`` of double arguments). The trigonometric functions' slow-path argument
+# reduction dominates: sinf costs 12 registers, expf 2. Names not listed cost Coefficients.special(_f64).
+_F32_COST = {
+    "expf": 2, "exp10f": 2, "expm1f": 2, "logf": 2, "log10f": 0, "log1pf": 2, "log2f": 1, "powf": 4.5,
+    "sinf": 12, "cosf": 12, "tanf": 12, "sincosf": 12, "sinpif": 4.5, "cospif": 3.5, "asinf": 1, "acosf": 1,
+    "atanf": 2, "atan2f": 9, "sinhf": 3.5, "coshf": 0, "tanhf": 4, "asinhf": 2, "acoshf": 1.5, "atanhf": 2.5,
+    "erff": 2, "erfcf": 4.5, "erfinvf": 0, "erfcinvf": 0, "lgammaf": 5, "tgammaf": 9.5, "cbrtf": 4,
+    "hypotf": 4.5, "normcdff": 6, "normcdfinvf": 0, "fmodf": 4, "remainderf": 7,
+}
+_F64_COST = {
+    "exp": 2, "exp10": 2, "expm1": 5, "log": 10, "log10": 9, "log1p": 14.5, "log2": 9, "pow": 19, "sin": 16,
+    "cos": 16, "tan": 15, "sincos": 16, "sinpi": 19.5, "cospi": 15, "asin": 9, "acos": 11, "atan": 2, "atan2": 18,
+    "sinh": 19, "cosh": 3, "tanh": 7, "asinh": 16, "acosh": 14.5, "atanh": 18, "erf": 6.5, "erfc": 16,
+    "erfinv": 9, "erfcinv": 13, "lgamma": 21, "tgamma": 21, "cbrt": 10, "hypot": 9, "normcdf": 18,
+    "normcdfinv": 13, "fmod": 9, "remainder": 11, "sqrt": 7, "rsqrt": 2,
+}
 # Double-precision trig reduction keeps a small local array (Payne-Hanek) in CUDA's libdevice.
 _F64_TRIG = frozenset("sin cos tan sincos".split())
+# Calls the walk costs by rule or that cost nothing worth counting (intrinsics, atomics, math built-ins,
+# casts, vector constructors): not "code the walk cannot see".
+_COSTED = re.compile(
+    r"^(__\w+|atomic\w+|make_\w+|min|max|f?absf?|fminf?|fmaxf?|sqrtf?|rsqrtf?|fmaf?|floorf?|ceilf?|roundf?|truncf?|"
+    r"rintf?|exp2f?|copysignf?|isnan|isinf|isfinite|signbit|static_assert|sizeof|printf|clock|clock64|tex\w+|"
+    r"surf\w+|\w+_cast|assert)$")
+# Warp collectives (convergent: a loop calling one is not unrolled with a remainder) and atomics
+# (read-modify-write through memory: the loop's iterations are serialized on them).
+_CONVERGENT = re.compile(r"^(__shfl\w*|__syncwarp|__ballot\w*|__any\w*|__all\w*|__match\w*|__reduce\w*|"
+                         r"__activemask|__syncthreads\w*|atomic\w+|subgroup\w+|simd_\w+|quad_\w+)$")
 _CONSTRUCTOR = re.compile(r"^(make_)?(u?(char|short|int|long|longlong)|float|double|half|bool|[biud]?vec|f16vec|"
                           r"[iu](8|16|32|64)vec|mat|dmat)\d?(x\d)?$")
 
@@ -110,6 +140,8 @@ class _Loop:
     variant: set = field(default_factory=set)  # ids of variables assigned in the loop
     touched_from: int = 0  # Walker.touched index at the loop's start
     live_at_start: tuple = ()  # keys whose last use was already at or after ``start`` when it opened
+    visits_from: int = 0  # Walker.visits at the loop's start: the walked size of its body at its end
+    convergent: bool = False  # calls a warp-collective or atomic (the compiler does not unroll it at run time)
 
 
 @dataclass
@@ -126,16 +158,20 @@ class WalkResult:
     notes: list[str]
     inlined: list[str]
     complete: bool = True
+    unseen: list = field(default_factory=list)  # calls into code the walk could not see
 
 
 class Walker:
     def __init__(self, model, kernel, target, coeffs, env: dict, type_env: dict[str, Type],
                  stack_vars: set[int], promote: set[int], demote: set[int],
                  cheap_divisions: frozenset = frozenset(), callables: dict | None = None) -> None:
-        self.m = model
+        self.m = model  # the model of the code being walked (a header's while inlining one of its helpers)
+        self.home = model  # the kernel's
+        self.foreign: list = []  # helpers of other models (headers) inlined
         # id(Var) -> Function: names bound by the template arguments to a function or a functor's
         # operator() (shaderlint.model.callables.bound_callables)
-        self.callables = callables or {}
+        self.callables = dict(callables or {})
+        self.callable_env: dict[int, dict] = {}  # id(Var) -> template arguments of the bound function
         self.f = kernel
         self.target = target
         self.c = coeffs
@@ -169,10 +205,13 @@ class Walker:
         self.visits = 0
         self.notes: list[str] = []
         self.inlined: list[str] = []
+        self.unseen: list[str] = []  # functions called that neither the file nor its headers define
         self.inlined_functions: list = []
         self.arrays: dict[int, object] = {}  # id -> Var for arrays seen in registers
         self._info: dict[int, VarInfo] = {}
         self.unit = target.register_unit_bits
+        # AMD: integer values uniform across the wave live in scalar registers, not in the VGPRs counted
+        self.scalar_file = target.vendor == "amd" and model.language == "glsl"
         self.lang = model.language
         self.stack_bytes_extra = 0
         self.consumed: set[int] = set()  # statements walked as the detached body of a loop
@@ -286,6 +325,9 @@ class Walker:
             el = self.type_cost(inf.elem)
             el_table = self.comp_table(inf.elem)
             got = (2.0 if inf.pointer else el, None if inf.pointer or inf.dims else el_table, el, el_table)
+            if self.scalar_file and not inf.dims and not v.is_global and inf.elem.kind in ("int", "uint", "bool") \
+                    and id(v) not in divergent_vars(self.m):
+                got = (0.0, None, el, el_table)  # the same in every invocation: a scalar register (SGPR)
             self._var_shape[id(v)] = got
         return got
 
@@ -444,7 +486,7 @@ class Walker:
         except (_Budget, RecursionError):
             complete = False
             self.notes.append("kernel too large to walk completely; the estimate covers its first part")
-        return WalkResult(self.peak(), {}, {}, self.notes, self.inlined, complete)
+        return WalkResult(self.peak(), {}, {}, self.notes, self.inlined, complete, list(self.unseen))
 
     def stmt(self, n: ts.Node) -> None:
         spans = self._open_spans
@@ -618,7 +660,8 @@ class Walker:
         body = self.body_of(n)
         var, values = self.trip_values(init, cond, update, body)
         pragma = self.pragma_unroll(n)
-        if var is not None and values is not None and body is not None and self.should_unroll(values, body, pragma):
+        if var is not None and values is not None and body is not None \
+                and self.should_unroll(values, body, pragma, var):
             detached = body != n.child_by_field_name("body")
             counters = list(values[0]) if values else [var]
             saved = {id(v): self.env.get(id(v)) for v in counters}
@@ -673,7 +716,7 @@ class Walker:
         for lp in self.loops:
             lp.nested = True
         lp = _Loop(self.pos + 1, False, factor=factor, counted=counted, touched_from=len(self.touched),
-                   live_at_start=self._last_at_least(self.pos + 1))
+                   live_at_start=self._last_at_least(self.pos + 1), visits_from=self.visits)
         self.loops.append(lp)
         if cond is not None:
             self.step()
@@ -706,8 +749,9 @@ class Walker:
         if lp.streams:
             self.regions.append((start, end, self.c.stream * len(lp.streams)))
         copies = lp.factor
-        if not lp.nested and copies == 1 and lp.counted:
-            copies = self.c.runtime_unroll
+        if not lp.nested and copies == 1 and lp.counted and not lp.convergent \
+                and self.visits - lp.visits_from <= self.c.runtime_unroll_budget:
+            copies = self.c.runtime_unroll  # a small counted loop: unrolled at run time (with a remainder)
         if copies > 1 and lp.loads:
             amount = (min(copies, self.c.hoist) - 1) * lp.loads * self.c.hoist_weight
             self.regions.append((start, end, min(amount, self.c.hoist_cap)))
@@ -853,7 +897,7 @@ class Walker:
                 val = self.env[id(v)]
         return int(val) if isinstance(val, (int, float)) and abs(val) < 1 << 31 else 0
 
-    def should_unroll(self, values: list, body: ts.Node, pragma: int | None) -> bool:
+    def should_unroll(self, values: list, body: ts.Node, pragma: int | None, var=None) -> bool:
         trips = len(values)
         if trips == 0:
             return True
@@ -867,7 +911,36 @@ class Walker:
         size = sizes.get(body.id)
         if size is None:
             size = sizes[body.id] = _size(body)
-        return trips * size <= self.c.unroll_budget
+        budget = self.c.unroll_budget
+        if var is not None and trips * size > budget and self.indexes_private_array(body, var):
+            # unrolling turns the array's accesses into registers (no local memory): the compiler's
+            # unroller credits the loads and stores that fold away and unrolls much larger bodies
+            budget *= self.c.array_unroll_boost
+        return trips * size <= budget
+
+    def indexes_private_array(self, body: ts.Node, var) -> bool:
+        """Whether ``body`` indexes a thread-private array with the loop counter ``var`` (memoized
+        per model on the body and the counter)."""
+        memo = self.m.__dict__.setdefault("_indexes_private", {})
+        key = (body.id, id(var))
+        got = memo.get(key)
+        if got is None:
+            got = False
+            stack = [body]
+            while stack and not got:
+                n = stack.pop()
+                if n.type == "subscript_expression":
+                    base, idx = self.chain(n)
+                    if base.type == "identifier":
+                        v = self.m.resolve(base)
+                        if v is not None and v.is_array and is_thread_private(v) and not v.is_param \
+                                and not is_constant_array(self.m, v) \
+                                and any(i is not None and _mentions(self.m, i, var) for i in idx):
+                            got = True
+                            break
+                stack.extend(n.named_children)
+            memo[key] = got
+        return got
 
     # ---- expressions -------------------------------------------------------------------------------
     def ev_seq(self, nodes: list[ts.Node]) -> tuple[float, float]:
@@ -938,7 +1011,8 @@ class Walker:
         v = self.m.resolve(n)
         if v is None:
             name = self.m.text(n)
-            if name.startswith("gl_") and name not in _FREE_BUILTINS and self.m.type_of(n).is_known:
+            if name.startswith("gl_") and name not in _FREE_BUILTINS and self.m.type_of(n).is_known \
+                    and not (self.scalar_file and name not in DIVERGENT_BUILTINS):
                 self.use(("b", name), self.type_cost(self.m.type_of(n)), invariant=True)
             return 0.0, 0.0
         if id(v) in self.env or v.template_param or v.function_constant:
@@ -1009,6 +1083,8 @@ class Walker:
             name = self.m.text(a)
             if name in _FREE_BUILTINS:
                 return 0.0, 0.0
+            if self.scalar_file and name.startswith("gl_") and name not in DIVERGENT_BUILTINS:
+                return 0.0, 0.0  # gl_WorkGroupID, gl_NumSubgroups ...: scalar registers
             if name in ("threadIdx", "blockIdx") or name.startswith("gl_"):
                 self.use(("b", name + "." + self.m.text(fld)), self.unit / 32 if name.startswith("gl_") else 1.0,
                          invariant=True)
@@ -1079,11 +1155,21 @@ class Walker:
         args = [a for a in m.call_args(n) if a.type != "comment"]
         fn = n.child_by_field_name("function")
         g = callable_of(m, n, self.callables) if self.callables else None
+        bound_env = None
+        if g is not None and fn is not None and fn.type == "identifier":
+            tv = m.resolve(fn)
+            bound_env = self.callable_env.get(id(tv)) if tv is not None else None
         if g is None:
             g = m.function_by_name.get(name)
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
-            return self.inline(n, g, args, fn)
+            return self.inline(n, g, args, fn, bound_env)
+        if g is None and self.lang == "cuda" and fn is not None and fn.type != "field_expression" \
+                and name not in _F32_SPECIAL and name not in _F64_SPECIAL and not name.startswith("__") \
+                and not _CONSTRUCTOR.match(name):
+            hit = header_function(self.home, name, len(args))  # a helper of the project's headers
+            if hit is not None:
+                return self.inline(n, hit[1], args, fn, bound_env, model=hit[0])
         if fn is not None and fn.type == "field_expression":
             obj = fn.child_by_field_name("argument")
             p0, w0 = self.ev(obj) if obj is not None else (0.0, 0.0)
@@ -1093,11 +1179,14 @@ class Walker:
         peak, held = self.ev_seq(args)
         res = self.wt(n)
         extra = 0.0
+        if self.loops and _CONVERGENT.match(name):
+            for lp in self.loops:
+                lp.convergent = True
         if self.lang == "cuda":
             if name in _F32_SPECIAL:
-                extra = self.c.special
+                extra = _F32_COST.get(name, self.c.special)
             elif name in _F64_SPECIAL and any(m.type_of(a).bits == 64 and m.type_of(a).is_float for a in args):
-                extra = self.c.special_f64
+                extra = _F64_COST.get(name, self.c.special_f64)
                 if name in _F64_TRIG:
                     self.stack_bytes_extra = max(self.stack_bytes_extra, 40)
             elif name in _F64_SPECIAL and not any(m.type_of(a).is_float for a in args):
@@ -1106,30 +1195,101 @@ class Walker:
             extra = 0.0
         if g is None and not _CONSTRUCTOR.match(name) and res == 0 and name not in _F32_SPECIAL:
             res = 0.0
+        if g is None and name and self.lang == "cuda" and not extra:
+            plain = _plain_name(m.text(fn)) if fn is not None else name
+            if plain and plain not in self.unseen and not _CONSTRUCTOR.match(plain) and not _COSTED.match(plain):
+                self.unseen.append(plain)  # code the walk cannot see: its registers are not counted
         return max(peak, held, res) + extra, res
 
-    def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node) -> tuple[float, float]:
+    def template_arg_value(self, a: ts.Node):
+        """The value of a template argument: a constant expression, or a name the parser reads as a
+        type (``g<mmq_y>``) that is a local constant or a value the walk knows."""
+        val = evaluate(self.m, a, self.env)
+        if val is None and a.type == "type_descriptor":
+            kids = a.named_children
+            if len(kids) == 1 and kids[0].type == "type_identifier":
+                v = self.m.resolve(a)
+                if v is not None and not v.is_array:
+                    if id(v) in self.env:
+                        return self.env[id(v)]
+                    if (v.is_const or v.is_constexpr) and v.init is not None:
+                        return evaluate(self.m, v.init, self.env)
+        return val
+
+    def bind_function_arg(self, tv, a: ts.Node) -> bool:
+        """Bind the function-pointer template parameter ``tv`` of a callee to the function the argument
+        ``a`` names (``g<load_tiles<mmq_y, nwarps>>(x)``, ``g<&f>(x)``): the file's one function of that
+        name, with the argument's own template arguments evaluated here. False when it names nothing
+        the file defines once (the call stays unknown)."""
+        a = unparen(a)
+        if a.type == "pointer_expression":
+            a = a.child_by_field_name("argument")
+            if a is None:
+                return False
+        targs = None
+        node = a
+        if node.type == "type_descriptor" and node.named_child_count == 1:
+            node = node.named_children[0]
+        if node.type in ("template_type", "template_function"):
+            name_node = node.child_by_field_name("name")
+            targs = node.child_by_field_name("arguments")
+        elif node.type in ("type_identifier", "identifier"):
+            name_node = node
+        else:
+            return False
+        if name_node is None:
+            return False
+        name = self.m.text(name_node)
+        got = [h for h in self.m.functions if h.name == name and h.body is not None and not h.is_entry]
+        if len(got) != 1:
+            return False
+        h = got[0]
+        env = {}
+        if targs is not None:
+            for tp, x in zip(h.template_params.values(), [c for c in targs.named_children if c.type != "comment"]):
+                val = self.template_arg_value(x)
+                if val is not None:
+                    env[id(tp)] = val
+        self.callables[id(tv)] = h
+        self.callable_env[id(tv)] = env
+        return True
+
+    def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node, bound_env: dict | None = None,
+               model=None) -> tuple[float, float]:
+        """Walk ``g``'s body at the call ``n``; ``model``: the model ``g`` belongs to when it is not the
+        walk's current one (a header's: :mod:`shaderlint.estimate.headers`)."""
         if len(self.active) >= 6 or g in self.active:
             peak, held = self.ev_seq(args)
             res = self.type_cost(g.return_type) if g.return_type.is_known else 1.0
             return max(peak, held, res), res
-        if g not in self.inlined_functions:
+        if (model is not None and model is not self.m) or self.m is not self.home:
+            if g not in self.foreign:  # a header's helper (or one it calls): not the kernel model's
+                self.foreign.append(g)
+                self.inlined.append(display_name(model or self.m, g))
+        elif g not in self.inlined_functions and g not in self.foreign:
             self.inlined_functions.append(g)
             self.inlined.append(display_name(self.m, g))
         frame = _Frame(self.next_frame, {})
         self.next_frame += 1
         saved_env = {}
-        # template arguments of the callee: `f<4>(x)`
+        saved_callables = {}
+        for k, val in (bound_env or {}).items():  # `F(x)` with F bound to `f<4>`: f's arguments
+            saved_env[k] = self.env.get(k)
+            self.env[k] = val
+        # template arguments of the callee: `f<4>(x)`, `f<BM>(x)`, `f<4, load<BM>>(x)`
         if fn.type == "template_function":
             targs = fn.child_by_field_name("arguments")
-            kids = [c for c in targs.named_children] if targs is not None else []
+            kids = [c for c in targs.named_children if c.type != "comment"] if targs is not None else []
             for tv, a in zip(g.template_params.values(), kids):
-                val = evaluate(self.m, a, self.env)
-                if val is None and a.type == "type_descriptor":
-                    continue
+                val = self.template_arg_value(a)
                 if val is not None:
                     saved_env[id(tv)] = self.env.get(id(tv))
                     self.env[id(tv)] = val
+                    continue
+                # a function-pointer parameter (declared as such or through a typedef)
+                prev = (self.callables.get(id(tv)), self.callable_env.get(id(tv)))
+                if self.bind_function_arg(tv, a):
+                    saved_callables[id(tv)] = prev
         peak = 0.0
         held = 0.0
         pending = []
@@ -1166,20 +1326,31 @@ class Walker:
         self.record(max(peak, held))
         self.frames.append(frame)
         self.active.append(g)
-        for p in pending:
-            self.define(("v", frame.id, id(p)), self.var_cost(p))
+        caller_model, caller_syntax = self.m, self._syntax
+        if model is not None:
+            self.m, self._syntax = model, model.__dict__.setdefault("_walk_syntax", {})
         try:
+            for p in pending:
+                self.define(("v", frame.id, id(p)), self.var_cost(p))
             self.stmt(g.body)
+            res = self.type_cost(g.return_type) if g.return_type.is_known else (0.0 if self.m.text(
+                g.node.child_by_field_name("type") or g.node) == "void" else 1.0)
         finally:
+            self.m, self._syntax = caller_model, caller_syntax
             self.frames.pop()
             self.active.pop()
+            for k, (prev, prev_env) in saved_callables.items():
+                if prev is None:
+                    self.callables.pop(k, None)
+                    self.callable_env.pop(k, None)
+                else:
+                    self.callables[k] = prev
+                    self.callable_env[k] = prev_env
             for k, old in saved_env.items():
                 if old is None:
                     self.env.pop(k, None)
                 else:
                     self.env[k] = old
-        res = self.type_cost(g.return_type) if g.return_type.is_known else (0.0 if self.m.text(
-            g.node.child_by_field_name("type") or g.node) == "void" else 1.0)
         return res, res
 
     # ---- assignments and memory ------------------------------------------------------------------------
@@ -1506,6 +1677,31 @@ class Walker:
             cur += diff[p]
             out[p] = cur + extra.get(p, 0.0)
         return max(0.0, max(out))
+
+
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _plain_name(text: str) -> str:
+    """``reduce::init<rop::Add, float>`` -> ``init`` ("" when it is not a name)."""
+    for _ in range(8):
+        stripped = _TEMPLATE_ARGS.sub("", text)
+        if stripped == text:
+            break
+        text = stripped
+    name = text.split("::")[-1].strip()
+    return name if name.isidentifier() else ""
+
+
+def _mentions(model, node: ts.Node, var) -> bool:
+    """Whether the expression ``node`` names the variable ``var``."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier" and model.resolve(n) is var:
+            return True
+        stack.extend(n.named_children)
+    return False
 
 
 def _size(node: ts.Node) -> int:

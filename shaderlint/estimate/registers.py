@@ -68,8 +68,16 @@ class Coefficients:
     hoist_cap: float = 24.0
     #: Copies of an innermost runtime loop the compiler makes (NVIDIA unrolls by 4).
     runtime_unroll: int = 4
+    #: Walked size of a runtime loop's body (statements and expressions, unrolled copies included) up
+    #: to which the compiler unrolls it at run time; a larger body, or one calling a warp collective or
+    #: an atomic, runs one iteration at a time (no extra loads in flight).
+    runtime_unroll_budget: int = 200
     #: Trip count × body size (AST nodes) up to which a constant-trip loop without pragma is unrolled.
     unroll_budget: int = 1200
+    #: Factor on ``unroll_budget`` for a loop whose body indexes a thread-private array with its counter
+    #: (unrolled, the array's accesses fold into registers: LLVM's unroller boosts its threshold by up to 4x
+    #: for the instructions that simplify away).
+    array_unroll_boost: float = 8.0
     #: Trip count up to which ``#pragma unroll`` fully unrolls.
     max_full_unroll: int = 1024
     #: Temporaries of a float libdevice function (expf, sinf, powf …).
@@ -84,6 +92,10 @@ class Coefficients:
     int_div: float = 3.0
     #: Temporaries of an IEEE float division (CUDA without fast math).
     fdiv: float = 2.0
+    #: ``base`` on AMD targets (VGPRs: nothing reserved besides the values counted).
+    amd_base: float = 0.0
+    #: ``address`` on AMD targets (a 32-bit buffer offset; the 128-bit descriptor is in SGPRs).
+    amd_address: float = 1.0
     #: Arrays larger than this many registers are never kept in registers.
     max_array_registers: float = 384.0
 
@@ -145,6 +157,9 @@ class KernelEstimate:
     source: str = "estimate"
     #: False when the kernel was too large to walk completely (the figures cover its first part).
     complete: bool = True
+    #: Functions the kernel calls that neither the file nor the headers next to it define (CUDA): their
+    #: registers are not counted, so the figure is likely low (a lower bound; the report may say so).
+    unseen_calls: tuple = ()
 
     @property
     def name(self) -> str:
@@ -552,6 +567,10 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     """Estimate one kernel on ``target``. ``bindings`` gives template arguments by
     parameter name (``{"TM": "8", "T": "float"}``); ``adjust`` applies a what-if."""
     c = coefficients or DEFAULT_COEFFICIENTS
+    if target.vendor == "amd":
+        # VGPRs: no registers reserved besides the values the walk counts (the invocation ID is one),
+        # and a buffer access needs a 32-bit offset, its descriptor being in scalar registers
+        c = replace(c, base=c.amd_base, address=c.amd_address)
     f = function
     adj = adjust or Adjustment()
     expanded = expand_statement_macros(model, f)
@@ -571,6 +590,9 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     notes.extend(result.notes)
     if result.inlined:
         notes.append(f"inlined: {', '.join(result.inlined)}")
+    if result.unseen:
+        shown = ", ".join(result.unseen[:6]) + (", ..." if len(result.unseen) > 6 else "")
+        notes.append(f"calls code not seen ({shown}): its registers are not counted, the estimate is likely low")
     # arrays on the stack
     stack_bytes = 0
     stack_arrays: dict[str, int] = {}
@@ -617,7 +639,7 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
         shared_unknown=shared_unknown, threads_per_group=threads, occupancy=occ, occupancy_is_bound=bound,
         notes=notes, bindings=dict(bindings or {}), stack_arrays=stack_arrays,
         register_arrays=sorted({v.name for v in walker.arrays.values()} - set(stack_arrays)), register_cap=cap,
-        complete=result.complete,
+        complete=result.complete, unseen_calls=tuple(result.unseen),
     )
 
 
@@ -727,9 +749,10 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
             return base
     stack_vars: set[int] = set()
     walker = result = None
+    callables = _kernel_callables(model, f, bindings)
     for _ in range(4):
         walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, cheap,
-                        callables=bound_callables(model, f, bindings))
+                        callables=callables)
         result = walker.run()
         new = set(walker.dynamic) - stack_vars
         if not new:
@@ -738,6 +761,21 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
     assert walker is not None
     cache[key] = (walker, result, stack_vars)
     return cache[key]
+
+
+def _kernel_callables(model, f, bindings) -> dict:
+    """:func:`bound_callables`, plus the non-type template parameters declared with a typedef of a
+    function-pointer type (``template <int qk, dequantize_kernel_t dequantize_kernel>``, ggml) bound to
+    a function the file defines once."""
+    out = dict(bound_callables(model, f, bindings))
+    for name, text in (bindings or {}).items():
+        tv = f.template_params.get(name)
+        if tv is None or id(tv) in out or tv.decl is None or tv.decl.type != "parameter_declaration":
+            continue
+        g = named_function(model, text.strip().lstrip("&").strip())
+        if g is not None:
+            out[id(tv)] = g
+    return out
 
 
 def _touched(walker: Walker, v) -> bool:
@@ -827,6 +865,8 @@ def _context_key(model) -> str:
             h.update(b"\0{body}\0")
             pos = f.body.end_byte
         h.update(data[pos:])
+        from shaderlint.estimate.headers import header_stamp
+        h.update(repr(header_stamp(model)).encode())  # helpers the walk inlines from the project's headers
         k = model._estimate_context = h.hexdigest()
     return k
 

@@ -1,0 +1,198 @@
+"""Device functions the project's headers define, for the register walk.
+
+nvcc compiles a kernel with every helper it calls inlined, those of the headers the file includes
+as much as its own (llama.cpp's ``dequantize_block_q4_K`` is one line calling ``dequantize_q4_K``
+from ``dequantize.cuh``). A model of the file alone sees none of them, and a call it cannot see costs
+nothing: the kernel looks small. When the walk meets a call to a function the file does not define,
+:func:`header_function` looks in the headers the file includes with ``#include "..."``: found next
+to the includer (the first place a compiler searches), followed transitively, never toolkit or
+system headers (:func:`shaderlint.project.includes.is_toolkit`), within bounds (:data:`MAX_HEADERS`,
+:data:`MAX_BYTES`, :data:`MAX_DEPTH`, a time budget per header). A header is parsed with the
+includer's build macros, once per process for a given content and set of macros (:data:`_MODELS`).
+
+Never a guess: a name the headers define more than once with the same number of parameters, or not
+at all, stays an unknown call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import OrderedDict
+
+MAX_HEADERS = 32  # headers read for one file
+MAX_BYTES = 4 << 20  # header bytes read for one file
+MAX_DEPTH = 4  # nested includes followed
+MAX_HEADER_SIZE = 1 << 20  # a larger header is not read
+HEADER_BUDGET = 3.0  # seconds to parse one header
+
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\r\n]+)"', re.M)
+
+#: Models of headers by (path, size, mtime, digest of the build's macros): shared by every file
+#: including them (an LRU; None for a header that could not be parsed in its budget).
+_MODELS: "OrderedDict[tuple, object]" = OrderedDict()
+_MODELS_MAX = 256
+
+
+def _header_paths(path: str, data: bytes) -> list[str]:
+    """Quoted includes of ``path`` resolved next to their includer, transitively, in include order."""
+    from shaderlint.project.includes import is_toolkit
+
+    out: list[str] = []
+    seen = {os.path.abspath(path)}
+    total = 0
+    stack = [(os.path.abspath(path), data, 0)]
+    while stack:
+        includer, text, depth = stack.pop(0)
+        if depth >= MAX_DEPTH:
+            continue
+        for m in _INCLUDE.finditer(text):
+            name = m.group(1).decode("utf-8", "replace").strip()
+            if not name or is_toolkit(name):
+                continue
+            cand = os.path.abspath(os.path.join(os.path.dirname(includer), name))
+            if cand in seen:
+                continue
+            seen.add(cand)
+            try:
+                if not os.path.isfile(cand) or os.path.getsize(cand) > MAX_HEADER_SIZE:
+                    continue
+                with open(cand, "rb") as fh:
+                    body = fh.read(MAX_HEADER_SIZE + 1)
+            except OSError:
+                continue
+            total += len(body)
+            if total > MAX_BYTES or len(out) >= MAX_HEADERS:
+                return out
+            out.append(cand)
+            stack.append((cand, body, depth + 1))
+    return out
+
+
+_CLOSURES: "OrderedDict[tuple, list[str]]" = OrderedDict()
+
+
+def header_paths(model) -> list[str]:
+    """The headers :func:`header_function` may read for ``model``'s file (memoized per includer path
+    and the quoted includes it writes)."""
+    got = model.__dict__.get("_header_paths")
+    if got is not None:
+        return got
+    path = getattr(model.source, "path", None)
+    got = []
+    if model.language == "cuda" and path and os.path.isfile(path):
+        data = model.source.data
+        key = (os.path.abspath(path), tuple(_INCLUDE.findall(data)))
+        got = _CLOSURES.get(key)
+        if got is None:
+            got = _CLOSURES[key] = _header_paths(path, data) if key[1] else []
+            if len(_CLOSURES) > _MODELS_MAX:
+                _CLOSURES.popitem(last=False)
+    model._header_paths = got
+    return got
+
+
+def header_stamp(model) -> tuple:
+    """(path, size, mtime) of every header :func:`header_function` may read: part of the key under
+    which an estimate is reused (an edited header changes the estimates of the kernels calling it)."""
+    out = []
+    for hp in header_paths(model):
+        try:
+            st = os.stat(hp)
+        except OSError:
+            continue
+        out.append((hp, st.st_size, st.st_mtime_ns))
+    return tuple(out)
+
+
+def _load(path: str, model):
+    """The model of header ``path`` under the includer's build macros (memoized; None if unreadable)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    pre = getattr(model.parsed, "predefined", None)
+    extra = getattr(model.parsed, "macros", None)
+    digest = hashlib.blake2b(repr((pre, sorted((extra or {}).keys()))).encode(), digest_size=12).hexdigest()
+    key = (path, st.st_size, st.st_mtime_ns, digest)
+    if key in _MODELS:
+        _MODELS.move_to_end(key)
+        return _MODELS[key]
+    got = None
+    try:
+        from shaderlint.deadline import Deadline
+        from shaderlint.languages import FRONT_ENDS
+        from shaderlint.model.build import build_model
+        from shaderlint.model.source import Source
+
+        with open(path, "rb") as fh:
+            data = fh.read()
+        with Deadline(HEADER_BUDGET) as dl:
+            got = build_model(FRONT_ENDS[model.language].parse(Source(path, data), deadline=dl, predefined=pre,
+                                                              extra_macros=extra))
+    except Exception:
+        got = None
+    _MODELS[key] = got
+    if len(_MODELS) > _MODELS_MAX:
+        _MODELS.popitem(last=False)
+    return got
+
+
+_TEXTS: "OrderedDict[tuple, bytes]" = OrderedDict()
+
+
+def _text(path: str) -> bytes:
+    """A header's bytes (memoized on its size and mtime)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return b""
+    key = (path, st.st_size, st.st_mtime_ns)
+    got = _TEXTS.get(key)
+    if got is None:
+        try:
+            with open(path, "rb") as fh:
+                got = fh.read(MAX_HEADER_SIZE + 1)
+        except OSError:
+            got = b""
+        _TEXTS[key] = got
+        if len(_TEXTS) > _MODELS_MAX:
+            _TEXTS.popitem(last=False)
+    return got
+
+
+def _lookup(model, name: str) -> list:
+    """[(header model, function)] named ``name`` with a body in the file's headers. Only the headers
+    whose text holds the name are parsed (memoized on the file's model, per name)."""
+    memo = model.__dict__.setdefault("_header_functions", {})
+    got = memo.get(name)
+    if got is not None:
+        return got
+    got = []
+    needle = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*[(<]")
+    for hp in header_paths(model):
+        if not needle.search(_text(hp)):
+            continue
+        hm = _load(hp, model)
+        if hm is None:
+            continue
+        got.extend((hm, g) for g in hm.functions if g.name == name and g.body is not None and not g.is_entry)
+    memo[name] = got
+    return got
+
+
+def header_function(model, name: str, nargs: int):
+    """(header model, function) for a call of ``name`` with ``nargs`` arguments that the file's
+    headers define once (with that many parameters, or as the only function of the name); None
+    otherwise."""
+    if not name or not name.isidentifier():
+        return None
+    cands = _lookup(model, name)
+    if not cands:
+        return None
+    if len(cands) > 1:
+        cands = [c for c in cands if len(c[1].params) == nargs]
+        if len(cands) != 1:
+            return None
+    return cands[0]

@@ -1,0 +1,155 @@
+"""Which local values of a GLSL shader are uniform across the wave (the same in every invocation).
+
+AMD GPUs keep such values in scalar registers (SGPRs) when they are integers, booleans or addresses:
+ACO computes them with scalar instructions, and only per-invocation values take vector registers
+(VGPRs), which are the figure RADV reports and occupancy depends on. (Floating-point arithmetic has no
+scalar unit before gfx11.5: a uniform float is still computed in, and held by, a VGPR.)
+
+:func:`divergent_vars` is a static pass over the model, memoized on it: a variable (local or helper
+parameter) is *divergent* when a value assigned to it depends on the invocation (``gl_LocalInvocationID``,
+``gl_GlobalInvocationID``, a subgroup lane, a stage input, another divergent variable, shared memory,
+a writable buffer, a readonly buffer read at a divergent index, an unknown function of divergent
+arguments), when it is assigned under a condition that is divergent (inside an ``if``, loop,
+``switch`` or ``?:`` on a divergent value), or when a call passes a divergent argument for it (helper
+parameters). Everything else is uniform: the fixpoint only ever adds divergent variables, and
+anything the pass does not recognise is divergent.
+"""
+
+from __future__ import annotations
+
+import tree_sitter as ts
+
+from shaderlint.model.expr import unparen
+
+#: Built-ins that differ between the invocations of a wave.
+DIVERGENT_BUILTINS = frozenset({
+    "gl_LocalInvocationID", "gl_GlobalInvocationID", "gl_LocalInvocationIndex", "gl_SubgroupInvocationID",
+    "gl_FragCoord", "gl_VertexIndex", "gl_InstanceIndex", "gl_VertexID", "gl_InstanceID", "gl_PrimitiveID",
+    "gl_SubgroupEqMask", "gl_SubgroupGeMask", "gl_SubgroupGtMask", "gl_SubgroupLeMask", "gl_SubgroupLtMask",
+    "gl_FrontFacing", "gl_PointCoord", "gl_SampleID", "gl_SamplePosition", "gl_Layer", "gl_ViewportIndex",
+})
+#: Calls whose result is the same in every invocation whatever their arguments.
+_UNIFORM_CALLS = frozenset({
+    "subgroupBroadcastFirst", "subgroupBroadcast", "subgroupAdd", "subgroupMul", "subgroupMin", "subgroupMax",
+    "subgroupAnd", "subgroupOr", "subgroupXor", "subgroupAll", "subgroupAny", "subgroupAllEqual",
+    "subgroupBallot", "subgroupElect", "readFirstInvocationARB", "readInvocationARB",
+})
+_CONDITIONS = {"if_statement": "condition", "while_statement": "condition", "do_statement": "condition",
+               "for_statement": "condition", "switch_statement": "condition", "conditional_expression": "condition"}
+
+
+def divergent_vars(model) -> frozenset[int]:
+    """``id(Var)`` of the divergent variables of ``model`` (see the module docstring; memoized)."""
+    got = model.__dict__.get("_divergent_vars")
+    if got is None:
+        got = model._divergent_vars = frozenset(_compute(model))
+    return got
+
+
+def _compute(model) -> set[int]:
+    # (variable, value node or None, the nodes whose conditions guard the assignment)
+    sources: list[tuple[object, ts.Node | None, ts.Node]] = []
+    for kind in ("assign", "update"):
+        for a in model.nodes(kind):
+            target = a.child_by_field_name("left") or a.child_by_field_name("argument")
+            if target is None:
+                continue
+            t = unparen(target)
+            while t.type in ("subscript_expression", "field_expression"):
+                t = unparen(t.child_by_field_name("argument"))
+            if t.type != "identifier":
+                continue
+            v = model.resolve(t)
+            if v is None or v.is_global:
+                continue
+            sources.append((v, a.child_by_field_name("right"), a))
+    for vs in model._vars_by_name.values():
+        for v in vs:
+            if not v.is_global and v.init is not None:
+                sources.append((v, v.init, v.init))
+    # helper parameters: the arguments of every call of the helper
+    for call in model.nodes("call"):
+        g = model.function_by_name.get(model.callee_name(call))
+        if g is None or g.body is None:
+            continue
+        args = [a for a in model.call_args(call) if a.type != "comment"]
+        for p, a in zip(g.params, args):
+            sources.append((p, a, call))
+    divergent: set[int] = set()
+    guards: dict[int, list[ts.Node]] = {}
+    for _, _, at in sources:
+        if at.id not in guards:
+            guards[at.id] = _guards(at)
+    for _ in range(12):
+        changed = False
+        for v, value, at in sources:
+            if id(v) in divergent:
+                continue
+            if (value is not None and _divergent(model, value, divergent)) \
+                    or any(_divergent(model, c, divergent) for c in guards[at.id]):
+                divergent.add(id(v))
+                changed = True
+        if not changed:
+            break
+    return divergent
+
+
+def _guards(node: ts.Node) -> list[ts.Node]:
+    """The conditions of the branches and loops around ``node`` (up to its function)."""
+    out = []
+    n = node.parent
+    child = node
+    while n is not None and n.type != "function_definition":
+        field = _CONDITIONS.get(n.type)
+        if field is not None:
+            cond = n.child_by_field_name(field)
+            if cond is not None and cond is not child and cond.id != child.id:
+                out.append(cond)
+        child = n
+        n = n.parent
+    return out
+
+
+def _divergent(model, node: ts.Node, divergent: set[int]) -> bool:
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        t = n.type
+        if t == "identifier":
+            name = model.text(n)
+            if name in DIVERGENT_BUILTINS:
+                return True
+            v = model.resolve(n)
+            if v is None:
+                continue  # a constant, a function name, a uniform built-in
+            if v.is_global:
+                space = v.address_space
+                if space in ("shared", "in") or (space == "buffer" and "readonly" not in v.qualifiers):
+                    return True
+                continue  # push constants, uniforms, specialization constants; readonly buffers: see below
+            if id(v) in divergent:
+                return True
+            continue
+        if t == "call_expression":
+            name = model.callee_name(n)
+            if name in _UNIFORM_CALLS:
+                continue
+            g = model.function_by_name.get(name)
+            if g is not None and g.body is not None and _reads_divergent(model, g):
+                return True
+            fn = n.child_by_field_name("function")
+            stack.extend(a for a in n.named_children if a is not fn)
+            continue
+        stack.extend(n.named_children)
+    return False
+
+
+def _reads_divergent(model, g) -> bool:
+    """Whether helper ``g`` reads an invocation-dependent built-in or memory whatever its arguments."""
+    memo = model.__dict__.setdefault("_reads_divergent", {})
+    got = memo.get(id(g))
+    if got is None:
+        memo[id(g)] = False  # (recursion)
+        got = _divergent(model, g.body, set())
+        memo[id(g)] = got
+    return got
