@@ -97,11 +97,16 @@ class Row:
     occupancy_interval: tuple[float, float] | None = None
     #: The facts host code gives the kernel and where (:func:`host_facts`); in the JSON when any.
     host: list[dict] = field(default_factory=list)
+    #: An estimate that leaves out calls into code it cannot see (their registers): likely low.
+    #: In the JSON (``"registers_lower_bound": true``) only when set.
+    registers_lower_bound: bool = False
 
     def to_json(self) -> dict:
         out = {k: getattr(self, k) for k in JSON_KEYS}
         if self.host:
             out["host"] = self.host
+        if self.registers_lower_bound and self.registers_source == "estimate":
+            out["registers_lower_bound"] = True
         if self.registers_source == "estimate":
             out["registers_interval"] = list(self.registers_interval) if self.registers_interval else None
             out["occupancy_interval"] = list(self.occupancy_interval) if self.occupancy_interval else None
@@ -430,7 +435,7 @@ def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
         stack_bytes=e.stack_bytes, target=target.name,
         occupancy=_round(e.occupancy_value), limiter=e.limiter,
         notes=expansion_notes(model, e.function) + host_notes(model, e.function) + list(e.notes),
-        host=host_facts(model, e.function),
+        host=host_facts(model, e.function), registers_lower_bound=bool(e.unseen_calls),
         occupancy_is_bound=e.occupancy_is_bound, shared_unknown=e.shared_unknown, registers_exact=e.registers_exact,
         registers_interval=(interval.low, interval.high) if interval else None,
         occupancy_interval=_occupancy_interval(e, target, interval),
@@ -782,6 +787,8 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
     table = [header]
     for r in rows:
         regs = "?" if r.registers is None else (f"~{r.registers}" if r.registers_source == "estimate" else str(r.registers))
+        if r.registers is not None and r.registers_source == "estimate" and r.registers_lower_bound:
+            regs += "+"
         if r.registers_interval is not None:
             regs += f" ({r.registers_interval[0]}–{r.registers_interval[1]})"
         mem = "?" if r.threadgroup_memory_bytes is None else f"{r.threadgroup_memory_bytes} B" + ("+?" if r.shared_unknown else "")
@@ -830,6 +837,10 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
                                   if sparse else [])
             lines.append("Estimates without a range: their error against a compiler is not measured for "
                          + ", ".join(where) + "; see docs/register-model.md.")
+    if any(r.registers_lower_bound and r.registers is not None and r.registers_source == "estimate" for r in rows):
+        lines.append("+ after an estimate: the kernel calls code the estimate cannot see (a declaration without its "
+                     "body, a library); their registers are not counted and the figure is likely low (--notes "
+                     "names the calls).")
     if any(r.registers_source == "radv" for r in rows):
         lines.append("radv: VGPRs measured by Mesa's RADV/ACO for the target's chip, as allocated (rounded to the "
                      "allocation granule); stack is scratch per lane.")

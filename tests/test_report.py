@@ -38,6 +38,8 @@ SCHEMA = {
                                    "maxItems": 2},
             "occupancy_interval": {"type": ["array", "null"], "items": {"type": "number"}, "minItems": 2,
                                    "maxItems": 2},
+            # an estimate leaving out calls into code not seen (additive; only when true)
+            "registers_lower_bound": {"const": True},
             # where host code gives the kernel a fact (additive; the text table lists them under the row)
             "host": {"type": "array", "items": {
                 "type": "object", "additionalProperties": False, "required": ["fact", "value", "path", "line"],
@@ -256,3 +258,27 @@ def test_overloaded_kernels_get_one_ptxas_row_each(tmp_path, capsys):
     direct = {len(k.demangled.split(",")): k.registers for k in compile_ptxas(tmp_path / "k.cu", "sm_80").values()}
     assert [(r["line"], r["registers"], r["registers_source"]) for r in rows] == [
         (1, direct[1], "ptxas"), (2, direct[3], "ptxas")]
+
+
+def test_an_estimate_that_cannot_see_a_callee_is_marked_likely_low(tmp_path, capsys) -> None:
+    (tmp_path / "u.cu").write_text(
+        "__device__ float helper(float x);\n"
+        "__global__ void seen_not(float* out, const float* in, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) out[i] = helper(in[i]) * 2.0f;\n"
+        "}\n"
+        "__global__ void whole(float* out, const float* in, int n) {\n"
+        "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) out[i] = in[i] * 2.0f;\n"
+        "}\n")
+    assert main([str(tmp_path), "--compiler", "none", "--format", "json"]) == 0
+    rows = {r["kernel"]: r for r in json.loads(capsys.readouterr().out)}
+    jsonschema.validate(list(rows.values()), SCHEMA)
+    assert rows["seen_not"].get("registers_lower_bound") is True and "registers_lower_bound" not in rows["whole"]
+    assert main([str(tmp_path), "--compiler", "none", "--notes"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "seen_not" in x)
+    assert f"~{rows['seen_not']['registers']}+" in line
+    assert "calls code not seen (helper)" in out and "+ after an estimate: the kernel calls code" in out
+    whole = next(x for x in out.splitlines() if " whole " in x)
+    assert f"~{rows['whole']['registers']}+" not in whole

@@ -57,13 +57,15 @@ class KernelSummary:
     registers_interval: tuple[int, int] | None = None
     #: Where registers and stack come from: "estimate", or the compiler that measured them ("ptxas", "radv").
     source: str = "estimate"
+    #: The estimate leaves out calls into code it cannot see: likely low (shown ``~8+``).
+    lower_bound: bool = False
 
     def one_line(self) -> str:
         parts = [f"{self.threads} threads/group" if self.threads else "threads/group unknown"]
         measured = self.source != "estimate"
         if self.registers is not None:
             parts.append(f"{self.registers:g} registers ({self.source})" if measured
-                         else f"~{self.registers:g}{self._range()} registers")
+                         else f"~{self.registers:g}{'+' if self.lower_bound else ''}{self._range()} registers")
         if self.occupancy is not None:
             bound = " ≤" if self.occupancy_is_bound else ""
             parts.append(f"occupancy{bound} {percent(self.occupancy)} on {self.target}"
@@ -116,6 +118,7 @@ def summarize(doc: Document, function: Function, target: Any, facts: dict[str, s
             s.occupancy, s.limiter = getattr(occ, "occupancy", None), getattr(occ, "limiter", None)
             s.occupancy_is_bound = bool(getattr(est, "occupancy_is_bound", False))
         s.notes = tuple(getattr(est, "notes", ()) or ())
+        s.lower_bound = bool(getattr(est, "unseen_calls", ()))
         if s.registers is not None and model is not None:
             from shaderlint.estimate.uncertainty import register_interval
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from lsprotocol import types
 
@@ -91,6 +93,20 @@ async def test_code_lens_above_each_kernel(client, tmp_path):
     assert lenses[0].range.start.line == 0
     assert "256 threads/group" in lenses[0].command.title and "sm_90" in lenses[0].command.title
     assert "registers" in lenses[0].command.title and "–" in lenses[0].command.title  # the measured range
+
+
+@pytest.mark.lsp(init={"codeLens": True})
+async def test_code_lens_marks_an_estimate_that_cannot_see_a_callee(client, tmp_path):
+    uri = (tmp_path / "u.cu").as_uri()
+    src = ("__device__ float helper(float x);\n"
+           "__global__ void k(float* out, const float* in) { out[threadIdx.x] = helper(in[threadIdx.x]); }\n")
+    open_doc(client, uri, src)
+    await wait_diagnostics(client, uri)
+    lenses = await client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+    assert len(lenses) == 1
+    title = lenses[0].command.title
+    assert "registers" in title and re.search(r"~\d+\+", title), title  # likely low: a callee not seen
 
 
 async def test_code_lens_is_off_by_default(client, tmp_path):
