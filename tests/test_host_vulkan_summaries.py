@@ -205,3 +205,18 @@ def test_a_dispatch_bound_only_sometimes_links_nothing(root):
          "    vkCmdDispatch(cmd, 4, 1, 1);")
     k = kernels()
     assert "dispatch" not in k["reduce"].host_facts and "dispatch" in k["blur"].host_facts
+
+
+def test_a_field_of_a_parameter_assigned_in_the_maker_is_not_the_callers_value(root):
+    edit("src/device.cpp", "Device::Built Device::build(const KernelDesc& desc)\n{\n",
+         "Device::Built Device::build(KernelDesc desc)\n{\n    desc.size_x = 32;\n")
+    edit("src/device.h", "Built build(const KernelDesc& desc);", "Built build(KernelDesc desc);")
+    k = kernels()
+    assert host_group(k["blur"]) is None and host_group(k["reduce"]) is None  # (32 wins, not 16 or 128)
+
+
+@pytest.mark.parametrize("change", ["        d.size_x++;\n", "        bump(&d.size_x);\n", "        d.size_x.v = 1;\n"])
+def test_a_descriptor_field_changed_after_its_assignment_gives_no_fact(root, change):
+    edit("src/app.cpp", "        d.size_y = y;\n", "        d.size_y = y;\n" + change)
+    k = kernels()
+    assert host_group(k["blur"]) is None and host_group(k["reduce"]) is None

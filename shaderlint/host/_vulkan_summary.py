@@ -75,6 +75,9 @@ _QUERY_TEXT = """
 (update_expression argument: (identifier) @write)
 (pointer_expression operator: "&" argument: (identifier) @write)
 (assignment_expression left: (identifier) @write)
+(update_expression argument: [(field_expression) (subscript_expression)] @part)
+(pointer_expression operator: "&" argument: [(field_expression) (subscript_expression)] @part)
+(assignment_expression left: [(field_expression) (subscript_expression)] @part)
 """
 _QUERY: dict[int, object] = {}
 _IDENT_QUERY: dict[int, object] = {}
@@ -299,7 +302,11 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
         if left is not None and left.type == "subscript_expression":
             base = text(left.child_by_field_name("argument"))
             subscripts[base] = subscripts.get(base, 0) + 1
-    for node in got.get("write", ()):  # (a lambda's writes are its enclosing functions' too: captures)
+    for node in got.get("write", []) + [_base(n) for n in got.get("part", ())]:
+        # (a part written, `p.x = …`, `&p.x`: the variable's value is not its caller's; a lambda's
+        # writes are its enclosing functions' too: captures)
+        if node is None or node.type != "identifier":
+            continue
         fn = owner(node)
         name = text(node)
         while fn is not None:
@@ -444,6 +451,9 @@ class _Reader:
                     continue
                 if q is not None and q.type in ("call_expression",) and q.child_by_field_name("function") == p:
                     return None  # a method called on it may change it
+                if _written_part(p) is not None:
+                    fields[field] = None  # `d.f++`, `&d.f`, `d.f.g = …`: changed another way
+                    seen.add(field)
                 continue  # a field read
             if p.type == "argument_list":
                 passed += 1
@@ -993,6 +1003,30 @@ class _Reader:
         else:
             out.append([self.ev(fn, value), conds])
         return out
+
+
+def _base(n):
+    """The variable a field or element access ``v.a[i].b`` is of (``n`` itself when it is none)."""
+    while n is not None and n.type in ("field_expression", "subscript_expression", "parenthesized_expression"):
+        n = n.named_children[0] if n.type == "parenthesized_expression" and n.named_children \
+            else n.child_by_field_name("argument")
+    return n
+
+
+def _written_part(n):
+    """The access ``n`` is part of (``n.b``, ``n[i]``, ...) when that is assigned, incremented or
+    has its address taken; else None."""
+    while n.parent is not None and n.parent.type in ("field_expression", "subscript_expression",
+                                                     "parenthesized_expression") \
+            and (n.parent.type == "parenthesized_expression" or n.parent.child_by_field_name("argument") == n):
+        n = n.parent
+    p = n.parent
+    if p is None:
+        return None
+    if p.type == "assignment_expression" and p.child_by_field_name("left") == n or p.type == "update_expression" \
+            or p.type == "pointer_expression" and text(p.child_by_field_name("operator")) == "&":
+        return n
+    return None
 
 
 def _in_sizeof(node) -> bool:
