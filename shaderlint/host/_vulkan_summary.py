@@ -797,7 +797,7 @@ class _Reader:
             return None
         entries = self._entries(fn, entries_name)
         words = self._words(fn, data_name)
-        if entries is None or words is None:
+        if entries is None or words is None or not self._counts(fields.get("mapEntryCount"), entries_name, entries):
             return None
         uses = [i for i in fn.idents.get(info_name, ()) if i != _declared_node(info)]
         for u in uses:
@@ -808,6 +808,24 @@ class _Reader:
             if not (p is not None and p.type == "pointer_expression"):
                 return None
         return {"e": entries, "d": words}
+
+    def _counts(self, n, name: str, entries: list) -> bool:
+        """``mapEntryCount`` is ``n``: the entries' ``size()`` (``sizeof(e) / …``), or their number when
+        they are all set unconditionally (else the map may use fewer of them than are read)."""
+        n = unparen(n) if n is not None else None
+        while n is not None and (n.type == "cast_expression" or n.type == "call_expression"
+                                 and callee_name(n) == "static_cast" and len(args_of(n)) == 1):
+            n = unparen(n.child_by_field_name("value") if n.type == "cast_expression" else args_of(n)[0])
+        if n is None:
+            return False
+        if n.type == "call_expression" and callee_name(n) == "size" and not args_of(n):
+            f = n.child_by_field_name("function")
+            return f is not None and f.type == "field_expression" and text(f.child_by_field_name("argument")) == name
+        if n.type == "binary_expression" and text(n.child_by_field_name("operator")) == "/":
+            left = unparen(n.child_by_field_name("left"))
+            return left is not None and left.type == "sizeof_expression" and text(left).replace(" ", "") in (
+                f"sizeof({name})", f"sizeof{name}")
+        return self.consts.value(n) == len(entries) and not any(e[3] for e in entries)
 
     def _local_info(self, fn: _Fn, create) -> bool:
         a = args_of(create)
@@ -947,8 +965,9 @@ class _Reader:
         if len(decls) != 1:
             return None
         d = decls[0]
-        typ = _decl_type(d)
-        if "float" in typ or "double" in typ or not any(w in typ for w in ("uint32_t", "int32_t", "int", "unsigned", "uint")):
+        typ = _decl_type(d)  # (`uint32_t`, `std::vector<uint32_t>`, `std::array<uint32_t, 2>`: 4-byte words)
+        elem = typ.split("<", 1)[1].split(",", 1)[0].split(">", 1)[0] if "<" in typ else typ
+        if " ".join(elem.replace("const", " ").split()).removeprefix("std::") not in _INT_TYPES:
             return None
         sources = []
         init = d.child_by_field_name("value") if d.type == "init_declarator" else None
