@@ -230,3 +230,17 @@ def test_constants_the_map_does_not_set_as_written_give_no_fact(root, old, new):
     edit("src/device.cpp", old, new)
     k = kernels()
     assert host_group(k["blur"]) is None and host_group(k["reduce"]) is None
+
+
+@pytest.mark.parametrize("change", ["    device_->rebuild(&k_.blur);\n", "    VkPipeline& b = k_.blur;\n    b = other_;\n"])
+def test_a_pipeline_member_written_through_a_pointer_or_reference_links_no_dispatch(root, change):
+    edit("src/app.cpp", "void App::frame(", "void App::reinit()\n{\n" + change + "}\n\nvoid App::frame(")
+    k = kernels()
+    assert "dispatch" not in k["blur"].host_facts and "dispatch" in k["reduce"].host_facts
+
+
+def test_a_parameter_written_through_a_reference_is_not_the_callers_value(root):
+    edit("src/device.cpp", "Device::Built Device::build(const KernelDesc& desc)\n{\n",
+         "Device::Built Device::build(KernelDesc desc)\n{\n    KernelDesc& alias = desc;\n    alias.size_x = 32;\n")
+    edit("src/device.h", "Built build(const KernelDesc& desc);", "Built build(KernelDesc desc);")
+    assert host_group(kernels()["blur"]) is None

@@ -153,7 +153,7 @@ class _Fn:
 
     __slots__ = ("node", "name", "lam", "parent", "params", "body", "locals", "calls", "assigns",
                  "returns", "literals", "concats", "creates", "binds", "dispatches", "lambdas", "create_ids",
-                 "written", "local_memo", "nested", "_idents", "lang", "inits", "writes")
+                 "written", "local_memo", "nested", "_idents", "lang", "inits", "writes", "refs")
 
     def __init__(self, node, name: str, lam: bool, parent: "_Fn | None") -> None:
         self.node = node
@@ -167,6 +167,7 @@ class _Fn:
         self.lang = None
         self.inits: list = []
         self.writes: set[str] = set()  # names assigned, incremented or whose address is taken
+        self.refs: list = []  # what references are bound to (`T& r = x.f;`: x.f may be written through r)
         self.nested: list = []  # the functions and lambdas defined inside (their names are theirs)
         self.calls: list = []
         self.assigns: list = []
@@ -270,10 +271,15 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
         f = enclosing.of(node)
         return by_id.get(f.id) if f else None
 
+    refs = []
     for node in got.get("decl", ()):
         fn = owner(node)
         if fn is not None:
             for d in node.children_by_field_name("declarator"):
+                r = d.child_by_field_name("declarator") if d.type == "init_declarator" else None
+                if r is not None and r.type == "reference_declarator" and d.child_by_field_name("value") is not None:
+                    fn.refs.append(d.child_by_field_name("value"))
+                    refs.append(_base(unparen(d.child_by_field_name("value"))))
                 nm = _declared_name(d)
                 if nm:
                     fn.locals.setdefault(nm, []).append(d)
@@ -302,7 +308,7 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
         if left is not None and left.type == "subscript_expression":
             base = text(left.child_by_field_name("argument"))
             subscripts[base] = subscripts.get(base, 0) + 1
-    for node in got.get("write", []) + [_base(n) for n in got.get("part", ())]:
+    for node in got.get("write", []) + [_base(n) for n in got.get("part", ())] + refs:
         # (a part written, `p.x = …`, `&p.x`: the variable's value is not its caller's; a lambda's
         # writes are its enclosing functions' too: captures)
         if node is None or node.type != "identifier":
@@ -618,6 +624,17 @@ class _Reader:
                 elif target is not None and target.type == "identifier" and text(target) not in fn.locals \
                         and text(target) not in fn.params and not fn.lam:
                     stores.append([text(target), ["k", ""] if _straight(c, fn) else None])
+        # members another call may write (`f(&k.pipe)`) or a reference may (`VkPipeline& r = k.pipe;`)
+        handed = [a.child_by_field_name("argument") for c in fn.calls if c.id not in creates for a in args_of(c)
+                  if a.type == "pointer_expression" and text(a.child_by_field_name("operator")) == "&"]
+        handed += fn.refs
+        for target in handed:
+            target = unparen(target) if target is not None else None
+            if target is not None and target.type == "field_expression":
+                stores.append([text(target.child_by_field_name("field")), None])
+            elif target is not None and target.type == "identifier" and text(target) not in fn.locals \
+                    and text(target) not in fn.params and not fn.lam:
+                stores.append([text(target), None])
         rets = [self._ret(fn, r, calls_idx, creates) for r in fn.returns]
         dispatches = []
         if fn.dispatches:
