@@ -244,3 +244,11 @@ def test_a_parameter_written_through_a_reference_is_not_the_callers_value(root):
          "Device::Built Device::build(KernelDesc desc)\n{\n    KernelDesc& alias = desc;\n    alias.size_x = 32;\n")
     edit("src/device.h", "Built build(const KernelDesc& desc);", "Built build(KernelDesc desc);")
     assert host_group(kernels()["blur"]) is None
+
+
+def test_a_pipeline_member_also_set_in_a_local_struct_copied_over_it_links_no_dispatch(root):
+    edit("src/app.cpp", "void App::frame(", "Kernels fast_kernels(Device& dev)\n{\n    KernelDesc d;\n    d.name = \"scan\";\n"
+         "    d.size_x = 64;\n    d.size_y = 1;\n    Kernels k;\n    k.blur = dev.pipeline_for(d);\n    return k;\n}\n\n"
+         "void App::use_fast() { k_ = fast_kernels(*device_); }\n\nvoid App::frame(")
+    k = kernels()
+    assert "dispatch" not in k["blur"].host_facts and "dispatch" in k["reduce"].host_facts  # k_.blur may be scan's

@@ -596,9 +596,10 @@ class _Reader:
                 continue
             field = None
             if left.type == "field_expression":
-                if self._value_local(fn, left.child_by_field_name("argument")):
-                    continue  # a field of a local struct: not a member
                 field = text(left.child_by_field_name("field"))
+                if self._value_local(fn, left.child_by_field_name("argument")):
+                    stores.append([field, None])  # a local struct's field: not traced (it may be copied to a member)
+                    continue
             elif left.type == "identifier" and text(left) not in fn.locals and text(left) not in fn.params and not fn.lam:
                 field = text(left)
             if field is None:
@@ -618,9 +619,10 @@ class _Reader:
             out_arg = unparen(a[5]) if callee_name(c) == "vkCreateComputePipelines" and len(a) == 6 else None
             if out_arg is not None and out_arg.type == "pointer_expression":
                 target = unparen(out_arg.child_by_field_name("argument"))
-                if target is not None and target.type == "field_expression" \
-                        and not self._value_local(fn, target.child_by_field_name("argument")):
-                    stores.append([text(target.child_by_field_name("field")), ["k", ""] if _straight(c, fn) else None])
+                if target is not None and target.type == "field_expression":
+                    local = self._value_local(fn, target.child_by_field_name("argument"))
+                    stores.append([text(target.child_by_field_name("field")),
+                                   ["k", ""] if _straight(c, fn) and not local else None])
                 elif target is not None and target.type == "identifier" and text(target) not in fn.locals \
                         and text(target) not in fn.params and not fn.lam:
                     stores.append([text(target), ["k", ""] if _straight(c, fn) else None])
