@@ -69,7 +69,7 @@ _QUERY_TEXT = """
 (assignment_expression) @assign
 (return_statement) @ret
 (string_literal) @str
-(binary_expression operator: "+") @cat
+(binary_expression) @cat
 (field_initializer) @init
 (initializer_pair) @init
 (update_expression argument: (identifier) @write)
@@ -242,6 +242,8 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
 
         query = _QUERY[id(tree.language)] = ts.Query(tree.language, _QUERY_TEXT)
     got = captures(query, root)
+    # (`+` tested here: `(binary_expression operator: "+")` takes the query time quadratic in a chain's length)
+    got["cat"] = [n for n in got.get("cat", ()) if text(n.child_by_field_name("operator")) == "+"]
     budget[0] -= sum(len(v) for v in got.values())
     if budget[0] < 0:
         return {"fns": [], "complete": False}
@@ -326,16 +328,17 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
         fn = owner(node)
         if fn is not None:
             fn.returns.append(node)
+    # operands of a `+` (by id: `node.parent` costs the node's depth, a chain's length)
+    operands = {c.id for n in got["cat"] for c in (n.child_by_field_name("left"), n.child_by_field_name("right"))
+                if c is not None}
     for node in got.get("str", ()):
-        p = node.parent
-        if p is not None and p.type == "binary_expression" and text(p.child_by_field_name("operator")) == "+":
+        if node.id in operands:
             continue
         fn = owner(node)
         if fn is not None:
             fn.literals.append(node)
-    for node in got.get("cat", ()):
-        p = node.parent
-        if p is not None and p.type == "binary_expression" and text(p.child_by_field_name("operator")) == "+":
+    for node in got["cat"]:
+        if node.id in operands:
             continue
         fn = owner(node)
         if fn is not None:
