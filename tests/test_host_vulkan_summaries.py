@@ -264,3 +264,29 @@ def test_a_long_chain_of_additions_is_summarised_in_linear_time():
     start = time.process_time()
     assert isinstance(scan_with_summary("x.cpp", data), list)
     assert time.process_time() - start < 8  # (0.7 s; 40 s when the query matched `+` and read each node's parent)
+
+
+def _stage_from(stage: str) -> None:
+    """Device::build with no specialization of its own: its create info's stage is ``stage``."""
+    text = Path("src/device.cpp").read_text()
+    text = text[:text.index("    std::vector<VkSpecializationMapEntry> entries;")] + text[text.index("    Built out{};"):]
+    text = text[:text.index("    ci.stage.sType")] + stage + text[text.index("    ci.layout = out.layout;"):]
+    Path("src/device.cpp").write_text(text.replace("Device::Built Device::build(", (
+        "static VkSpecializationMapEntry g_entries[2] = {{0, 0, 4}, {1, 4, 4}};\nstatic uint32_t g_values[2];\n"
+        "static VkSpecializationInfo g_spec = {2, g_entries, 8, g_values};\n"
+        "VkPipelineShaderStageCreateInfo stage_for(VkShaderModule m, uint32_t x, uint32_t y)\n{\n"
+        "    VkPipelineShaderStageCreateInfo st{};\n    st.stage = VK_SHADER_STAGE_COMPUTE_BIT;\n    st.module = m;\n"
+        "    st.pName = \"main\";\n    g_values[0] = x;\n    g_values[1] = y;\n    st.pSpecializationInfo = &g_spec;\n"
+        "    return st;\n}\n\nDevice::Built Device::build("), 1))
+    edit("shaders/blur.comp", "layout(local_size_x_id", "layout(local_size_x = 32, local_size_y = 4) in;\nlayout(local_size_x_id")
+
+
+def test_a_stage_made_by_another_function_may_carry_constants(root):
+    _stage_from("    ci.stage = stage_for(module, desc.size_x, desc.size_y);\n")
+    assert host_group(kernels()["blur"]) is None  # (not the shader's own 32x4: the helper sets 16x8)
+
+
+def test_a_stage_filled_here_without_constants_runs_the_shaders_own_size(root):
+    _stage_from("    VkPipelineShaderStageCreateInfo st{};\n    st.stage = VK_SHADER_STAGE_COMPUTE_BIT;\n"
+                "    st.module = module;\n    st.pName = \"main\";\n    ci.stage = st;\n")
+    assert host_group(kernels()["blur"]) == ((32, 4, 1), "src/app.cpp", 30)

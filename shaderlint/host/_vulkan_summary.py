@@ -800,8 +800,9 @@ class _Reader:
         body = fn.body
         btext = text(body) if body is not None else ""
         if "pecialization" not in btext:
-            # the create info must be the function's own (else it may carry constants set elsewhere)
-            return {} if self._local_info(fn, create) else None
+            # the create info and its stage must be the function's own, filled here (else they may
+            # carry constants set elsewhere)
+            return {} if self._own_info(fn, create) else None
         if not self._local_info(fn, create):
             return None
         infos = [d for name, ds in fn.locals.items() for d in ds if _decl_type(d).endswith("SpecializationInfo")]
@@ -849,13 +850,65 @@ class _Reader:
                 f"sizeof({name})", f"sizeof{name}")
         return self.consts.value(n) == len(entries) and not any(e[3] for e in entries)
 
-    def _local_info(self, fn: _Fn, create) -> bool:
+    def _own_info(self, fn: _Fn, create) -> bool:
+        """The creation's create info is a local variable filled field by field here, its stage
+        too, or assigned whole from a local stage filled so (never from another value, nor handed
+        to another call)."""
+        return self._filled(fn, self._info_arg(create), create.id, True)
+
+    def _filled(self, fn: _Fn, var, user: int, info: bool) -> bool:
+        """``var`` is a local struct set only field by field (after an empty or designated
+        initializer), used whole only by the node ``user`` (a creation, or the assignment of a
+        create info's stage); with ``info``, its ``stage`` is so too."""
+        if var is None or var.type != "identifier" or len(fn.locals.get(text(var), ())) != 1:
+            return False
+        d = fn.locals[text(var)][0]
+        init = d.child_by_field_name("value") if d.type == "init_declarator" else None
+        if init is not None and init.type == "compound_literal_expression":
+            init = init.child_by_field_name("value")  # (`T{ .a = … }`)
+        if init is not None:
+            items = [c for c in init.named_children if c.type != "comment"] if init.type == "initializer_list" else None
+            if items is None or not all(c.type == "initializer_pair" for c in items):
+                return False
+            for c in items:
+                if info and text(c.child_by_field_name("designator")).lstrip(".") == "stage":
+                    v = unparen(c.child_by_field_name("value"))
+                    if v.type != "initializer_list" and not self._filled(fn, v, c.id, False):
+                        return False
+        for ident in fn.idents.get(text(var), ()):
+            if ident == _declared_node(d):
+                continue
+            p = ident.parent
+            if p is not None and p.type == "field_expression" and p.child_by_field_name("argument") == ident:
+                q = p.parent
+                if not info or text(p.child_by_field_name("field")) != "stage" or q is not None and q.type == "field_expression":
+                    continue  # (`ci.layout`, `ci.stage.module`: a field read or set)
+                if q is not None and q.type == "assignment_expression" and q.child_by_field_name("left") == p \
+                        and self._filled(fn, unparen(q.child_by_field_name("right")), q.id, False):
+                    continue  # (`ci.stage = st;`, `st` a stage filled here)
+                return False  # the stage set from another value, or handed on
+            up = p.parent if p is not None and p.type == "pointer_expression" else p  # (`&ci`)
+            while up is not None and up.type in ("argument_list", "initializer_pair", "assignment_expression"):
+                if up.id == user:
+                    break
+                up = up.parent
+            if up is not None and up.id == user:
+                continue
+            return False
+        return True
+
+    @staticmethod
+    def _info_arg(create):
+        """The create info a creation is given (``&`` taken off)."""
         a = args_of(create)
-        name = callee_name(create)
-        ci = a[3] if name == "vkCreateComputePipelines" and len(a) == 6 else a[1] if len(a) >= 2 else None
+        ci = a[3] if callee_name(create) == "vkCreateComputePipelines" and len(a) == 6 else a[1] if len(a) >= 2 else None
         ci = unparen(ci) if ci is not None else None
         if ci is not None and ci.type == "pointer_expression":
             ci = unparen(ci.child_by_field_name("argument"))
+        return ci
+
+    def _local_info(self, fn: _Fn, create) -> bool:
+        ci = self._info_arg(create)
         # (a create info handed in by the caller carries whatever constants the caller set)
         return ci is not None and not (ci.type == "identifier" and text(ci) in fn.params)
 
