@@ -153,7 +153,7 @@ class _Fn:
 
     __slots__ = ("node", "name", "lam", "parent", "params", "body", "locals", "calls", "assigns",
                  "returns", "literals", "concats", "creates", "binds", "dispatches", "lambdas", "create_ids",
-                 "written", "local_memo", "nested", "_idents", "lang", "inits", "writes", "refs")
+                 "local_memo", "nested", "_idents", "lang", "inits", "writes", "refs")
 
     def __init__(self, node, name: str, lam: bool, parent: "_Fn | None") -> None:
         self.node = node
@@ -179,7 +179,6 @@ class _Fn:
         self.dispatches: list = []
         self.lambdas: dict[str, "_Fn"] = {}
         self.create_ids: set[int] = set()
-        self.written: dict[str, bool] = {}
         self.local_memo: dict[str, object] = {}
 
 
@@ -220,8 +219,7 @@ def _fn_name(fn_node) -> str:
 
 
 def _declared_name(d) -> str:
-    while d is not None and d.type not in ("identifier",) and d.child_by_field_name("declarator") is not None:
-        d = d.child_by_field_name("declarator")
+    d = _declared_node(d)
     return text(d) if d is not None and d.type == "identifier" else ""
 
 
@@ -664,8 +662,7 @@ class _Reader:
                     n = self.consts.value(a[2]) if len(a) > 2 else None  # type: ignore[assignment]
                 count += n if n is not None and n >= 1 else 2
             spec = self.spec(fn, fn.creates[0]) if count == 1 else None
-            creates_out = {"count": count, "at": _span(self.lines, fn.creates[0]), "spec": spec,
-                           "cond": not _straight(fn.creates[0], fn)}
+            creates_out = {"count": count, "at": _span(self.lines, fn.creates[0]), "spec": spec}
         referenced = {o[1] for _, o in stores if o is not None and o[0] == "c"}
         referenced |= {r[1] for r in rets if r is not None and r[0] == "c"}
         referenced |= {r[2][1] for r in rets if r is not None and r[0] == "cache" and r[2][0] == "c"}
