@@ -45,6 +45,7 @@ shader. Anything not understood gives no fact.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from shaderlint.host import HostLaunch, Span
@@ -142,10 +143,18 @@ class _Fn:
             if q is None:
                 q = _IDENT_QUERY[id(self.lang)] = ts.Query(self.lang, "(identifier) @i")
             got = captures(q, self.node).get("i", [])
-            holes = [(n.start_byte, n.end_byte) for n in self.nested]
+            starts: list[int] = []  # the nested ones' byte ranges, merged, in order
+            ends: list[int] = []
+            for a, b in sorted((n.start_byte, n.end_byte) for n in self.nested):
+                if ends and a <= ends[-1]:
+                    ends[-1] = max(ends[-1], b)
+                else:
+                    starts.append(a)
+                    ends.append(b)
             out: dict[str, list] = {}
             for n in got:
-                if holes and any(a <= n.start_byte < b for a, b in holes):
+                i = bisect.bisect_right(starts, n.start_byte) - 1
+                if i >= 0 and n.start_byte < ends[i]:
                     continue
                 out.setdefault(text(n), []).append(n)
             self._idents = out
