@@ -162,7 +162,7 @@ class _Fn:
 
     __slots__ = ("node", "name", "lam", "parent", "params", "body", "locals", "calls", "assigns",
                  "returns", "literals", "concats", "creates", "binds", "dispatches", "lambdas", "create_ids",
-                 "local_memo", "nested", "_idents", "lang", "inits", "writes", "refs")
+                 "local_memo", "nested", "_idents", "lang", "inits", "writes", "refs", "straight")
 
     def __init__(self, node, name: str, lam: bool, parent: "_Fn | None") -> None:
         self.node = node
@@ -176,6 +176,7 @@ class _Fn:
         self.lang = None
         self.inits: list = []
         self.writes: set[str] = set()  # names assigned, incremented or whose address is taken
+        self.straight: set[int] | None = None  # ids of the nodes that run whenever the function does
         self.refs: list = []  # what references are bound to (`T& r = x.f;`: x.f may be written through r)
         self.nested: list = []  # the functions and lambdas defined inside (their names are theirs)
         self.calls: list = []
@@ -1161,20 +1162,28 @@ def _container(n) -> str:
     return text(n) if n.type == "identifier" else ""
 
 
+_BRANCHES = frozenset({"for_statement", "for_range_loop", "while_statement", "do_statement", "switch_statement",
+                       "conditional_expression", "lambda_expression", "catch_clause"})
+
+
 def _straight(node, fn: _Fn) -> bool:
     """``node`` runs whenever its function does, once (no ``if``, loop, ``switch``, ``?:`` or nested
     lambda between it and the function's body; a ``try`` block counts as straight)."""
-    c = node
-    p = node.parent
-    while p is not None and p != fn.body and p != fn.node:
-        if p.type == "if_statement" and p.child_by_field_name("condition") == c:
-            c, p = p, p.parent
-            continue
-        if p.type in ("if_statement", "for_statement", "for_range_loop", "while_statement", "do_statement",
-                      "switch_statement", "conditional_expression", "lambda_expression", "catch_clause"):
-            return False
-        c, p = p, p.parent
-    return True
+    if fn.straight is None:
+        # (one walk down from the function over the nodes that are straight: climbing each node's
+        # parents costs the square of its depth)
+        ids = fn.straight = set()
+        stack = list(fn.node.children)
+        while stack:
+            n = stack.pop()
+            ids.add(n.id)
+            if n.type == "if_statement":
+                cond = n.child_by_field_name("condition")
+                if cond is not None:
+                    stack.append(cond)  # (the condition runs; the branches may not)
+            elif n.type not in _BRANCHES:
+                stack.extend(n.children)
+    return node.id in fn.straight
 
 
 def _compute_bind(call) -> bool:
