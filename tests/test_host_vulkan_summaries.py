@@ -316,3 +316,10 @@ def test_deeply_nested_blocks_are_summarised_in_linear_time():
     start = time.process_time()
     assert isinstance(scan_with_summary("x.cpp", data), list)
     assert time.process_time() - start < 5  # (0.2 s; 10 s when each store climbed its parents to the body)
+
+
+def test_map_entries_assigned_whole_give_no_fact(root):
+    edit("src/device.cpp", "entries.push_back({0, 0, sizeof(uint32_t)});\n        entries.push_back({1, 4, sizeof(uint32_t)});",
+         "entries = {{0, 0, sizeof(uint32_t)}, {1, 4, sizeof(uint32_t)}};")
+    edit("shaders/blur.comp", "layout(local_size_x_id", "layout(local_size_x = 32, local_size_y = 4) in;\nlayout(local_size_x_id")
+    assert host_group(kernels()["blur"]) is None  # (not 32x4 as if no constants were set: the host sets 16x8)

@@ -1009,6 +1009,8 @@ class _Reader:
                     out.append([*e, conds])
                     continue
                 return None
+            if p is not None and p.type == "assignment_expression" and p.child_by_field_name("left") == ident:
+                return None  # `entries = {…}`: what it replaces is not followed
             if p is not None and p.type in ("initializer_pair", "assignment_expression", "initializer_list") \
                     or _in_sizeof(ident):
                 continue  # `.pMapEntries = entries` (an array)
