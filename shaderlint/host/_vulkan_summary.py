@@ -995,7 +995,7 @@ class _Reader:
                     and p.parent.type == "call_expression":
                 method = text(p.child_by_field_name("field"))
                 call = p.parent
-                if method in ("data", "size", "empty", "reserve"):
+                if method in ("size", "empty", "reserve") or method == "data" and _pointer_field(p.parent):
                     continue
                 if method in ("push_back", "emplace_back"):
                     a = args_of(call)
@@ -1070,7 +1070,7 @@ class _Reader:
             if p is not None and p.type == "field_expression" and p.parent is not None \
                     and p.parent.type == "call_expression":
                 method = text(p.child_by_field_name("field"))
-                if method in ("data", "size", "empty", "reserve"):
+                if method in ("size", "empty", "reserve") or method == "data" and _pointer_field(p.parent):
                     continue
                 if method == "push_back" and len(args_of(p.parent)) == 1:
                     pushes.append(p.parent)
@@ -1130,6 +1130,18 @@ def _written_part(n):
             or p.type == "pointer_expression" and text(p.child_by_field_name("operator")) == "&":
         return n
     return None
+
+
+def _pointer_field(n) -> bool:
+    """``n`` (a pointer, as cast) is the value a struct field is given (``info.pData = v.data()``,
+    ``{.pData = v.data()}``), not handed to a call that may write through it."""
+    while n.parent is not None and (n.parent.type in ("parenthesized_expression", "cast_expression")
+                                    or n.parent.type == "argument_list" and n.parent.parent is not None
+                                    and callee_name(n.parent.parent) in ("static_cast", "reinterpret_cast")):
+        n = n.parent if n.parent.type != "argument_list" else n.parent.parent
+    p = n.parent
+    return p is not None and (p.type in ("initializer_pair", "initializer_list")
+                              or p.type == "assignment_expression" and p.child_by_field_name("right") == n)
 
 
 def _in_sizeof(node) -> bool:
