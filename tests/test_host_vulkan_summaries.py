@@ -226,6 +226,7 @@ def test_a_descriptor_field_changed_after_its_assignment_gives_no_fact(root, cha
     ("spec.mapEntryCount = static_cast<uint32_t>(entries.size());", "spec.mapEntryCount = 1;"),  # id 1 not set
     ("std::vector<uint32_t> values;", "std::vector<uint64_t> values;"),  # 8-byte words: offset 4 is x's high half
     ("values = {desc.size_x, desc.size_y};", "values = {desc.size_x, desc.size_y};\n        load(values.data());"),
+    ("values = {desc.size_x, desc.size_y};", "values = {desc.size_x, desc.size_y};\n        load(&values);"),
 ])
 def test_constants_the_map_does_not_set_as_written_give_no_fact(root, old, new):
     edit("src/device.cpp", old, new)

@@ -1076,8 +1076,8 @@ class _Reader:
                     pushes.append(p.parent)
                     continue
                 return None
-            if p is not None and p.type in ("initializer_pair", "pointer_expression", "initializer_list") \
-                    or _in_sizeof(ident):
+            if p is not None and (p.type in ("initializer_pair", "initializer_list") or p.type == "pointer_expression"
+                                  and _pointer_field(p)) or _in_sizeof(ident):
                 continue
             if p is not None and p.type == "assignment_expression":
                 continue  # `info.pData = data` (the right side)
