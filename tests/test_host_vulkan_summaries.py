@@ -325,3 +325,10 @@ def test_map_entries_assigned_whole_give_no_fact(root):
          "entries = {{0, 0, sizeof(uint32_t)}, {1, 4, sizeof(uint32_t)}};")
     edit("shaders/blur.comp", "layout(local_size_x_id", "layout(local_size_x = 32, local_size_y = 4) in;\nlayout(local_size_x_id")
     assert host_group(kernels()["blur"]) is None  # (not 32x4 as if no constants were set: the host sets 16x8)
+
+
+def test_a_descriptor_read_after_a_call_it_was_handed_to_gives_no_fact(root):
+    edit("src/app.cpp", "        d.size_y = y;\n        return device_->pipeline_for(d);",
+         "        d.size_y = y;\n        tweak(d);  // (may change it)\n        KernelDesc e;\n        e.name = d.name;\n"
+         "        e.size_x = d.size_x;\n        e.size_y = d.size_y;\n        return device_->pipeline_for(e);")
+    assert host_group(kernels()["blur"]) is None

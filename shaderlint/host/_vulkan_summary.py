@@ -450,7 +450,7 @@ class _Reader:
         seen: set[str] = set()
         passed = 0
         passed_at = -1
-        last_write = -1
+        last_write = last_read = -1
         for ident in fn.idents.get(name, ()):
             p = ident.parent
             if p is None or ident == _declared_node(d):
@@ -471,14 +471,15 @@ class _Reader:
                 if _written_part(p) is not None:
                     fields[field] = None  # `d.f++`, `&d.f`, `d.f.g = …`: changed another way
                     seen.add(field)
+                last_read = max(last_read, ident.start_byte)
                 continue  # a field read
             if p.type == "argument_list":
                 passed += 1
                 passed_at = ident.start_byte
                 continue
             return None  # assigned, address taken, ...: not followed
-        if passed > 1 or passed_at < last_write:
-            return None  # (handed to two calls, or filled in after the call)
+        if passed > 1 or passed_at < last_write or passed and last_read > passed_at:
+            return None  # (handed to two calls, filled in after the call, or read after it: it may have changed it)
         return ["st", fields]
 
     def origin(self, fn: _Fn, n, calls: dict[int, int], creates: set[int], depth: int = 0):
