@@ -332,3 +332,10 @@ def test_a_descriptor_read_after_a_call_it_was_handed_to_gives_no_fact(root):
          "        d.size_y = y;\n        tweak(d);  // (may change it)\n        KernelDesc e;\n        e.name = d.name;\n"
          "        e.size_x = d.size_x;\n        e.size_y = d.size_y;\n        return device_->pipeline_for(e);")
     assert host_group(kernels()["blur"]) is None
+
+
+def test_a_loop_variable_named_like_a_pipeline_member_is_not_that_member(root):
+    edit("src/app.cpp", "    run_scan(cmd, k_.scan, count);\n}",
+         "    run_scan(cmd, k_.scan, count);\n    for (VkPipeline scan : extra_)\n        run_fixed(cmd, scan);\n}")
+    mode, at = kernels()["scan"].host_facts["dispatch"]
+    assert at.line == 50  # (run_fixed's dispatch, line 44, runs the loop's pipelines, not k_.scan)

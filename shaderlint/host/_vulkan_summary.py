@@ -79,6 +79,8 @@ _QUERY_TEXT = """
 (update_expression argument: [(field_expression) (subscript_expression)] @part)
 (pointer_expression operator: "&" argument: [(field_expression) (subscript_expression)] @part)
 (assignment_expression left: [(field_expression) (subscript_expression)] @part)
+(for_range_loop declarator: (_) @bound)
+(catch_clause parameters: (parameter_list (parameter_declaration declarator: (_) @bound)))
 """
 _QUERY: dict[int, object] = {}
 _IDENT_QUERY: dict[int, object] = {}
@@ -162,7 +164,7 @@ class _Fn:
 
     __slots__ = ("node", "name", "lam", "parent", "params", "body", "locals", "calls", "assigns",
                  "returns", "literals", "concats", "creates", "binds", "dispatches", "lambdas", "create_ids",
-                 "local_memo", "nested", "_idents", "lang", "inits", "writes", "refs", "straight")
+                 "local_memo", "nested", "_idents", "lang", "inits", "writes", "refs", "straight", "bound")
 
     def __init__(self, node, name: str, lam: bool, parent: "_Fn | None") -> None:
         self.node = node
@@ -177,6 +179,7 @@ class _Fn:
         self.inits: list = []
         self.writes: set[str] = set()  # names assigned, incremented or whose address is taken
         self.straight: set[int] | None = None  # ids of the nodes that run whenever the function does
+        self.bound: set[str] = set()  # names bound by a range `for` or a `catch` (not read here)
         self.refs: list = []  # what references are bound to (`T& r = x.f;`: x.f may be written through r)
         self.nested: list = []  # the functions and lambdas defined inside (their names are theirs)
         self.calls: list = []
@@ -328,6 +331,11 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
         while fn is not None:
             fn.writes.add(name)
             fn = fn.parent
+    for node in got.get("bound", ()):
+        fn = owner(node)
+        if fn is not None:
+            names = node.named_children if node.type == "structured_binding_declarator" else [_declared_node(node)]
+            fn.bound.update(text(n) for n in names if n is not None and n.type == "identifier")
     for node in got.get("init", ()):  # `: pipe_(p)`, `{.pipe = p}`: members given a value
         fn = owner(node)
         if fn is not None:
@@ -391,8 +399,8 @@ class _Reader:
                 return ["p", fn.params[name], ""] if not self._written(fn, name) else None
             if name in fn.locals:
                 return self.local(fn, name, depth + 1)
-            if fn.lam:
-                return None  # (a capture: not followed)
+            if fn.lam or name in fn.bound:
+                return None  # (a capture, a loop's variable: not followed)
             v = self.consts.value(n)
             return None if v is None else ["i", v]
         if t == "field_expression":
@@ -531,7 +539,7 @@ class _Reader:
                 if len(writes) == 1:
                     return writes[0]
                 return None
-            if fn.lam:
+            if fn.lam or name in fn.bound:
                 return None
             return ["f", name]  # a member (or a global)
         return None
@@ -612,7 +620,8 @@ class _Reader:
                 if self._value_local(fn, left.child_by_field_name("argument")):
                     stores.append([field, None])  # a local struct's field: not traced (it may be copied to a member)
                     continue
-            elif left.type == "identifier" and text(left) not in fn.locals and text(left) not in fn.params and not fn.lam:
+            elif left.type == "identifier" and text(left) not in fn.locals and text(left) not in fn.params \
+                    and text(left) not in fn.bound and not fn.lam:
                 field = text(left)
             if field is None:
                 continue
