@@ -339,3 +339,34 @@ def test_a_loop_variable_named_like_a_pipeline_member_is_not_that_member(root):
          "    run_scan(cmd, k_.scan, count);\n    for (VkPipeline scan : extra_)\n        run_fixed(cmd, scan);\n}")
     mode, at = kernels()["scan"].host_facts["dispatch"]
     assert at.line == 50  # (run_fixed's dispatch, line 44, runs the loop's pipelines, not k_.scan)
+
+
+ALT_BLUR = """#include "device.h"
+
+VkPipeline alt_blur(VkDevice dev, VkPipelineLayout layout, VkShaderModule module)
+{
+    const char* path = "build/spv/blur.spv";
+    load_module(dev, path, &module);
+    VkSpecializationMapEntry entries[2] = {{0, 0, 4}, {1, 4, 4}};
+    uint32_t values[2] = {4, 4};
+    VkSpecializationInfo spec{};
+    spec.mapEntryCount = 2;
+    spec.pMapEntries = entries;
+    spec.dataSize = sizeof(values);
+    spec.pData = values;
+    VkComputePipelineCreateInfo ci{};
+    ci.stage.module = module;
+    ci.stage.pSpecializationInfo = &spec;
+    ci.layout = layout;
+    VkPipeline p = VK_NULL_HANDLE;
+    vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &ci, nullptr, &p);
+    return p;
+}
+"""
+
+
+def test_a_creation_from_a_shader_path_that_does_not_resolve_but_names_a_shader_makes_sizes_unknown(root):
+    (root / "src" / "alt.cpp").write_text(ALT_BLUR)  # (blur.spv built elsewhere: it may be blur.comp, at 4x4)
+    k = kernels()
+    assert host_group(k["blur"]) is None and host_group(k["reduce"]) is None
+    assert "dispatch" in k["blur"].host_facts  # (the dispatches still link)
