@@ -45,6 +45,7 @@ shader. Anything not understood gives no fact.
 
 from __future__ import annotations
 
+import bisect
 import re
 
 from shaderlint.host import HostLaunch, Span
@@ -69,12 +70,17 @@ _QUERY_TEXT = """
 (assignment_expression) @assign
 (return_statement) @ret
 (string_literal) @str
-(binary_expression operator: "+") @cat
+(binary_expression) @cat
 (field_initializer) @init
 (initializer_pair) @init
 (update_expression argument: (identifier) @write)
 (pointer_expression operator: "&" argument: (identifier) @write)
 (assignment_expression left: (identifier) @write)
+(update_expression argument: [(field_expression) (subscript_expression)] @part)
+(pointer_expression operator: "&" argument: [(field_expression) (subscript_expression)] @part)
+(assignment_expression left: [(field_expression) (subscript_expression)] @part)
+(for_range_loop declarator: (_) @bound)
+(catch_clause parameters: (parameter_list (parameter_declaration declarator: (_) @bound)))
 """
 _QUERY: dict[int, object] = {}
 _IDENT_QUERY: dict[int, object] = {}
@@ -139,10 +145,18 @@ class _Fn:
             if q is None:
                 q = _IDENT_QUERY[id(self.lang)] = ts.Query(self.lang, "(identifier) @i")
             got = captures(q, self.node).get("i", [])
-            holes = [(n.start_byte, n.end_byte) for n in self.nested]
+            starts: list[int] = []  # the nested ones' byte ranges, merged, in order
+            ends: list[int] = []
+            for a, b in sorted((n.start_byte, n.end_byte) for n in self.nested):
+                if ends and a <= ends[-1]:
+                    ends[-1] = max(ends[-1], b)
+                else:
+                    starts.append(a)
+                    ends.append(b)
             out: dict[str, list] = {}
             for n in got:
-                if holes and any(a <= n.start_byte < b for a, b in holes):
+                i = bisect.bisect_right(starts, n.start_byte) - 1
+                if i >= 0 and n.start_byte < ends[i]:
                     continue
                 out.setdefault(text(n), []).append(n)
             self._idents = out
@@ -150,7 +164,7 @@ class _Fn:
 
     __slots__ = ("node", "name", "lam", "parent", "params", "body", "locals", "calls", "assigns",
                  "returns", "literals", "concats", "creates", "binds", "dispatches", "lambdas", "create_ids",
-                 "written", "local_memo", "nested", "_idents", "lang", "inits", "writes")
+                 "local_memo", "nested", "_idents", "lang", "inits", "writes", "refs", "straight", "bound")
 
     def __init__(self, node, name: str, lam: bool, parent: "_Fn | None") -> None:
         self.node = node
@@ -164,6 +178,9 @@ class _Fn:
         self.lang = None
         self.inits: list = []
         self.writes: set[str] = set()  # names assigned, incremented or whose address is taken
+        self.straight: set[int] | None = None  # ids of the nodes that run whenever the function does
+        self.bound: set[str] = set()  # names bound by a range `for` or a `catch` (not read here)
+        self.refs: list = []  # what references are bound to (`T& r = x.f;`: x.f may be written through r)
         self.nested: list = []  # the functions and lambdas defined inside (their names are theirs)
         self.calls: list = []
         self.assigns: list = []
@@ -175,7 +192,6 @@ class _Fn:
         self.dispatches: list = []
         self.lambdas: dict[str, "_Fn"] = {}
         self.create_ids: set[int] = set()
-        self.written: dict[str, bool] = {}
         self.local_memo: dict[str, object] = {}
 
 
@@ -216,8 +232,7 @@ def _fn_name(fn_node) -> str:
 
 
 def _declared_name(d) -> str:
-    while d is not None and d.type not in ("identifier",) and d.child_by_field_name("declarator") is not None:
-        d = d.child_by_field_name("declarator")
+    d = _declared_node(d)
     return text(d) if d is not None and d.type == "identifier" else ""
 
 
@@ -238,6 +253,8 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
 
         query = _QUERY[id(tree.language)] = ts.Query(tree.language, _QUERY_TEXT)
     got = captures(query, root)
+    # (`+` tested here: `(binary_expression operator: "+")` takes the query time quadratic in a chain's length)
+    got["cat"] = [n for n in got.get("cat", ()) if text(n.child_by_field_name("operator")) == "+"]
     budget[0] -= sum(len(v) for v in got.values())
     if budget[0] < 0:
         return {"fns": [], "complete": False}
@@ -267,10 +284,15 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
         f = enclosing.of(node)
         return by_id.get(f.id) if f else None
 
+    refs = []
     for node in got.get("decl", ()):
         fn = owner(node)
         if fn is not None:
             for d in node.children_by_field_name("declarator"):
+                r = d.child_by_field_name("declarator") if d.type == "init_declarator" else None
+                if r is not None and r.type == "reference_declarator" and d.child_by_field_name("value") is not None:
+                    fn.refs.append(d.child_by_field_name("value"))
+                    refs.append(_base(unparen(d.child_by_field_name("value"))))
                 nm = _declared_name(d)
                 if nm:
                     fn.locals.setdefault(nm, []).append(d)
@@ -299,12 +321,21 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
         if left is not None and left.type == "subscript_expression":
             base = text(left.child_by_field_name("argument"))
             subscripts[base] = subscripts.get(base, 0) + 1
-    for node in got.get("write", ()):  # (a lambda's writes are its enclosing functions' too: captures)
+    for node in got.get("write", []) + [_base(n) for n in got.get("part", ())] + refs:
+        # (a part written, `p.x = …`, `&p.x`: the variable's value is not its caller's; a lambda's
+        # writes are its enclosing functions' too: captures)
+        if node is None or node.type != "identifier":
+            continue
         fn = owner(node)
         name = text(node)
         while fn is not None:
             fn.writes.add(name)
             fn = fn.parent
+    for node in got.get("bound", ()):
+        fn = owner(node)
+        if fn is not None:
+            names = node.named_children if node.type == "structured_binding_declarator" else [_declared_node(node)]
+            fn.bound.update(text(n) for n in names if n is not None and n.type == "identifier")
     for node in got.get("init", ()):  # `: pipe_(p)`, `{.pipe = p}`: members given a value
         fn = owner(node)
         if fn is not None:
@@ -313,16 +344,17 @@ def summarise(tree, consts, lines, budget: list[int], create_names, dispatch_nam
         fn = owner(node)
         if fn is not None:
             fn.returns.append(node)
+    # operands of a `+` (by id: `node.parent` costs the node's depth, a chain's length)
+    operands = {c.id for n in got["cat"] for c in (n.child_by_field_name("left"), n.child_by_field_name("right"))
+                if c is not None}
     for node in got.get("str", ()):
-        p = node.parent
-        if p is not None and p.type == "binary_expression" and text(p.child_by_field_name("operator")) == "+":
+        if node.id in operands:
             continue
         fn = owner(node)
         if fn is not None:
             fn.literals.append(node)
-    for node in got.get("cat", ()):
-        p = node.parent
-        if p is not None and p.type == "binary_expression" and text(p.child_by_field_name("operator")) == "+":
+    for node in got["cat"]:
+        if node.id in operands:
             continue
         fn = owner(node)
         if fn is not None:
@@ -367,8 +399,8 @@ class _Reader:
                 return ["p", fn.params[name], ""] if not self._written(fn, name) else None
             if name in fn.locals:
                 return self.local(fn, name, depth + 1)
-            if fn.lam:
-                return None  # (a capture: not followed)
+            if fn.lam or name in fn.bound:
+                return None  # (a capture, a loop's variable: not followed)
             v = self.consts.value(n)
             return None if v is None else ["i", v]
         if t == "field_expression":
@@ -426,7 +458,7 @@ class _Reader:
         seen: set[str] = set()
         passed = 0
         passed_at = -1
-        last_write = -1
+        last_write = last_read = -1
         for ident in fn.idents.get(name, ()):
             p = ident.parent
             if p is None or ident == _declared_node(d):
@@ -444,14 +476,18 @@ class _Reader:
                     continue
                 if q is not None and q.type in ("call_expression",) and q.child_by_field_name("function") == p:
                     return None  # a method called on it may change it
+                if _written_part(p) is not None:
+                    fields[field] = None  # `d.f++`, `&d.f`, `d.f.g = …`: changed another way
+                    seen.add(field)
+                last_read = max(last_read, ident.start_byte)
                 continue  # a field read
             if p.type == "argument_list":
                 passed += 1
                 passed_at = ident.start_byte
                 continue
             return None  # assigned, address taken, ...: not followed
-        if passed > 1 or passed_at < last_write:
-            return None  # (handed to two calls, or filled in after the call)
+        if passed > 1 or passed_at < last_write or passed and last_read > passed_at:
+            return None  # (handed to two calls, filled in after the call, or read after it: it may have changed it)
         return ["st", fields]
 
     def origin(self, fn: _Fn, n, calls: dict[int, int], creates: set[int], depth: int = 0):
@@ -503,7 +539,7 @@ class _Reader:
                 if len(writes) == 1:
                     return writes[0]
                 return None
-            if fn.lam:
+            if fn.lam or name in fn.bound:
                 return None
             return ["f", name]  # a member (or a global)
         return None
@@ -580,10 +616,12 @@ class _Reader:
                 continue
             field = None
             if left.type == "field_expression":
-                if self._value_local(fn, left.child_by_field_name("argument")):
-                    continue  # a field of a local struct: not a member
                 field = text(left.child_by_field_name("field"))
-            elif left.type == "identifier" and text(left) not in fn.locals and text(left) not in fn.params and not fn.lam:
+                if self._value_local(fn, left.child_by_field_name("argument")):
+                    stores.append([field, None])  # a local struct's field: not traced (it may be copied to a member)
+                    continue
+            elif left.type == "identifier" and text(left) not in fn.locals and text(left) not in fn.params \
+                    and text(left) not in fn.bound and not fn.lam:
                 field = text(left)
             if field is None:
                 continue
@@ -602,12 +640,24 @@ class _Reader:
             out_arg = unparen(a[5]) if callee_name(c) == "vkCreateComputePipelines" and len(a) == 6 else None
             if out_arg is not None and out_arg.type == "pointer_expression":
                 target = unparen(out_arg.child_by_field_name("argument"))
-                if target is not None and target.type == "field_expression" \
-                        and not self._value_local(fn, target.child_by_field_name("argument")):
-                    stores.append([text(target.child_by_field_name("field")), ["k", ""] if _straight(c, fn) else None])
+                if target is not None and target.type == "field_expression":
+                    local = self._value_local(fn, target.child_by_field_name("argument"))
+                    stores.append([text(target.child_by_field_name("field")),
+                                   ["k", ""] if _straight(c, fn) and not local else None])
                 elif target is not None and target.type == "identifier" and text(target) not in fn.locals \
                         and text(target) not in fn.params and not fn.lam:
                     stores.append([text(target), ["k", ""] if _straight(c, fn) else None])
+        # members another call may write (`f(&k.pipe)`) or a reference may (`VkPipeline& r = k.pipe;`)
+        handed = [a.child_by_field_name("argument") for c in fn.calls if c.id not in creates for a in args_of(c)
+                  if a.type == "pointer_expression" and text(a.child_by_field_name("operator")) == "&"]
+        handed += fn.refs
+        for target in handed:
+            target = unparen(target) if target is not None else None
+            if target is not None and target.type == "field_expression":
+                stores.append([text(target.child_by_field_name("field")), None])
+            elif target is not None and target.type == "identifier" and text(target) not in fn.locals \
+                    and text(target) not in fn.params and not fn.lam:
+                stores.append([text(target), None])
         rets = [self._ret(fn, r, calls_idx, creates) for r in fn.returns]
         dispatches = []
         if fn.dispatches:
@@ -632,8 +682,7 @@ class _Reader:
                     n = self.consts.value(a[2]) if len(a) > 2 else None  # type: ignore[assignment]
                 count += n if n is not None and n >= 1 else 2
             spec = self.spec(fn, fn.creates[0]) if count == 1 else None
-            creates_out = {"count": count, "at": _span(self.lines, fn.creates[0]), "spec": spec,
-                           "cond": not _straight(fn.creates[0], fn)}
+            creates_out = {"count": count, "at": _span(self.lines, fn.creates[0]), "spec": spec}
         referenced = {o[1] for _, o in stores if o is not None and o[0] == "c"}
         referenced |= {r[1] for r in rets if r is not None and r[0] == "c"}
         referenced |= {r[2][1] for r in rets if r is not None and r[0] == "cache" and r[2][0] == "c"}
@@ -768,8 +817,9 @@ class _Reader:
         body = fn.body
         btext = text(body) if body is not None else ""
         if "pecialization" not in btext:
-            # the create info must be the function's own (else it may carry constants set elsewhere)
-            return {} if self._local_info(fn, create) else None
+            # the create info and its stage must be the function's own, filled here (else they may
+            # carry constants set elsewhere)
+            return {} if self._own_info(fn, create) else None
         if not self._local_info(fn, create):
             return None
         infos = [d for name, ds in fn.locals.items() for d in ds if _decl_type(d).endswith("SpecializationInfo")]
@@ -787,7 +837,7 @@ class _Reader:
             return None
         entries = self._entries(fn, entries_name)
         words = self._words(fn, data_name)
-        if entries is None or words is None:
+        if entries is None or words is None or not self._counts(fields.get("mapEntryCount"), entries_name, entries):
             return None
         uses = [i for i in fn.idents.get(info_name, ()) if i != _declared_node(info)]
         for u in uses:
@@ -799,13 +849,83 @@ class _Reader:
                 return None
         return {"e": entries, "d": words}
 
-    def _local_info(self, fn: _Fn, create) -> bool:
+    def _counts(self, n, name: str, entries: list) -> bool:
+        """``mapEntryCount`` is ``n``: the entries' ``size()`` (``sizeof(e) / …``), or their number when
+        they are all set unconditionally (else the map may use fewer of them than are read)."""
+        n = unparen(n) if n is not None else None
+        while n is not None and (n.type == "cast_expression" or n.type == "call_expression"
+                                 and callee_name(n) == "static_cast" and len(args_of(n)) == 1):
+            n = unparen(n.child_by_field_name("value") if n.type == "cast_expression" else args_of(n)[0])
+        if n is None:
+            return False
+        if n.type == "call_expression" and callee_name(n) == "size" and not args_of(n):
+            f = n.child_by_field_name("function")
+            return f is not None and f.type == "field_expression" and text(f.child_by_field_name("argument")) == name
+        if n.type == "binary_expression" and text(n.child_by_field_name("operator")) == "/":
+            left = unparen(n.child_by_field_name("left"))
+            return left is not None and left.type == "sizeof_expression" and text(left).replace(" ", "") in (
+                f"sizeof({name})", f"sizeof{name}")
+        return self.consts.value(n) == len(entries) and not any(e[3] for e in entries)
+
+    def _own_info(self, fn: _Fn, create) -> bool:
+        """The creation's create info is a local variable filled field by field here, its stage
+        too, or assigned whole from a local stage filled so (never from another value, nor handed
+        to another call)."""
+        return self._filled(fn, self._info_arg(create), create.id, True)
+
+    def _filled(self, fn: _Fn, var, user: int, info: bool) -> bool:
+        """``var`` is a local struct set only field by field (after an empty or designated
+        initializer), used whole only by the node ``user`` (a creation, or the assignment of a
+        create info's stage); with ``info``, its ``stage`` is so too."""
+        if var is None or var.type != "identifier" or len(fn.locals.get(text(var), ())) != 1:
+            return False
+        d = fn.locals[text(var)][0]
+        init = d.child_by_field_name("value") if d.type == "init_declarator" else None
+        if init is not None and init.type == "compound_literal_expression":
+            init = init.child_by_field_name("value")  # (`T{ .a = … }`)
+        if init is not None:
+            items = [c for c in init.named_children if c.type != "comment"] if init.type == "initializer_list" else None
+            if items is None or not all(c.type == "initializer_pair" for c in items):
+                return False
+            for c in items:
+                if info and text(c.child_by_field_name("designator")).lstrip(".") == "stage":
+                    v = unparen(c.child_by_field_name("value"))
+                    if v.type != "initializer_list" and not self._filled(fn, v, c.id, False):
+                        return False
+        for ident in fn.idents.get(text(var), ()):
+            if ident == _declared_node(d):
+                continue
+            p = ident.parent
+            if p is not None and p.type == "field_expression" and p.child_by_field_name("argument") == ident:
+                q = p.parent
+                if not info or text(p.child_by_field_name("field")) != "stage" or q is not None and q.type == "field_expression":
+                    continue  # (`ci.layout`, `ci.stage.module`: a field read or set)
+                if q is not None and q.type == "assignment_expression" and q.child_by_field_name("left") == p \
+                        and self._filled(fn, unparen(q.child_by_field_name("right")), q.id, False):
+                    continue  # (`ci.stage = st;`, `st` a stage filled here)
+                return False  # the stage set from another value, or handed on
+            up = p.parent if p is not None and p.type == "pointer_expression" else p  # (`&ci`)
+            while up is not None and up.type in ("argument_list", "initializer_pair", "assignment_expression"):
+                if up.id == user:
+                    break
+                up = up.parent
+            if up is not None and up.id == user:
+                continue
+            return False
+        return True
+
+    @staticmethod
+    def _info_arg(create):
+        """The create info a creation is given (``&`` taken off)."""
         a = args_of(create)
-        name = callee_name(create)
-        ci = a[3] if name == "vkCreateComputePipelines" and len(a) == 6 else a[1] if len(a) >= 2 else None
+        ci = a[3] if callee_name(create) == "vkCreateComputePipelines" and len(a) == 6 else a[1] if len(a) >= 2 else None
         ci = unparen(ci) if ci is not None else None
         if ci is not None and ci.type == "pointer_expression":
             ci = unparen(ci.child_by_field_name("argument"))
+        return ci
+
+    def _local_info(self, fn: _Fn, create) -> bool:
+        ci = self._info_arg(create)
         # (a create info handed in by the caller carries whatever constants the caller set)
         return ci is not None and not (ci.type == "identifier" and text(ci) in fn.params)
 
@@ -885,7 +1005,7 @@ class _Reader:
                     and p.parent.type == "call_expression":
                 method = text(p.child_by_field_name("field"))
                 call = p.parent
-                if method in ("data", "size", "empty", "reserve"):
+                if method in ("size", "empty", "reserve") or method == "data" and _pointer_field(p.parent):
                     continue
                 if method in ("push_back", "emplace_back"):
                     a = args_of(call)
@@ -899,6 +1019,8 @@ class _Reader:
                     out.append([*e, conds])
                     continue
                 return None
+            if p is not None and p.type == "assignment_expression" and p.child_by_field_name("left") == ident:
+                return None  # `entries = {…}`: what it replaces is not followed
             if p is not None and p.type in ("initializer_pair", "assignment_expression", "initializer_list") \
                     or _in_sizeof(ident):
                 continue  # `.pMapEntries = entries` (an array)
@@ -937,8 +1059,9 @@ class _Reader:
         if len(decls) != 1:
             return None
         d = decls[0]
-        typ = _decl_type(d)
-        if "float" in typ or "double" in typ or not any(w in typ for w in ("uint32_t", "int32_t", "int", "unsigned", "uint")):
+        typ = _decl_type(d)  # (`uint32_t`, `std::vector<uint32_t>`, `std::array<uint32_t, 2>`: 4-byte words)
+        elem = typ.split("<", 1)[1].split(",", 1)[0].split(">", 1)[0] if "<" in typ else typ
+        if " ".join(elem.replace("const", " ").split()).removeprefix("std::") not in _INT_TYPES:
             return None
         sources = []
         init = d.child_by_field_name("value") if d.type == "init_declarator" else None
@@ -957,14 +1080,14 @@ class _Reader:
             if p is not None and p.type == "field_expression" and p.parent is not None \
                     and p.parent.type == "call_expression":
                 method = text(p.child_by_field_name("field"))
-                if method in ("data", "size", "empty", "reserve"):
+                if method in ("size", "empty", "reserve") or method == "data" and _pointer_field(p.parent):
                     continue
                 if method == "push_back" and len(args_of(p.parent)) == 1:
                     pushes.append(p.parent)
                     continue
                 return None
-            if p is not None and p.type in ("initializer_pair", "pointer_expression", "initializer_list") \
-                    or _in_sizeof(ident):
+            if p is not None and (p.type in ("initializer_pair", "initializer_list") or p.type == "pointer_expression"
+                                  and _pointer_field(p)) or _in_sizeof(ident):
                 continue
             if p is not None and p.type == "assignment_expression":
                 continue  # `info.pData = data` (the right side)
@@ -993,6 +1116,42 @@ class _Reader:
         else:
             out.append([self.ev(fn, value), conds])
         return out
+
+
+def _base(n):
+    """The variable a field or element access ``v.a[i].b`` is of (``n`` itself when it is none)."""
+    while n is not None and n.type in ("field_expression", "subscript_expression", "parenthesized_expression"):
+        n = n.named_children[0] if n.type == "parenthesized_expression" and n.named_children \
+            else n.child_by_field_name("argument")
+    return n
+
+
+def _written_part(n):
+    """The access ``n`` is part of (``n.b``, ``n[i]``, ...) when that is assigned, incremented or
+    has its address taken; else None."""
+    while n.parent is not None and n.parent.type in ("field_expression", "subscript_expression",
+                                                     "parenthesized_expression") \
+            and (n.parent.type == "parenthesized_expression" or n.parent.child_by_field_name("argument") == n):
+        n = n.parent
+    p = n.parent
+    if p is None:
+        return None
+    if p.type == "assignment_expression" and p.child_by_field_name("left") == n or p.type == "update_expression" \
+            or p.type == "pointer_expression" and text(p.child_by_field_name("operator")) == "&":
+        return n
+    return None
+
+
+def _pointer_field(n) -> bool:
+    """``n`` (a pointer, as cast) is the value a struct field is given (``info.pData = v.data()``,
+    ``{.pData = v.data()}``), not handed to a call that may write through it."""
+    while n.parent is not None and (n.parent.type in ("parenthesized_expression", "cast_expression")
+                                    or n.parent.type == "argument_list" and n.parent.parent is not None
+                                    and callee_name(n.parent.parent) in ("static_cast", "reinterpret_cast")):
+        n = n.parent if n.parent.type != "argument_list" else n.parent.parent
+    p = n.parent
+    return p is not None and (p.type in ("initializer_pair", "initializer_list")
+                              or p.type == "assignment_expression" and p.child_by_field_name("right") == n)
 
 
 def _in_sizeof(node) -> bool:
@@ -1027,20 +1186,28 @@ def _container(n) -> str:
     return text(n) if n.type == "identifier" else ""
 
 
+_BRANCHES = frozenset({"for_statement", "for_range_loop", "while_statement", "do_statement", "switch_statement",
+                       "conditional_expression", "lambda_expression", "catch_clause"})
+
+
 def _straight(node, fn: _Fn) -> bool:
     """``node`` runs whenever its function does, once (no ``if``, loop, ``switch``, ``?:`` or nested
     lambda between it and the function's body; a ``try`` block counts as straight)."""
-    c = node
-    p = node.parent
-    while p is not None and p != fn.body and p != fn.node:
-        if p.type == "if_statement" and p.child_by_field_name("condition") == c:
-            c, p = p, p.parent
-            continue
-        if p.type in ("if_statement", "for_statement", "for_range_loop", "while_statement", "do_statement",
-                      "switch_statement", "conditional_expression", "lambda_expression", "catch_clause"):
-            return False
-        c, p = p, p.parent
-    return True
+    if fn.straight is None:
+        # (one walk down from the function over the nodes that are straight: climbing each node's
+        # parents costs the square of its depth)
+        ids = fn.straight = set()
+        stack = list(fn.node.children)
+        while stack:
+            n = stack.pop()
+            ids.add(n.id)
+            if n.type == "if_statement":
+                cond = n.child_by_field_name("condition")
+                if cond is not None:
+                    stack.append(cond)  # (the condition runs; the branches may not)
+            elif n.type not in _BRANCHES:
+                stack.extend(n.children)
+    return node.id in fn.straight
 
 
 def _compute_bind(call) -> bool:

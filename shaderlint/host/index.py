@@ -601,12 +601,18 @@ def _link_summaries(summaries: list[tuple[str, dict]], linked: dict[str, dict[st
             got = _shader_file(host_path, HostLaunch(at=Span(host_path, 0, 0, 1, 1), api="vulkan",
                                                      shader_literal=literal),
                                roots + [settings(host_path).base_dir()], kernels)
-            return got
-        # the directory is not a literal (a member, a setting): the file name must be unique
+            if got is not None:
+                return got
+        # the directory is not a literal (a member, a setting): the file name must be unique. A literal
+        # directory where no linted shader is (a build directory's SPIR-V): not known when the file
+        # name is a linted shader's (it may be built from it), else not one of them
         found = set()
         for cand in shader_candidates(literal):
-            tail = os.sep + os.path.normcase(os.path.normpath(cand)).lstrip(os.sep)
+            name = os.path.basename(cand) if directory_known else cand
+            tail = os.sep + os.path.normcase(os.path.normpath(name)).lstrip(os.sep)
             found.update(k for k in glsl if k.endswith(tail))
+        if directory_known:
+            return AMBIGUOUS if found else None
         return next(iter(found)) if len(found) == 1 else AMBIGUOUS if found else None
 
     for target, launch in resolve(summaries, shader_for, _launch_from_json):
