@@ -370,3 +370,41 @@ def test_a_creation_from_a_shader_path_that_does_not_resolve_but_names_a_shader_
     k = kernels()
     assert host_group(k["blur"]) is None and host_group(k["reduce"]) is None
     assert "dispatch" in k["blur"].host_facts  # (the dispatches still link)
+
+
+# A file that never names a Vulkan pipeline type is not summarised (host/vulkan.py's marks): what it
+# calls and assigns is looked for by name (host/index.py's _unseen) before a fact rests on it.
+UNSUMMARISED_CALLER = """#include "device.h"
+
+// no pipeline type is named here: `auto` keeps what the wrapper returns
+void prewarm(Device& dev)
+{
+    KernelDesc d;
+    d.name = "blur";
+    d.size_x = 8;
+    d.size_y = 8;
+    auto p = dev.pipeline_for(d);
+    (void)p;
+}
+"""
+
+UNSUMMARISED_STORE = """#include "app.h"
+
+void App::swap_blur() { k_.blur = k_.reduce; }
+"""
+
+
+def test_a_wrapper_called_from_a_file_not_summarised_makes_every_group_size_unknown(root):
+    (root / "src" / "prewarm.cpp").write_text(UNSUMMARISED_CALLER)
+    k = kernels()
+    assert host_group(k["blur"]) is None and host_group(k["reduce"]) is None  # 8x8 elsewhere, maybe
+    (root / "src" / "prewarm.cpp").write_text(UNSUMMARISED_CALLER.replace("dev.pipeline_for(d)", "d.name.size()"))
+    assert host_group(kernels()["blur"]) == ((16, 8, 1), "src/app.cpp", 30)  # (no call: as before)
+
+
+def test_a_pipeline_field_assigned_in_a_file_not_summarised_links_no_dispatch(root):
+    (root / "src" / "swap.cpp").write_text(UNSUMMARISED_STORE)
+    k = kernels()
+    assert "dispatch" not in k["blur"].host_facts  # k_.blur may hold reduce's pipeline
+    assert k["reduce"].host_facts["dispatch"][0] == "threadgroups"
+    assert host_group(k["blur"]) == ((16, 8, 1), "src/app.cpp", 30)  # (its creation is still the one seen)

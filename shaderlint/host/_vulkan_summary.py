@@ -1363,6 +1363,13 @@ class _Run:
         self._creation: dict[tuple, object] = {}
         self._returned: dict[tuple, object] = {}
         self.steps = 0
+        #: Functions (simple names, not lambdas) whose callers a creation's constants were taken from,
+        #: and fields a pipeline was traced through: code not summarised may call or assign them.
+        self.chain_names: set[str] = set()
+        self.fields: set[str] = set()
+        #: Those that code not summarised does call or assign (see :func:`resolve`): not known.
+        self.blocked_calls: set[str] = set()
+        self.blocked_fields: set[str] = set()
 
     def target(self, f: _Func, row) -> _Func | None:
         """The one function a call row names (a lambda in scope, else the only definition of the
@@ -1446,6 +1453,11 @@ class _Run:
         if not _has_param(shader) and not _has_param(spec):
             out.append(t)
             return True
+        if not f.d.get("lambda"):
+            name = _simple(f.d.get("name", ""))
+            self.chain_names.add(name)
+            if name in self.blocked_calls:
+                return False  # called from a file not summarised: its arguments are not known
         sites = self.callers.get(f.key, [])
         if not sites or depth > _MAX_DEPTH:
             return False  # called from code not seen: its arguments are not known
@@ -1516,6 +1528,9 @@ class _Run:
             t = got[0]
             return [t] if not _has_param(t[0]) and not _has_param(t[1]) else []
         if v[0] == "f":
+            self.fields.add(v[1])
+            if v[1] in self.blocked_fields:
+                return []  # (also assigned in a file not summarised)
             stores = self.stores.get(v[1], [])
             if len(stores) != 1 or stores[0][1] is None:
                 return []
@@ -1536,22 +1551,33 @@ def _simple(name: str) -> str:
     return name.rsplit("::", 1)[-1]
 
 
-def resolve(summaries: list[tuple[str, dict]], shader_for, launch_from_json) -> list[tuple[str, HostLaunch]]:
+def resolve(summaries: list[tuple[str, dict]], shader_for, launch_from_json,
+            unseen=None) -> list[tuple[str, HostLaunch]]:
     """(kernel key, launch) pairs for a run's summaries: one ``vulkan-pipeline`` record per pipeline
     creation of a known shader (its specialization; None for all when some creation of the run is
     not known), and each dispatch that binds a pipeline traced to a creation, per call chain.
     ``shader_for(host path, literal, directory known)`` gives a shader's kernel key, None, or
-    :data:`AMBIGUOUS`. Never raises."""
+    :data:`AMBIGUOUS`. ``unseen(functions, fields)``: which of these function names are called, and
+    which of these fields assigned, in the run's host files that were not summarised (a summary is
+    made only of files that name a Vulkan pipeline): a creation reached through such a function, or
+    a pipeline kept in such a field, may be one not seen, so it is not known. Never raises."""
     try:
-        return _resolve(summaries, shader_for, launch_from_json)
+        run = _Run(summaries)
+        out = _resolve(run, shader_for, launch_from_json)
+        if unseen is not None and (run.chain_names or run.fields):
+            calls, fields = unseen(frozenset(run.chain_names), frozenset(run.fields))
+            if calls or fields:
+                run = _Run(summaries)
+                run.blocked_calls, run.blocked_fields = set(calls), set(fields)
+                out = _resolve(run, shader_for, launch_from_json)
+        return out
     except Exception:
         return []
 
 
-def _resolve(summaries: list[tuple[str, dict]], shader_for, launch_from_json) -> list[tuple[str, HostLaunch]]:
+def _resolve(run: "_Run", shader_for, launch_from_json) -> list[tuple[str, HostLaunch]]:
     import dataclasses
 
-    run = _Run(summaries)
     creations, unknown = run.instances()
     out: list[tuple[str, HostLaunch]] = []
 

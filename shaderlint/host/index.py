@@ -470,6 +470,7 @@ class HostIndex:
         host_names: dict[str, set[str]] = {}  # host files defining CUDA kernels -> their names
         other_metal: list[str] = []  # Metal files under the paths not linted: their kernel names count too
         summaries: list[tuple[str, dict]] = []  # Vulkan function summaries, linked across files below
+        c_files: list[str] = []  # C and C++ host files (those not summarised are searched: _unseen)
 
         def host_or_metal(p: str) -> str | None:
             if scanners_for(p):
@@ -504,6 +505,8 @@ class HostIndex:
             except OSError:
                 continue
             index.host_files += 1
+            if hp.lower().endswith(_C_EXTENSIONS):
+                c_files.append(hp)
             for launch in launches:
                 if isinstance(launch, VulkanSummary):
                     summaries.append((hp, launch.data))
@@ -573,7 +576,7 @@ class HostIndex:
                 linked.setdefault(next(iter(files)), {}).setdefault(launch.kernel, []).append(launch)
         if summaries:
             try:
-                _link_summaries(summaries, linked, kernels, roots, settings)
+                _link_summaries(summaries, linked, kernels, roots, settings, _unseen(summaries, c_files, read))
             except Exception:  # (an extra: the launches linked above stand)
                 pass
         for target, per_kernel in linked.items():
@@ -586,8 +589,42 @@ class HostIndex:
         return index
 
 
+#: Host files whose calls and assignments a Vulkan pipeline's trace may go through.
+_C_EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".cu", ".cuh", ".mm", ".m")
+
+
+def _unseen(summaries: list[tuple[str, dict]], c_files: list[str], read: Callable[[str], bytes]):
+    """For :func:`shaderlint.host._vulkan_summary.resolve`: which of some function names are called,
+    and which fields assigned, in the C/C++ host files of the run that were not summarised (read
+    only when a trace asks, once per run)."""
+    done = {_norm(p) for p, _ in summaries}
+
+    def search(functions: frozenset, fields: frozenset) -> tuple[set[str], set[str]]:
+        def alternation(names) -> bytes:
+            return b"|".join(re.escape(n.encode()) for n in sorted(names) if n)
+
+        call = re.compile(rb"\b(" + alternation(functions) + rb")\s*(?:<[^;{}()]*>\s*)?\(") if functions else None
+        store = re.compile(rb"(?:\.|->)\s*(" + alternation(fields) + rb")\s*=(?!=)") if fields else None
+        calls: set[str] = set()
+        stores: set[str] = set()
+        for p in c_files:
+            if _norm(p) in done:
+                continue
+            try:
+                data = read(p)
+            except OSError:
+                continue
+            if call is not None:
+                calls.update(m.decode() for m in call.findall(data))
+            if store is not None:
+                stores.update(m.decode() for m in store.findall(data))
+        return calls, stores
+
+    return search
+
+
 def _link_summaries(summaries: list[tuple[str, dict]], linked: dict[str, dict[str, list[HostLaunch]]],
-                    kernels: dict[str, tuple[str, str]], roots: list[str], settings) -> None:
+                    kernels: dict[str, tuple[str, str]], roots: list[str], settings, unseen=None) -> None:
     """Vulkan pipelines and dispatches traced across functions and files
     (:func:`shaderlint.host._vulkan_summary.resolve`) added to ``linked``: a creation record per
     pipeline of a linted shader, and the dispatches bound to one. A dispatch the single-file
@@ -615,7 +652,7 @@ def _link_summaries(summaries: list[tuple[str, dict]], linked: dict[str, dict[st
             return AMBIGUOUS if found else None
         return next(iter(found)) if len(found) == 1 else AMBIGUOUS if found else None
 
-    for target, launch in resolve(summaries, shader_for, _launch_from_json):
+    for target, launch in resolve(summaries, shader_for, _launch_from_json, unseen):
         have = linked.setdefault(target, {}).setdefault("", [])
         if launch.api == "vulkan" and any(l.at == launch.at for l in have):
             continue

@@ -32,7 +32,8 @@ _MARKERS = (b"vkCmdDispatch", b"dispatch(")
 #: In the name of every pipeline creation (:data:`_CREATE`): a file without it links no dispatch.
 _CREATE_MARK = b"ComputePipeline"
 #: In code that creates, keeps or hands on a Vulkan pipeline (the C type and the C++ bindings' names).
-_VULKAN_PIPELINE_MARKS = (b"VkPipeline", b"vk::Pipeline", b"createComputePipeline", b"vk::raii::Pipeline")
+_VULKAN_PIPELINE_MARKS = (b"VkPipeline", b"vk::Pipeline", b"createComputePipeline", b"vk::raii::Pipeline",
+                          b"CreateComputePipelines")  # (vkCreateComputePipelines into a member typed elsewhere)
 #: In Vulkan's C++ bindings (vulkan-hpp's headers), never in code using them.
 _BINDINGS_MARK = b"VULKAN_HPP_NAMESPACE"
 #: In every pipeline bind (``vkCmdBindPipeline``, vulkan-hpp's ``bindPipeline``).
@@ -125,7 +126,9 @@ def _scan(path: str, data: bytes, with_summary: bool = False, launches: bool = T
                             lambda call: _launch_to_json(_record(call, None, (), consts, lines, None, reader)))
         except Exception:  # (the file's own launches stand; the run's summaries are then incomplete)
             got = {"fns": [], "complete": False}
-        summary = VulkanSummary(got) if got is not None else None
+        # (kept when empty too: a file summarised counts as read when the index looks for calls and
+        # assignments in the files that were not: host.index._unseen)
+        summary = VulkanSummary(got if got is not None else {"fns": []})
     return out, summary
 
 
