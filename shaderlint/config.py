@@ -76,7 +76,7 @@ class Settings:
 
     def language_for(self, path: str) -> str | None:
         """The language of ``path``: the configured ``extension`` mapping first, then the built-in one."""
-        ext = os.path.splitext(path)[1].lower()
+        ext = _extension(path).lower()
         for e, lang in self.extension:
             if e == ext:
                 return lang
@@ -122,7 +122,7 @@ class Settings:
         return tuple(out)
 
     def is_excluded(self, path: str) -> bool:
-        return any(self.matches(path, g) for g in self.exclude)
+        return bool(self.exclude) and any(self.matches(path, g) for g in self.exclude)
 
     def with_overrides(self, **kw: Any) -> "Settings":
         """Replace fields (``None`` values are ignored)."""
@@ -148,6 +148,16 @@ class Settings:
         if ignore:
             s = replace(s, ignore=s.ignore + tuple(ignore))
         return s.with_overrides(**kw)
+
+
+def _extension(path: str) -> str:
+    """``os.path.splitext(path)[1]`` (discovery asks it of every file it walks past)."""
+    if os.altsep is not None:
+        return os.path.splitext(path)[1]
+    dot = path.rfind(".")
+    start = path.rfind(os.sep) + 1
+    # (leading dots of the name start no extension: ``.bashrc``, ``..x``)
+    return path[dot:] if dot > start and path[start:dot].lstrip(".") else ""
 
 
 def _builtin_extensions() -> dict[str, str]:

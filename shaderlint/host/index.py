@@ -155,8 +155,8 @@ class ScanStore:
         if not isinstance(rows, list):
             return None
         try:
-            got = tuple(_launch_from_json(r) for r in rows)
-        except (TypeError, ValueError, KeyError, IndexError):
+            got = tuple([_launch_from_json(r) for r in rows])
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
             return None
         self.used.add(key)
         return got
@@ -231,11 +231,24 @@ def _span_to_json(s: Span | None) -> list | None:
 
 
 def _span_from_json(o) -> Span | None:
-    return None if o is None else Span(str(o[0]), int(o[1]), int(o[2]), int(o[3]), int(o[4]))
+    if o is None:
+        return None
+    path, start, end, line, column = o  # (a stored value of another shape or type is a miss: ValueError)
+    if type(path) is not str or type(start) is not int or type(end) is not int or type(line) is not int \
+            or type(column) is not int:
+        raise ValueError("span")
+    s = _new(Span)
+    _set(s, "__dict__", {"path": path, "start": start, "end": end, "line": line, "column": column})
+    return s
 
 
 def _dims_from_json(o) -> tuple[int, int, int] | None:
-    return None if o is None else (int(o[0]), int(o[1]), int(o[2]))
+    if o is None:
+        return None
+    x, y, z = o
+    if type(x) is not int or type(y) is not int or type(z) is not int:
+        raise ValueError("dims")
+    return (x, y, z)
 
 
 def _launch_to_json(x: HostLaunch) -> dict:
@@ -250,17 +263,48 @@ def _launch_to_json(x: HostLaunch) -> dict:
 _DEFAULTS: dict = {"kernel": None, "shader": None, "group": None, "group_at": None, "dispatch": None, "grid": None,
                    "grid_at": None, "template_args": (), "shader_literal": None, "specialization": (),
                    "truncations": []}
+# A warm run decodes every stored launch (tens of thousands on a large tree): the records are built
+# without the frozen dataclasses' ``__init__`` (one ``object.__setattr__`` per field), with the same
+# field values, checked by type (a stored value of another type is a miss, never a wrong fact).
+_new = object.__new__
+_set = object.__setattr__
+_OPTIONAL_STR = ("kernel", "shader", "dispatch", "shader_literal")
 
 
 def _launch_from_json(o: dict) -> HostLaunch:
-    spec = o.get("specialization", ())
-    return HostLaunch(
-        at=_span_from_json(o["at"]), api=str(o["api"]), kernel=o.get("kernel"), shader=o.get("shader"),
-        group=_dims_from_json(o.get("group")), group_at=_span_from_json(o.get("group_at")),
-        dispatch=o.get("dispatch"), grid=_dims_from_json(o.get("grid")), grid_at=_span_from_json(o.get("grid_at")),
-        template_args=tuple(str(x) for x in o.get("template_args", ())), shader_literal=o.get("shader_literal"),
-        specialization=None if spec is None else tuple((int(a), int(b)) for a, b in spec),
-        truncations=tuple(_truncation_from_json(t) for t in o.get("truncations", ())))
+    get = o.get
+    api = o["api"]
+    if type(api) is not str:
+        raise ValueError("api")
+    fields = {"at": _span_from_json(o["at"]), "api": api, "kernel": get("kernel"), "shader": get("shader"),
+              "group": None, "group_at": None, "dispatch": get("dispatch"), "grid": None, "grid_at": None,
+              "template_args": (), "shader_literal": get("shader_literal"), "specialization": (),
+              "truncations": ()}
+    for name in _OPTIONAL_STR:
+        v = fields[name]
+        if v is not None and type(v) is not str:
+            raise ValueError(name)
+    if len(o) > 3 or "kernel" not in o:  # (most launches are references: at, api, kernel)
+        fields["group"] = _dims_from_json(get("group"))
+        fields["group_at"] = _span_from_json(get("group_at"))
+        fields["grid"] = _dims_from_json(get("grid"))
+        fields["grid_at"] = _span_from_json(get("grid_at"))
+        args = get("template_args", ())
+        if args:
+            if not all(type(a) is str for a in args):
+                raise ValueError("template_args")
+            fields["template_args"] = tuple(args)
+        spec = get("specialization", ())
+        if spec is None:
+            fields["specialization"] = None
+        elif spec:
+            fields["specialization"] = tuple((int(a), int(b)) for a, b in spec)
+        truncations = get("truncations", ())
+        if truncations:
+            fields["truncations"] = tuple(_truncation_from_json(t) for t in truncations)
+    x = _new(HostLaunch)
+    _set(x, "__dict__", fields)
+    return x
 
 
 def _truncation_to_json(t: Truncation) -> dict:
@@ -350,6 +394,10 @@ def _declaration_only(text: bytes, after_open: int) -> bool:
 
 def _norm(path: str) -> str:
     return os.path.normcase(os.path.normpath(os.path.abspath(path)))
+
+
+if os.name == "posix":  # (there ``abspath`` normalises and ``normcase`` changes nothing: called per file walked)
+    _norm = os.path.abspath  # noqa: F811
 
 
 def shader_candidates(literal: str) -> list[str]:
