@@ -110,9 +110,15 @@ class ScanStore:
     last change are trusted: two writes within one tick of the file system's clock leave the same
     times, so a file read that soon after a change is checked by its content on the next run (the
     ``scans`` table, keyed by content, is the fallback everywhere). Off where ``st_ctime`` is not a
-    change time (Windows)."""
+    change time (Windows).
 
-    FORMAT = 2
+    Every value in the file is a string (format 3), so that loading it makes one object per entry and
+    no container the cyclic garbage collector would traverse for the rest of the run: a scan is the
+    JSON text of its launch list (``""`` for none, which most host files have), decoded when asked for
+    (:meth:`get`); a file's record is ``"size mtime ctime inode device|key|names"`` (the ``stat``
+    part empty when not trusted; names space-separated, ``-`` for none recorded)."""
+
+    FORMAT = 3
     #: ``stat`` data recorded less than this after the file's modification or change time are not trusted.
     RACY_NS = 3_000_000_000
 
@@ -121,9 +127,9 @@ class ScanStore:
 
         self.folder = os.path.join(directory, "host")
         self.file = os.path.join(self.folder, f"scans-{code_stamp()}.json")
-        self.entries: dict[str, list] = {}
-        self.all_files: dict[str, dict[str, list]] = {}  # current directory -> "kind\0path" -> record
-        self.files: dict[str, list] = {}  # (this run's directory's: the paths are as the run writes them)
+        self.entries: dict[str, str] = {}
+        self.all_files: dict[str, dict[str, str]] = {}  # current directory -> "kind\0path" -> record
+        self.files: dict[str, str] = {}  # (this run's directory's: the paths are as the run writes them)
         self.used: set[str] = set()  # scan keys read or written by this run
         self.dirty = False
         self.now = time.time_ns()
@@ -151,18 +157,25 @@ class ScanStore:
         return h.hexdigest()
 
     def get(self, key: str) -> tuple[HostLaunch, ...] | None:
-        rows = self.entries.get(key)
-        if not isinstance(rows, list):
+        text = self.entries.get(key)
+        if not isinstance(text, str):
             return None
-        try:
-            got = tuple([_launch_from_json(r) for r in rows])
-        except (TypeError, ValueError, KeyError, IndexError, AttributeError):
-            return None
+        if not text:
+            got: tuple[HostLaunch, ...] = ()
+        else:
+            try:
+                rows = json.loads(text)
+                if not isinstance(rows, list):
+                    return None
+                got = tuple([_launch_from_json(r) for r in rows])
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError):
+                return None
         self.used.add(key)
         return got
 
     def put(self, key: str, launches: tuple[HostLaunch, ...]) -> None:
-        self.entries[key] = [_launch_to_json(x) for x in launches]
+        self.entries[key] = json.dumps([_launch_to_json(x) for x in launches], separators=(",", ":")) \
+            if launches else ""
         self.used.add(key)
         self.dirty = True
 
@@ -175,20 +188,21 @@ class ScanStore:
         """(scan key, kernel names) recorded for ``path`` when its ``stat`` data are those recorded and
         trusted; None when it must be read."""
         rec = self.files.get(self._file_key(path, kind))
-        if not _STAT_TRUSTED or not isinstance(rec, list) or len(rec) != 3 or rec[0] != _stat_row(st):
+        if not _STAT_TRUSTED or not isinstance(rec, str):
             return None
-        key, names = rec[1], rec[2]
-        if not isinstance(key, str) or not (names is None or isinstance(names, list)):
+        parts = rec.split("|")
+        if len(parts) != 3 or not parts[0] or parts[0] != _stat_text(st):
             return None
-        return key, names
+        names = parts[2]
+        return parts[1], None if names == "-" else names.split()
 
     def remember(self, path: str, st: os.stat_result, key: str, names: set[str] | None,
                  kind: str = "host") -> None:
         """What ``path`` held when ``st`` was taken (just before reading it)."""
-        row = _stat_row(st)
+        row = _stat_text(st)
         if max(st.st_mtime_ns, st.st_ctime_ns) > self.now - self.RACY_NS:
-            row = None  # changed too recently to tell a later change by its times: checked by content
-        rec = [row, key, None if names is None else sorted(names)]
+            row = ""  # changed too recently to tell a later change by its times: checked by content
+        rec = f"{row}|{key}|{'-' if names is None else ' '.join(sorted(names))}"
         fk = self._file_key(path, kind)
         if self.files.get(fk) != rec:
             self.files[fk] = rec
@@ -200,8 +214,8 @@ class ScanStore:
         import tempfile
 
         # scans no path refers to any more (an edited file's old content), unless this run used them
-        live = {r[1] for files in self.all_files.values() if isinstance(files, dict)
-                for r in files.values() if isinstance(r, list) and len(r) == 3} | self.used
+        live = {r.split("|")[1] for files in self.all_files.values() if isinstance(files, dict)
+                for r in files.values() if isinstance(r, str) and r.count("|") == 2} | self.used
         scans = {k: v for k, v in self.entries.items() if k in live}
         try:
             os.makedirs(self.folder, exist_ok=True)
@@ -222,8 +236,8 @@ class ScanStore:
 _STAT_TRUSTED = os.name == "posix"
 
 
-def _stat_row(st: os.stat_result) -> list[int]:
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+def _stat_text(st: os.stat_result) -> str:
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
 
 
 def _span_to_json(s: Span | None) -> list | None:
