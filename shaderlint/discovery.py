@@ -19,6 +19,7 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from shaderlint.config import glob_match
@@ -304,6 +305,35 @@ def _excluded(path: str, exclude: tuple[str, ...]) -> bool:
     return any(glob_match(path, g) for g in exclude)
 
 
+#: Directory listings kept for the walks of one run (:func:`shared_listings`): path as walked -> (device and
+#: inode, entries sorted by name, its ``.gitignore`` or None). None outside such a run.
+_LISTINGS: dict[str, tuple[tuple[int, int], list[os.DirEntry], GitIgnore | None]] | None = None
+
+
+@contextmanager
+def shared_listings():
+    """Inside: a directory the walks have listed is not read again (its ``stat``, its entries, its
+    ``.gitignore``). A command-line run walks its paths twice within a moment -- for the files to lint
+    (``cli.collect_files``) and for the host code that launches them (``HostIndex.build``) -- and both
+    walks then see the same tree; outside, every walk reads the disk (a language server's walks are
+    minutes apart). A failed read is not kept. :func:`release_listings` drops what is kept early."""
+    global _LISTINGS
+    outer = _LISTINGS
+    if outer is None:
+        _LISTINGS = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _LISTINGS = None
+
+
+def release_listings() -> None:
+    """Forget the listings kept so far (the walks that share them are done)."""
+    if _LISTINGS is not None:
+        _LISTINGS.clear()
+
+
 def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple[str, str]] | None = None,
              is_excluded: Callable[[str], bool] | None = None,
              language_for: Callable[[str], str | None] | None = None,
@@ -353,27 +383,37 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                 errors.append((top, f"not a file or directory: it is {special_kind(mode)}; not linted"))
             continue
         stack: list[tuple[str, list[GitIgnore]]] = [(top, _ancestor_gitignores(top))]
+        listings = _LISTINGS
         while stack:
             d, ignores = stack.pop()
-            try:
-                st = os.stat(d)
-            except OSError as e:
-                if errors is not None:
-                    errors.append((d, e.strerror or str(e)))
-                continue
-            key = (st.st_dev, st.st_ino)
-            if key in seen:
-                continue  # symlink loop or repeated path
-            seen.add(key)
-            try:
-                with os.scandir(d) as it:
-                    entries = sorted(it, key=_ENTRY_NAME)
-            except OSError as e:
-                if errors is not None:
-                    errors.append((d, e.strerror or str(e)))
-                continue
-            # (a directory without a .gitignore entry has none to read: no failed open per directory)
-            gi = _load_gitignore(d) if any(e.name == ".gitignore" for e in entries) else None
+            kept = listings.get(d) if listings is not None else None
+            if kept is not None:
+                key, entries, gi = kept
+                if key in seen:
+                    continue
+                seen.add(key)
+            else:
+                try:
+                    st = os.stat(d)
+                except OSError as e:
+                    if errors is not None:
+                        errors.append((d, e.strerror or str(e)))
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key in seen:
+                    continue  # symlink loop or repeated path
+                seen.add(key)
+                try:
+                    with os.scandir(d) as it:
+                        entries = sorted(it, key=_ENTRY_NAME)
+                except OSError as e:
+                    if errors is not None:
+                        errors.append((d, e.strerror or str(e)))
+                    continue
+                # (a directory without a .gitignore entry has none to read: no failed open per directory)
+                gi = _load_gitignore(d) if any(e.name == ".gitignore" for e in entries) else None
+                if listings is not None:
+                    listings[d] = (key, entries, gi)
             here = ignores + ([gi] if gi else [])
             prefix = "" if d in (".", "." + os.sep) else d if d.endswith(os.sep) else d + os.sep  # d/name, d's own prefix
             # What the per-entry checks share, worked out once per directory: each ignore file's
