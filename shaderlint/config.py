@@ -525,6 +525,7 @@ class SettingsResolver:
         self.explicit = load_config(explicit, self.overrides) if explicit else None
         self._dir_config: dict[str, str | None] = {}
         self._loaded: dict[str | None, Settings] = {}
+        self._by_dir: dict[object, Settings] = {}  # a path's directory as written (and the current one) -> settings
 
     def config_for_dir(self, d: str) -> str | None:
         d = os.path.abspath(d)
@@ -548,6 +549,22 @@ class SettingsResolver:
         return found
 
     def for_path(self, path: str) -> Settings:
+        # Asked for every file and directory a run walks, lints and plans: answered by the directory
+        # as written (with the current one when relative), when the last component is a name (not
+        # ``..``, not empty: ``x/``). POSIX separators only.
+        cut = path.rfind("/") + 1
+        key: object = None
+        if os.altsep is None and path[cut:] not in ("", os.curdir, os.pardir):
+            key = path[:cut] if path.startswith("/") else (os.getcwd(), path[:cut])
+            got = self._by_dir.get(key)
+            if got is not None:
+                return got
+        got = self._for_path(path)
+        if key is not None:
+            self._by_dir[key] = got
+        return got
+
+    def _for_path(self, path: str) -> Settings:
         if self.explicit is not None:
             cfg: str | None = self.explicit.config_path
         else:
