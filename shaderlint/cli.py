@@ -31,7 +31,7 @@ from shaderlint import __version__
 from shaderlint.baseline import BaselineError, load_baseline, write_baseline
 from shaderlint.config import ConfigError, Settings, SettingsResolver
 from shaderlint.diagnostics import Severity
-from shaderlint.discovery import discover
+from shaderlint.discovery import discover, release_listings, shared_listings
 from shaderlint.engine import FileResult
 
 SUBCOMMANDS = ("check", "report", "rule", "rules", "lsp")
@@ -278,6 +278,7 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
         from shaderlint.host.index import host_roots
         host = HostIndex.build(host_roots(args.paths or ["."], files, resolver.for_path), files, resolver.for_path,
                                exclude, cache_dir=cache_dir)
+    release_listings()  # (no more walks this run)
     from shaderlint.project.run import plan_run
 
     # each file's context (headers, macros, compile flags); the headers the CUDA sources include are
@@ -357,6 +358,11 @@ def run_lint(args: argparse.Namespace) -> int:
         raise Usage("--add-ignore cannot be combined with --fix, --diff or standard input")
     config, overrides = config_options(args.config)
     resolver = SettingsResolver(config, cli_settings(args), overrides)
+    with shared_listings():  # (the walk for host code in lint() lists the same directories again)
+        return _run_lint(args, resolver)
+
+
+def _run_lint(args: argparse.Namespace, resolver: SettingsResolver) -> int:
     files, errors = collect_files(args, resolver)
     failed = 2 if errors else 0  # a path that could not be linted fails the run, whatever the findings
     if args.show_files:

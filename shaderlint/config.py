@@ -76,7 +76,7 @@ class Settings:
 
     def language_for(self, path: str) -> str | None:
         """The language of ``path``: the configured ``extension`` mapping first, then the built-in one."""
-        ext = os.path.splitext(path)[1].lower()
+        ext = _extension(path).lower()
         for e, lang in self.extension:
             if e == ext:
                 return lang
@@ -122,7 +122,7 @@ class Settings:
         return tuple(out)
 
     def is_excluded(self, path: str) -> bool:
-        return any(self.matches(path, g) for g in self.exclude)
+        return bool(self.exclude) and any(self.matches(path, g) for g in self.exclude)
 
     def with_overrides(self, **kw: Any) -> "Settings":
         """Replace fields (``None`` values are ignored)."""
@@ -148,6 +148,16 @@ class Settings:
         if ignore:
             s = replace(s, ignore=s.ignore + tuple(ignore))
         return s.with_overrides(**kw)
+
+
+def _extension(path: str) -> str:
+    """``os.path.splitext(path)[1]`` (discovery asks it of every file it walks past)."""
+    if os.altsep is not None:
+        return os.path.splitext(path)[1]
+    dot = path.rfind(".")
+    start = path.rfind(os.sep) + 1
+    # (leading dots of the name start no extension: ``.bashrc``, ``..x``)
+    return path[dot:] if dot > start and path[start:dot].lstrip(".") else ""
 
 
 def _builtin_extensions() -> dict[str, str]:
@@ -515,6 +525,7 @@ class SettingsResolver:
         self.explicit = load_config(explicit, self.overrides) if explicit else None
         self._dir_config: dict[str, str | None] = {}
         self._loaded: dict[str | None, Settings] = {}
+        self._by_dir: dict[object, Settings] = {}  # a path's directory as written (and the current one) -> settings
 
     def config_for_dir(self, d: str) -> str | None:
         d = os.path.abspath(d)
@@ -538,6 +549,22 @@ class SettingsResolver:
         return found
 
     def for_path(self, path: str) -> Settings:
+        # Asked for every file and directory a run walks, lints and plans: answered by the directory
+        # as written (with the current one when relative), when the last component is a name (not
+        # ``..``, not empty: ``x/``). POSIX separators only.
+        cut = path.rfind("/") + 1
+        key: object = None
+        if os.altsep is None and path[cut:] not in ("", os.curdir, os.pardir):
+            key = path[:cut] if path.startswith("/") else (os.getcwd(), path[:cut])
+            got = self._by_dir.get(key)
+            if got is not None:
+                return got
+        got = self._for_path(path)
+        if key is not None:
+            self._by_dir[key] = got
+        return got
+
+    def _for_path(self, path: str) -> Settings:
         if self.explicit is not None:
             cfg: str | None = self.explicit.config_path
         else:

@@ -14,15 +14,18 @@ FIFO would block the run, ``/dev/zero`` would never end.
 
 from __future__ import annotations
 
+import operator
 import os
 import re
 import stat
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 
 from shaderlint.config import glob_match
 from shaderlint.languages import EXTENSIONS
 
+_ENTRY_NAME = operator.attrgetter("name")
 _ALWAYS_SKIP = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", ".shaderlint_cache"}
 
 
@@ -102,11 +105,13 @@ class _Rules:
                                        frozenset(r.text for r in rules if r.kind == "path"), rx)
         return got
 
-    def ignored(self, rel: str, is_dir: bool) -> bool | None:
+    def ignored(self, rel: str, is_dir: bool, name: str | None = None) -> bool | None:
+        """``name``: the last component of ``rel`` when the caller has it."""
         if not self.rules:
             return None
         names, suffixes, paths, rx = self._prefilter(is_dir)
-        name = rel.rpartition("/")[2]
+        if name is None:
+            name = rel.rpartition("/")[2]
         if not (name in names or (suffixes and name.endswith(suffixes)) or rel in paths
                 or rx is True or (rx is not None and rx.match(rel) is not None)):
             return None
@@ -300,6 +305,35 @@ def _excluded(path: str, exclude: tuple[str, ...]) -> bool:
     return any(glob_match(path, g) for g in exclude)
 
 
+#: Directory listings kept for the walks of one run (:func:`shared_listings`): path as walked -> (device and
+#: inode, entries sorted by name, its ``.gitignore`` or None). None outside such a run.
+_LISTINGS: dict[str, tuple[tuple[int, int], list[os.DirEntry], GitIgnore | None]] | None = None
+
+
+@contextmanager
+def shared_listings():
+    """Inside: a directory the walks have listed is not read again (its ``stat``, its entries, its
+    ``.gitignore``). A command-line run walks its paths twice within a moment -- for the files to lint
+    (``cli.collect_files``) and for the host code that launches them (``HostIndex.build``) -- and both
+    walks then see the same tree; outside, every walk reads the disk (a language server's walks are
+    minutes apart). A failed read is not kept. :func:`release_listings` drops what is kept early."""
+    global _LISTINGS
+    outer = _LISTINGS
+    if outer is None:
+        _LISTINGS = {}
+    try:
+        yield
+    finally:
+        if outer is None:
+            _LISTINGS = None
+
+
+def release_listings() -> None:
+    """Forget the listings kept so far (the walks that share them are done)."""
+    if _LISTINGS is not None:
+        _LISTINGS.clear()
+
+
 def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple[str, str]] | None = None,
              is_excluded: Callable[[str], bool] | None = None,
              language_for: Callable[[str], str | None] | None = None,
@@ -349,40 +383,57 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                 errors.append((top, f"not a file or directory: it is {special_kind(mode)}; not linted"))
             continue
         stack: list[tuple[str, list[GitIgnore]]] = [(top, _ancestor_gitignores(top))]
+        listings = _LISTINGS
         while stack:
             d, ignores = stack.pop()
-            try:
-                st = os.stat(d)
-            except OSError as e:
-                if errors is not None:
-                    errors.append((d, e.strerror or str(e)))
-                continue
-            key = (st.st_dev, st.st_ino)
-            if key in seen:
-                continue  # symlink loop or repeated path
-            seen.add(key)
-            try:
-                entries = sorted(os.scandir(d), key=lambda e: e.name)
-            except OSError as e:
-                if errors is not None:
-                    errors.append((d, e.strerror or str(e)))
-                continue
-            # (a directory without a .gitignore entry has none to read: no failed open per directory)
-            gi = _load_gitignore(d) if any(e.name == ".gitignore" for e in entries) else None
+            kept = listings.get(d) if listings is not None else None
+            if kept is not None:
+                key, entries, gi = kept
+                if key in seen:
+                    continue
+                seen.add(key)
+            else:
+                try:
+                    st = os.stat(d)
+                except OSError as e:
+                    if errors is not None:
+                        errors.append((d, e.strerror or str(e)))
+                    continue
+                key = (st.st_dev, st.st_ino)
+                if key in seen:
+                    continue  # symlink loop or repeated path
+                seen.add(key)
+                try:
+                    with os.scandir(d) as it:
+                        entries = sorted(it, key=_ENTRY_NAME)
+                except OSError as e:
+                    if errors is not None:
+                        errors.append((d, e.strerror or str(e)))
+                    continue
+                # (a directory without a .gitignore entry has none to read: no failed open per directory)
+                gi = _load_gitignore(d) if any(e.name == ".gitignore" for e in entries) else None
+                if listings is not None:
+                    listings[d] = (key, entries, gi)
             here = ignores + ([gi] if gi else [])
             prefix = "" if d in (".", "." + os.sep) else d if d.endswith(os.sep) else d + os.sep  # d/name, d's own prefix
+            # What the per-entry checks share, worked out once per directory: each ignore file's
+            # path from its base to here (a name in d is at ``rel + name`` from it) and the key
+            # ``once`` gives a name in d (an entry's name is one plain component).
+            rels = [(g, _rel_prefix(prefix, d, g.base)) for g in here]
+            dir_key = os.path.join(os.path.normcase(os.path.abspath(d)), "")
             subdirs = []
             for e in entries:
-                path = prefix + e.name
+                name = e.name
+                path = prefix + name
                 try:
                     is_dir = e.is_dir()
                 except OSError:
                     continue
-                if is_dir and e.name in _ALWAYS_SKIP:
+                if is_dir and name in _ALWAYS_SKIP:
                     continue
                 if not is_dir and language_for(path) is None:
                     continue  # (first: most files are not ours, and the ignore rules cost more)
-                if _git_ignored(path, is_dir, here) or _excluded(path, exclude) \
+                if (rels and _ignored_in(rels, name, is_dir)) or (exclude and _excluded(path, exclude)) \
                         or (is_excluded is not None and is_excluded(path)):
                     continue
                 if is_dir:
@@ -393,9 +444,33 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                             continue
                     except OSError:
                         continue
-                    if once(path):
+                    k = dir_key + os.path.normcase(name)
+                    if k not in yielded:
+                        yielded.add(k)
                         yield path
             stack.extend(reversed(subdirs))
+
+
+def _rel_prefix(prefix: str, d: str, base: str) -> str:
+    """The path from ``base`` to the entries of directory ``d`` (walked as ``prefix + name``), with
+    ``/`` separators and a trailing ``/`` (``""`` in ``base`` itself): ``rel + name`` is what
+    :func:`_git_ignored` computes for ``prefix + name``, without computing it per entry."""
+    if prefix.startswith(base) and prefix[len(base):len(base) + 1] == os.sep and base:
+        rel = prefix[len(base) + 1:]
+    else:
+        rel = os.path.relpath(d, base)
+        rel = "" if rel == os.curdir else rel + os.sep
+    return rel.replace(os.sep, "/")
+
+
+def _ignored_in(rels: list[tuple[GitIgnore, str]], name: str, is_dir: bool) -> bool:
+    """:func:`_git_ignored` for the entry ``name`` of a directory, with :func:`_rel_prefix` per ignore file."""
+    verdict = False
+    for gi, rel in rels:
+        v = gi._rules.ignored(rel + name, is_dir, name)
+        if v is not None:
+            verdict = v
+    return verdict
 
 
 def _git_ignored(path: str, is_dir: bool, ignores: list[GitIgnore]) -> bool:

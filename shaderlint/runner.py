@@ -165,47 +165,51 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
     caches: dict[str, Cache] = {}
     contexts = plan.contexts if plan is not None else {}
     languages = plan.languages if plan is not None else {}
-    for i, path in enumerate(paths):
-        settings = settings_for(path)
-        try:
-            data = plan.data.pop(path, None) if plan is not None else None
-            if data is None:
-                data = read(path) if read is not None else _read(path)
-        except OSError as e:
-            results[i] = unreadable(path, e, settings)
-            if progress:
-                progress.advance()
-            continue
-        cache_dir = key = None
-        facts = host.facts_for(path) if host is not None else None
-        language = languages.get(path)
-        # (a plan kept from an earlier run knows a context by its digest: computed only when linted again)
-        lazy = plan is not None and path in getattr(contexts, "lazy", ())
-        ctx = None if lazy else contexts.get(path)
-        if use_cache and (language or settings.language_for(path)) is not None:
-            cache_dir = cache_dir_for(settings)
-            cache = caches.setdefault(cache_dir, Cache(cache_dir))
-            facts_digest = facts.digest() if facts is not None else ""
-            digest = contexts.digest(path) if lazy else ctx.digest() if ctx is not None else None
-            extra = facts_digest + (f"\0{language or ''}\0{digest}" if language is not None or digest is not None else "")
-            key = entry_key(path, data, settings, extra)
-            hit = cache.get(key, path)
-            if hit is not None:
-                diags, sups, language, unread = hit
-                results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups, unread=unread,
-                                        host=facts, file_context=ctx)
+    # The look-ups allocate the cached results of a whole run (diagnostics, suppressions, results),
+    # none in a cycle: the collector is paused over them (as over a file's analysis) instead of
+    # traversing everything the process holds now and then; it runs again before any file is linted.
+    with collector_paused():
+        for i, path in enumerate(paths):
+            settings = settings_for(path)
+            try:
+                data = plan.data.pop(path, None) if plan is not None else None
+                if data is None:
+                    data = read(path) if read is not None else _read(path)
+            except OSError as e:
+                results[i] = unreadable(path, e, settings)
                 if progress:
                     progress.advance()
                 continue
-            if lazy:
+            cache_dir = key = None
+            facts = host.facts_for(path) if host is not None else None
+            language = languages.get(path)
+            # (a plan kept from an earlier run knows a context by its digest: computed only when linted again)
+            lazy = plan is not None and path in getattr(contexts, "lazy", ())
+            ctx = None if lazy else contexts.get(path)
+            if use_cache and (language or settings.language_for(path)) is not None:
+                cache_dir = cache_dir_for(settings)
+                cache = caches.setdefault(cache_dir, Cache(cache_dir))
+                facts_digest = facts.digest() if facts is not None else ""
+                digest = contexts.digest(path) if lazy else ctx.digest() if ctx is not None else None
+                extra = facts_digest + (f"\0{language or ''}\0{digest}" if language is not None or digest is not None else "")
+                key = entry_key(path, data, settings, extra)
+                hit = cache.get(key, path)
+                if hit is not None:
+                    diags, sups, language, unread = hit
+                    results[i] = FileResult(path, Source(path, data), language, diags, suppressions=sups, unread=unread,
+                                            host=facts, file_context=ctx)
+                    if progress:
+                        progress.advance()
+                    continue
+                if lazy:
+                    ctx = contexts.get(path)
+                    now = ctx.digest() if ctx is not None else None
+                    if now != digest:  # changed since the plan was checked: key the result by what it is linted with
+                        key = entry_key(path, data, settings, facts_digest + (
+                            f"\0{language or ''}\0{now}" if language is not None or now is not None else ""))
+            elif lazy:
                 ctx = contexts.get(path)
-                now = ctx.digest() if ctx is not None else None
-                if now != digest:  # changed since the plan was checked: key the result by what it is linted with
-                    key = entry_key(path, data, settings, facts_digest + (
-                        f"\0{language or ''}\0{now}" if language is not None or now is not None else ""))
-        elif lazy:
-            ctx = contexts.get(path)
-        pending.append(_Job(i, path, data, settings, cache_dir, key, facts, language, ctx))
+            pending.append(_Job(i, path, data, settings, cache_dir, key, facts, language, ctx))
 
     def finish(outcome: _Outcome) -> None:
         index, diags, sups, language, unread = outcome

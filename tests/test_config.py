@@ -348,3 +348,20 @@ def test_cli_extend_exclude_prunes_the_walk(root, capsys):
     assert (code, [d["path"] for d in data]) == (1, [os.path.join("b", "k.cu")])
     code, data, _ = lint_json(capsys, "--select", "SL201", "--extend-exclude", "a", "--extend-exclude", "b/**", ".")
     assert (code, data) == (0, [])
+
+
+def test_resolver_answers_a_directory_once_and_dot_dot_paths_by_their_own_directory(tmp_path, monkeypatch):
+    from shaderlint.config import SettingsResolver
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "shaderlint.toml").write_text('ignore = ["SL101"]\n')
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "shaderlint.toml").write_text('ignore = ["SL102"]\n')
+    r = SettingsResolver()
+    inner = r.for_path("a/k.cu")
+    assert inner.ignore == ("SL102",) and r.for_path("a/other.cu") is inner
+    assert r.for_path(str(tmp_path / "a" / "k.cu")) is inner
+    # `a/..` is the project directory itself, `a/` names no file: not answered as a file of `a`
+    for p in ("a/..", "a/", "a/k.cu/.."):
+        assert r.for_path(p).config_path == SettingsResolver().for_path(p).config_path
+    assert r.for_path("a/..").ignore != ("SL102",)

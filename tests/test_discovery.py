@@ -46,3 +46,19 @@ def test_walk_reads_the_gitignore_of_each_directory(tmp_path, monkeypatch):
         (tmp_path / p).write_text("")
     monkeypatch.chdir(tmp_path)
     assert sorted(discover(["."])) == ["a.cu", "skip.cu", "sub/b.cu"]
+
+
+def test_walks_of_one_run_share_directory_listings(tmp_path, monkeypatch):
+    from shaderlint.discovery import release_listings, shared_listings
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.cu").write_text("__global__ void a() {}\n")
+    with shared_listings():
+        assert list(discover(["src"])) == ["src/a.cu"]
+        (tmp_path / "src" / "b.cu").write_text("__global__ void b() {}\n")
+        assert list(discover(["src"])) == ["src/a.cu"]  # the second walk reads the first one's listing
+        release_listings()
+        assert list(discover(["src"])) == ["src/a.cu", "src/b.cu"]
+    (tmp_path / "src" / "c.cu").write_text("__global__ void c() {}\n")
+    assert list(discover(["src"])) == ["src/a.cu", "src/b.cu", "src/c.cu"]  # outside a run: the disk

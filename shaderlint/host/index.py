@@ -118,9 +118,15 @@ class ScanStore:
     last change are trusted: two writes within one tick of the file system's clock leave the same
     times, so a file read that soon after a change is checked by its content on the next run (the
     ``scans`` table, keyed by content, is the fallback everywhere). Off where ``st_ctime`` is not a
-    change time (Windows)."""
+    change time (Windows).
 
-    FORMAT = 2
+    Every value in the file is a string (format 3), so that loading it makes one object per entry and
+    no container the cyclic garbage collector would traverse for the rest of the run: a scan is the
+    JSON text of its launch list (``""`` for none, which most host files have), decoded when asked for
+    (:meth:`get`); a file's record is ``"size mtime ctime inode device|key|names"`` (the ``stat``
+    part empty when not trusted; names space-separated, ``-`` for none recorded)."""
+
+    FORMAT = 3
     #: ``stat`` data recorded less than this after the file's modification or change time are not trusted.
     RACY_NS = 3_000_000_000
 
@@ -129,9 +135,9 @@ class ScanStore:
 
         self.folder = os.path.join(directory, "host")
         self.file = os.path.join(self.folder, f"scans-{code_stamp()}.json")
-        self.entries: dict[str, list] = {}
-        self.all_files: dict[str, dict[str, list]] = {}  # current directory -> "kind\0path" -> record
-        self.files: dict[str, list] = {}  # (this run's directory's: the paths are as the run writes them)
+        self.entries: dict[str, str] = {}
+        self.all_files: dict[str, dict[str, str]] = {}  # current directory -> "kind\0path" -> record
+        self.files: dict[str, str] = {}  # (this run's directory's: the paths are as the run writes them)
         self.used: set[str] = set()  # scan keys read or written by this run
         self.dirty = False
         self.now = time.time_ns()
@@ -159,18 +165,25 @@ class ScanStore:
         return h.hexdigest()
 
     def get(self, key: str) -> tuple[HostLaunch, ...] | None:
-        rows = self.entries.get(key)
-        if not isinstance(rows, list):
+        text = self.entries.get(key)
+        if not isinstance(text, str):
             return None
-        try:
-            got = tuple(_launch_from_json(r) for r in rows)
-        except (TypeError, ValueError, KeyError, IndexError):
-            return None
+        if not text:
+            got: tuple[HostLaunch, ...] = ()
+        else:
+            try:
+                rows = json.loads(text)
+                if not isinstance(rows, list):
+                    return None
+                got = tuple([_launch_from_json(r) for r in rows])
+            except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError):
+                return None
         self.used.add(key)
         return got
 
     def put(self, key: str, launches: tuple[HostLaunch, ...]) -> None:
-        self.entries[key] = [_launch_to_json(x) for x in launches]
+        self.entries[key] = json.dumps([_launch_to_json(x) for x in launches], separators=(",", ":")) \
+            if launches else ""
         self.used.add(key)
         self.dirty = True
 
@@ -183,20 +196,21 @@ class ScanStore:
         """(scan key, kernel names) recorded for ``path`` when its ``stat`` data are those recorded and
         trusted; None when it must be read."""
         rec = self.files.get(self._file_key(path, kind))
-        if not _STAT_TRUSTED or not isinstance(rec, list) or len(rec) != 3 or rec[0] != _stat_row(st):
+        if not _STAT_TRUSTED or not isinstance(rec, str):
             return None
-        key, names = rec[1], rec[2]
-        if not isinstance(key, str) or not (names is None or isinstance(names, list)):
+        parts = rec.split("|")
+        if len(parts) != 3 or not parts[0] or parts[0] != _stat_text(st):
             return None
-        return key, names
+        names = parts[2]
+        return parts[1], None if names == "-" else names.split()
 
     def remember(self, path: str, st: os.stat_result, key: str, names: set[str] | None,
                  kind: str = "host") -> None:
         """What ``path`` held when ``st`` was taken (just before reading it)."""
-        row = _stat_row(st)
+        row = _stat_text(st)
         if max(st.st_mtime_ns, st.st_ctime_ns) > self.now - self.RACY_NS:
-            row = None  # changed too recently to tell a later change by its times: checked by content
-        rec = [row, key, None if names is None else sorted(names)]
+            row = ""  # changed too recently to tell a later change by its times: checked by content
+        rec = f"{row}|{key}|{'-' if names is None else ' '.join(sorted(names))}"
         fk = self._file_key(path, kind)
         if self.files.get(fk) != rec:
             self.files[fk] = rec
@@ -208,8 +222,8 @@ class ScanStore:
         import tempfile
 
         # scans no path refers to any more (an edited file's old content), unless this run used them
-        live = {r[1] for files in self.all_files.values() if isinstance(files, dict)
-                for r in files.values() if isinstance(r, list) and len(r) == 3} | self.used
+        live = {r.split("|")[1] for files in self.all_files.values() if isinstance(files, dict)
+                for r in files.values() if isinstance(r, str) and r.count("|") == 2} | self.used
         scans = {k: v for k, v in self.entries.items() if k in live}
         try:
             os.makedirs(self.folder, exist_ok=True)
@@ -230,8 +244,8 @@ class ScanStore:
 _STAT_TRUSTED = os.name == "posix"
 
 
-def _stat_row(st: os.stat_result) -> list[int]:
-    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+def _stat_text(st: os.stat_result) -> str:
+    return f"{st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
 
 
 def _span_to_json(s: Span | None) -> list | None:
@@ -239,11 +253,24 @@ def _span_to_json(s: Span | None) -> list | None:
 
 
 def _span_from_json(o) -> Span | None:
-    return None if o is None else Span(str(o[0]), int(o[1]), int(o[2]), int(o[3]), int(o[4]))
+    if o is None:
+        return None
+    path, start, end, line, column = o  # (a stored value of another shape or type is a miss: ValueError)
+    if type(path) is not str or type(start) is not int or type(end) is not int or type(line) is not int \
+            or type(column) is not int:
+        raise ValueError("span")
+    s = _new(Span)
+    _set(s, "__dict__", {"path": path, "start": start, "end": end, "line": line, "column": column})
+    return s
 
 
 def _dims_from_json(o) -> tuple[int, int, int] | None:
-    return None if o is None else (int(o[0]), int(o[1]), int(o[2]))
+    if o is None:
+        return None
+    x, y, z = o
+    if type(x) is not int or type(y) is not int or type(z) is not int:
+        raise ValueError("dims")
+    return (x, y, z)
 
 
 def _launch_to_json(x: HostLaunch) -> dict:
@@ -260,19 +287,50 @@ def _launch_to_json(x: HostLaunch) -> dict:
 _DEFAULTS: dict = {"kernel": None, "shader": None, "group": None, "group_at": None, "dispatch": None, "grid": None,
                    "grid_at": None, "template_args": (), "shader_literal": None, "specialization": (),
                    "truncations": []}
+# A warm run decodes every stored launch (tens of thousands on a large tree): the records are built
+# without the frozen dataclasses' ``__init__`` (one ``object.__setattr__`` per field), with the same
+# field values, checked by type (a stored value of another type is a miss, never a wrong fact).
+_new = object.__new__
+_set = object.__setattr__
+_OPTIONAL_STR = ("kernel", "shader", "dispatch", "shader_literal")
 
 
 def _launch_from_json(o: dict) -> HostLaunch:
     if "vulkan-summary" in o:
         return VulkanSummary(o["vulkan-summary"])  # type: ignore[return-value]
-    spec = o.get("specialization", ())
-    return HostLaunch(
-        at=_span_from_json(o["at"]), api=str(o["api"]), kernel=o.get("kernel"), shader=o.get("shader"),
-        group=_dims_from_json(o.get("group")), group_at=_span_from_json(o.get("group_at")),
-        dispatch=o.get("dispatch"), grid=_dims_from_json(o.get("grid")), grid_at=_span_from_json(o.get("grid_at")),
-        template_args=tuple(str(x) for x in o.get("template_args", ())), shader_literal=o.get("shader_literal"),
-        specialization=None if spec is None else tuple((int(a), int(b)) for a, b in spec),
-        truncations=tuple(_truncation_from_json(t) for t in o.get("truncations", ())))
+    get = o.get
+    api = o["api"]
+    if type(api) is not str:
+        raise ValueError("api")
+    fields = {"at": _span_from_json(o["at"]), "api": api, "kernel": get("kernel"), "shader": get("shader"),
+              "group": None, "group_at": None, "dispatch": get("dispatch"), "grid": None, "grid_at": None,
+              "template_args": (), "shader_literal": get("shader_literal"), "specialization": (),
+              "truncations": ()}
+    for name in _OPTIONAL_STR:
+        v = fields[name]
+        if v is not None and type(v) is not str:
+            raise ValueError(name)
+    if len(o) > 3 or "kernel" not in o:  # (most launches are references: at, api, kernel)
+        fields["group"] = _dims_from_json(get("group"))
+        fields["group_at"] = _span_from_json(get("group_at"))
+        fields["grid"] = _dims_from_json(get("grid"))
+        fields["grid_at"] = _span_from_json(get("grid_at"))
+        args = get("template_args", ())
+        if args:
+            if not all(type(a) is str for a in args):
+                raise ValueError("template_args")
+            fields["template_args"] = tuple(args)
+        spec = get("specialization", ())
+        if spec is None:
+            fields["specialization"] = None
+        elif spec:
+            fields["specialization"] = tuple((int(a), int(b)) for a, b in spec)
+        truncations = get("truncations", ())
+        if truncations:
+            fields["truncations"] = tuple(_truncation_from_json(t) for t in truncations)
+    x = _new(HostLaunch)
+    _set(x, "__dict__", fields)
+    return x
 
 
 def _truncation_to_json(t: Truncation) -> dict:
@@ -362,6 +420,10 @@ def _declaration_only(text: bytes, after_open: int) -> bool:
 
 def _norm(path: str) -> str:
     return os.path.normcase(os.path.normpath(os.path.abspath(path)))
+
+
+if os.name == "posix":  # (there ``abspath`` normalises and ``normcase`` changes nothing: called per file walked)
+    _norm = os.path.abspath  # noqa: F811
 
 
 def shader_candidates(literal: str) -> list[str]:

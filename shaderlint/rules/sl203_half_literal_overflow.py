@@ -64,6 +64,9 @@ from __future__ import annotations
 import re
 
 from collections.abc import Iterable
+from functools import lru_cache
+
+import tree_sitter as ts
 
 from shaderlint.diagnostics import Finding, Severity
 from shaderlint.model.expr import unparen
@@ -96,10 +99,7 @@ class HalfLiteralOverflow(Rule):
         if not _has_big_literal(model.source.data):
             return  # every finding needs a literal beyond the half range somewhere in the file
         seen: set[tuple[int, int]] = set()
-        stack = [model.root]
-        while stack:
-            node = stack.pop()
-            stack.extend(reversed(node.named_children))
+        for node in _candidates(model):
             for expr in self._converted(model, node):
                 expr = unparen(expr)
                 key = (expr.start_byte, expr.end_byte)
@@ -178,6 +178,35 @@ class HalfLiteralOverflow(Rule):
             ty = f.node.child_by_field_name("type") if f is not None else None
             if ty is not None and _half_family(model.text(ty)):
                 yield from (c for c in node.named_children if c.type != "comment")
+
+
+#: The node types :meth:`HalfLiteralOverflow._converted` reads that the model does not capture already
+#: (it captures ``init_declarator``, ``assignment_expression``, ``call_expression``, ``return_statement``).
+_EXTRA_TYPES = ("user_defined_literal", "cast_expression")
+
+
+@lru_cache(maxsize=8)
+def _extra_query(language, glsl: bool):
+    kinds = [k for k in _EXTRA_TYPES + (("number_literal",) if glsl else ())
+             if language.id_for_node_kind(k, True)]  # (GLSL has no user-defined literals)
+    return ts.Query(language, "".join(f"({k}) @n\n" for k in kinds)) if kinds else None
+
+
+def _candidates(model) -> list:
+    """Every node of the tree :meth:`HalfLiteralOverflow._converted` may convert from: the model's
+    captures of the types it reads and one query for the others (a number literal only counts in
+    GLSL), in document order (outer nodes first) -- what a walk of the whole tree finds, without
+    visiting every node in Python."""
+    from shaderlint.languages import FRONT_ENDS
+    from shaderlint.model.build import captures
+
+    out = model.nodes("init") + model.nodes("assign") + model.nodes("call") + model.nodes("return")
+    query = _extra_query(FRONT_ENDS[model.language].language(), model.language == "glsl")
+    if query is not None:
+        for nodes in captures(query, model.root).values():
+            out.extend(nodes)
+    out.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    return out
 
 
 def _device_context(model, node) -> bool:
