@@ -476,6 +476,61 @@ def test_helpers_of_the_project_headers_are_inlined(tmp_path):
     assert e.registers >= alone.registers + 8  # the eight values of `a` and their loads
 
 
+NS_HEADER = """
+#pragma once
+namespace quant {
+template <int N>
+__device__ __forceinline__ void dequant(const float* __restrict__ x, int ib, float* y, int tid) {
+    float a[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) a[k] = x[ib * 64 + tid * N + k] * x[ib * 64 + k];
+#pragma unroll
+    for (int k = 0; k < N; ++k) y[tid * N + k] = a[k] * a[N - 1 - k] + a[(k + 1) % N];
+}
+}
+"""
+
+INCLUDE_DIR_CALLER = """
+#include "quant/ops.cuh"
+__global__ void k(const float* x, float* y) {
+    const int i = blockIdx.x;
+    quant::dequant<8>(x, i, y + i * 256, threadIdx.x);
+}
+"""
+
+
+def test_helpers_of_headers_on_the_include_path_are_inlined(tmp_path):
+    """deepspeed's ``#include "reduction_utils.h"`` found through ``-I csrc/includes``, calling
+    ``reduce::partitioned<ROp::Add, N>(...)``: the helper comes from the headers the file's project
+    context read (as lint builds it), with its template arguments bound; the file alone, whose
+    directory holds no such header, sees nothing."""
+    from shaderlint.config import Settings
+    from shaderlint.engine import lint_source
+    from shaderlint.project.includes import Project
+
+    inc = tmp_path / "includes" / "quant"
+    inc.mkdir(parents=True)
+    (inc / "ops.cuh").write_text(NS_HEADER)
+    src = tmp_path / "kernels" / "convert.cu"
+    src.parent.mkdir()
+    src.write_text(INCLUDE_DIR_CALLER)
+    data = INCLUDE_DIR_CALLER.encode()
+    settings = Settings(include_dirs=(str(tmp_path / "includes"),))
+    ctx = Project().context(str(src), data, settings, "cuda")
+    assert [p for p, _ in ctx.files] == [str(inc / "ops.cuh")]
+    m = lint_source(str(src), data, settings, file_context=ctx).model
+    assert m.parsed.headers == ctx.files
+    e = estimate_kernel(m, m.kernels[0], SM80)
+    assert any(n.startswith("inlined: ") and "dequant" in n for n in e.notes), e.notes
+    assert e.unseen_calls == ()
+    alone = estimate(INCLUDE_DIR_CALLER, path=str(src))
+    assert alone.unseen_calls == ("dequant",)
+    assert e.registers >= alone.registers + 8  # the eight values of `a` (N bound to 8) and their loads
+    two = INCLUDE_DIR_CALLER.replace("dequant<8>", "dequant<2>").encode()
+    m2 = lint_source(str(src), two, settings, file_context=ctx).model
+    assert estimate_kernel(m2, m2.kernels[0], SM80).registers <= e.registers - 4  # N bound through `quant::`
+
+
 def test_libdevice_functions_cost_what_ptxas_measured():
     """sinf's slow-path argument reduction takes about 12 registers more than a multiply (ptxas, sm_80
     and sm_90), expf about 2: the costs are per function, not one figure for every libdevice call."""

@@ -542,6 +542,7 @@ def expand_statement_macros(model, f):
             m2 = build_model(FRONT_ENDS[model.language].parse(Source(model.source.path, data), deadline=dl,
                                                               predefined=model.parsed.predefined,
                                                               extra_macros=model.parsed.macros,
+                                                              headers=model.parsed.headers,
                                                               expand=False))  # (data holds the expansions)
     except Exception:
         return None
