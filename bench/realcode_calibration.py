@@ -490,15 +490,43 @@ def tree_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[str],
+_PROJECT = None
+
+
+def file_context(path: str, data: bytes, arch: str, flags: list[str]):
+    """The project context lint builds for ``path`` (:meth:`shaderlint.project.includes.Project.context`)
+    when its ``compile_commands.json`` entry is nvcc's command here (``-arch``, the package's ``-I`` and
+    ``-D``): the headers read through the include path, their macros, the build's. One
+    :class:`~shaderlint.project.includes.Project` per run, as lint has."""
+    from shaderlint.config import Settings
+    from shaderlint.project.includes import CompileDB, Project, parse_flags
+
+    global _PROJECT
+    if _PROJECT is None:
+        class _Corpus(Project):
+            db = CompileDB("<realcode compile commands>", {})
+
+            def compile_db(self, p, settings):
+                return self.db
+
+        _PROJECT = _Corpus()
+    key = os.path.normpath(os.path.abspath(path))
+    _PROJECT.db.entries[key] = parse_flags(["nvcc", f"-arch={arch}", *flags, key], os.path.dirname(key))
+    return _PROJECT.context(key, data, Settings(), "cuda")
+
+
+def file_rows(path: str, arch: str, ptx, package: str, rel: str, flags: list[str],
               budget: float = 60.0) -> tuple[list[dict], Counter]:
     """One row per ptxas kernel of ``path`` that the estimator could estimate, and the reasons of
-    the others."""
+    the others. The file's model is built as lint builds it, with its project context
+    (:func:`file_context`: the headers' macros for ``#if`` and macro expansion, their helpers for the
+    register walk)."""
+    from shaderlint.config import Settings
     from shaderlint.deadline import Deadline, TimeBudgetExceeded
+    from shaderlint.engine import predefined_for
     from shaderlint.estimate.registers import DEFAULT_COEFFICIENTS, _dynamic_shared, estimate_kernel
     from shaderlint.estimate.targets import get_target
     from shaderlint.languages import FRONT_ENDS
-    from shaderlint.languages.conditions import predefined
     from shaderlint.model.build import build_model
     from shaderlint.model.source import Source
 
@@ -508,9 +536,15 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
     with open(path, "rb") as fh:
         data = fh.read()
     try:
+        ctx = file_context(path, data, arch, flags)
+    except (RecursionError, ValueError, OSError):  # as lint: the file alone
+        ctx = None
+    try:
         with Deadline(budget) as dl:
-            model = build_model(FRONT_ENDS["cuda"].parse(Source(path, data), deadline=dl,
-                                                         predefined=predefined("cuda", arch, defines)))
+            model = build_model(FRONT_ENDS["cuda"].parse(
+                Source(path, data), deadline=dl, predefined=predefined_for(Settings(), "cuda", ctx),
+                extra_macros=ctx.macros or None if ctx is not None else None,
+                headers=ctx.files if ctx is not None else None))
     except (TimeBudgetExceeded, Exception):
         skipped[FAILED] += len(ptx)
         return rows, skipped
@@ -524,18 +558,21 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
         b = bindings_for(f, args, model)
         walks = {}
         est0 = None
+        cpu0 = 0.0
         try:
             with Deadline(budget):
                 for h in WALK_GRID["hoist"]:
                     for bt in WALK_GRID["batch"]:
                         for st in WALK_GRID["stream"]:
                             c = replace(DEFAULT_COEFFICIENTS, hoist=h, batch=bt, stream=st)
+                            t1 = time.process_time()
                             e = estimate_kernel(model, f, target, bindings=b, coefficients=c)
+                            t1 = time.process_time() - t1
                             walks[walk_key({"hoist": h, "batch": bt, "stream": st})] = \
                                 [e.peak, _on_stack(e, c)]
                             if (h, bt, st) == (DEFAULT_COEFFICIENTS.hoist, DEFAULT_COEFFICIENTS.batch,
                                                DEFAULT_COEFFICIENTS.stream):
-                                est0 = e
+                                est0, cpu0 = e, t1
         except (TimeBudgetExceeded, Exception):
             skipped[FAILED] += 1
             continue
@@ -549,7 +586,7 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
             "spill_bytes": k.spill_store_bytes, "shared_bytes": k.shared_bytes,
             "lines": kernel_lines(model.source.data, f.node.start_byte, f.node.end_byte),
             "estimate": est0.registers_exact, "estimate_stack": est0.stack_bytes, "cap": est0.register_cap,
-            "walks": walks, "bound": b is not None or not f.template_params,
+            "walks": walks, "estimate_cpu": round(cpu0, 4), "bound": b is not None or not f.template_params,
             "complete": est0.complete,
             "threads": est0.threads_per_group if not est0.occupancy_is_bound else None,
             "threads_origin": gs_origin or ("launch" if est0.threads_per_group and not est0.occupancy_is_bound
@@ -608,7 +645,6 @@ def gather(files: list[str], archs: list[str], compile_missing: bool, log=print)
         package = pkg[0] if pkg else "?"
         rel = os.path.relpath(path, src)
         flags = nv.flags_for(path)
-        defines = [f[2:] for f in flags if f.startswith("-D")]
         for arch in archs:
             res = nv.compile(path, arch, cache_only=not compile_missing)
             c = counts[arch]
@@ -634,7 +670,7 @@ def gather(files: list[str], archs: list[str], compile_missing: bool, log=print)
                 except (OSError, ValueError):
                     got = None
             if got is None:
-                fr, sk = file_rows(path, arch, res, package, rel, defines)
+                fr, sk = file_rows(path, arch, res, package, rel, flags)
                 got = {"rows": fr, "skipped": dict(sk)}
                 tmp = f"{cpath}.{os.getpid()}.tmp"
                 with open(tmp, "w", encoding="utf-8") as fh:
@@ -923,7 +959,8 @@ def run(args) -> int:
                                   "estimate_differs": est_differ}
         print(f"sm_80 vs sm_90: {len(pairs)} kernels on both; ptxas differs for {differ}, "
               f"the estimate for {est_differ}")
-    print(f"({time.process_time() - t0:.0f} s CPU)")
+    print(f"({time.process_time() - t0:.0f} s CPU; the shipped estimates alone took "
+          f"{sum(r.get('estimate_cpu', 0.0) for r in rows):.1f} s CPU when computed, {len(rows)} estimates)")
     # The table an interval "~40 registers (28-55)" would read (proposed home: shaderlint/estimate/
     # intervals.json, loaded by the report): per arch and band of the estimate, quantiles of
     # log(ptxas / estimate) and how often the 10-90 % interval held leave-one-project-out.
