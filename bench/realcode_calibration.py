@@ -336,10 +336,25 @@ def lopo_loc(rows: list[dict]) -> list[float]:
     return pred
 
 
+#: --shipped-walk: only the shipped coefficients' walk per kernel (a twelfth of the CPU); the LOPO refit
+#: then searches the post-walk terms alone. --no-context: models built from the file alone (the harness
+#: before session 11's project contexts). Both are part of the estimate cache's key.
+OPTIONS = {"shipped_walk": False, "no_context": False}
+
+
+def walk_grid() -> dict:
+    if OPTIONS["shipped_walk"]:
+        from shaderlint.estimate.registers import DEFAULT_COEFFICIENTS as d
+
+        return {"hoist": (d.hoist,), "batch": (d.batch,), "stream": (d.stream,)}
+    return WALK_GRID
+
+
 def combos() -> list[dict]:
     import itertools
 
-    walk = [dict(zip(WALK_GRID, v)) for v in itertools.product(*WALK_GRID.values())]
+    grid = walk_grid()
+    walk = [dict(zip(grid, v)) for v in itertools.product(*grid.values())]
     post = [dict(zip(POST_GRID, v)) for v in itertools.product(*POST_GRID.values())]
     return [{**w, **p} for w in walk for p in post]
 
@@ -527,6 +542,7 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, flags: list[str
     from shaderlint.estimate.registers import DEFAULT_COEFFICIENTS, _dynamic_shared, estimate_kernel
     from shaderlint.estimate.targets import get_target
     from shaderlint.languages import FRONT_ENDS
+    from shaderlint.languages.conditions import predefined
     from shaderlint.model.build import build_model
     from shaderlint.model.source import Source
 
@@ -536,15 +552,19 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, flags: list[str
     with open(path, "rb") as fh:
         data = fh.read()
     try:
-        ctx = file_context(path, data, arch, flags)
+        ctx = None if OPTIONS["no_context"] else file_context(path, data, arch, flags)
     except (RecursionError, ValueError, OSError):  # as lint: the file alone
         ctx = None
     try:
         with Deadline(budget) as dl:
-            model = build_model(FRONT_ENDS["cuda"].parse(
-                Source(path, data), deadline=dl, predefined=predefined_for(Settings(), "cuda", ctx),
-                extra_macros=ctx.macros or None if ctx is not None else None,
-                headers=ctx.files if ctx is not None else None))
+            if ctx is None:
+                defines = [d[2:] for d in flags if d.startswith("-D")]
+                model = build_model(FRONT_ENDS["cuda"].parse(Source(path, data), deadline=dl,
+                                                             predefined=predefined("cuda", arch, defines)))
+            else:
+                model = build_model(FRONT_ENDS["cuda"].parse(
+                    Source(path, data), deadline=dl, predefined=predefined_for(Settings(), "cuda", ctx),
+                    extra_macros=ctx.macros or None, headers=ctx.files))
     except (TimeBudgetExceeded, Exception):
         skipped[FAILED] += len(ptx)
         return rows, skipped
@@ -561,9 +581,10 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, flags: list[str
         cpu0 = 0.0
         try:
             with Deadline(budget):
-                for h in WALK_GRID["hoist"]:
-                    for bt in WALK_GRID["batch"]:
-                        for st in WALK_GRID["stream"]:
+                grid = walk_grid()
+                for h in grid["hoist"]:
+                    for bt in grid["batch"]:
+                        for st in grid["stream"]:
                             c = replace(DEFAULT_COEFFICIENTS, hoist=h, batch=bt, stream=st)
                             t1 = time.process_time()
                             e = estimate_kernel(model, f, target, bindings=b, coefficients=c)
@@ -579,6 +600,8 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, flags: list[str
         assert est0 is not None
         dyn = _dynamic_shared(model, f) or 0
         helpers = [f] + [model.function_by_name[n] for n in _inlined(est0) if n in model.function_by_name]
+        # helpers the walk took from the project's headers (not the file's: not in the file's model)
+        from_headers = {n.split("::")[-1] for n in _inlined(est0)} - set(model.function_by_name)
         gs_origin = f.group_size.origin if f.group_size is not None else None
         rows.append({
             "package": package, "file": rel, "arch": arch, "kernel": _head_and_params(k.demangled)[0],
@@ -594,7 +617,8 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, flags: list[str
             "estimated_occupancy": est0.occupancy_value, "occupancy_is_bound": est0.occupancy_is_bound,
             "dynamic_shared": dyn, "estimated_shared": est0.shared_bytes,
             "notes": [n for n in est0.notes if "inlined" not in n][:6],
-            "unseen_calls": unseen_calls(model, helpers)[:12],
+            "unseen_calls": [c for c in unseen_calls(model, helpers) if c not in from_headers][:12],
+            "header_helpers": sorted(from_headers)[:12],
             "template_param_words": sorted(_template_words(model, helpers))[:40],
         })
     return rows, skipped
@@ -632,7 +656,8 @@ def gather(files: list[str], archs: list[str], compile_missing: bool, log=print)
     """Rows for every kernel of ``files`` on ``archs`` and the counts of what was left out."""
     import realcode_nvcc as nv
 
-    cache_dir = os.path.join(nv.bench_cache(), "estimates", tree_digest())
+    mode = "".join(f"-{k}" for k, v in sorted(OPTIONS.items()) if v)
+    cache_dir = os.path.join(nv.bench_cache(), "estimates", tree_digest() + mode)
     os.makedirs(cache_dir, exist_ok=True)
     counts: dict = {a: Counter() for a in archs}
     reasons: dict = {a: Counter() for a in archs}
@@ -925,6 +950,9 @@ def markdown(doc: dict) -> str:
 
 def run(args) -> int:
     import realcode_nvcc as nv
+
+    OPTIONS["shipped_walk"] = bool(getattr(args, "shipped_walk", False))
+    OPTIONS["no_context"] = bool(getattr(args, "no_context", False))
 
     packages = set(args.packages.split(",")) if args.packages else None
     files = nv.stratified(nv.cuda_files(packages=packages), args.sample)
