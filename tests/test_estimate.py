@@ -531,6 +531,35 @@ def test_helpers_of_headers_on_the_include_path_are_inlined(tmp_path):
     assert estimate_kernel(m2, m2.kernels[0], SM80).registers <= e.registers - 4  # N bound through `quant::`
 
 
+SIZEOF_T = """
+namespace ln { constexpr int granularity = 16; }
+template <typename T, int unRoll>
+__global__ void k(const T* x, float* y) {
+    constexpr int T_per_load = ln::granularity / sizeof(T);
+    T buf[unRoll * T_per_load];
+#pragma unroll
+    for (int i = 0; i < unRoll * T_per_load; i++) buf[i] = x[threadIdx.x * 64 + i];
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < unRoll * T_per_load; i++) s += (float)buf[i] * (float)buf[unRoll * T_per_load - 1 - i];
+    y[threadIdx.x] = s;
+}
+"""
+
+
+def test_sizeof_a_bound_type_parameter_is_folded():
+    """deepspeed's ``T local_buffer[unRoll * (ln::granularity / sizeof(T))]``: with T and unRoll bound
+    the array's size is known and grows with unRoll (it was an array of unknown size, the same
+    estimate for every instance); the size is per binding, not memoized across instances."""
+    m = model_of(SIZEOF_T)
+    f = m.kernels[0]
+    est = {u: estimate_kernel(m, f, SM80, bindings={"T": "float", "unRoll": u}) for u in ("1", "4", "8")}
+    assert est["1"].registers < est["4"].registers < est["8"].registers
+    assert not any("unknown size" in n for n in est["4"].notes), est["4"].notes
+    char = estimate_kernel(m, f, SM80, bindings={"T": "char", "unRoll": "1"})
+    assert char.registers > est["1"].registers  # 16 chars per 16-byte load, not 4 floats
+
+
 def test_libdevice_functions_cost_what_ptxas_measured():
     """sinf's slow-path argument reduction takes about 12 registers more than a multiply (ptxas, sm_80
     and sm_90), expf about 2: the costs are per function, not one figure for every libdevice call."""
