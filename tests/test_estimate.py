@@ -499,14 +499,18 @@ __global__ void k(const float* x, float* y) {
 """
 
 
-def test_helpers_of_headers_on_the_include_path_are_inlined(tmp_path):
+def test_helpers_of_headers_on_the_include_path_are_inlined(tmp_path, monkeypatch):
     """deepspeed's ``#include "reduction_utils.h"`` found through ``-I csrc/includes``, calling
-    ``reduce::partitioned<ROp::Add, N>(...)``: the helper comes from the headers the file's project
-    context read (as lint builds it), with its template arguments bound; the file alone, whose
-    directory holds no such header, sees nothing."""
+    ``reduce::partitioned<ROp::Add, N>(...)``: with ``CONTEXT_HELPERS`` the helper comes from the
+    headers the file's project context read (as lint builds it), with its template arguments bound;
+    the file alone, whose directory holds no such header, sees nothing. Off (the shipped default, see
+    headers.CONTEXT_HELPERS), the call stays unseen even with the context."""
     from shaderlint.config import Settings
     from shaderlint.engine import lint_source
+    from shaderlint.estimate import headers
     from shaderlint.project.includes import Project
+
+    monkeypatch.setattr(headers, "CONTEXT_HELPERS", True)
 
     inc = tmp_path / "includes" / "quant"
     inc.mkdir(parents=True)
@@ -529,6 +533,9 @@ def test_helpers_of_headers_on_the_include_path_are_inlined(tmp_path):
     two = INCLUDE_DIR_CALLER.replace("dequant<8>", "dequant<2>").encode()
     m2 = lint_source(str(src), two, settings, file_context=ctx).model
     assert estimate_kernel(m2, m2.kernels[0], SM80).registers <= e.registers - 4  # N bound through `quant::`
+    monkeypatch.setattr(headers, "CONTEXT_HELPERS", False)
+    off = lint_source(str(src), data, settings, file_context=ctx).model
+    assert estimate_kernel(off, off.kernels[0], SM80).unseen_calls == ("dequant",)
 
 
 SIZEOF_T = """

@@ -5,11 +5,11 @@ as much as its own (llama.cpp's ``dequantize_block_q4_K`` is one line calling ``
 from ``dequantize.cuh``; deepspeed's layer norms call ``reduce::`` and ``mem_access::`` helpers found
 through ``-I csrc/includes``). A model of the file alone sees none of them, and a call it cannot see
 costs nothing: the kernel looks small. When the walk meets a call to a function the file does not
-define, :func:`header_function` looks in the headers the file's project context read
+define, :func:`header_function` looks (with :data:`CONTEXT_HELPERS`) in the headers the file's project context read
 (:attr:`shaderlint.project.includes.FileContext.files`: the includer's directory, ``include-dirs``
 and the ``-I`` of ``compile_commands.json``, followed transitively in the branches the build reads,
 never toolkit or system headers, within the context's bounds), as the kernel model's macros come
-from. Without a context (a file analysed on its own) it looks in the headers the file includes with
+from. Without it (the default, see :data:`CONTEXT_HELPERS`), or without a context, it looks in the headers the file includes with
 ``#include "..."`` found next to their includer, transitively (:data:`MAX_HEADERS`,
 :data:`MAX_BYTES`, :data:`MAX_DEPTH`).
 
@@ -34,6 +34,13 @@ MAX_BYTES = 4 << 20  # header bytes read for one file
 MAX_DEPTH = 4  # nested includes followed
 MAX_HEADER_SIZE = 1 << 20  # a larger header is not read
 HEADER_BUDGET = 3.0  # seconds to parse one header
+
+#: Whether the walk takes helpers from every header the project context read (``-I``, ``include-dirs``)
+#: or only from the quoted includes found next to their includer. Off: measured on the real-code corpus
+#: (session 11, docs/register-model.md), the context's helpers changed no estimate of the held-out
+#: packages and made the development packages' worse (deepspeed's ``reduce::`` and ``mem_access::``
+#: helpers walked at about twice what ptxas allocates: development median |error| 17 % -> 21 %).
+CONTEXT_HELPERS = False
 
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\r\n]+)"', re.M)
 
@@ -90,7 +97,7 @@ def header_paths(model) -> list[str]:
         return got
     path = getattr(model.source, "path", None)
     got = []
-    context = getattr(model.parsed, "headers", None)
+    context = getattr(model.parsed, "headers", None) if CONTEXT_HELPERS else None
     if context is not None:
         if model.language == "cuda":
             got = [p for p, _ in context]
@@ -110,7 +117,7 @@ def header_stamp(model) -> tuple:
     """(path, size, mtime) of every header :func:`header_function` may read: part of the key under
     which an estimate is reused (an edited header changes the estimates of the kernels calling it);
     with a project context, its (path, sha256) of every header read."""
-    context = getattr(model.parsed, "headers", None)
+    context = getattr(model.parsed, "headers", None) if CONTEXT_HELPERS else None
     if context is not None:
         return tuple(context) if model.language == "cuda" else ()
     out = []
