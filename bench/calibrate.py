@@ -312,6 +312,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--write-intervals", action="store_true",
                     help="--realcode: write the measured intervals the report shows with each CUDA estimate "
                          "to shaderlint/estimate/intervals.json (see shaderlint/estimate/uncertainty.py)")
+    ap.add_argument("--shipped-walk", action="store_true",
+                    help="--realcode: walk each kernel with the shipped coefficients only (the LOPO refit then "
+                         "searches the post-walk terms alone; a twelfth of the CPU)")
+    ap.add_argument("--no-context", action="store_true",
+                    help="--realcode: build each file's model alone, without its project context (the headers "
+                         "read through -I, their macros)")
     args = ap.parse_args(argv)
     if args.realcode:
         import realcode_calibration

@@ -336,10 +336,25 @@ def lopo_loc(rows: list[dict]) -> list[float]:
     return pred
 
 
+#: --shipped-walk: only the shipped coefficients' walk per kernel (a twelfth of the CPU); the LOPO refit
+#: then searches the post-walk terms alone. --no-context: models built from the file alone (the harness
+#: before session 11's project contexts). Both are part of the estimate cache's key.
+OPTIONS = {"shipped_walk": False, "no_context": False}
+
+
+def walk_grid() -> dict:
+    if OPTIONS["shipped_walk"]:
+        from shaderlint.estimate.registers import DEFAULT_COEFFICIENTS as d
+
+        return {"hoist": (d.hoist,), "batch": (d.batch,), "stream": (d.stream,)}
+    return WALK_GRID
+
+
 def combos() -> list[dict]:
     import itertools
 
-    walk = [dict(zip(WALK_GRID, v)) for v in itertools.product(*WALK_GRID.values())]
+    grid = walk_grid()
+    walk = [dict(zip(grid, v)) for v in itertools.product(*grid.values())]
     post = [dict(zip(POST_GRID, v)) for v in itertools.product(*POST_GRID.values())]
     return [{**w, **p} for w in walk for p in post]
 
@@ -490,11 +505,40 @@ def tree_digest() -> str:
     return h.hexdigest()[:16]
 
 
-def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[str],
+_PROJECT = None
+
+
+def file_context(path: str, data: bytes, arch: str, flags: list[str]):
+    """The project context lint builds for ``path`` (:meth:`shaderlint.project.includes.Project.context`)
+    when its ``compile_commands.json`` entry is nvcc's command here (``-arch``, the package's ``-I`` and
+    ``-D``): the headers read through the include path, their macros, the build's. One
+    :class:`~shaderlint.project.includes.Project` per run, as lint has."""
+    from shaderlint.config import Settings
+    from shaderlint.project.includes import CompileDB, Project, parse_flags
+
+    global _PROJECT
+    if _PROJECT is None:
+        class _Corpus(Project):
+            db = CompileDB("<realcode compile commands>", {})
+
+            def compile_db(self, p, settings):
+                return self.db
+
+        _PROJECT = _Corpus()
+    key = os.path.normpath(os.path.abspath(path))
+    _PROJECT.db.entries[key] = parse_flags(["nvcc", f"-arch={arch}", *flags, key], os.path.dirname(key))
+    return _PROJECT.context(key, data, Settings(), "cuda")
+
+
+def file_rows(path: str, arch: str, ptx, package: str, rel: str, flags: list[str],
               budget: float = 60.0) -> tuple[list[dict], Counter]:
     """One row per ptxas kernel of ``path`` that the estimator could estimate, and the reasons of
-    the others."""
+    the others. The file's model is built as lint builds it, with its project context
+    (:func:`file_context`: the headers' macros for ``#if`` and macro expansion, their helpers for the
+    register walk)."""
+    from shaderlint.config import Settings
     from shaderlint.deadline import Deadline, TimeBudgetExceeded
+    from shaderlint.engine import predefined_for
     from shaderlint.estimate.registers import DEFAULT_COEFFICIENTS, _dynamic_shared, estimate_kernel
     from shaderlint.estimate.targets import get_target
     from shaderlint.languages import FRONT_ENDS
@@ -508,9 +552,19 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
     with open(path, "rb") as fh:
         data = fh.read()
     try:
+        ctx = None if OPTIONS["no_context"] else file_context(path, data, arch, flags)
+    except (RecursionError, ValueError, OSError):  # as lint: the file alone
+        ctx = None
+    try:
         with Deadline(budget) as dl:
-            model = build_model(FRONT_ENDS["cuda"].parse(Source(path, data), deadline=dl,
-                                                         predefined=predefined("cuda", arch, defines)))
+            if ctx is None:
+                defines = [d[2:] for d in flags if d.startswith("-D")]
+                model = build_model(FRONT_ENDS["cuda"].parse(Source(path, data), deadline=dl,
+                                                             predefined=predefined("cuda", arch, defines)))
+            else:
+                model = build_model(FRONT_ENDS["cuda"].parse(
+                    Source(path, data), deadline=dl, predefined=predefined_for(Settings(), "cuda", ctx),
+                    extra_macros=ctx.macros or None, headers=ctx.files))
     except (TimeBudgetExceeded, Exception):
         skipped[FAILED] += len(ptx)
         return rows, skipped
@@ -524,24 +578,30 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
         b = bindings_for(f, args, model)
         walks = {}
         est0 = None
+        cpu0 = 0.0
         try:
             with Deadline(budget):
-                for h in WALK_GRID["hoist"]:
-                    for bt in WALK_GRID["batch"]:
-                        for st in WALK_GRID["stream"]:
+                grid = walk_grid()
+                for h in grid["hoist"]:
+                    for bt in grid["batch"]:
+                        for st in grid["stream"]:
                             c = replace(DEFAULT_COEFFICIENTS, hoist=h, batch=bt, stream=st)
+                            t1 = time.process_time()
                             e = estimate_kernel(model, f, target, bindings=b, coefficients=c)
+                            t1 = time.process_time() - t1
                             walks[walk_key({"hoist": h, "batch": bt, "stream": st})] = \
                                 [e.peak, _on_stack(e, c)]
                             if (h, bt, st) == (DEFAULT_COEFFICIENTS.hoist, DEFAULT_COEFFICIENTS.batch,
                                                DEFAULT_COEFFICIENTS.stream):
-                                est0 = e
+                                est0, cpu0 = e, t1
         except (TimeBudgetExceeded, Exception):
             skipped[FAILED] += 1
             continue
         assert est0 is not None
         dyn = _dynamic_shared(model, f) or 0
         helpers = [f] + [model.function_by_name[n] for n in _inlined(est0) if n in model.function_by_name]
+        # helpers the walk took from the project's headers (not the file's: not in the file's model)
+        from_headers = {n.split("::")[-1] for n in _inlined(est0)} - set(model.function_by_name)
         gs_origin = f.group_size.origin if f.group_size is not None else None
         rows.append({
             "package": package, "file": rel, "arch": arch, "kernel": _head_and_params(k.demangled)[0],
@@ -549,7 +609,7 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
             "spill_bytes": k.spill_store_bytes, "shared_bytes": k.shared_bytes,
             "lines": kernel_lines(model.source.data, f.node.start_byte, f.node.end_byte),
             "estimate": est0.registers_exact, "estimate_stack": est0.stack_bytes, "cap": est0.register_cap,
-            "walks": walks, "bound": b is not None or not f.template_params,
+            "walks": walks, "estimate_cpu": round(cpu0, 4), "bound": b is not None or not f.template_params,
             "complete": est0.complete,
             "threads": est0.threads_per_group if not est0.occupancy_is_bound else None,
             "threads_origin": gs_origin or ("launch" if est0.threads_per_group and not est0.occupancy_is_bound
@@ -557,7 +617,8 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, defines: list[s
             "estimated_occupancy": est0.occupancy_value, "occupancy_is_bound": est0.occupancy_is_bound,
             "dynamic_shared": dyn, "estimated_shared": est0.shared_bytes,
             "notes": [n for n in est0.notes if "inlined" not in n][:6],
-            "unseen_calls": unseen_calls(model, helpers)[:12],
+            "unseen_calls": [c for c in unseen_calls(model, helpers) if c not in from_headers][:12],
+            "header_helpers": sorted(from_headers)[:12],
             "template_param_words": sorted(_template_words(model, helpers))[:40],
         })
     return rows, skipped
@@ -595,7 +656,8 @@ def gather(files: list[str], archs: list[str], compile_missing: bool, log=print)
     """Rows for every kernel of ``files`` on ``archs`` and the counts of what was left out."""
     import realcode_nvcc as nv
 
-    cache_dir = os.path.join(nv.bench_cache(), "estimates", tree_digest())
+    mode = "".join(f"-{k}" for k, v in sorted(OPTIONS.items()) if v)
+    cache_dir = os.path.join(nv.bench_cache(), "estimates", tree_digest() + mode)
     os.makedirs(cache_dir, exist_ok=True)
     counts: dict = {a: Counter() for a in archs}
     reasons: dict = {a: Counter() for a in archs}
@@ -608,7 +670,6 @@ def gather(files: list[str], archs: list[str], compile_missing: bool, log=print)
         package = pkg[0] if pkg else "?"
         rel = os.path.relpath(path, src)
         flags = nv.flags_for(path)
-        defines = [f[2:] for f in flags if f.startswith("-D")]
         for arch in archs:
             res = nv.compile(path, arch, cache_only=not compile_missing)
             c = counts[arch]
@@ -634,7 +695,7 @@ def gather(files: list[str], archs: list[str], compile_missing: bool, log=print)
                 except (OSError, ValueError):
                     got = None
             if got is None:
-                fr, sk = file_rows(path, arch, res, package, rel, defines)
+                fr, sk = file_rows(path, arch, res, package, rel, flags)
                 got = {"rows": fr, "skipped": dict(sk)}
                 tmp = f"{cpath}.{os.getpid()}.tmp"
                 with open(tmp, "w", encoding="utf-8") as fh:
@@ -890,6 +951,9 @@ def markdown(doc: dict) -> str:
 def run(args) -> int:
     import realcode_nvcc as nv
 
+    OPTIONS["shipped_walk"] = bool(getattr(args, "shipped_walk", False))
+    OPTIONS["no_context"] = bool(getattr(args, "no_context", False))
+
     packages = set(args.packages.split(",")) if args.packages else None
     files = nv.stratified(nv.cuda_files(packages=packages), args.sample)
     archs = args.arch or ["sm_80", "sm_90"]
@@ -923,7 +987,8 @@ def run(args) -> int:
                                   "estimate_differs": est_differ}
         print(f"sm_80 vs sm_90: {len(pairs)} kernels on both; ptxas differs for {differ}, "
               f"the estimate for {est_differ}")
-    print(f"({time.process_time() - t0:.0f} s CPU)")
+    print(f"({time.process_time() - t0:.0f} s CPU; the shipped estimates alone took "
+          f"{sum(r.get('estimate_cpu', 0.0) for r in rows):.1f} s CPU when computed, {len(rows)} estimates)")
     # The table an interval "~40 registers (28-55)" would read (proposed home: shaderlint/estimate/
     # intervals.json, loaded by the report): per arch and band of the estimate, quantiles of
     # log(ptxas / estimate) and how often the 10-90 % interval held leave-one-project-out.

@@ -187,7 +187,8 @@ def _lint_source(path: str, data: bytes, settings: Settings | None, language: st
             try:
                 parsed = FRONT_ENDS[language].parse(
                     source, old, deadline=dl, context=context, predefined=predefined_for(settings, language, file_context),
-                    extra_macros=file_context.macros if file_context is not None and file_context.macros else None)
+                    extra_macros=file_context.macros if file_context is not None and file_context.macros else None,
+                    headers=file_context.files if file_context is not None else None)
                 result.parsed = parsed
                 stage = "building the model"
                 model = build_model(parsed)

@@ -210,7 +210,8 @@ def report_file(path: str, settings=None, *, compiler: str = "none", data: bytes
 
             model = build_model(FRONT_ENDS[language].parse(
                 Source(path, data), deadline=dl, predefined=predefined_for(settings or Settings(), language, file_context),
-                extra_macros=file_context.macros if file_context is not None and file_context.macros else None))
+                extra_macros=file_context.macros if file_context is not None and file_context.macros else None,
+                headers=file_context.files if file_context is not None else None))
             if host is not None:
                 from shaderlint.host.index import apply as apply_host
                 apply_host(model, host)

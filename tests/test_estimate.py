@@ -476,6 +476,97 @@ def test_helpers_of_the_project_headers_are_inlined(tmp_path):
     assert e.registers >= alone.registers + 8  # the eight values of `a` and their loads
 
 
+NS_HEADER = """
+#pragma once
+namespace quant {
+template <int N>
+__device__ __forceinline__ void dequant(const float* __restrict__ x, int ib, float* y, int tid) {
+    float a[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) a[k] = x[ib * 64 + tid * N + k] * x[ib * 64 + k];
+#pragma unroll
+    for (int k = 0; k < N; ++k) y[tid * N + k] = a[k] * a[N - 1 - k] + a[(k + 1) % N];
+}
+}
+"""
+
+INCLUDE_DIR_CALLER = """
+#include "quant/ops.cuh"
+__global__ void k(const float* x, float* y) {
+    const int i = blockIdx.x;
+    quant::dequant<8>(x, i, y + i * 256, threadIdx.x);
+}
+"""
+
+
+def test_helpers_of_headers_on_the_include_path_are_inlined(tmp_path, monkeypatch):
+    """deepspeed's ``#include "reduction_utils.h"`` found through ``-I csrc/includes``, calling
+    ``reduce::partitioned<ROp::Add, N>(...)``: with ``CONTEXT_HELPERS`` the helper comes from the
+    headers the file's project context read (as lint builds it), with its template arguments bound;
+    the file alone, whose directory holds no such header, sees nothing. Off (the shipped default, see
+    headers.CONTEXT_HELPERS), the call stays unseen even with the context."""
+    from shaderlint.config import Settings
+    from shaderlint.engine import lint_source
+    from shaderlint.estimate import headers
+    from shaderlint.project.includes import Project
+
+    monkeypatch.setattr(headers, "CONTEXT_HELPERS", True)
+
+    inc = tmp_path / "includes" / "quant"
+    inc.mkdir(parents=True)
+    (inc / "ops.cuh").write_text(NS_HEADER)
+    src = tmp_path / "kernels" / "convert.cu"
+    src.parent.mkdir()
+    src.write_text(INCLUDE_DIR_CALLER)
+    data = INCLUDE_DIR_CALLER.encode()
+    settings = Settings(include_dirs=(str(tmp_path / "includes"),))
+    ctx = Project().context(str(src), data, settings, "cuda")
+    assert [p for p, _ in ctx.files] == [str(inc / "ops.cuh")]
+    m = lint_source(str(src), data, settings, file_context=ctx).model
+    assert m.parsed.headers == ctx.files
+    e = estimate_kernel(m, m.kernels[0], SM80)
+    assert any(n.startswith("inlined: ") and "dequant" in n for n in e.notes), e.notes
+    assert e.unseen_calls == ()
+    alone = estimate(INCLUDE_DIR_CALLER, path=str(src))
+    assert alone.unseen_calls == ("dequant",)
+    assert e.registers >= alone.registers + 8  # the eight values of `a` (N bound to 8) and their loads
+    two = INCLUDE_DIR_CALLER.replace("dequant<8>", "dequant<2>").encode()
+    m2 = lint_source(str(src), two, settings, file_context=ctx).model
+    assert estimate_kernel(m2, m2.kernels[0], SM80).registers <= e.registers - 4  # N bound through `quant::`
+    monkeypatch.setattr(headers, "CONTEXT_HELPERS", False)
+    off = lint_source(str(src), data, settings, file_context=ctx).model
+    assert estimate_kernel(off, off.kernels[0], SM80).unseen_calls == ("dequant",)
+
+
+SIZEOF_T = """
+namespace ln { constexpr int granularity = 16; }
+template <typename T, int unRoll>
+__global__ void k(const T* x, float* y) {
+    constexpr int T_per_load = ln::granularity / sizeof(T);
+    T buf[unRoll * T_per_load];
+#pragma unroll
+    for (int i = 0; i < unRoll * T_per_load; i++) buf[i] = x[threadIdx.x * 64 + i];
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < unRoll * T_per_load; i++) s += (float)buf[i] * (float)buf[unRoll * T_per_load - 1 - i];
+    y[threadIdx.x] = s;
+}
+"""
+
+
+def test_sizeof_a_bound_type_parameter_is_folded():
+    """deepspeed's ``T local_buffer[unRoll * (ln::granularity / sizeof(T))]``: with T and unRoll bound
+    the array's size is known and grows with unRoll (it was an array of unknown size, the same
+    estimate for every instance); the size is per binding, not memoized across instances."""
+    m = model_of(SIZEOF_T)
+    f = m.kernels[0]
+    est = {u: estimate_kernel(m, f, SM80, bindings={"T": "float", "unRoll": u}) for u in ("1", "4", "8")}
+    assert est["1"].registers < est["4"].registers < est["8"].registers
+    assert not any("unknown size" in n for n in est["4"].notes), est["4"].notes
+    char = estimate_kernel(m, f, SM80, bindings={"T": "char", "unRoll": "1"})
+    assert char.registers > est["1"].registers  # 16 chars per 16-byte load, not 4 floats
+
+
 def test_libdevice_functions_cost_what_ptxas_measured():
     """sinf's slow-path argument reduction takes about 12 registers more than a multiply (ptxas, sm_80
     and sm_90), expf about 2: the costs are per function, not one figure for every libdevice call."""

@@ -2,13 +2,21 @@
 
 nvcc compiles a kernel with every helper it calls inlined, those of the headers the file includes
 as much as its own (llama.cpp's ``dequantize_block_q4_K`` is one line calling ``dequantize_q4_K``
-from ``dequantize.cuh``). A model of the file alone sees none of them, and a call it cannot see costs
-nothing: the kernel looks small. When the walk meets a call to a function the file does not define,
-:func:`header_function` looks in the headers the file includes with ``#include "..."``: found next
-to the includer (the first place a compiler searches), followed transitively, never toolkit or
-system headers (:func:`shaderlint.project.includes.is_toolkit`), within bounds (:data:`MAX_HEADERS`,
-:data:`MAX_BYTES`, :data:`MAX_DEPTH`, a time budget per header). A header is parsed with the
-includer's build macros, once per process for a given content and set of macros (:data:`_MODELS`).
+from ``dequantize.cuh``; deepspeed's layer norms call ``reduce::`` and ``mem_access::`` helpers found
+through ``-I csrc/includes``). A model of the file alone sees none of them, and a call it cannot see
+costs nothing: the kernel looks small. When the walk meets a call to a function the file does not
+define, :func:`header_function` looks (with :data:`CONTEXT_HELPERS`) in the headers the file's project context read
+(:attr:`shaderlint.project.includes.FileContext.files`: the includer's directory, ``include-dirs``
+and the ``-I`` of ``compile_commands.json``, followed transitively in the branches the build reads,
+never toolkit or system headers, within the context's bounds), as the kernel model's macros come
+from. Without it (the default, see :data:`CONTEXT_HELPERS`), or without a context, it looks in the headers the file includes with
+``#include "..."`` found next to their includer, transitively (:data:`MAX_HEADERS`,
+:data:`MAX_BYTES`, :data:`MAX_DEPTH`).
+
+Lazily: only a header whose text names the callee followed by ``(`` or ``<`` is parsed (a set of
+such names per header's content, :func:`_names`), with the includer's build macros, within a time
+budget (:data:`HEADER_BUDGET`), once per process for a given content and set of macros
+(:data:`_MODELS`); lookups are memoized per file model and name.
 
 Never a guess: a name the headers define more than once with the same number of parameters, or not
 at all, stays an unknown call.
@@ -26,6 +34,13 @@ MAX_BYTES = 4 << 20  # header bytes read for one file
 MAX_DEPTH = 4  # nested includes followed
 MAX_HEADER_SIZE = 1 << 20  # a larger header is not read
 HEADER_BUDGET = 3.0  # seconds to parse one header
+
+#: Whether the walk takes helpers from every header the project context read (``-I``, ``include-dirs``)
+#: or only from the quoted includes found next to their includer. Off: measured on the real-code corpus
+#: (session 11, docs/register-model.md), the context's helpers changed no estimate of the held-out
+#: packages and made the development packages' worse (deepspeed's ``reduce::`` and ``mem_access::``
+#: helpers walked at about twice what ptxas allocates: development median |error| 17 % -> 21 %).
+CONTEXT_HELPERS = False
 
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\r\n]+)"', re.M)
 
@@ -74,14 +89,19 @@ _CLOSURES: "OrderedDict[tuple, list[str]]" = OrderedDict()
 
 
 def header_paths(model) -> list[str]:
-    """The headers :func:`header_function` may read for ``model``'s file (memoized per includer path
-    and the quoted includes it writes)."""
+    """The headers :func:`header_function` may read for ``model``'s file: those its project context
+    read when it has one, else the quoted includes found next to their includer (memoized per includer
+    path and the quoted includes it writes)."""
     got = model.__dict__.get("_header_paths")
     if got is not None:
         return got
     path = getattr(model.source, "path", None)
     got = []
-    if model.language == "cuda" and path and os.path.isfile(path):
+    context = getattr(model.parsed, "headers", None) if CONTEXT_HELPERS else None
+    if context is not None:
+        if model.language == "cuda":
+            got = [p for p, _ in context]
+    elif model.language == "cuda" and path and os.path.isfile(path):
         data = model.source.data
         key = (os.path.abspath(path), tuple(_INCLUDE.findall(data)))
         got = _CLOSURES.get(key)
@@ -95,7 +115,11 @@ def header_paths(model) -> list[str]:
 
 def header_stamp(model) -> tuple:
     """(path, size, mtime) of every header :func:`header_function` may read: part of the key under
-    which an estimate is reused (an edited header changes the estimates of the kernels calling it)."""
+    which an estimate is reused (an edited header changes the estimates of the kernels calling it);
+    with a project context, its (path, sha256) of every header read."""
+    context = getattr(model.parsed, "headers", None) if CONTEXT_HELPERS else None
+    if context is not None:
+        return tuple(context) if model.language == "cuda" else ()
     out = []
     for hp in header_paths(model):
         try:
@@ -139,26 +163,31 @@ def _load(path: str, model):
     return got
 
 
-_TEXTS: "OrderedDict[tuple, bytes]" = OrderedDict()
+_NAMES: "OrderedDict[tuple, frozenset]" = OrderedDict()
+_NAMES_MAX = 4096
+_CALLED = re.compile(rb"([A-Za-z_]\w*)\s*[(<]")
 
 
-def _text(path: str) -> bytes:
-    """A header's bytes (memoized on its size and mtime)."""
+def _names(path: str) -> frozenset:
+    """The identifiers a header's text follows with ``(`` or ``<``: the names it may define a function
+    of (memoized on its size and mtime: one pass over each header's bytes per process)."""
     try:
         st = os.stat(path)
     except OSError:
-        return b""
+        return frozenset()
     key = (path, st.st_size, st.st_mtime_ns)
-    got = _TEXTS.get(key)
+    got = _NAMES.get(key)
     if got is None:
         try:
             with open(path, "rb") as fh:
-                got = fh.read(MAX_HEADER_SIZE + 1)
+                text = fh.read(MAX_HEADER_SIZE + 1)
         except OSError:
-            got = b""
-        _TEXTS[key] = got
-        if len(_TEXTS) > _MODELS_MAX:
-            _TEXTS.popitem(last=False)
+            text = b""
+        got = _NAMES[key] = frozenset(_CALLED.findall(text)) if len(text) <= MAX_HEADER_SIZE else frozenset()
+        if len(_NAMES) > _NAMES_MAX:
+            _NAMES.popitem(last=False)
+    else:
+        _NAMES.move_to_end(key)
     return got
 
 
@@ -170,9 +199,9 @@ def _lookup(model, name: str) -> list:
     if got is not None:
         return got
     got = []
-    needle = re.compile(rb"\b" + re.escape(name.encode()) + rb"\s*[(<]")
+    key = name.encode()
     for hp in header_paths(model):
-        if not needle.search(_text(hp)):
+        if key not in _names(hp):
             continue
         hm = _load(hp, model)
         if hm is None:

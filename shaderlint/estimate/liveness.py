@@ -1154,6 +1154,8 @@ class Walker:
         name = m.callee_name(n)
         args = [a for a in m.call_args(n) if a.type != "comment"]
         fn = n.child_by_field_name("function")
+        while fn is not None and fn.type == "qualified_identifier" and fn.child_by_field_name("name") is not None:
+            fn = fn.child_by_field_name("name")  # `reduce::partitioned<Add, N>(x)`: its template arguments bind
         g = callable_of(m, n, self.callables) if self.callables else None
         bound_env = None
         if g is not None and fn is not None and fn.type == "identifier":

@@ -478,6 +478,8 @@ def _bind(model, f, bindings: Mapping[str, str] | None) -> tuple[dict, dict[str,
             from shaderlint.model.types import struct_type
             t = struct_type(s.split("::")[-1])
         types[name] = t
+        if t.kind in ("int", "uint", "float", "bool") and t.bits:
+            env[("sizeof", id(tv))] = max(t.bits, 8) // 8 * t.width  # `sizeof(T)` (static.evaluate)
     return env, types
 
 
@@ -542,6 +544,7 @@ def expand_statement_macros(model, f):
             m2 = build_model(FRONT_ENDS[model.language].parse(Source(model.source.path, data), deadline=dl,
                                                               predefined=model.parsed.predefined,
                                                               extra_macros=model.parsed.macros,
+                                                              headers=model.parsed.headers,
                                                               expand=False))  # (data holds the expansions)
     except Exception:
         return None

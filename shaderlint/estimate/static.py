@@ -445,10 +445,16 @@ def _dependencies(model, node: ts.Node) -> tuple:
                 out[model.text(n)] = None
             elif id(v) not in out:
                 out[id(v)] = None
+                if v.template_param:
+                    out[("sizeof", id(v))] = None  # a type parameter's size, when bound
                 if v.init is not None and not (v.template_param or v.is_param or v.function_constant
                                                or v.is_array or v.is_global and not (v.is_const or v.is_constexpr)) \
                         and not reassigned(model, v):
                     stack.append(v.init)
+        elif n.type == "type_identifier":  # `sizeof(T)` read as a type
+            v = model.resolve(n)
+            if v is not None and v.template_param:
+                out[("sizeof", id(v))] = None
         stack.extend(n.named_children)
     return tuple(out)
 
@@ -526,6 +532,14 @@ def _evaluate(model, node: ts.Node, env: Env, depth: int) -> int | float | None:
             return c_binary(op, a, b)
         if t == "sizeof_expression":
             ty = node.child_by_field_name("type")
+            arg = ty if ty is not None else node.child_by_field_name("value")
+            while arg is not None and arg.type in ("parenthesized_expression", "type_descriptor") \
+                    and arg.named_child_count == 1:
+                arg = arg.named_children[0]
+            if arg is not None and arg.type in ("identifier", "type_identifier"):
+                v = model.resolve(arg)  # `sizeof(T)`, T a bound type parameter
+                if v is not None and v.template_param and ("sizeof", id(v)) in env:
+                    return env[("sizeof", id(v))]
             if ty is not None:
                 tt = parse_type_name(model.text(ty))
                 if tt.kind in ("int", "uint", "float", "bool"):

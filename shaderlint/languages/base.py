@@ -62,6 +62,9 @@ class Parsed:
 
         return origin(list(self.expansions), self.expansions[0].start, offset)
     macros: object = None  # the included headers' macros (name -> shaderlint.project.macros.MacroDef) or None
+    #: The headers the file's project context read ((absolute path, sha256) in the order read), where the
+    #: register walk looks for helpers (:mod:`shaderlint.estimate.headers`); None: no context was built.
+    headers: tuple | None = None
 
     @property
     def root(self) -> ts.Node:
@@ -182,7 +185,7 @@ class FrontEnd:
 
     def parse(self, source: Source, old: Parsed | None = None, deadline=None,
               context: tuple[tuple[bytes, list[Mask]] | None, str | None] | None = None, predefined=None,
-              expand: bool = True, extra_macros=None) -> Parsed:
+              expand: bool = True, extra_macros=None, headers: tuple | None = None) -> Parsed:
         """Mask and parse ``source``. With a :class:`shaderlint.deadline.Deadline`, a long parse is
         cancelled when it passes (raising :class:`shaderlint.deadline.TimeBudgetExceeded`).
         ``context``: (masked text and masks or None, stage) to use instead of what ``source`` alone
@@ -190,7 +193,8 @@ class FrontEnd:
         ``predefined``: the build's macros (see :meth:`predefined`). ``expand``: append the
         expansions of the file-scope macro invocations that define kernels
         (:mod:`shaderlint.model.expand`; not with ``context``); ``extra_macros``: macros from the
-        headers the file includes (name -> :class:`shaderlint.project.macros.MacroDef`)."""
+        headers the file includes (name -> :class:`shaderlint.project.macros.MacroDef`); ``headers``: the
+        headers its context read (:attr:`shaderlint.project.includes.FileContext.files`)."""
         parse_bytes, masks = context[0] if context is not None and context[0] is not None \
             else self.masked(source, predefined, extra_macros)
         stage = context[1] if context is not None else self.stage_for(source.path, source)
@@ -202,7 +206,7 @@ class FrontEnd:
         tree = _parse(parser, parse_bytes, old.tree if old is not None else None, deadline)
         tree, parse_bytes, masks = _bound_depth(parser, tree, parse_bytes, masks, deadline)
         parsed = Parsed(source, self.name, tree, masks, parse_bytes, stage, predefined=predefined,
-                        expansions=expansions, macros=extra_macros)
+                        expansions=expansions, macros=extra_macros, headers=headers)
         gaps = _Gaps(parse_bytes)
         for m in masks:
             if m.kind == "attribute":

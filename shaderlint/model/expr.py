@@ -328,6 +328,8 @@ class ExprAnalysis:
         fn = call.child_by_field_name("function")
         if fn is None:
             return ""
+        while fn.type == "qualified_identifier" and fn.child_by_field_name("name") is not None:
+            fn = fn.child_by_field_name("name")  # `ns::f<T>`: f (not `T>`)
         if fn.type == "template_function":
             fn = fn.child_by_field_name("name") or fn
         if fn.type == "field_expression":
