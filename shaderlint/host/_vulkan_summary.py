@@ -1564,7 +1564,8 @@ def resolve(summaries: list[tuple[str, dict]], shader_for, launch_from_json,
     try:
         run = _Run(summaries)
         out = _resolve(run, shader_for, launch_from_json)
-        if unseen is not None and (run.chain_names or run.fields):
+        # (the search reads the other host files: only when there is a fact to keep or drop)
+        if out and unseen is not None and (run.chain_names or run.fields):
             calls, fields = unseen(frozenset(run.chain_names), frozenset(run.fields))
             if calls or fields:
                 run = _Run(summaries)
