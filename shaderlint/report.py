@@ -430,13 +430,14 @@ def expansion_notes(model, f) -> list[str]:
 def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
     line = kernel_line(model, e.function.name_node.start_byte)
     interval = register_interval(model.language, target.name, e.registers)
+    host = host_facts(model, e.function)
     return Row(
         path=path, kernel=e.name, line=line, language=model.language, threads_per_group=e.threads_per_group,
         registers=e.registers, registers_source="estimate", threadgroup_memory_bytes=e.shared_bytes,
         stack_bytes=e.stack_bytes, target=target.name,
         occupancy=_round(e.occupancy_value), limiter=e.limiter,
-        notes=expansion_notes(model, e.function) + host_notes(model, e.function) + list(e.notes),
-        host=host_facts(model, e.function), registers_lower_bound=bool(e.unseen_calls),
+        notes=expansion_notes(model, e.function) + host_notes(host) + list(e.notes),
+        host=host, registers_lower_bound=bool(e.unseen_calls),
         occupancy_is_bound=e.occupancy_is_bound, shared_unknown=e.shared_unknown, registers_exact=e.registers_exact,
         registers_interval=(interval.low, interval.high) if interval else None,
         occupancy_interval=_occupancy_interval(e, target, interval),
@@ -485,12 +486,12 @@ def host_facts(model, f) -> list[dict]:
     return out
 
 
-def host_notes(model, f) -> list[str]:
-    """Where the kernel's facts that come from host code are set (``host: … from path:line``)."""
+def host_notes(facts: list[dict]) -> list[str]:
+    """The text table's lines for :func:`host_facts` (``host: … from path:line``)."""
     from shaderlint.model.dispatch import format_dims
 
     out = []
-    for h in host_facts(model, f):
+    for h in facts:
         v = h["value"]
         if h["fact"] == "threads_per_group":
             what = f"threads per group {format_dims(tuple(v))}"
@@ -563,7 +564,8 @@ def _param_count(demangled: str) -> int | None:
 
 def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> Row:
     shared = k.shared_bytes
-    notes = expansion_notes(model, f) + host_notes(model, f) + [f"ptxas {k.arch}: {k.registers} registers, {k.stack_bytes} bytes stack frame, "
+    host = host_facts(model, f)
+    notes = expansion_notes(model, f) + host_notes(host) + [f"ptxas {k.arch}: {k.registers} registers, {k.stack_bytes} bytes stack frame, "
              f"{k.spill_store_bytes} bytes spill stores, {shared} bytes static shared memory"]
     dynamic = est.shared_bytes - _static_shared(est)
     if dynamic > 0:
@@ -593,7 +595,7 @@ def _ptxas_row(path: str, model, f, k, est: KernelEstimate, target: Target) -> R
         threads_per_group=threads, registers=k.registers, registers_source="ptxas", threadgroup_memory_bytes=shared,
         stack_bytes=k.stack_bytes, target=target.name, occupancy=_round(occ.occupancy) if occ else None,
         limiter=occ.limiter if occ else None, notes=notes, occupancy_is_bound=bound, shared_unknown=est.shared_unknown,
-        host=host_facts(model, f),
+        host=host,
     )
 
 
@@ -673,7 +675,8 @@ def _radv_row(path: str, model, est: KernelEstimate, r, target: Target) -> Row:
     scratch = r.scratch_bytes or 0
     stack = -(-scratch // wave) if wave else None
     shared = r.lds_bytes if r.lds_bytes is not None else est.shared_bytes
-    notes = host_notes(model, est.function) + [
+    host = host_facts(model, est.function)
+    notes = host_notes(host) + [
              f"RADV {r.driver or 'Mesa'} on {r.device or r.family}: {r.vgprs} VGPRs allocated in wave{wave}, "
              f"{r.sgprs} SGPRs, {r.spilled_vgprs or 0} VGPRs and {r.spilled_sgprs or 0} SGPRs spilled, "
              f"{scratch} B scratch per wave, {r.lds_bytes or 0} B LDS"]
@@ -698,7 +701,7 @@ def _radv_row(path: str, model, est: KernelEstimate, r, target: Target) -> Row:
         language="glsl", threads_per_group=threads, registers=r.vgprs, registers_source="radv",
         threadgroup_memory_bytes=shared, stack_bytes=stack, target=target.name,
         occupancy=_round(occ.occupancy) if occ else None, limiter=occ.limiter if occ else None, notes=notes,
-        host=host_facts(model, est.function),
+        host=host,
     )
 
 
@@ -780,6 +783,10 @@ def format_json(rows: list[Row]) -> str:
     return json.dumps([r.to_json() for r in rows], indent=2) + "\n"
 
 
+def _host_threads(r: Row) -> bool:
+    return any(h["fact"] == "threads_per_group" for h in r.host)
+
+
 def format_text(rows: list[Row], notes: bool = False) -> str:
     if not rows:
         return "No kernels found.\n"
@@ -797,7 +804,7 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
         occ = "?" if r.occupancy is None else ("≤" if r.occupancy_is_bound else "") + f"{r.occupancy * 100:.1f}%"
         if r.occupancy is not None and r.occupancy_interval is not None:
             occ += f" ({r.occupancy_interval[0] * 100:.1f}–{r.occupancy_interval[1] * 100:.1f}%)"
-        threads = str(r.threads_per_group or "?") + ("†" if any(n.startswith("host: threads") for n in r.notes) else "")
+        threads = str(r.threads_per_group or "?") + ("†" if _host_threads(r) else "")
         table.append((display_path(r.path), r.kernel, str(r.line), r.language, threads, regs,
                       r.registers_source, mem, stack, r.target, occ, r.limiter or "-"))
     widths = [max(len(row[i]) for row in table) for i in range(len(header))]
@@ -848,7 +855,7 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
     if any(r.occupancy_is_bound for r in rows):
         lines.append("≤ occupancy is the best case over group sizes: the kernel does not declare its group size "
                      "(annotate with // shaderlint: threadgroup-size=N).")
-    if any(any(n.startswith("host: threads") for n in r.notes) for r in rows):
+    if any(_host_threads(r) for r in rows):
         lines.append("† threads per group from the host code that launches the kernel (the line is listed under "
                      "the row).")
     if any(r.shared_unknown for r in rows):
