@@ -723,14 +723,38 @@ def _failure_cause(error: str) -> str:
 
 
 # ---- the report -----------------------------------------------------------------------------------------
-def occupancy_check(rows: list[dict], est: list[float] | None = None) -> dict:
+def lopo_intervals(rows: list[dict], est: list[float], min_kernels: int = 30) -> list[tuple[int, int] | None]:
+    """Per row, the register interval the report would show for its estimate had the package been
+    left out of the measurement: the other packages' 10-90 % residual quantiles for the estimate's
+    band (None where that band has fewer than ``min_kernels`` training kernels, as
+    shaderlint/estimate/uncertainty.py withholds it), rounded outward as the report rounds it."""
+    out: list[tuple[int, int] | None] = [None] * len(rows)
+    real = [float(r["registers"]) for r in rows]
+    for _, train, held in lopo_groups([r["package"] for r in rows]):
+        q = residual_quantiles([est[i] for i in train], [real[i] for i in train])
+        for i in held:
+            b = q.get(band_of(est[i]))
+            if b is None or b["kernels"] < min_kernels or est[i] <= 0:
+                continue
+            low = max(1, math.floor(est[i] * math.exp(b["q10"])))
+            out[i] = (low, max(low, math.ceil(est[i] * math.exp(b["q90"]))))
+    return out
+
+
+def occupancy_check(rows: list[dict], est: list[float] | None = None,
+                    intervals: list[tuple[int, int] | None] | None = None) -> dict:
     """Kernels with a known group size: does the occupancy shown (or the one from ``est``) equal the
-    one ptxas's registers and static shared memory (plus the launch's dynamic shared memory) imply?"""
+    one ptxas's registers and static shared memory (plus the launch's dynamic shared memory) imply?
+    With ``intervals`` (:func:`lopo_intervals`), also: does the occupancy range the report shows next
+    to it (the occupancy at each end of the register interval; the point alone where there is no
+    interval) contain the implied one, and how wide are those ranges?"""
     from shaderlint.estimate.occupancy import occupancy
     from shaderlint.estimate.targets import get_target
 
     known = below = agree_shown = agree_regs = agree_refit = too_optimistic = 0
     reg_limited = reg_agree = 0
+    range_ok = ranged = 0
+    widths: list[float] = []
     for i, r in enumerate(rows):
         if not r.get("threads") or r.get("occupancy_is_bound"):
             continue
@@ -750,6 +774,18 @@ def occupancy_check(rows: list[dict], est: list[float] | None = None) -> dict:
         if true.limiter == "registers":
             reg_limited += 1
             reg_agree += shown is not None and abs(shown - true.occupancy) < 1e-9
+        if shown is not None and intervals is not None:
+            lo = hi = shown
+            iv = intervals[i]
+            if iv is not None:
+                shared = r["estimated_shared"]
+                cap = target.max_registers_per_thread
+                ends = [occupancy(target, r["threads"], float(min(x, cap)), shared).occupancy for x in iv]
+                lo, hi = min(ends), max(ends)
+                if hi - lo > 1e-9:
+                    ranged += 1
+                    widths.append(hi - lo)
+            range_ok += lo - 1e-9 <= true.occupancy <= hi + 1e-9
         if shown is not None and abs(shown - true.occupancy) < 1e-9:
             agree_shown += 1
         elif shown is not None and shown > true.occupancy:
@@ -763,7 +799,10 @@ def occupancy_check(rows: list[dict], est: list[float] | None = None) -> dict:
             "registers_only_agrees": agree_regs / below if below else None,
             "refit_agrees": agree_refit / below if below and est is not None else None,
             "register_limited": reg_limited,
-            "register_limited_shown_agrees": reg_agree / reg_limited if reg_limited else None}
+            "register_limited_shown_agrees": reg_agree / reg_limited if reg_limited else None,
+            "shown_or_range_agrees": range_ok / below if below and intervals is not None else None,
+            "shown_as_range": ranged / below if below and intervals is not None else None,
+            "range_width_median": statistics.median(widths) if widths else None}
 
 
 def evaluate(rows: list[dict]) -> dict:
@@ -793,7 +832,7 @@ def evaluate(rows: list[dict]) -> dict:
     out["interval_coverage_lopo_shipped"] = lopo_coverage(rows, shipped)
     out["residual_quantiles_refit"] = residual_quantiles(refit, real)
     out["interval_coverage_lopo_refit"] = lopo_coverage(rows, refit)
-    out["occupancy"] = occupancy_check(rows, refit)
+    out["occupancy"] = occupancy_check(rows, refit, lopo_intervals(rows, shipped))
     out["by_cause_shipped"] = causes(rows, shipped)
     out["per_package_shipped"] = {
         p: {"kernels": len(idx), "median_ape": statistics.median(abs(shipped[i] - real[i]) / real[i] for i in idx),
@@ -886,6 +925,12 @@ def render(arch: str, ev: dict, rows: list[dict], worst: int) -> str:
                  f"{_pct(o['shown_too_optimistic'])}); registers alone agree {_pct(o['registers_only_agrees'])}; "
                  f"refit {_pct(o['refit_agrees'])}; where registers limit ({o['register_limited']} kernels) shown "
                  f"agrees {_pct(o['register_limited_shown_agrees'])}")
+    if o.get("shown_or_range_agrees") is not None:
+        width = o["range_width_median"]
+        lines.append(f"  occupancy shown with its range (the report's, from intervals measured on the other packages): "
+                     f"agrees or contains {_pct(o['shown_or_range_agrees'])} of the {o['true_below_100']}; shown as a "
+                     f"range for {_pct(o['shown_as_range'])}, median width "
+                     f"{'-' if width is None else f'{100 * width:.1f} points'}")
     for name, v in ev["by_cause_shipped"].items():
         lines.append(f"  {name}: " + "; ".join(
             f"{k} {x['kernels']} k, med |err| {_pct(x['median_ape'])}, under {_pct(x['under'])}" for k, x in v.items()))

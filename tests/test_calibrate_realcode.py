@@ -209,6 +209,30 @@ def test_lopo_coverage_counts_held_out_kernels():
     assert 0.0 < cov["coverage"] <= 1.0
 
 
+def test_lopo_intervals_come_from_the_other_packages_and_need_enough_kernels():
+    # package a's estimates are all 2x low, b's and c's exact: a's interval is built from b and c only,
+    # so it is exactly its estimate (and misses), while b's includes a's residuals
+    rows = [{"package": p, "registers": (2 * r if p == "a" else r)} for p in "abc" for r in (10, 12, 14, 16, 18)]
+    est = [float(r) for p in "abc" for r in (10, 12, 14, 16, 18)]
+    iv = rc.lopo_intervals(rows, est, min_kernels=5)
+    assert iv[0] == (10, 10)
+    assert iv[5][0] <= 10 and iv[5][1] > 10
+    assert rc.lopo_intervals(rows, est, min_kernels=11) == [None] * 15  # 10 training kernels per band
+
+
+def test_occupancy_range_contains_what_the_point_misses():
+    # 256 threads on sm_80: 64 registers give 50 %, 32 give 100 %; the estimate says 32 (100 %), ptxas 64
+    row = {"package": "a", "arch": "sm_80", "threads": 256, "registers": 64, "estimate": 32.0,
+           "shared_bytes": 0, "dynamic_shared": 0, "estimated_shared": 0, "estimated_occupancy": 1.0}
+    no_range = rc.occupancy_check([row], None, [None])
+    assert no_range["shown_agrees"] == 0.0 and no_range["shown_or_range_agrees"] == 0.0
+    ranged = rc.occupancy_check([row], None, [(30, 70)])
+    assert ranged["shown_agrees"] == 0.0 and ranged["shown_or_range_agrees"] == 1.0
+    assert ranged["shown_as_range"] == 1.0 and ranged["range_width_median"] > 0.4
+    assert rc.occupancy_check([row], None, [(30, 40)])["shown_or_range_agrees"] == 0.0  # range misses it
+    assert rc.occupancy_check([row])["shown_or_range_agrees"] is None  # no intervals asked for
+
+
 # ---- nvcc flags and the cache -------------------------------------------------------------------------
 def test_flags_for_walks_up_to_the_package_root(tmp_path):
     src = tmp_path / "src"
