@@ -69,6 +69,38 @@ def test_sl505_uses_the_compilers_count_for_a_register_limited_kernel(monkeypatc
     assert lint_source("k.cu", src, Settings(select=("SL505",))).diagnostics == []
 
 
+TEMPLATE = b"""
+template <typename T>
+__global__ void __launch_bounds__(256) scale(T* out, const T* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * in[i];
+}
+"""
+
+
+def _fake_named(name: str, registers: int):
+    def compiled(model, settings, target):
+        if settings.compiler == "none":
+            return None
+        k = PtxasKernel(name, f"void {name}<float>(float*, const float*, int)", f"_Z5{name}IfEvPT_PKS0_i",
+                        target.ptxas_arch, registers, 0, 0, 0, 0, 0)
+        return PtxasResult({k.mangled: k}, arch=target.ptxas_arch)
+    return compiled
+
+
+def test_sl505_decides_an_unbound_template_on_the_compilers_count(monkeypatch):
+    """The file never instantiates ``scale``: the estimate cannot tell its registers, but the instances
+    the compiler built (its count) can; the impact is the count's, not a what-if on the estimate."""
+    monkeypatch.setattr(measured, "compiled", _fake_named("scale", 80))
+    (d,) = lint_source("k.cu", TEMPLATE, Settings(select=("SL505",), compiler="ptxas")).diagnostics
+    assert "80 per thread from ptxas" in d.message and "37.5%" in d.message
+    assert (d.impact.registers, d.impact.occupancy_before, d.impact.occupancy_after, d.impact.source) == \
+        (-16, 0.375, 0.5, "ptxas")
+    assert lint_source("k.cu", TEMPLATE, Settings(select=("SL505",))).diagnostics == []  # no compiler: silent
+    monkeypatch.setattr(measured, "compiled", _fake_named("scale", 64))
+    assert lint_source("k.cu", TEMPLATE, Settings(select=("SL505",), compiler="ptxas")).diagnostics == []
+
+
 def test_compiler_setting_is_validated_and_keyed():
     assert settings_from_table({"compiler": "auto"}).compiler == "auto"
     with pytest.raises(ConfigError):

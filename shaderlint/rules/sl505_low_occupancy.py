@@ -16,7 +16,8 @@ installed: the file is compiled once for the target's architecture), never
 on the register estimate alone (its error on real kernels is too large to
 decide the verdict and has no measured interval yet: `docs/register-model.md`;
 `shaderlint report --compiler ptxas|radv` gives exact figures), template kernels whose parameters
-are never bound in the file are checked for threadgroup memory only, and
+are never bound in the file are checked for threadgroup memory only unless a compiler counted
+their registers (then the most registers of the instances it built), and
 threadgroup memory sized at dispatch (`extern __shared__`, `threadgroup`
 parameters) is not counted, and a kernel every launch of which in the file runs a
 single block (`<<<1, …>>>`, `dim3 grid(1, 1)`) is left alone: occupancy counts
@@ -98,7 +99,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 
-from shaderlint.diagnostics import Finding, Severity
+from shaderlint.diagnostics import Finding, Impact, Severity
 from shaderlint.estimate import measured, whatif
 from shaderlint.estimate.occupancy import GROUP_SIZE, GROUPS_PER_CORE, REGISTERS, THREADGROUP_MEMORY, occupancy
 from shaderlint.estimate.registers import cached_estimate, occupancy_shape, register_occupancies, template_instances
@@ -148,9 +149,24 @@ class LowOccupancy(Rule):
             if worst is None:
                 continue
             adjustment = _advice(worst, target, threshold)
-            impact = whatif.impact_of(model, f, adjustment, target, facts, bindings=worst.bindings or None)
+            impact = _measured_impact(worst, target, adjustment)
+            if impact is None:
+                impact = whatif.impact_of(model, f, adjustment, target, facts, bindings=worst.bindings or None)
             yield Finding(f.name_node.start_byte, f.name_node.end_byte, _message(worst, target, threshold),
                           kernel=f.name, impact=impact)
+
+
+def _measured_impact(est, target, adjustment) -> Impact | None:
+    """For a verdict on a compiler's register count, the advice's effect from the same count: the
+    registers to give up and the occupancy that leaves (exact arithmetic on the count, as the
+    message's figures are), instead of a what-if on the estimate the count replaced."""
+    if est.source == "estimate" or adjustment is None or est.occupancy.limiter != REGISTERS \
+            or adjustment.registers is None:
+        return None
+    after = occupancy(target, est.occupancy.threads_per_group, est.registers + adjustment.registers, est.shared_bytes)
+    return Impact(target=target.name, registers=int(adjustment.registers), stack_bytes=0,
+                  occupancy_before=round(est.occupancy.occupancy, 4), occupancy_after=round(after.occupancy, 4),
+                  source=est.source)
 
 
 def _clears(model, f, target, bindings, facts, threshold: float, settings) -> bool:
@@ -179,8 +195,10 @@ def _low(est, target, threshold: float, unbound: bool) -> bool:
     if o.limiter == REGISTERS:
         # Only a compiler's count decides a register-limited verdict: the estimate is off by 27 % (median)
         # against ptxas on real kernels, by 2x and more where registers matter, and its error has no
-        # measured interval yet (docs/register-model.md).
-        return not unbound and est.source != "estimate"
+        # measured interval yet (docs/register-model.md). A compiler's count stands for a template
+        # whose parameters the file never binds too: it is the most registers of the instances the
+        # compiler built (the rule names the kernel, not an instance).
+        return est.source != "estimate"
     return o.limiter in (THREADGROUP_MEMORY, GROUP_SIZE, GROUPS_PER_CORE)
 
 
