@@ -338,3 +338,22 @@ def test_evaluate_and_markdown_on_synthetic_rows():
     md = rc.markdown({"archs": {"sm_80": ev}})
     assert "15 kernels from 3 packages, leave-one-project-out" in md
     assert "| >128 | 3 |" in md
+
+
+# ---- bench/sl505_precision.py: judging a finding against the occupancy ptxas implies ------------------
+def test_sl505_findings_judged_by_the_lowest_instance_at_the_named_group_size():
+    from shaderlint.estimate.ptxas import PtxasKernel, PtxasResult
+
+    sp = _load("sl505_precision")
+    ks = [PtxasKernel("k", f"void k<{i}>(float*)", f"_Z1kILi{i}EEvPf", "sm_80", regs, 0, 0, 0, 0, 0)
+          for i, regs in ((1, 32), (2, 80))]
+    res = PtxasResult({k.mangled: k for k in ks}, arch="sm_80")
+    finding = {"code": "SL505", "path": "a.cu", "line": 3, "kernel": "k",
+               "message": "kernel 'k' has an occupancy of 37.5% on sm_80 (threshold 50%), limited by registers "
+                          "(80 per thread from ptxas with 256 threads per group: 3 groups of 8 SIMD groups per core)"}
+    (row,) = sp.judge([finding], res, "sm_80", 0.5)
+    assert (row["threads"], row["shown"], row["implied"], row["verdict"]) == (256, 0.375, 0.375, "right")
+    light = PtxasResult({ks[0].mangled: ks[0]}, arch="sm_80")  # only the 32-register instance: 100 %
+    assert sp.judge([finding], light, "sm_80", 0.5)[0]["verdict"] == "wrong unless dynamic shared memory"
+    other = {**finding, "kernel": "j"}
+    assert sp.judge([other], res, "sm_80", 0.5)[0]["verdict"] == "unknown"
