@@ -547,7 +547,7 @@ class Walker:
         elif t in ("while_statement", "do_statement"):
             self.runtime_loop(n, None, n.child_by_field_name("condition"), None, self.body_of(n))
         elif t == "for_range_loop":
-            self.runtime_loop(n, None, n.child_by_field_name("right"), None, self.body_of(n))
+            self.range_loop(n)
         elif t == "return_statement":
             kids = [c for c in n.named_children if c.type != "comment"]
             if kids:
@@ -703,7 +703,43 @@ class Walker:
     def has_barrier(self, body: ts.Node) -> bool:
         return any(body.start_byte <= b.node.start_byte < body.end_byte for b in self.f.barriers)
 
-    def runtime_loop(self, n, init, cond, update, body, factor: int = 1, counted: bool = False) -> None:
+    def range_loop(self, n: ts.Node) -> None:
+        """``for (auto i : range) body`` as C++ defines it: ``auto b = range.begin(), e = range.end();
+        for (; b != e; ++b) { auto i = *b; body }``. When the range is an object of a class the file or
+        its headers define (dlib's ``grid_stride_range``), its ``begin()`` iterator is a loop-carried
+        value and its ``end()`` one is live through the loop, each costing the iterator's fields, and
+        the loop variable has the type ``operator*`` returns (no register of its own when it returns
+        one of the iterator's fields: the compiler propagates the copy). Other ranges (arrays, library
+        containers) stay a runtime loop over the range expression with the variable's declared type."""
+        right = n.child_by_field_name("right")
+        body = self.body_of(n)
+        it = range_iterator(self.m, self.home, right) if right is not None and self.lang == "cuda" else None
+        if it is None:
+            self.runtime_loop(n, None, right, None, body)
+            return
+        fields, elem, alias, counted = it
+        cost = sum(self.type_cost(t) for t in fields) or 1.0
+        self.step()
+        self.record(self.ev(right)[0])
+        frame = self.frames[-1].id
+        kb, ke = ("range-begin", frame, n.id), ("range-end", frame, n.id)
+        self.define(kb, cost)
+        self.define(ke, cost)
+        self.step()
+        decl = n.child_by_field_name("declarator")
+        while decl is not None and decl.type != "identifier":
+            decl = decl.child_by_field_name("declarator") or next(
+                (c for c in decl.named_children if c.type == "identifier"), None)
+        v = self.m.resolve(decl) if decl is not None else None
+        if v is not None and not v.type.is_known:
+            if alias:
+                self._var_shape[id(v)] = (0.0, None, 0.0, None)
+            elif elem is not None and elem.is_known:
+                self._info[id(v)] = VarInfo(elem, (), elem.kind == "pointer")
+        self.runtime_loop(n, None, None, None, body, counted=counted, carried=((kb, cost), (ke, cost)))
+
+    def runtime_loop(self, n, init, cond, update, body, factor: int = 1, counted: bool = False,
+                     carried: tuple = ()) -> None:
         if init is not None:
             if init.type == "declaration":
                 self.declaration(init)
@@ -721,11 +757,17 @@ class Walker:
         if cond is not None:
             self.step()
             self.record(self.ev(cond)[0])
+        for k, cost in carried:  # values the loop's own header reads every iteration (a range's iterators)
+            self.use(k, cost)
         if body is not None:
             self.stmt(body)
         if update is not None:
             self.step()
             self.record(self.ev(update)[0])
+        if carried:
+            self.step()
+            self.use(carried[0][0], carried[0][1])
+            self.define(carried[0][0], carried[0][1])
         self.loops.pop()
         self.close_runtime(lp)
 
@@ -1682,6 +1724,160 @@ class Walker:
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _classes(model) -> dict:
+    """Class and struct definitions (with a body) of ``model`` by name (memoized per model)."""
+    got = model.__dict__.get("_class_defs")
+    if got is None:
+        got = model._class_defs = {}
+        stack = [model.root]
+        while stack:
+            c = stack.pop()
+            if c.type in ("class_specifier", "struct_specifier"):
+                name, body = c.child_by_field_name("name"), c.child_by_field_name("body")
+                if name is not None and body is not None:
+                    got.setdefault(model.text(name).split("::")[-1], []).append(c)
+            if c.type in ("translation_unit", "namespace_definition", "declaration_list", "class_specifier",
+                          "struct_specifier", "field_declaration_list", "template_declaration",
+                          "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "linkage_specification",
+                          "field_declaration", "declaration", "type_definition"):
+                stack.extend(c.named_children)
+    return got
+
+
+def _methods(model, cls: ts.Node, name: str) -> list[ts.Node]:
+    """Definitions of method ``name`` in the body of class ``cls``."""
+    body = cls.child_by_field_name("body")
+    out = []
+    for c in body.named_children if body is not None else ():
+        if c.type == "template_declaration":
+            c = next((x for x in c.named_children if x.type == "function_definition"), c)
+        if c.type != "function_definition":
+            continue
+        d = c.child_by_field_name("declarator")
+        while d is not None and d.type in ("reference_declarator", "pointer_declarator"):
+            d = next((x for x in d.named_children if x.type.endswith("declarator")), None)
+        inner = d.child_by_field_name("declarator") if d is not None else None
+        if inner is not None and model.text(inner).replace(" ", "") == name:
+            out.append(c)
+    return out
+
+
+def _one_class(model, name: str, inside: ts.Node | None = None) -> ts.Node | None:
+    """The one definition of class ``name`` in ``model`` (nested in ``inside`` first)."""
+    cands = _classes(model).get(name.split("::")[-1].split("<")[0].strip(), [])
+    if inside is not None:
+        nested = [c for c in cands if inside.start_byte < c.start_byte < inside.end_byte]
+        if len(nested) == 1:
+            return nested[0]
+    return cands[0] if len(cands) == 1 else None
+
+
+def range_iterator(model, home, right: ts.Node):
+    """(iterator field types, loop variable type or None, the variable is one of the iterator's fields)
+    for a range-based ``for`` over ``right``: an object of a class the file (``model``) or the headers
+    next to it (``home``'s) define once, built in place (``grid_stride_range(0, n)``) or a variable of
+    that class, whose ``begin()`` returns a class with fields or a pointer. None otherwise
+    (memoized per model and node)."""
+    memo = model.__dict__.setdefault("_range_iterators", {})
+    if right.id in memo:
+        return memo[right.id]
+    memo[right.id] = got = _range_iterator(model, home, right)
+    return got
+
+
+def _range_iterator(model, home, right: ts.Node):
+    r = unparen(right)
+    if r.type == "call_expression":
+        fn = r.child_by_field_name("function")
+        cname = model.text(fn) if fn is not None and fn.type in ("identifier", "qualified_identifier",
+                                                                  "template_function") else None
+    elif r.type == "identifier":
+        v = model.resolve(r)
+        tnode = v.decl.child_by_field_name("type") if v is not None and v.decl is not None else None
+        cname = model.text(tnode) if tnode is not None else None
+    else:
+        return None
+    if not cname:
+        return None
+    cname = cname.split("<")[0].split("::")[-1].strip()
+    owner_model, cls = model, _one_class(model, cname)
+    if cls is None:
+        from shaderlint.estimate.headers import _lookup
+        hits = {id(c): (hm, c) for hm, g in _lookup(home, cname) for c in [g.node.parent.parent]
+                if g.node.parent is not None and g.node.parent.type == "field_declaration_list"
+                and c.type in ("class_specifier", "struct_specifier")}
+        if len(hits) != 1:
+            return None
+        owner_model, cls = next(iter(hits.values()))
+    m = owner_model
+    begin = _methods(m, cls, "begin")
+    if len(begin) != 1:
+        return None
+    rtype = begin[0].child_by_field_name("type")
+    decl = begin[0].child_by_field_name("declarator")
+    if rtype is None:
+        return None
+    if decl is not None and decl.type == "pointer_declarator":  # `T* begin()`: a pointer pair
+        return (pointer_of(),), m.parse_type(rtype), False, True
+    it = _one_class(m, m.text(rtype), inside=cls)
+    if it is None:
+        return None
+    fields = []
+    body = it.child_by_field_name("body")
+    for fd in body.named_children if body is not None else ():
+        if fd.type != "field_declaration" or fd.child_by_field_name("declarator") is None:
+            continue
+        if any(c.type == "function_declarator" for c in fd.children_by_field_name("declarator")):
+            continue
+        if "static" in m.text(fd).split("(")[0].split():
+            continue
+        for d in fd.children_by_field_name("declarator"):
+            fields.append(pointer_of() if d.type == "pointer_declarator" else m.parse_type(fd.child_by_field_name("type")))
+    if not fields:
+        return None
+    elem, alias = None, False
+    star = _methods(m, it, "operator*")
+    if len(star) == 1:
+        st = star[0].child_by_field_name("type")
+        elem = m.parse_type(st) if st is not None else None
+        fbody = star[0].child_by_field_name("body")
+        stmts = [c for c in fbody.named_children if c.type != "comment"] if fbody is not None else []
+        if len(stmts) == 1 and stmts[0].type == "return_statement" and stmts[0].named_child_count == 1:
+            ret = unparen(stmts[0].named_children[0])
+            if ret.type == "field_expression" and model.text(ret.child_by_field_name("argument")) == "this":
+                ret = ret.child_by_field_name("field")
+            names = {m.text(d) for fd in body.named_children if fd.type == "field_declaration"
+                     for d in fd.children_by_field_name("declarator")}
+            alias = ret is not None and ret.type in ("identifier", "field_identifier") and m.text(ret) in names
+    return tuple(fields), elem, alias, _additive_increment(m, it)
+
+
+def _additive_increment(m, it: ts.Node) -> bool:
+    """Whether the iterator class ``it``'s ``operator++`` only adds to one of its fields (``p += s;
+    return *this;``): the loop is then a counted loop like ``for (i = b; i < e; i += s)``."""
+    inc = _methods(m, it, "operator++")
+    if not inc:
+        return False
+    body = inc[0].child_by_field_name("body")
+    stmts = [c for c in body.named_children if c.type != "comment"] if body is not None else []
+    ops = [c.named_children[0] for c in stmts if c.type == "expression_statement" and c.named_child_count == 1]
+    rest = [c for c in stmts if c.type != "expression_statement"]
+    if len(ops) != 1 or any(c.type != "return_statement" for c in rest):
+        return False
+    op = ops[0]
+    if op.type == "update_expression":
+        return True
+    if op.type == "assignment_expression":
+        o = op.child_by_field_name("operator")
+        return o is not None and m.text(o) in ("+=", "-=")
+    return False
+
+
+def pointer_of():
+    from shaderlint.model.types import pointer_to
+    return pointer_to(UNKNOWN)
 
 
 def _plain_name(text: str) -> str:
