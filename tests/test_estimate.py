@@ -718,3 +718,21 @@ def test_range_based_for_over_a_class_keeps_its_iterators(tmp_path):
     unknown = estimate(RANGE_KERNEL.replace("stride_range(0, n)", "lib::rows(n)"))
     assert unknown.registers < ranged.registers
 
+
+
+def test_default_template_arguments_of_a_helper_are_bound():
+    """``copy<8>(...)`` of ``template <int nbytes, int step = 0>`` (llama.cpp's ``ggml_cuda_memcpy_1``):
+    the default is instantiated, so the unrolled copy loop has its trip count."""
+    src = """
+template <int nbytes, int step = 0>
+__device__ __forceinline__ void copy(float* __restrict__ dst, const float* __restrict__ src) {
+    constexpr int per = step == 0 ? 1 : step;
+#pragma unroll
+    for (int i = 0; i < nbytes / per; ++i) dst[i] = src[i] * src[nbytes - 1 - i];
+}
+__global__ void k(float* y, const float* x) { copy<CALL>(y + threadIdx.x * 8, x + blockIdx.x * 8); }
+"""
+    implicit = estimate(src.replace("CALL", "8"))
+    explicit = estimate(src.replace("CALL", "8, 0"))
+    assert implicit.registers == explicit.registers
+    assert implicit.peak == explicit.peak

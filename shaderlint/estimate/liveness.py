@@ -1334,6 +1334,16 @@ class Walker:
                 prev = (self.callables.get(id(tv)), self.callable_env.get(id(tv)))
                 if self.bind_function_arg(tv, a):
                     saved_callables[id(tv)] = prev
+        # value parameters the call leaves to their defaults (`template <int nbytes, int alignment = 0>`
+        # called as `f<8>(...)`): the compiler instantiates the default
+        for tv in g.template_params.values():
+            if id(tv) in self.env or tv.decl is None or tv.decl.type != "optional_parameter_declaration":
+                continue
+            default = tv.decl.child_by_field_name("default_value")
+            val = evaluate(model or self.m, default, self.env) if default is not None else None
+            if val is not None:
+                saved_env[id(tv)] = self.env.get(id(tv))
+                self.env[id(tv)] = val
         peak = 0.0
         held = 0.0
         pending = []
