@@ -148,6 +148,11 @@ class _Loop:
 class _Frame:
     id: int
     alias: dict  # id(param) -> value key, or ("array", frame_id, Var)
+    # a lambda's body: the frame it was defined in (its captures' values), its source span (what is
+    # declared inside is the lambda's own), its parameters by name (the model has no Var for them)
+    outer: "_Frame | None" = None
+    span: tuple = ()
+    names: dict | None = None
 
 
 @dataclass
@@ -172,6 +177,10 @@ class Walker:
         # operator() (shaderlint.model.callables.bound_callables)
         self.callables = dict(callables or {})
         self.callable_env: dict[int, dict] = {}  # id(Var) -> template arguments of the bound function
+        # id(Var) -> (lambda_expression, its model, the frame it was defined in): a helper's parameter
+        # bound to a lambda argument
+        self.lambdas: dict[int, tuple] = {}
+        self.lambda_depth = 0
         self.f = kernel
         self.target = target
         self.c = coeffs
@@ -432,6 +441,10 @@ class Walker:
         frame = self.frames[-1]
         if id(v) in frame.alias:
             return frame.alias[id(v)]
+        while frame.outer is not None and not frame.span[0] <= v.node.start_byte < frame.span[1]:
+            frame = frame.outer  # captured by a lambda: the value of the frame it was defined in
+            if id(v) in frame.alias:
+                return frame.alias[id(v)]
         return ("v", frame.id, id(v))
 
     def use(self, key, cost: float, invariant: bool = False) -> None:
@@ -1053,6 +1066,11 @@ class Walker:
         v = self.m.resolve(n)
         if v is None:
             name = self.m.text(n)
+            if self.lambda_depth:
+                got = self.lambda_param(name)
+                if got is not None:
+                    self.use(*got)
+                    return 0.0, 0.0
             if name.startswith("gl_") and name not in _FREE_BUILTINS and self.m.type_of(n).is_known \
                     and not (self.scalar_file and name not in DIVERGENT_BUILTINS):
                 self.use(("b", name), self.type_cost(self.m.type_of(n)), invariant=True)
@@ -1203,6 +1221,10 @@ class Walker:
         if g is not None and fn is not None and fn.type == "identifier":
             tv = m.resolve(fn)
             bound_env = self.callable_env.get(id(tv)) if tv is not None else None
+        if g is None and fn is not None and fn.type == "identifier":
+            lam = self.lambda_of(fn)
+            if lam is not None:
+                return self.inline_lambda(n, args, *lam)
         if g is None:
             g = m.function_by_name.get(name)
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
@@ -1347,8 +1369,14 @@ class Walker:
         peak = 0.0
         held = 0.0
         pending = []
+        saved_lambdas: dict = {}
         for p, a in zip(g.params, args):
             a0 = unparen(a)
+            lam = self.lambda_of(a0)
+            if lam is not None:  # `each(n, [&](int i) {...})`: calls of the parameter walk the lambda
+                saved_lambdas.setdefault(id(p), self.lambdas.get(id(p)))
+                self.lambdas[id(p)] = lam
+                continue
             if a0.type == "identifier":
                 v = self.m.resolve(a0)
                 if v is not None and id(v) in self.env:
@@ -1405,6 +1433,96 @@ class Walker:
                     self.env.pop(k, None)
                 else:
                     self.env[k] = old
+            for k, old in saved_lambdas.items():
+                if old is None:
+                    self.lambdas.pop(k, None)
+                else:
+                    self.lambdas[k] = old
+        return res, res
+
+    def lambda_of(self, n: ts.Node):
+        """(lambda_expression, its model, the frame it was defined in) when ``n`` is a lambda, a local
+        initialised with one (``auto f = [&](int i) {...};``) or a helper's parameter bound to one;
+        None otherwise."""
+        if n.type == "lambda_expression":
+            return n, self.m, self.frames[-1]
+        if n.type != "identifier":
+            return None
+        v = self.m.resolve(n)
+        if v is None:
+            return None
+        got = self.lambdas.get(id(v))
+        if got is not None:
+            return got
+        init = unparen(v.init) if v.init is not None else None
+        if init is None or init.type != "lambda_expression" or v.is_param:
+            return None
+        k = self.key(v)
+        frame = next((fr for fr in reversed(self.frames) if isinstance(k, tuple) and len(k) == 3
+                      and k[1] == fr.id), self.frames[-1])
+        return init, self.m, frame
+
+    def lambda_param(self, name: str):
+        """(key, registers) of the parameter ``name`` of a lambda being walked."""
+        for fr in reversed(self.frames):
+            if fr.names and name in fr.names:
+                return fr.names[name]
+            if fr.outer is None:
+                return None
+        return None
+
+    def inline_lambda(self, n: ts.Node, args: list[ts.Node], lam: ts.Node, model, home: _Frame
+                      ) -> tuple[float, float]:
+        """Walk a lambda's body at its call ``n`` (nvcc inlines it): its parameters hold the
+        arguments, the variables it captures are the values of the frame it was defined in."""
+        body = lam.child_by_field_name("body")
+        if body is None or len(self.active) >= 6 or lam in self.active:
+            peak, held = self.ev_seq(args)
+            return max(peak, held, 1.0), 1.0
+        decl = lam.child_by_field_name("declarator")
+        plist = decl.child_by_field_name("parameters") if decl is not None else None
+        params = [c for c in plist.named_children if c.type in ("parameter_declaration",
+                                                                "optional_parameter_declaration")] \
+            if plist is not None else []
+        frame = _Frame(self.next_frame, {}, outer=home, span=(lam.start_byte, lam.end_byte), names={})
+        self.next_frame += 1
+        peak = held = 0.0
+        for p, a in zip(params, args):
+            d = p.child_by_field_name("declarator")
+            while d is not None and d.type != "identifier":
+                d = d.child_by_field_name("declarator") or next(
+                    (c for c in d.named_children if c.type == "identifier"), None)
+            pa, wa = self.ev(a)
+            peak = max(peak, held + pa)
+            held += wa
+            if d is None:
+                continue
+            tnode = p.child_by_field_name("type")
+            t = self.resolve_type_text(model.text(tnode)) if tnode is not None else UNKNOWN
+            pointer = any(c.type in ("pointer_declarator", "abstract_pointer_declarator") for c in p.named_children)
+            cost = 2.0 if pointer else (self.type_cost(t) if t.is_known else max(wa, 1.0))
+            frame.names[model.text(d)] = (("l", frame.id, model.text(d)), cost)
+        self.record(max(peak, held))
+        self.frames.append(frame)
+        self.active.append(lam)
+        self.lambda_depth += 1
+        caller_model, caller_syntax = self.m, self._syntax
+        if model is not self.m:
+            self.m, self._syntax = model, model.__dict__.setdefault("_walk_syntax", {})
+        try:
+            for key, cost in frame.names.values():
+                self.define(key, cost)
+            if body.type == "compound_statement":
+                self.stmt(body)
+            else:
+                self.step()
+                self.record(self.ev(body)[0])
+            res = 1.0 if _returns_value(body) else 0.0
+        finally:
+            self.m, self._syntax = caller_model, caller_syntax
+            self.lambda_depth -= 1
+            self.active.pop()
+            self.frames.pop()
         return res, res
 
     # ---- assignments and memory ------------------------------------------------------------------------
@@ -1734,6 +1852,18 @@ class Walker:
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _returns_value(body: ts.Node) -> bool:
+    """Whether a lambda's body returns a value (not counting lambdas nested in it)."""
+    stack = [body]
+    while stack:
+        c = stack.pop()
+        if c.type == "return_statement" and c.named_child_count and c.named_children[0].type != "comment":
+            return True
+        if c.type != "lambda_expression":
+            stack.extend(c.named_children)
+    return body.type != "compound_statement"
 
 
 def _classes(model) -> dict:
