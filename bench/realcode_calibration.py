@@ -666,6 +666,12 @@ def code_features(model, functions) -> list[str]:
                 fn = n.child_by_field_name("function")
                 if fn is not None and fn.type == "field_expression":
                     out.add("member call")
+                elif fn is not None and fn.type == "identifier":
+                    v = model.resolve(fn)
+                    if v is not None and v.is_param:
+                        out.add("calls a parameter (functor object)")
+            elif t == "parameter_pack_expansion":
+                out.add("parameter pack")
             stack.extend(n.named_children)
     for g in functions:
         for p in getattr(g, "params", ()) or ():
@@ -873,7 +879,8 @@ def causes(rows: list[dict], est: list[float]) -> dict:
         "stack in ptxas": lambda r: r["stack_bytes"] > 0,
         **{f: (lambda r, f=f: f in r.get("features", ())) for f in (
             "range-based for", "lambda", "auto local", "64-bit integer local", "64-bit integer parameter",
-            "double local", "local of a class the file defines", "member call")},
+            "double local", "local of a class the file defines", "member call",
+            "calls a parameter (functor object)", "parameter pack")},
     }
     half = halves([r["package"] for r in rows])
     out = {}
