@@ -1919,11 +1919,14 @@ def range_iterator(model, home, right: ts.Node):
     for a range-based ``for`` over ``right``: an object of a class the file (``model``) or the headers
     next to it (``home``'s) define once, built in place (``grid_stride_range(0, n)``) or a variable of
     that class, whose ``begin()`` returns a class with fields or a pointer. None otherwise
-    (memoized per model and node)."""
-    memo = model.__dict__.setdefault("_range_iterators", {})
-    if right.id in memo:
-        return memo[right.id]
-    memo[right.id] = got = _range_iterator(model, home, right)
+    (memoized per kernel model, model and node)."""
+    # on the kernel's model: a header's model is shared by its includers, whose headers differ
+    memo = home.__dict__.setdefault("_range_iterators", {})
+    key = (id(model), right.id)
+    if key in memo:
+        return memo[key][1]
+    got = _range_iterator(model, home, right)
+    memo[key] = (model, got)  # the model kept alive with its answer: its id is not reused
     return got
 
 
