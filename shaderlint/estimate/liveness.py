@@ -36,7 +36,7 @@ from shaderlint.estimate.static import (
     _MISSING, _dependencies, binary_parts, evaluate, is_constant_array, is_thread_private, subscript_index,
 )
 from shaderlint.model.expr import unparen
-from shaderlint.estimate.headers import header_function
+from shaderlint.estimate.headers import header_function, overload_for
 from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_vars
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
@@ -1227,13 +1227,20 @@ class Walker:
                 return self.inline_lambda(n, args, *lam)
         if g is None:
             g = m.function_by_name.get(name)
+            if g is not None and name in _overloaded(m):  # several definitions: the one the arguments take
+                cands = [h for h in _overloaded(m)[name] if len(h.params) == len(args)]
+                if len(cands) > 1:
+                    cands = overload_for(cands, [self.arg_type(a) for a in args])
+                if len(cands) == 1:
+                    g = cands[0]
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
             return self.inline(n, g, args, fn, bound_env)
         if g is None and self.lang == "cuda" and fn is not None and fn.type != "field_expression" \
                 and name not in _F32_SPECIAL and name not in _F64_SPECIAL and not name.startswith("__") \
                 and not _CONSTRUCTOR.match(name):
-            hit = header_function(self.home, name, len(args))  # a helper of the project's headers
+            hit = header_function(self.home, name, len(args),  # a helper of the project's headers
+                                  lambda: [self.arg_type(a) for a in args])
             if hit is not None:
                 return self.inline(n, hit[1], args, fn, bound_env, model=hit[0])
         if fn is not None and fn.type == "field_expression":
@@ -1439,6 +1446,22 @@ class Walker:
                 else:
                     self.lambdas[k] = old
         return res, res
+
+    def arg_type(self, a: ts.Node) -> Type:
+        """An argument's type, a variable's as this walk binds it (``T x`` with ``T`` bound)."""
+        t = self.m.type_of(a)
+        if t.is_known:
+            return t
+        a = unparen(a)
+        if a.type == "identifier":
+            v = self.m.resolve(a)
+            if v is not None:
+                inf = self.info(v)
+                if inf.pointer or inf.dims:
+                    from shaderlint.model.types import pointer_to
+                    return pointer_to(inf.elem)
+                return inf.elem
+        return UNKNOWN
 
     def lambda_of(self, n: ts.Node):
         """(lambda_expression, its model, the frame it was defined in) when ``n`` is a lambda, a local
@@ -1852,6 +1875,19 @@ class Walker:
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _overloaded(model) -> dict:
+    """Names ``model`` defines more than once (with a body, not kernels) -> their definitions
+    (memoized per model)."""
+    got = model.__dict__.get("_overloads")
+    if got is None:
+        by: dict = defaultdict(list)
+        for g in model.functions:
+            if g.body is not None and not g.is_entry:
+                by[g.name].append(g)
+        got = model._overloads = {k: v for k, v in by.items() if len(v) > 1}
+    return got
 
 
 def _returns_value(body: ts.Node) -> bool:
