@@ -809,3 +809,23 @@ def test_overloads_are_resolved_by_argument_types(tmp_path):
     h4 = estimate(hsrc, path=str(tmp_path / "k.cu"), kernel="k_float4")
     assert h4.unseen_calls == () and any(n.startswith("inlined: ") for n in h4.notes), h4.notes
     assert h4.registers == f4.registers
+
+
+def test_type_template_parameters_of_a_helper_are_deduced_from_its_arguments():
+    """``twice(x[i], x)`` of ``template <typename T> T twice(T v, const T* p)``: T is what the
+    arguments are (double here, 2 registers a value), as the compiler deduces it; it was one
+    unknown register whatever the arguments. ptxas 13.0, sm_80: 16 registers with double, 14 with
+    float."""
+    src = """
+template <typename T>
+__device__ T twice(T v, const T* p) {
+    T a = v; T b = p[threadIdx.x]; T c = p[threadIdx.x + 32]; T d = p[threadIdx.x + 64];
+    return a * b + c * d;
+}
+__global__ void k_d(double* out, const double* x) { out[threadIdx.x] = twice(x[blockIdx.x], x); }
+__global__ void k_f(float* out, const float* x) { out[threadIdx.x] = twice(x[blockIdx.x], x); }
+__global__ void k_e(double* out, const double* x) { out[threadIdx.x] = twice<double>(x[blockIdx.x], x); }
+"""
+    d, f, e = (estimate(src, kernel=k) for k in ("k_d", "k_f", "k_e"))
+    assert d.registers >= f.registers + 3, (d.registers, f.registers)
+    assert e.registers == d.registers

@@ -1373,6 +1373,7 @@ class Walker:
             if val is not None:
                 saved_env[id(tv)] = self.env.get(id(tv))
                 self.env[id(tv)] = val
+        saved_types = self.deduce_types(g, fn, args, model or self.m)
         peak = 0.0
         held = 0.0
         pending = []
@@ -1440,12 +1441,63 @@ class Walker:
                     self.env.pop(k, None)
                 else:
                     self.env[k] = old
+            for k, old in saved_types.items():
+                if old is _MISSING:
+                    self.type_env.pop(k, None)
+                else:
+                    self.type_env[k] = old
             for k, old in saved_lambdas.items():
                 if old is None:
                     self.lambdas.pop(k, None)
                 else:
                     self.lambdas[k] = old
         return res, res
+
+    def deduce_types(self, g, fn: ts.Node, args: list[ts.Node], gm) -> dict:
+        """Bind ``g``'s type template parameters for its body's walk, as the compiler deduces them: from
+        explicit arguments (``f<float2>(x)``) or from the arguments given for parameters declared with
+        the bare parameter (``T val``, ``T * p``; llama.cpp's ``block_reduce(mean_var, s_sum2)``
+        with a float2). Returns the previous bindings (``_MISSING``: none) to restore."""
+        types = {name: tv for name, tv in g.template_params.items()
+                 if tv.decl is not None and "type_parameter" in tv.decl.type and "variadic" not in tv.decl.type}
+        if not types:
+            return {}
+        got: dict = {}
+        if fn.type == "template_function":
+            targs = fn.child_by_field_name("arguments")
+            kids = [c for c in targs.named_children if c.type != "comment"] if targs is not None else []
+            for (name, tv), a in zip(g.template_params.items(), kids):
+                if name in types and a.type == "type_descriptor":
+                    t = self.resolve_type_text(self.m.text(a))
+                    if t.is_known:
+                        got[name] = t
+        for p, a in zip(g.params, args):
+            tnode = p.decl.child_by_field_name("type") if p.decl is not None else None
+            if tnode is None:
+                continue
+            name = re.sub(r"\b(const|volatile|__restrict__)\b", " ", gm.text(tnode)).strip()
+            if name not in types or name in got:
+                continue
+            t = self.arg_type(a)
+            if self.info_pointer(p):
+                t = t.pointee if t.kind == "pointer" and t.pointee is not None else UNKNOWN
+            if t.is_known and t.kind != "pointer":
+                got[name] = t
+        saved = {}
+        for name, t in got.items():
+            saved[name] = self.type_env.get(name, _MISSING)
+            self.type_env[name] = t
+        return saved
+
+    @staticmethod
+    def info_pointer(p) -> bool:
+        """Whether parameter ``p`` is declared as a pointer (``T * p``) or array."""
+        n = p.node.parent
+        while n is not None and n is not p.decl:
+            if n.type in ("pointer_declarator", "array_declarator", "abstract_pointer_declarator"):
+                return True
+            n = n.parent
+        return False
 
     def arg_type(self, a: ts.Node) -> Type:
         """An argument's type, a variable's as this walk binds it (``T x`` with ``T`` bound)."""
