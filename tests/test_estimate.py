@@ -829,3 +829,31 @@ __global__ void k_e(double* out, const double* x) { out[threadIdx.x] = twice<dou
     d, f, e = (estimate(src, kernel=k) for k in ("k_d", "k_f", "k_e"))
     assert d.registers >= f.registers + 3, (d.registers, f.registers)
     assert e.registers == d.registers
+
+
+def test_lambda_parameters_given_constants_index_arrays_statically():
+    """A lambda called with constants (an unrolled counter) indexes a private array statically in
+    each inlined copy (ptxas 13.0, sm_80: 0 bytes of stack frame); one called with a run-time value
+    does not (32 bytes of stack frame)."""
+    src = """
+__global__ void lambda_local(const float* __restrict__ in, float* __restrict__ out) {
+    float frag[2][4];
+#pragma unroll
+    for (int i = 0; i < 8; ++i) frag[i / 4][i % 4] = in[i * blockDim.x + threadIdx.x];
+    auto step = [&](int k) { int k2 = k % 2; return frag[k2][0] + frag[k2][3]; };
+    float v = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) v += step(k);
+    out[threadIdx.x] = v;
+}
+__global__ void lambda_lane(const long long* __restrict__ in, float* __restrict__ out) {
+    long long vals[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) vals[i] = in[i * blockDim.x + threadIdx.x];
+    auto pick = [&](int i) { return vals[i]; };
+    out[threadIdx.x] = (float)(pick(0) + pick(threadIdx.x & 3));
+}
+"""
+    local, lane = estimate(src, kernel="lambda_local"), estimate(src, kernel="lambda_lane")
+    assert local.stack_bytes == 0 and local.register_arrays == ["frag"], (local.stack_bytes, local.notes)
+    assert lane.stack_bytes == 32, (lane.stack_bytes, lane.notes)

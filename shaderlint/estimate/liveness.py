@@ -153,6 +153,7 @@ class _Frame:
     outer: "_Frame | None" = None
     span: tuple = ()
     names: dict | None = None
+    consts: dict | None = None  # a lambda's parameters given a constant at this call: name -> value
 
 
 @dataclass
@@ -1537,6 +1538,54 @@ class Walker:
                       and k[1] == fr.id), self.frames[-1])
         return init, self.m, frame
 
+    def lambda_value(self, n: ts.Node, depth: int = 0):
+        """The constant value of integer expression ``n`` where a lambda's parameters given constants
+        at its call count as such (``sh[KC ? g : g - 1]``, ``int k2 = k % 2; frag[k2][0]``), and
+        single-assignment locals are followed to their initialisers; None if unknown."""
+        val = evaluate(self.m, n, self.env)
+        if val is not None or depth > 8:
+            return val
+        if not self.lambda_depth and depth == 0:
+            return None
+        n = unparen(n)
+        t = n.type
+        if t == "identifier":
+            v = self.m.resolve(n)
+            if v is None:
+                name = self.m.text(n)
+                for fr in reversed(self.frames):
+                    if fr.consts and name in fr.consts:
+                        return fr.consts[name]
+                    if fr.names and name in fr.names or fr.outer is None:
+                        return None
+                return None
+            if v.init is not None and not v.is_array and not v.is_param:
+                from shaderlint.estimate.static import reassigned
+                if not reassigned(self.m, v):
+                    return self.lambda_value(v.init, depth + 1)
+            return None
+        if t == "binary_expression":
+            a = self.lambda_value(n.child_by_field_name("left"), depth + 1)
+            b = self.lambda_value(n.child_by_field_name("right"), depth + 1) if a is not None else None
+            if a is None or b is None or not isinstance(a, int) or not isinstance(b, int):
+                return None
+            op = self.m.text(n.child_by_field_name("operator"))
+            try:
+                return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+                        "/": lambda: int(a / b), "%": lambda: a - int(a / b) * b, "&": lambda: a & b,
+                        "|": lambda: a | b, "^": lambda: a ^ b, "<<": lambda: a << b if 0 <= b < 64 else None,
+                        ">>": lambda: a >> b if 0 <= b < 64 else None, "<": lambda: int(a < b),
+                        ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
+                        "==": lambda: int(a == b), "!=": lambda: int(a != b)}.get(op, lambda: None)()
+            except ZeroDivisionError:
+                return None
+        if t == "conditional_expression":
+            c = self.lambda_value(n.child_by_field_name("condition"), depth + 1)
+            if c is None:
+                return None
+            return self.lambda_value(n.child_by_field_name("consequence" if c else "alternative"), depth + 1)
+        return None
+
     def lambda_param(self, name: str):
         """(key, registers) of the parameter ``name`` of a lambda being walked."""
         for fr in reversed(self.frames):
@@ -1572,6 +1621,10 @@ class Walker:
             held += wa
             if d is None:
                 continue
+            val = self.lambda_value(a)
+            if val is not None:  # `dot(0, e)` in an unrolled loop: constant in the body, as inlined
+                frame.consts = frame.consts or {}
+                frame.consts[model.text(d)] = val
             tnode = p.child_by_field_name("type")
             t = self.resolve_type_text(model.text(tnode)) if tnode is not None else UNKNOWN
             pointer = any(c.type in ("pointer_declarator", "abstract_pointer_declarator") for c in p.named_children)
@@ -1798,6 +1851,8 @@ class Walker:
         frame_id, v = tgt
         inf = self.info(v)
         vals = [evaluate(self.m, i, self.env) if i is not None else None for i in idx]
+        if self.lambda_depth and any(x is None for x in vals):
+            vals = [x if x is not None or i is None else self.lambda_value(i) for x, i in zip(vals, idx)]
         dynamic = any(x is None for x in vals)
         idx_peak, idx_w = self.ev_seq([i for i, x in zip(idx, vals) if i is not None and x is None])
         el, table = self.shape(v)[2:]
