@@ -218,6 +218,10 @@ def unseen_calls(model, functions) -> list[str]:
         fn = call.child_by_field_name("function")
         member = fn is not None and fn.type == "field_expression"
         g = model.function_by_name.get(name)
+        if fn is not None and fn.type == "identifier":
+            v = model.resolve(fn)
+            if v is not None and v.init is not None and v.init.type == "lambda_expression":
+                continue  # a local lambda: the walk inlines it
         if name == "assert":
             out.add("assert")
         elif member:
@@ -620,8 +624,61 @@ def file_rows(path: str, arch: str, ptx, package: str, rel: str, flags: list[str
             "unseen_calls": [c for c in unseen_calls(model, helpers) if c not in from_headers][:12],
             "header_helpers": sorted(from_headers)[:12],
             "template_param_words": sorted(_template_words(model, helpers))[:40],
+            "features": code_features(model, helpers),
         })
     return rows, skipped
+
+
+_I64 = re.compile(r"^(const\s+)?(unsigned\s+)?(long(\s+long)?(\s+int)?|u?int64_t|size_t|ptrdiff_t|ssize_t|"
+                  r"intptr_t|uintptr_t|index_t|std::size_t|std::int64_t|std::uint64_t)$")
+
+
+def code_features(model, functions) -> list[str]:
+    """What a kernel and its inlined helpers (of the file) contain, for the harness's per-feature
+    lines: range-based ``for``, lambdas, ``auto`` locals, 64-bit integer / ``double`` locals,
+    member calls on an object whose class the file defines, and a class or struct declared in a
+    helper's or kernel's body."""
+    out: set[str] = set()
+    classes = set(model.structs)
+    for g in functions:
+        if g.body is None:
+            continue
+        stack = [g.body]
+        while stack:
+            n = stack.pop()
+            t = n.type
+            if t == "for_range_loop":
+                out.add("range-based for")
+            elif t == "lambda_expression":
+                out.add("lambda")
+            elif t == "declaration":
+                ty = n.child_by_field_name("type")
+                text = model.text(ty) if ty is not None else ""
+                if text == "auto" or text.startswith("auto "):
+                    out.add("auto local")
+                elif _I64.match(text):
+                    out.add("64-bit integer local")
+                elif text in ("double", "const double"):
+                    out.add("double local")
+                elif text.split("<")[0].split("::")[-1] in classes:
+                    out.add("local of a class the file defines")
+            elif t == "call_expression":
+                fn = n.child_by_field_name("function")
+                if fn is not None and fn.type == "field_expression":
+                    out.add("member call")
+                elif fn is not None and fn.type == "identifier":
+                    v = model.resolve(fn)
+                    if v is not None and v.is_param:
+                        out.add("calls a parameter (functor object)")
+            elif t == "parameter_pack_expansion":
+                out.add("parameter pack")
+            stack.extend(n.named_children)
+    for g in functions:
+        for p in getattr(g, "params", ()) or ():
+            pt = getattr(p, "type", None)
+            if pt is not None and getattr(pt, "kind", "") in ("int", "uint") and getattr(pt, "bits", 32) == 64:
+                out.add("64-bit integer parameter")
+    return sorted(out)
 
 
 def _template_words(model, functions) -> set[str]:
@@ -859,7 +916,12 @@ def causes(rows: list[dict], est: list[float]) -> dict:
         "template parameters unbound": lambda r: not r.get("bound", True),
         "walk incomplete": lambda r: not r.get("complete", True),
         "stack in ptxas": lambda r: r["stack_bytes"] > 0,
+        **{f: (lambda r, f=f: f in r.get("features", ())) for f in (
+            "range-based for", "lambda", "auto local", "64-bit integer local", "64-bit integer parameter",
+            "double local", "local of a class the file defines", "member call",
+            "calls a parameter (functor object)", "parameter pack")},
     }
+    half = halves([r["package"] for r in rows])
     out = {}
     for name, test in tests.items():
         for flag in (True, False):
@@ -870,6 +932,13 @@ def causes(rows: list[dict], est: list[float]) -> dict:
                 "kernels": len(idx),
                 "median_ape": statistics.median(abs(est[i] - rows[i]["registers"]) / rows[i]["registers"] for i in idx),
                 "under": sum(est[i] < rows[i]["registers"] for i in idx) / len(idx),
+                "median_signed": statistics.median((est[i] - rows[i]["registers"]) / rows[i]["registers"]
+                                                   for i in idx),
+                **{f"signed_{h}": statistics.median((est[i] - rows[i]["registers"]) / rows[i]["registers"]
+                                                    for i in sub)
+                   for h in ("dev", "held-out")
+                   for sub in [[i for i in idx if half[rows[i]["package"]] == h]] if sub},
+                "held_out": sum(half[rows[i]["package"]] == "held-out" for i in idx),
             }
     return out
 
@@ -933,7 +1002,9 @@ def render(arch: str, ev: dict, rows: list[dict], worst: int) -> str:
                      f"{'-' if width is None else f'{100 * width:.1f} points'}")
     for name, v in ev["by_cause_shipped"].items():
         lines.append(f"  {name}: " + "; ".join(
-            f"{k} {x['kernels']} k, med |err| {_pct(x['median_ape'])}, under {_pct(x['under'])}" for k, x in v.items()))
+            f"{k} {x['kernels']} k ({x.get('held_out', 0)} held out), med |err| {_pct(x['median_ape'])} (signed "
+            f"{100 * x.get('median_signed', 0):+.0f} %; dev {100 * x.get('signed_dev', 0):+.0f} %, held-out "
+            f"{100 * x.get('signed_held-out', 0):+.0f} %), under {_pct(x['under'])}" for k, x in v.items()))
     lines.append("  per package (shipped): " + ", ".join(
         f"{p} {v['kernels']} k {_pct(v['median_ape'])}" for p, v in sorted(ev["per_package_shipped"].items())))
     if worst:

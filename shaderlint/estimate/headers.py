@@ -211,9 +211,12 @@ def _lookup(model, name: str) -> list:
     return got
 
 
-def header_function(model, name: str, nargs: int):
+def header_function(model, name: str, nargs: int, arg_types=None):
     """(header model, function) for a call of ``name`` with ``nargs`` arguments that the file's
-    headers define once (with that many parameters, or as the only function of the name); None
+    headers define once (with that many parameters, or as the only function of the name), or
+    define several times with that many parameters where one overload alone takes the argument
+    types (``arg_types``: a callable giving the arguments' types, asked only then: llama.cpp's
+    ``warp_reduce_sum(float)`` against its ``int``, ``float2`` and ``half2`` overloads); None
     otherwise."""
     if not name or not name.isidentifier():
         return None
@@ -222,6 +225,30 @@ def header_function(model, name: str, nargs: int):
         return None
     if len(cands) > 1:
         cands = [c for c in cands if len(c[1].params) == nargs]
+        if len(cands) > 1 and arg_types is not None:
+            cands = overload_for(cands, arg_types(), lambda c: c[1])
         if len(cands) != 1:
             return None
     return cands[0]
+
+
+def _same_type(p, a) -> bool | None:
+    """Whether parameter type ``p`` takes argument type ``a`` exactly (None: one is unknown)."""
+    if not p.is_known or not a.is_known:
+        return None
+    if p.kind == "pointer" or a.kind == "pointer":
+        return p.kind == a.kind
+    if p.kind == "struct" or a.kind == "struct":
+        return p.kind == a.kind and p.struct == a.struct
+    return (p.kind, p.bits, p.width) == (a.kind, a.bits, a.width)
+
+
+def overload_for(cands: list, arg_types: list, fn_of=lambda c: c) -> list:
+    """``[the one candidate]`` whose parameters take the known argument types exactly (at least one
+    known on both sides, none different), or ``cands`` unchanged when not exactly one does."""
+    hits = []
+    for c in cands:
+        agree = [_same_type(p.type, a) for p, a in zip(fn_of(c).params, arg_types)]
+        if True in agree and False not in agree:
+            hits.append(c)
+    return hits if len(hits) == 1 else cands

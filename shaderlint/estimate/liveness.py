@@ -36,7 +36,7 @@ from shaderlint.estimate.static import (
     _MISSING, _dependencies, binary_parts, evaluate, is_constant_array, is_thread_private, subscript_index,
 )
 from shaderlint.model.expr import unparen
-from shaderlint.estimate.headers import header_function
+from shaderlint.estimate.headers import header_function, overload_for
 from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_vars
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
@@ -148,6 +148,12 @@ class _Loop:
 class _Frame:
     id: int
     alias: dict  # id(param) -> value key, or ("array", frame_id, Var)
+    # a lambda's body: the frame it was defined in (its captures' values), its source span (what is
+    # declared inside is the lambda's own), its parameters by name (the model has no Var for them)
+    outer: "_Frame | None" = None
+    span: tuple = ()
+    names: dict | None = None
+    consts: dict | None = None  # a lambda's parameters given a constant at this call: name -> value
 
 
 @dataclass
@@ -172,6 +178,10 @@ class Walker:
         # operator() (shaderlint.model.callables.bound_callables)
         self.callables = dict(callables or {})
         self.callable_env: dict[int, dict] = {}  # id(Var) -> template arguments of the bound function
+        # id(Var) -> (lambda_expression, its model, the frame it was defined in): a helper's parameter
+        # bound to a lambda argument
+        self.lambdas: dict[int, tuple] = {}
+        self.lambda_depth = 0
         self.f = kernel
         self.target = target
         self.c = coeffs
@@ -432,6 +442,10 @@ class Walker:
         frame = self.frames[-1]
         if id(v) in frame.alias:
             return frame.alias[id(v)]
+        while frame.outer is not None and not frame.span[0] <= v.node.start_byte < frame.span[1]:
+            frame = frame.outer  # captured by a lambda: the value of the frame it was defined in
+            if id(v) in frame.alias:
+                return frame.alias[id(v)]
         return ("v", frame.id, id(v))
 
     def use(self, key, cost: float, invariant: bool = False) -> None:
@@ -547,7 +561,7 @@ class Walker:
         elif t in ("while_statement", "do_statement"):
             self.runtime_loop(n, None, n.child_by_field_name("condition"), None, self.body_of(n))
         elif t == "for_range_loop":
-            self.runtime_loop(n, None, n.child_by_field_name("right"), None, self.body_of(n))
+            self.range_loop(n)
         elif t == "return_statement":
             kids = [c for c in n.named_children if c.type != "comment"]
             if kids:
@@ -703,7 +717,43 @@ class Walker:
     def has_barrier(self, body: ts.Node) -> bool:
         return any(body.start_byte <= b.node.start_byte < body.end_byte for b in self.f.barriers)
 
-    def runtime_loop(self, n, init, cond, update, body, factor: int = 1, counted: bool = False) -> None:
+    def range_loop(self, n: ts.Node) -> None:
+        """``for (auto i : range) body`` as C++ defines it: ``auto b = range.begin(), e = range.end();
+        for (; b != e; ++b) { auto i = *b; body }``. When the range is an object of a class the file or
+        its headers define (dlib's ``grid_stride_range``), its ``begin()`` iterator is a loop-carried
+        value and its ``end()`` one is live through the loop, each costing the iterator's fields, and
+        the loop variable has the type ``operator*`` returns (no register of its own when it returns
+        one of the iterator's fields: the compiler propagates the copy). Other ranges (arrays, library
+        containers) stay a runtime loop over the range expression with the variable's declared type."""
+        right = n.child_by_field_name("right")
+        body = self.body_of(n)
+        it = range_iterator(self.m, self.home, right) if right is not None and self.lang == "cuda" else None
+        if it is None:
+            self.runtime_loop(n, None, right, None, body)
+            return
+        fields, elem, alias, counted = it
+        cost = sum(self.type_cost(t) for t in fields) or 1.0
+        self.step()
+        self.record(self.ev(right)[0])
+        frame = self.frames[-1].id
+        kb, ke = ("range-begin", frame, n.id), ("range-end", frame, n.id)
+        self.define(kb, cost)
+        self.define(ke, cost)
+        self.step()
+        decl = n.child_by_field_name("declarator")
+        while decl is not None and decl.type != "identifier":
+            decl = decl.child_by_field_name("declarator") or next(
+                (c for c in decl.named_children if c.type == "identifier"), None)
+        v = self.m.resolve(decl) if decl is not None else None
+        if v is not None and not v.type.is_known:
+            if alias:
+                self._var_shape[id(v)] = (0.0, None, 0.0, None)
+            elif elem is not None and elem.is_known:
+                self._info[id(v)] = VarInfo(elem, (), elem.kind == "pointer")
+        self.runtime_loop(n, None, None, None, body, counted=counted, carried=((kb, cost), (ke, cost)))
+
+    def runtime_loop(self, n, init, cond, update, body, factor: int = 1, counted: bool = False,
+                     carried: tuple = ()) -> None:
         if init is not None:
             if init.type == "declaration":
                 self.declaration(init)
@@ -721,11 +771,17 @@ class Walker:
         if cond is not None:
             self.step()
             self.record(self.ev(cond)[0])
+        for k, cost in carried:  # values the loop's own header reads every iteration (a range's iterators)
+            self.use(k, cost)
         if body is not None:
             self.stmt(body)
         if update is not None:
             self.step()
             self.record(self.ev(update)[0])
+        if carried:
+            self.step()
+            self.use(carried[0][0], carried[0][1])
+            self.define(carried[0][0], carried[0][1])
         self.loops.pop()
         self.close_runtime(lp)
 
@@ -1011,6 +1067,11 @@ class Walker:
         v = self.m.resolve(n)
         if v is None:
             name = self.m.text(n)
+            if self.lambda_depth:
+                got = self.lambda_param(name)
+                if got is not None:
+                    self.use(*got)
+                    return 0.0, 0.0
             if name.startswith("gl_") and name not in _FREE_BUILTINS and self.m.type_of(n).is_known \
                     and not (self.scalar_file and name not in DIVERGENT_BUILTINS):
                 self.use(("b", name), self.type_cost(self.m.type_of(n)), invariant=True)
@@ -1161,15 +1222,26 @@ class Walker:
         if g is not None and fn is not None and fn.type == "identifier":
             tv = m.resolve(fn)
             bound_env = self.callable_env.get(id(tv)) if tv is not None else None
+        if g is None and fn is not None and fn.type == "identifier":
+            lam = self.lambda_of(fn)
+            if lam is not None:
+                return self.inline_lambda(n, args, *lam)
         if g is None:
             g = m.function_by_name.get(name)
+            if g is not None and name in _overloaded(m):  # several definitions: the one the arguments take
+                cands = [h for h in _overloaded(m)[name] if len(h.params) == len(args)]
+                if len(cands) > 1:
+                    cands = overload_for(cands, [self.arg_type(a) for a in args])
+                if len(cands) == 1:
+                    g = cands[0]
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
             return self.inline(n, g, args, fn, bound_env)
         if g is None and self.lang == "cuda" and fn is not None and fn.type != "field_expression" \
                 and name not in _F32_SPECIAL and name not in _F64_SPECIAL and not name.startswith("__") \
                 and not _CONSTRUCTOR.match(name):
-            hit = header_function(self.home, name, len(args))  # a helper of the project's headers
+            hit = header_function(self.home, name, len(args),  # a helper of the project's headers
+                                  lambda: [self.arg_type(a) for a in args])
             if hit is not None:
                 return self.inline(n, hit[1], args, fn, bound_env, model=hit[0])
         if fn is not None and fn.type == "field_expression":
@@ -1292,11 +1364,28 @@ class Walker:
                 prev = (self.callables.get(id(tv)), self.callable_env.get(id(tv)))
                 if self.bind_function_arg(tv, a):
                     saved_callables[id(tv)] = prev
+        # value parameters the call leaves to their defaults (`template <int nbytes, int alignment = 0>`
+        # called as `f<8>(...)`): the compiler instantiates the default
+        for tv in g.template_params.values():
+            if id(tv) in self.env or tv.decl is None or tv.decl.type != "optional_parameter_declaration":
+                continue
+            default = tv.decl.child_by_field_name("default_value")
+            val = evaluate(model or self.m, default, self.env) if default is not None else None
+            if val is not None:
+                saved_env[id(tv)] = self.env.get(id(tv))
+                self.env[id(tv)] = val
+        saved_types = self.deduce_types(g, fn, args, model or self.m)
         peak = 0.0
         held = 0.0
         pending = []
+        saved_lambdas: dict = {}
         for p, a in zip(g.params, args):
             a0 = unparen(a)
+            lam = self.lambda_of(a0)
+            if lam is not None:  # `each(n, [&](int i) {...})`: calls of the parameter walk the lambda
+                saved_lambdas.setdefault(id(p), self.lambdas.get(id(p)))
+                self.lambdas[id(p)] = lam
+                continue
             if a0.type == "identifier":
                 v = self.m.resolve(a0)
                 if v is not None and id(v) in self.env:
@@ -1353,6 +1442,215 @@ class Walker:
                     self.env.pop(k, None)
                 else:
                     self.env[k] = old
+            for k, old in saved_types.items():
+                if old is _MISSING:
+                    self.type_env.pop(k, None)
+                else:
+                    self.type_env[k] = old
+            for k, old in saved_lambdas.items():
+                if old is None:
+                    self.lambdas.pop(k, None)
+                else:
+                    self.lambdas[k] = old
+        return res, res
+
+    def deduce_types(self, g, fn: ts.Node, args: list[ts.Node], gm) -> dict:
+        """Bind ``g``'s type template parameters for its body's walk, as the compiler deduces them: from
+        explicit arguments (``f<float2>(x)``) or from the arguments given for parameters declared with
+        the bare parameter (``T val``, ``T * p``; llama.cpp's ``block_reduce(mean_var, s_sum2)``
+        with a float2). Returns the previous bindings (``_MISSING``: none) to restore."""
+        types = {name: tv for name, tv in g.template_params.items()
+                 if tv.decl is not None and "type_parameter" in tv.decl.type and "variadic" not in tv.decl.type}
+        if not types:
+            return {}
+        got: dict = {}
+        if fn.type == "template_function":
+            targs = fn.child_by_field_name("arguments")
+            kids = [c for c in targs.named_children if c.type != "comment"] if targs is not None else []
+            for (name, tv), a in zip(g.template_params.items(), kids):
+                if name in types and a.type == "type_descriptor":
+                    t = self.resolve_type_text(self.m.text(a))
+                    if t.is_known:
+                        got[name] = t
+        for p, a in zip(g.params, args):
+            tnode = p.decl.child_by_field_name("type") if p.decl is not None else None
+            if tnode is None:
+                continue
+            name = re.sub(r"\b(const|volatile|__restrict__)\b", " ", gm.text(tnode)).strip()
+            if name not in types or name in got:
+                continue
+            t = self.arg_type(a)
+            if self.info_pointer(p):
+                t = t.pointee if t.kind == "pointer" and t.pointee is not None else UNKNOWN
+            if t.is_known and t.kind != "pointer":
+                got[name] = t
+        saved = {}
+        for name, t in got.items():
+            saved[name] = self.type_env.get(name, _MISSING)
+            self.type_env[name] = t
+        return saved
+
+    @staticmethod
+    def info_pointer(p) -> bool:
+        """Whether parameter ``p`` is declared as a pointer (``T * p``) or array."""
+        n = p.node.parent
+        while n is not None and n is not p.decl:
+            if n.type in ("pointer_declarator", "array_declarator", "abstract_pointer_declarator"):
+                return True
+            n = n.parent
+        return False
+
+    def arg_type(self, a: ts.Node) -> Type:
+        """An argument's type, a variable's as this walk binds it (``T x`` with ``T`` bound)."""
+        t = self.m.type_of(a)
+        if t.is_known:
+            return t
+        a = unparen(a)
+        if a.type == "identifier":
+            v = self.m.resolve(a)
+            if v is not None:
+                inf = self.info(v)
+                if inf.pointer or inf.dims:
+                    from shaderlint.model.types import pointer_to
+                    return pointer_to(inf.elem)
+                return inf.elem
+        return UNKNOWN
+
+    def lambda_of(self, n: ts.Node):
+        """(lambda_expression, its model, the frame it was defined in) when ``n`` is a lambda, a local
+        initialised with one (``auto f = [&](int i) {...};``) or a helper's parameter bound to one;
+        None otherwise."""
+        if n.type == "lambda_expression":
+            return n, self.m, self.frames[-1]
+        if n.type != "identifier":
+            return None
+        v = self.m.resolve(n)
+        if v is None:
+            return None
+        got = self.lambdas.get(id(v))
+        if got is not None:
+            return got
+        init = unparen(v.init) if v.init is not None else None
+        if init is None or init.type != "lambda_expression" or v.is_param:
+            return None
+        k = self.key(v)
+        frame = next((fr for fr in reversed(self.frames) if isinstance(k, tuple) and len(k) == 3
+                      and k[1] == fr.id), self.frames[-1])
+        return init, self.m, frame
+
+    def lambda_value(self, n: ts.Node, depth: int = 0):
+        """The constant value of integer expression ``n`` where a lambda's parameters given constants
+        at its call count as such (``sh[KC ? g : g - 1]``, ``int k2 = k % 2; frag[k2][0]``), and
+        single-assignment locals are followed to their initialisers; None if unknown."""
+        val = evaluate(self.m, n, self.env)
+        if val is not None or depth > 8:
+            return val
+        if not self.lambda_depth and depth == 0:
+            return None
+        n = unparen(n)
+        t = n.type
+        if t == "identifier":
+            v = self.m.resolve(n)
+            if v is None:
+                name = self.m.text(n)
+                for fr in reversed(self.frames):
+                    if fr.consts and name in fr.consts:
+                        return fr.consts[name]
+                    if fr.names and name in fr.names or fr.outer is None:
+                        return None
+                return None
+            if v.init is not None and not v.is_array and not v.is_param:
+                from shaderlint.estimate.static import reassigned
+                if not reassigned(self.m, v):
+                    return self.lambda_value(v.init, depth + 1)
+            return None
+        if t == "binary_expression":
+            a = self.lambda_value(n.child_by_field_name("left"), depth + 1)
+            b = self.lambda_value(n.child_by_field_name("right"), depth + 1) if a is not None else None
+            if a is None or b is None or not isinstance(a, int) or not isinstance(b, int):
+                return None
+            op = self.m.text(n.child_by_field_name("operator"))
+            try:
+                return {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b,
+                        "/": lambda: int(a / b), "%": lambda: a - int(a / b) * b, "&": lambda: a & b,
+                        "|": lambda: a | b, "^": lambda: a ^ b, "<<": lambda: a << b if 0 <= b < 64 else None,
+                        ">>": lambda: a >> b if 0 <= b < 64 else None, "<": lambda: int(a < b),
+                        ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b),
+                        "==": lambda: int(a == b), "!=": lambda: int(a != b)}.get(op, lambda: None)()
+            except ZeroDivisionError:
+                return None
+        if t == "conditional_expression":
+            c = self.lambda_value(n.child_by_field_name("condition"), depth + 1)
+            if c is None:
+                return None
+            return self.lambda_value(n.child_by_field_name("consequence" if c else "alternative"), depth + 1)
+        return None
+
+    def lambda_param(self, name: str):
+        """(key, registers) of the parameter ``name`` of a lambda being walked."""
+        for fr in reversed(self.frames):
+            if fr.names and name in fr.names:
+                return fr.names[name]
+            if fr.outer is None:
+                return None
+        return None
+
+    def inline_lambda(self, n: ts.Node, args: list[ts.Node], lam: ts.Node, model, home: _Frame
+                      ) -> tuple[float, float]:
+        """Walk a lambda's body at its call ``n`` (nvcc inlines it): its parameters hold the
+        arguments, the variables it captures are the values of the frame it was defined in."""
+        body = lam.child_by_field_name("body")
+        if body is None or len(self.active) >= 6 or lam in self.active:
+            peak, held = self.ev_seq(args)
+            return max(peak, held, 1.0), 1.0
+        decl = lam.child_by_field_name("declarator")
+        plist = decl.child_by_field_name("parameters") if decl is not None else None
+        params = [c for c in plist.named_children if c.type in ("parameter_declaration",
+                                                                "optional_parameter_declaration")] \
+            if plist is not None else []
+        frame = _Frame(self.next_frame, {}, outer=home, span=(lam.start_byte, lam.end_byte), names={})
+        self.next_frame += 1
+        peak = held = 0.0
+        for p, a in zip(params, args):
+            d = p.child_by_field_name("declarator")
+            while d is not None and d.type != "identifier":
+                d = d.child_by_field_name("declarator") or next(
+                    (c for c in d.named_children if c.type == "identifier"), None)
+            pa, wa = self.ev(a)
+            peak = max(peak, held + pa)
+            held += wa
+            if d is None:
+                continue
+            val = self.lambda_value(a)
+            if val is not None:  # `dot(0, e)` in an unrolled loop: constant in the body, as inlined
+                frame.consts = frame.consts or {}
+                frame.consts[model.text(d)] = val
+            tnode = p.child_by_field_name("type")
+            t = self.resolve_type_text(model.text(tnode)) if tnode is not None else UNKNOWN
+            pointer = any(c.type in ("pointer_declarator", "abstract_pointer_declarator") for c in p.named_children)
+            cost = 2.0 if pointer else (self.type_cost(t) if t.is_known else max(wa, 1.0))
+            frame.names[model.text(d)] = (("l", frame.id, model.text(d)), cost)
+        self.record(max(peak, held))
+        self.frames.append(frame)
+        self.active.append(lam)
+        self.lambda_depth += 1
+        caller_model, caller_syntax = self.m, self._syntax
+        if model is not self.m:
+            self.m, self._syntax = model, model.__dict__.setdefault("_walk_syntax", {})
+        try:
+            for key, cost in frame.names.values():
+                self.define(key, cost)
+            if body.type == "compound_statement":
+                self.stmt(body)
+            else:
+                self.step()
+                self.record(self.ev(body)[0])
+            res = 1.0 if _returns_value(body) else 0.0
+        finally:
+            self.m, self._syntax = caller_model, caller_syntax
+            self.lambda_depth -= 1
+            self.active.pop()
+            self.frames.pop()
         return res, res
 
     # ---- assignments and memory ------------------------------------------------------------------------
@@ -1553,6 +1851,8 @@ class Walker:
         frame_id, v = tgt
         inf = self.info(v)
         vals = [evaluate(self.m, i, self.env) if i is not None else None for i in idx]
+        if self.lambda_depth and any(x is None for x in vals):
+            vals = [x if x is not None or i is None else self.lambda_value(i) for x, i in zip(vals, idx)]
         dynamic = any(x is None for x in vals)
         idx_peak, idx_w = self.ev_seq([i for i, x in zip(idx, vals) if i is not None and x is None])
         el, table = self.shape(v)[2:]
@@ -1682,6 +1982,188 @@ class Walker:
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _overloaded(model) -> dict:
+    """Names ``model`` defines more than once (with a body, not kernels) -> their definitions
+    (memoized per model)."""
+    got = model.__dict__.get("_overloads")
+    if got is None:
+        by: dict = defaultdict(list)
+        for g in model.functions:
+            if g.body is not None and not g.is_entry:
+                by[g.name].append(g)
+        got = model._overloads = {k: v for k, v in by.items() if len(v) > 1}
+    return got
+
+
+def _returns_value(body: ts.Node) -> bool:
+    """Whether a lambda's body returns a value (not counting lambdas nested in it)."""
+    stack = [body]
+    while stack:
+        c = stack.pop()
+        if c.type == "return_statement" and c.named_child_count and c.named_children[0].type != "comment":
+            return True
+        if c.type != "lambda_expression":
+            stack.extend(c.named_children)
+    return body.type != "compound_statement"
+
+
+def _classes(model) -> dict:
+    """Class and struct definitions (with a body) of ``model`` by name (memoized per model)."""
+    got = model.__dict__.get("_class_defs")
+    if got is None:
+        got = model._class_defs = {}
+        stack = [model.root]
+        while stack:
+            c = stack.pop()
+            if c.type in ("class_specifier", "struct_specifier"):
+                name, body = c.child_by_field_name("name"), c.child_by_field_name("body")
+                if name is not None and body is not None:
+                    got.setdefault(model.text(name).split("::")[-1], []).append(c)
+            if c.type in ("translation_unit", "namespace_definition", "declaration_list", "class_specifier",
+                          "struct_specifier", "field_declaration_list", "template_declaration",
+                          "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "linkage_specification",
+                          "field_declaration", "declaration", "type_definition"):
+                stack.extend(c.named_children)
+    return got
+
+
+def _methods(model, cls: ts.Node, name: str) -> list[ts.Node]:
+    """Definitions of method ``name`` in the body of class ``cls``."""
+    body = cls.child_by_field_name("body")
+    out = []
+    for c in body.named_children if body is not None else ():
+        if c.type == "template_declaration":
+            c = next((x for x in c.named_children if x.type == "function_definition"), c)
+        if c.type != "function_definition":
+            continue
+        d = c.child_by_field_name("declarator")
+        while d is not None and d.type in ("reference_declarator", "pointer_declarator"):
+            d = next((x for x in d.named_children if x.type.endswith("declarator")), None)
+        inner = d.child_by_field_name("declarator") if d is not None else None
+        if inner is not None and model.text(inner).replace(" ", "") == name:
+            out.append(c)
+    return out
+
+
+def _one_class(model, name: str, inside: ts.Node | None = None) -> ts.Node | None:
+    """The one definition of class ``name`` in ``model`` (nested in ``inside`` first)."""
+    cands = _classes(model).get(name.split("::")[-1].split("<")[0].strip(), [])
+    if inside is not None:
+        nested = [c for c in cands if inside.start_byte < c.start_byte < inside.end_byte]
+        if len(nested) == 1:
+            return nested[0]
+    return cands[0] if len(cands) == 1 else None
+
+
+def range_iterator(model, home, right: ts.Node):
+    """(iterator field types, loop variable type or None, the variable is one of the iterator's fields)
+    for a range-based ``for`` over ``right``: an object of a class the file (``model``) or the headers
+    next to it (``home``'s) define once, built in place (``grid_stride_range(0, n)``) or a variable of
+    that class, whose ``begin()`` returns a class with fields or a pointer. None otherwise
+    (memoized per kernel model, model and node)."""
+    # on the kernel's model: a header's model is shared by its includers, whose headers differ
+    memo = home.__dict__.setdefault("_range_iterators", {})
+    key = (id(model), right.id)
+    if key in memo:
+        return memo[key][1]
+    got = _range_iterator(model, home, right)
+    memo[key] = (model, got)  # the model kept alive with its answer: its id is not reused
+    return got
+
+
+def _range_iterator(model, home, right: ts.Node):
+    r = unparen(right)
+    if r.type == "call_expression":
+        fn = r.child_by_field_name("function")
+        cname = model.text(fn) if fn is not None and fn.type in ("identifier", "qualified_identifier",
+                                                                  "template_function") else None
+    elif r.type == "identifier":
+        v = model.resolve(r)
+        tnode = v.decl.child_by_field_name("type") if v is not None and v.decl is not None else None
+        cname = model.text(tnode) if tnode is not None else None
+    else:
+        return None
+    if not cname:
+        return None
+    cname = cname.split("<")[0].split("::")[-1].strip()
+    owner_model, cls = model, _one_class(model, cname)
+    if cls is None:
+        from shaderlint.estimate.headers import _lookup
+        hits = {id(c): (hm, c) for hm, g in _lookup(home, cname) for c in [g.node.parent.parent]
+                if g.node.parent is not None and g.node.parent.type == "field_declaration_list"
+                and c.type in ("class_specifier", "struct_specifier")}
+        if len(hits) != 1:
+            return None
+        owner_model, cls = next(iter(hits.values()))
+    m = owner_model
+    begin = _methods(m, cls, "begin")
+    if len(begin) != 1:
+        return None
+    rtype = begin[0].child_by_field_name("type")
+    decl = begin[0].child_by_field_name("declarator")
+    if rtype is None:
+        return None
+    if decl is not None and decl.type == "pointer_declarator":  # `T* begin()`: a pointer pair
+        return (pointer_of(),), m.parse_type(rtype), False, True
+    it = _one_class(m, m.text(rtype), inside=cls)
+    if it is None:
+        return None
+    fields = []
+    body = it.child_by_field_name("body")
+    for fd in body.named_children if body is not None else ():
+        if fd.type != "field_declaration" or fd.child_by_field_name("declarator") is None:
+            continue
+        if any(c.type == "function_declarator" for c in fd.children_by_field_name("declarator")):
+            continue
+        if "static" in m.text(fd).split("(")[0].split():
+            continue
+        for d in fd.children_by_field_name("declarator"):
+            fields.append(pointer_of() if d.type == "pointer_declarator" else m.parse_type(fd.child_by_field_name("type")))
+    if not fields:
+        return None
+    elem, alias = None, False
+    star = _methods(m, it, "operator*")
+    if len(star) == 1:
+        st = star[0].child_by_field_name("type")
+        elem = m.parse_type(st) if st is not None else None
+        fbody = star[0].child_by_field_name("body")
+        stmts = [c for c in fbody.named_children if c.type != "comment"] if fbody is not None else []
+        if len(stmts) == 1 and stmts[0].type == "return_statement" and stmts[0].named_child_count == 1:
+            ret = unparen(stmts[0].named_children[0])
+            if ret.type == "field_expression" and model.text(ret.child_by_field_name("argument")) == "this":
+                ret = ret.child_by_field_name("field")
+            names = {m.text(d) for fd in body.named_children if fd.type == "field_declaration"
+                     for d in fd.children_by_field_name("declarator")}
+            alias = ret is not None and ret.type in ("identifier", "field_identifier") and m.text(ret) in names
+    return tuple(fields), elem, alias, _additive_increment(m, it)
+
+
+def _additive_increment(m, it: ts.Node) -> bool:
+    """Whether the iterator class ``it``'s ``operator++`` only adds to one of its fields (``p += s;
+    return *this;``): the loop is then a counted loop like ``for (i = b; i < e; i += s)``."""
+    inc = _methods(m, it, "operator++")
+    if not inc:
+        return False
+    body = inc[0].child_by_field_name("body")
+    stmts = [c for c in body.named_children if c.type != "comment"] if body is not None else []
+    ops = [c.named_children[0] for c in stmts if c.type == "expression_statement" and c.named_child_count == 1]
+    rest = [c for c in stmts if c.type != "expression_statement"]
+    if len(ops) != 1 or any(c.type != "return_statement" for c in rest):
+        return False
+    op = ops[0]
+    if op.type == "update_expression":
+        return True
+    if op.type == "assignment_expression":
+        o = op.child_by_field_name("operator")
+        return o is not None and m.text(o) in ("+=", "-=")
+    return False
+
+
+def pointer_of():
+    from shaderlint.model.types import pointer_to
+    return pointer_to(UNKNOWN)
 
 
 def _plain_name(text: str) -> str:
