@@ -337,7 +337,8 @@ def release_listings() -> None:
 def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple[str, str]] | None = None,
              is_excluded: Callable[[str], bool] | None = None,
              language_for: Callable[[str], str | None] | None = None,
-             force_exclude: bool = False) -> Iterator[str]:
+             force_exclude: bool = False,
+             side: tuple[Callable[[str, str | None], bool], list[str]] | None = None) -> Iterator[str]:
     """Yield shader files; missing or special named paths and unreadable directories are recorded
     in ``errors`` (path, reason).
 
@@ -348,10 +349,19 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
     lint) unless ``force_exclude`` applies the exclusions to it too. ``language_for``
     decides which walked files are shaders (default: the built-in extensions). Each
     file is yielded once.
+
+    ``side``: ``(accept, out)``: the same walk also appends to ``out`` the files a walk with
+    ``language_for=accept`` would yield, in its order (a second kind of file found in one walk
+    instead of two: the host code :class:`shaderlint.host.index.HostIndex` reads); ``accept(path,
+    language)`` is given what ``language_for`` said of the file. Not with ``force_exclude``.
     """
     language_for = language_for or _default_language
     seen: set[tuple[int, int]] = set()
     yielded: set[str] = set()
+    accept, out = side if side is not None else (None, None)
+    side_yielded: set[str] = set()
+    if side is not None and force_exclude:
+        raise ValueError("discover: side with force_exclude")
 
     def once(path: str) -> bool:
         key = os.path.normcase(os.path.abspath(path))
@@ -375,6 +385,11 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
         if force_exclude and force_excluded(top, exclude, is_excluded):
             continue
         if stat.S_ISREG(mode):
+            if out is not None:
+                key = os.path.normcase(os.path.abspath(top))
+                if key not in side_yielded:
+                    side_yielded.add(key)
+                    out.append(top)
             if once(top):
                 yield top
             continue
@@ -431,8 +446,13 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                     continue
                 if is_dir and name in _ALWAYS_SKIP:
                     continue
-                if not is_dir and language_for(path) is None:
-                    continue  # (first: most files are not ours, and the ignore rules cost more)
+                ours = also = False
+                if not is_dir:
+                    lang = language_for(path)
+                    ours = lang is not None
+                    also = accept is not None and bool(accept(path, lang))
+                    if not ours and not also:
+                        continue  # (first: most files are not ours, and the ignore rules cost more)
                 if (rels and _ignored_in(rels, name, is_dir)) or (exclude and _excluded(path, exclude)) \
                         or (is_excluded is not None and is_excluded(path)):
                     continue
@@ -445,7 +465,10 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                     except OSError:
                         continue
                     k = dir_key + os.path.normcase(name)
-                    if k not in yielded:
+                    if also and k not in side_yielded:
+                        side_yielded.add(k)
+                        out.append(path)  # type: ignore[union-attr]
+                    if ours and k not in yielded:
                         yielded.add(k)
                         yield path
             stack.extend(reversed(subdirs))

@@ -1,6 +1,8 @@
 """The .gitignore reader: each kind of pattern (a plain name, ``*suffix``, an anchored path, a glob)
 answers as git does, whichever fast path it takes."""
 
+import os
+
 from shaderlint.discovery import GitIgnore, discover
 
 
@@ -62,3 +64,33 @@ def test_walks_of_one_run_share_directory_listings(tmp_path, monkeypatch):
         assert list(discover(["src"])) == ["src/a.cu", "src/b.cu"]
     (tmp_path / "src" / "c.cu").write_text("__global__ void c() {}\n")
     assert list(discover(["src"])) == ["src/a.cu", "src/b.cu", "src/c.cu"]  # outside a run: the disk
+
+
+def test_a_side_walk_finds_what_a_walk_of_its_own_finds(tmp_path, monkeypatch):
+    """``side``: the files of a second kind (the host index's) come out of the same walk as they would
+    out of their own, in the same order, with the same .gitignore, exclude globs, exclusion callback,
+    symlinked and named paths; and the walk's own files are unchanged."""
+    monkeypatch.chdir(tmp_path)
+    files = ["a/k.cu", "a/h.cpp", "a/h.h", "a/notes.txt", "a/gen/x.cpp", "a/gen/y.cu", "b/ignored.cpp",
+             "b/kept.cpp", "b/deep/m.metal", "b/deep/s.swift", "c/skip.cpp", "node_modules/n.cpp", "top.cpp"]
+    for f in files:
+        (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / f).write_text("x\n")
+    (tmp_path / ".gitignore").write_text("ignored.cpp\n/a/gen/\n")
+    (tmp_path / "link").symlink_to(tmp_path / "b")
+    shader = {".cu": "cuda", ".metal": "metal"}
+    host = (".cpp", ".h", ".swift", ".cu")
+
+    def language(p):
+        return shader.get(os.path.splitext(p)[1])
+
+    def accept(p, lang):
+        return lang == "metal" or p.endswith(host)
+
+    for paths in (["."], ["a", "b", "link", "top.cpp", "a/notes.txt"], ["top.cpp", "b", "."]):
+        kw = dict(is_excluded=lambda p: p.startswith("c"), exclude=("*/skip.cpp",))
+        side: list[str] = []
+        walked = list(discover(paths, side=(accept, side), language_for=language, **kw))
+        assert walked == list(discover(paths, language_for=language, **kw))
+        alone = list(discover(paths, language_for=lambda p: "x" if accept(p, language(p)) else None, **kw))
+        assert side == alone and side
