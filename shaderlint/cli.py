@@ -32,7 +32,7 @@ from shaderlint.baseline import BaselineError, load_baseline, write_baseline
 from shaderlint.config import ConfigError, Settings, SettingsResolver
 from shaderlint.diagnostics import Severity
 from shaderlint.discovery import discover, release_listings, shared_listings
-from shaderlint.engine import FileResult
+from shaderlint.result import FileResult
 
 SUBCOMMANDS = ("check", "report", "rule", "rules", "lsp")
 
