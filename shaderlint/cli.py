@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 from shaderlint import __version__
@@ -257,8 +258,35 @@ def collect_files(args: argparse.Namespace, resolver: SettingsResolver,
 
             side = (host_or_metal, [])
             host_walk[:] = [list(paths), side[1]]
-        files = list(discover(paths, exclude, errors, is_excluded=is_excluded,
-                              language_for=language, force_exclude=args.force_exclude, side=side))
+        memo = got = None
+        if not args.no_cache and not args.force_exclude:  # (what an earlier run's walk found, when nothing changed)
+            from shaderlint.cache import cache_dir_for
+            from shaderlint.discovery import WalkMemo
+
+            top = paths[0] if os.path.isfile(paths[0]) else os.path.join(paths[0], "x")
+            explicit = resolver.explicit.config_path if resolver.explicit is not None else None
+            memo = WalkMemo(cache_dir_for(resolver.for_path(top)),
+                            repr((WalkMemo.FORMAT, os.getcwd(), paths, exclude, side is not None, explicit,
+                                  sorted(resolver.cli.items()), sorted(resolver.overrides.items()))))
+            got = memo.load()
+        if got is not None:
+            files = got[0]
+            if side is not None:
+                side[1][:] = got[1]
+        else:
+            from shaderlint.discovery import record_above, stat_text
+
+            record: list[tuple[str, str]] | None = None
+            since = time.time_ns()
+            if memo is not None:
+                record = []
+                record_above(paths, record)
+                if explicit:
+                    record.append((explicit, stat_text(explicit)))
+            files = list(discover(paths, exclude, errors, is_excluded=is_excluded, language_for=language,
+                                  force_exclude=args.force_exclude, side=side, record=record))
+            if memo is not None and record is not None and not errors and host_walk is not None:  # (a lint run's)
+                memo.save(record, files, side[1] if side is not None else [], since)
     kept = []
     for f in files:
         if language(f) is None:
