@@ -395,7 +395,8 @@ class WalkMemo:
             if not isinstance(rec, dict):
                 return None
             for path, text in rec["record"]:
-                if (("e" if os.path.exists(path) else "-") if text == "e" else stat_text(path)) != text:
+                if type(path) is not str or \
+                        (("e" if os.path.exists(path) else "-") if text == "e" else stat_text(path)) != text:
                     return None
             files, side = rec["files"], rec["side"]
             if not all(type(p) is str for p in files) or not all(type(p) is str for p in side):
