@@ -29,7 +29,7 @@ from shaderlint.suppression import UNUSED_CODE, parse_suppressions
 
 if TYPE_CHECKING:
     from shaderlint.config import Settings
-    from shaderlint.engine import FileResult
+    from shaderlint.result import FileResult
     from shaderlint.model.source import Source
 
 NEVER = ("SL001", UNUSED_CODE)

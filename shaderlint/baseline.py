@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from shaderlint import __version__
 from shaderlint.diagnostics import Diagnostic
-from shaderlint.engine import FileResult
+from shaderlint.result import FileResult
 
 FORMAT = 1
 

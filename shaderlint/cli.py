@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from collections.abc import Sequence
 
 from shaderlint import __version__
@@ -32,7 +33,7 @@ from shaderlint.baseline import BaselineError, load_baseline, write_baseline
 from shaderlint.config import ConfigError, Settings, SettingsResolver
 from shaderlint.diagnostics import Severity
 from shaderlint.discovery import discover, release_listings, shared_listings
-from shaderlint.engine import FileResult
+from shaderlint.result import FileResult
 
 SUBCOMMANDS = ("check", "report", "rule", "rules", "lsp")
 
@@ -210,9 +211,12 @@ def _stdin_name(args: argparse.Namespace) -> str | None:
     return args.stdin_filename
 
 
-def collect_files(args: argparse.Namespace, resolver: SettingsResolver) -> tuple[list[str], list[tuple[str, str]]]:
+def collect_files(args: argparse.Namespace, resolver: SettingsResolver,
+                  host_walk: list | None = None) -> tuple[list[str], list[tuple[str, str]]]:
     """The files to lint and the paths that could not be linted (path, reason). Files named on the
-    command line whose language is unknown are dropped with a warning."""
+    command line whose language is unknown are dropped with a warning. ``host_walk``: gets the paths
+    walked and the files the host index reads under them (``HostIndex.build``'s ``walked``), found by
+    the same walk (not with ``--force-exclude`` or standard input)."""
     from shaderlint.discovery import clean, force_excluded
 
     exclude = tuple(g for group in args.extend_exclude for g in group)
@@ -241,8 +245,48 @@ def collect_files(args: argparse.Namespace, resolver: SettingsResolver) -> tuple
         errors: list[tuple[str, str]] = []
     else:
         errors = []
-        files = list(discover(args.paths or ["."], exclude, errors, is_excluded=is_excluded,
-                              language_for=language, force_exclude=args.force_exclude))
+        paths = args.paths or ["."]
+        side = None
+        if host_walk is not None and not args.force_exclude:
+            import shaderlint.host.index as hi
+
+            hi.load_scanners()
+            scanners_for = hi.scanners_for
+
+            def host_or_metal(p: str, lang: str | None) -> bool:
+                return lang == "metal" or bool(scanners_for(p))
+
+            side = (host_or_metal, [])
+            host_walk[:] = [list(paths), side[1]]
+        memo = got = None
+        if not args.no_cache and not args.force_exclude:  # (what an earlier run's walk found, when nothing changed)
+            from shaderlint.cache import cache_dir_for
+            from shaderlint.discovery import WalkMemo
+
+            top = paths[0] if os.path.isfile(paths[0]) else os.path.join(paths[0], "x")
+            explicit = resolver.explicit.config_path if resolver.explicit is not None else None
+            memo = WalkMemo(cache_dir_for(resolver.for_path(top)),
+                            repr((WalkMemo.FORMAT, os.getcwd(), paths, exclude, side is not None, explicit,
+                                  sorted(resolver.cli.items()), sorted(resolver.overrides.items()))))
+            got = memo.load()
+        if got is not None:
+            files = got[0]
+            if side is not None:
+                side[1][:] = got[1]
+        else:
+            from shaderlint.discovery import record_above, stat_text
+
+            record: list[tuple[str, str]] | None = None
+            since = time.time_ns()
+            if memo is not None:
+                record = []
+                record_above(paths, record)
+                if explicit:
+                    record.append((explicit, stat_text(explicit)))
+            files = list(discover(paths, exclude, errors, is_excluded=is_excluded, language_for=language,
+                                  force_exclude=args.force_exclude, side=side, record=record))
+            if memo is not None and record is not None and not errors and host_walk is not None:  # (a lint run's)
+                memo.save(record, files, side[1] if side is not None else [], since)
     kept = []
     for f in files:
         if language(f) is None:
@@ -276,8 +320,10 @@ def lint(args: argparse.Namespace, resolver: SettingsResolver, files: list[str])
             from shaderlint.cache import cache_dir_for
             cache_dir = cache_dir_for(resolver.for_path(files[0]))
         from shaderlint.host.index import host_roots
-        host = HostIndex.build(host_roots(args.paths or ["."], files, resolver.for_path), files, resolver.for_path,
-                               exclude, cache_dir=cache_dir)
+        roots = host_roots(args.paths or ["."], files, resolver.for_path)
+        walk = getattr(args, "host_walk", None)  # (what collect_files' walk found for it, when under the same paths)
+        host = HostIndex.build(roots, files, resolver.for_path, exclude, cache_dir=cache_dir,
+                               walked=walk[1] if walk and walk[0] == list(roots) else None)
     release_listings()  # (no more walks this run)
     from shaderlint.project.run import plan_run
 
@@ -363,7 +409,8 @@ def run_lint(args: argparse.Namespace) -> int:
 
 
 def _run_lint(args: argparse.Namespace, resolver: SettingsResolver) -> int:
-    files, errors = collect_files(args, resolver)
+    args.host_walk = [] if not (args.stdin_name or args.show_files or args.show_settings) else None
+    files, errors = collect_files(args, resolver, args.host_walk)
     failed = 2 if errors else 0  # a path that could not be linted fails the run, whatever the findings
     if args.show_files:
         sys.stdout.write("".join(f + "\n" for f in files))

@@ -334,10 +334,141 @@ def release_listings() -> None:
         _LISTINGS.clear()
 
 
+#: Names whose content (not only presence) a walk's result depends on: ignore rules, configuration.
+_WATCHED = frozenset({".gitignore", "shaderlint.toml", "pyproject.toml"})
+
+
+def _stat_text(st: os.stat_result) -> str:
+    return f"{st.st_mode} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns} {st.st_ino} {st.st_dev}"
+
+
+def stat_text(path: str) -> str:
+    """``path``'s stat data (links followed) as :class:`WalkMemo` compares them; ``-`` when it does not exist."""
+    try:
+        return _stat_text(os.stat(path))
+    except OSError:
+        return "-"
+
+
+class WalkMemo:
+    """What the command line's walk found (the files to lint, the host index's files), kept in the
+    lint cache directory (``<cache>/walks-<stamp>.json``, stamped with shaderlint's code) for the next
+    run of the same shape (current directory, paths, options, ``--config``): taken when the stat data
+    of everything it was found from are unchanged (:func:`discover`'s ``record``: every directory
+    listed -- adding, removing or renaming an entry changes a directory's modification time --, each
+    symbolic link's target, each ``.gitignore`` and configuration file of a directory listed; and,
+    recorded by the caller (:func:`record_above`), in each directory above the paths up to the root,
+    its ``.gitignore`` and configuration files, whether it has a ``.git``, and ``.git/info/exclude``). As the host index's scan store, only stat data
+    recorded at least :data:`RACY_NS` after the last change of what they describe are kept (a change
+    within one tick of the file system's clock leaves the same times). At most :data:`MAX_RUNS` runs,
+    the latest kept; any I/O or format problem is a miss."""
+
+    FORMAT = 1
+    MAX_RUNS = 8
+    RACY_NS = 3_000_000_000
+
+    def __init__(self, directory: str, run: str) -> None:
+        import hashlib
+
+        from shaderlint.cache import code_stamp
+
+        self.folder = directory
+        self.file = os.path.join(directory, f"walks-{code_stamp()}.json")
+        self.run = hashlib.blake2b(run.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+    def _runs(self) -> dict:
+        import json
+
+        try:
+            with open(self.file, "rb") as fh:
+                got = json.loads(fh.read())
+            if isinstance(got, dict) and got.get("format") == self.FORMAT and isinstance(got.get("runs"), dict):
+                return got["runs"]
+        except (OSError, ValueError, RecursionError):
+            pass
+        return {}
+
+    def load(self) -> tuple[list[str], list[str]] | None:
+        """(files, side files) as recorded, when everything recorded is unchanged."""
+        rec = self._runs().get(self.run)
+        try:
+            if not isinstance(rec, dict):
+                return None
+            for path, text in rec["record"]:
+                if type(path) is not str or \
+                        (("e" if os.path.exists(path) else "-") if text == "e" else stat_text(path)) != text:
+                    return None
+            files, side = rec["files"], rec["side"]
+            if not all(type(p) is str for p in files) or not all(type(p) is str for p in side):
+                return None
+            return files, side
+        except (TypeError, ValueError, KeyError, OSError):
+            return None
+
+    def save(self, record: list[tuple[str, str]], files: list[str], side: list[str], since: int) -> None:
+        """``since``: ``time.time_ns()`` before the walk."""
+        import json
+        import tempfile
+
+        oldest = since - self.RACY_NS
+        seen: dict[str, str] = {}
+        for path, text in record:
+            if text == "?" or seen.get(path, text) != text:
+                return
+            if text not in ("-", "e"):
+                _mode, _size, mtime, ctime, _ino, _dev = text.split()
+                if max(int(mtime), int(ctime)) > oldest:
+                    return  # (changed too recently: a later change in the same tick would not show)
+            seen[path] = text
+        runs = self._runs()
+        runs.pop(self.run, None)
+        runs[self.run] = {"record": sorted(seen.items()), "files": files, "side": side}
+        while len(runs) > self.MAX_RUNS:
+            del runs[next(iter(runs))]
+        try:
+            from shaderlint.cache import Cache
+
+            Cache(self.folder)._prepare()  # (marked as a cache that Git ignores)
+            for old in os.listdir(self.folder):  # of other shaderlint versions
+                if old.startswith("walks-") and os.path.join(self.folder, old) != self.file:
+                    os.unlink(os.path.join(self.folder, old))
+            payload = json.dumps({"format": self.FORMAT, "runs": runs}, separators=(",", ":"))
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(payload)
+            os.replace(tmp, self.file)
+        except (OSError, ValueError):
+            pass
+
+
+def record_above(paths: list[str], record: list[tuple[str, str]]) -> None:
+    """What a walk of ``paths`` (and the configuration found for them) depends on above them: in each
+    directory from a path's own up to the root, its ``.gitignore`` and configuration files, whether it
+    has a ``.git`` and that one's ``info/exclude``."""
+    done: set[str] = set()
+    for top in paths:
+        d = os.path.abspath(clean(top))
+        while d not in done:
+            done.add(d)
+            for name in _WATCHED:
+                p = os.path.join(d, name)
+                record.append((p, stat_text(p)))
+            p = os.path.join(d, ".git")
+            record.append((p, "e" if os.path.exists(p) else "-"))  # (whether: git works in there all the time)
+            p = os.path.join(p, "info", "exclude")
+            record.append((p, stat_text(p)))
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+
+
 def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple[str, str]] | None = None,
              is_excluded: Callable[[str], bool] | None = None,
              language_for: Callable[[str], str | None] | None = None,
-             force_exclude: bool = False) -> Iterator[str]:
+             force_exclude: bool = False,
+             side: tuple[Callable[[str, str | None], bool], list[str]] | None = None,
+             record: list[tuple[str, str]] | None = None) -> Iterator[str]:
     """Yield shader files; missing or special named paths and unreadable directories are recorded
     in ``errors`` (path, reason).
 
@@ -348,10 +479,24 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
     lint) unless ``force_exclude`` applies the exclusions to it too. ``language_for``
     decides which walked files are shaders (default: the built-in extensions). Each
     file is yielded once.
+
+    ``side``: ``(accept, out)``: the same walk also appends to ``out`` the files a walk with
+    ``language_for=accept`` would yield, in its order (a second kind of file found in one walk
+    instead of two: the host code :class:`shaderlint.host.index.HostIndex` reads); ``accept(path,
+    language)`` is given what ``language_for`` said of the file. Not with ``force_exclude``.
+
+    ``record``: gets ``(path, stat_text(path))`` for what the walk's result depends on besides the
+    callbacks (:class:`WalkMemo`): every directory listed, every entry that is a symbolic link (its
+    target), and each ``.gitignore`` and configuration file in a directory listed; ``(path, "?")``
+    when the walk cannot say (a listing kept from an earlier walk, an error).
     """
     language_for = language_for or _default_language
     seen: set[tuple[int, int]] = set()
     yielded: set[str] = set()
+    accept, out = side if side is not None else (None, None)
+    side_yielded: set[str] = set()
+    if side is not None and force_exclude:
+        raise ValueError("discover: side with force_exclude")
 
     def once(path: str) -> bool:
         key = os.path.normcase(os.path.abspath(path))
@@ -374,7 +519,14 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
             continue
         if force_exclude and force_excluded(top, exclude, is_excluded):
             continue
+        if record is not None:
+            record.append((top, stat_text(top)))
         if stat.S_ISREG(mode):
+            if out is not None:
+                key = os.path.normcase(os.path.abspath(top))
+                if key not in side_yielded:
+                    side_yielded.add(key)
+                    out.append(top)
             if once(top):
                 yield top
             continue
@@ -392,13 +544,19 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                 if key in seen:
                     continue
                 seen.add(key)
+                if record is not None:
+                    record.append((d, "?"))  # (listed by another walk: its stat data are not known here)
             else:
                 try:
                     st = os.stat(d)
                 except OSError as e:
                     if errors is not None:
                         errors.append((d, e.strerror or str(e)))
+                    if record is not None:
+                        record.append((d, "?"))
                     continue
+                if record is not None:
+                    record.append((d, _stat_text(st)))
                 key = (st.st_dev, st.st_ino)
                 if key in seen:
                     continue  # symlink loop or repeated path
@@ -409,7 +567,14 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                 except OSError as e:
                     if errors is not None:
                         errors.append((d, e.strerror or str(e)))
+                    if record is not None:
+                        record.append((d, "?"))
                     continue
+                if record is not None:
+                    for e in entries:
+                        if e.name in _WATCHED or e.is_symlink():
+                            p = os.path.join(d, e.name)
+                            record.append((p, stat_text(p)))
                 # (a directory without a .gitignore entry has none to read: no failed open per directory)
                 gi = _load_gitignore(d) if any(e.name == ".gitignore" for e in entries) else None
                 if listings is not None:
@@ -431,8 +596,13 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                     continue
                 if is_dir and name in _ALWAYS_SKIP:
                     continue
-                if not is_dir and language_for(path) is None:
-                    continue  # (first: most files are not ours, and the ignore rules cost more)
+                ours = also = False
+                if not is_dir:
+                    lang = language_for(path)
+                    ours = lang is not None
+                    also = accept is not None and bool(accept(path, lang))
+                    if not ours and not also:
+                        continue  # (first: most files are not ours, and the ignore rules cost more)
                 if (rels and _ignored_in(rels, name, is_dir)) or (exclude and _excluded(path, exclude)) \
                         or (is_excluded is not None and is_excluded(path)):
                     continue
@@ -445,7 +615,10 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                     except OSError:
                         continue
                     k = dir_key + os.path.normcase(name)
-                    if k not in yielded:
+                    if also and k not in side_yielded:
+                        side_yielded.add(k)
+                        out.append(path)  # type: ignore[union-attr]
+                    if ours and k not in yielded:
                         yielded.add(k)
                         yield path
             stack.extend(reversed(subdirs))

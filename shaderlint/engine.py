@@ -5,10 +5,9 @@ source -> front end -> kernel model -> rules -> diagnostics -> suppressions.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import traceback
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 from shaderlint.config import Settings, rule_enabled
 from shaderlint.deadline import Deadline, TimeBudgetExceeded
@@ -19,6 +18,9 @@ from shaderlint.model.source import Source
 from shaderlint.rules.base import Rule, RuleContext
 from shaderlint.rules.registry import RULES
 from shaderlint.suppression import UNUSED_CODE, Suppression, apply_suppressions, parse_suppressions, unused_suppressions
+# (defined apart so that a run answered from the cache does not import the analysis: re-exported here)
+from shaderlint.collector import collector_paused  # noqa: F401
+from shaderlint.result import FileResult  # noqa: F401
 
 PARSE_ERROR = "SL001"
 
@@ -34,22 +36,6 @@ MEMORY_PER_BYTE = 20
 def memory_bound(size: int) -> int:
     """Bytes of memory the analysis of one file of ``size`` bytes may add to the process at its peak."""
     return MEMORY_BASE + MEMORY_PER_BYTE * size
-
-
-@dataclass
-class FileResult:
-    path: str
-    source: Source
-    language: str | None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    model: FileModel | None = None
-    suppressions: list[Suppression] = field(default_factory=list)
-    parsed: Parsed | None = None
-    timed_out: bool = False  # the time budget cut the analysis short (an SL001 says so); do not cache
-    partial: bool = False  # diagnostics from shaderlint.incremental: no model or parse of the whole file
-    unread: int = 0  # regions the front end could not read, not listed because SL001 is not selected
-    host: object = None  # the shaderlint.host.index.HostFacts it was linted with (a re-lint after --fix uses them)
-    file_context: object = None  # the shaderlint.project.includes.FileContext it was linted with (likewise)
 
 
 _ENABLED: dict[tuple, list[type[Rule]]] = {}  # memo: the same few selections, asked once per file
@@ -76,56 +62,6 @@ def resolve_target(settings: Settings, language: str):
     if settings.target:
         return get_target(settings.target)
     return default_target(language)
-
-
-#: Tokens of the analyses running with the cyclic garbage collector paused (:func:`collector_paused`);
-#: several threads of the language server may lint at once.
-_PAUSES: set[int] = set()
-_PAUSED_BY_US = False
-
-
-def collector_paused():
-    """A context manager: the cyclic garbage collector is off inside, and back on when the last analysis
-    inside one ends (the next allocation then runs the collection the analysis's allocations called for).
-    A file's analysis allocates hundreds of thousands of objects that live until it ends (tree
-    wrappers, the model, the estimator's walk), so the collections
-    the allocations would trigger in between find nearly nothing to free and, once the older generations
-    fill, traverse everything the process holds. Nested and concurrent uses share one pause. A collector
-    the embedding program turned off stays off. (``gc.freeze()`` per file instead kept every file's
-    cyclic garbage for good: 608 MB over the real-code corpus.)"""
-    return _CollectorPause()
-
-
-class _CollectorPause:
-    __slots__ = ("token",)
-
-    def __enter__(self) -> None:
-        global _PAUSED_BY_US
-        self.token = None
-        if not gc.isenabled() and not _PAUSED_BY_US:
-            return  # turned off by the embedding program: its choice
-        self.token = id(self)
-        _PAUSES.add(self.token)
-        _PAUSED_BY_US = True
-        gc.disable()
-
-    def __exit__(self, *exc) -> bool:
-        global _PAUSED_BY_US
-        if self.token is None:
-            return False
-        # Robust against an asynchronous TimeBudgetExceeded (a caller's Deadline) landing in here: the
-        # collector is turned back on before the bookkeeping can be interrupted, and a pause whose
-        # exit was cut short is ended by the next analysis's exit (``_PAUSED_BY_US`` stays set).
-        _PAUSES.discard(self.token)
-        if not _PAUSES:
-            gc.enable()
-            _PAUSED_BY_US = False
-            # The collection the analysis's allocations call for runs at the next allocation, in the
-            # generation CPython's thresholds choose (gc.get_threshold: the young one, every tenth time
-            # the middle one, now and then a full one). An explicit young collection each time instead
-            # never let an automatic one run: the cycles of models dropped a few lints later (a language
-            # server's) piled up in the older generations, 300 lints of a small file: 48 -> 133 MB.
-        return False
 
 
 def predefined_for(settings: Settings, language: str, file_context=None):

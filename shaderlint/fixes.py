@@ -28,7 +28,7 @@ from shaderlint.diagnostics import Applicability, Diagnostic, Edit
 
 if TYPE_CHECKING:
     from shaderlint.config import Settings
-    from shaderlint.engine import FileResult
+    from shaderlint.result import FileResult
 
 MAX_PASSES = 10
 

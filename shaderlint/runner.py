@@ -19,17 +19,15 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import TextIO
 
 from shaderlint.cache import Cache, cache_dir_for, entry_key
+from shaderlint.collector import collector_paused
 from shaderlint.config import Settings
 from shaderlint.diagnostics import Diagnostic, Finding
-from shaderlint.engine import FileResult, collector_paused, lint_source
-from shaderlint.languages import language_for_path
 from shaderlint.model.source import Source
+from shaderlint.result import FileResult
 from shaderlint.suppression import Suppression
 
 
@@ -62,16 +60,28 @@ _Outcome = tuple[int, list[Diagnostic], list[Suppression], str | None, int]
 
 
 def _lint_job(job: _Job) -> _Outcome:
-    # The collector's pause (see shaderlint.engine.collector_paused) ends here, after the file's model
+    analyse = globals().get("lint_source") or __getattr__("lint_source")
+    # The collector's pause (see shaderlint.collector.collector_paused) ends here, after the file's model
     # is dropped: the collection that follows frees its cycles at once instead of promoting them.
     with collector_paused():
-        r = lint_source(job.path, job.data, job.settings, language=job.language, host=job.host,
-                        file_context=job.context)
+        r = analyse(job.path, job.data, job.settings, language=job.language, host=job.host,
+                    file_context=job.context)
         if job.cache_dir is not None and job.key is not None and not r.timed_out:  # a busy machine is no property of the file
             Cache(job.cache_dir).put(job.key, r.diagnostics, r.suppressions, r.language, r.unread)
         outcome = job.index, r.diagnostics, r.suppressions, r.language, r.unread
         del r
     return outcome
+
+
+def __getattr__(name: str):
+    # ``lint_source`` (shaderlint.engine) is imported when a file is linted first: a run answered from
+    # the cache does not import the analysis (rules, front ends, estimator)
+    if name == "lint_source":
+        from shaderlint.engine import lint_source
+
+        globals()["lint_source"] = lint_source
+        return lint_source
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _lint_chunk(jobs: list[_Job]) -> list[_Outcome]:
@@ -85,6 +95,7 @@ def _init_worker() -> None:
 
 def unreadable(path: str, error: OSError, settings: Settings | None = None) -> FileResult:
     from shaderlint.engine import _resolve
+    from shaderlint.languages import language_for_path
     from shaderlint.rules.sl001_parse_error import ParseErrorRule
 
     src = Source(path, b"")
@@ -249,6 +260,11 @@ def _context():
 
 def _run_pool(pending: list[_Job], workers: int, finish: Callable[[_Outcome], None],
               fail: Callable[[_Job], None]) -> None:
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+
+    if "lint_source" not in globals():
+        __getattr__("lint_source")  # (the analysis imported once, before the workers fork)
     order = sorted(pending, key=lambda j: -len(j.data))  # longest first
     size = max(1, min(8, len(order) // (workers * 16)))
     chunks = [order[i:i + size] for i in range(0, len(order), size)]

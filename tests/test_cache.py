@@ -235,3 +235,27 @@ def test_small_runs_stay_in_process(project, capsys, counted):
     main(["-j", "4", "--no-cache", "-q", "."])
     capsys.readouterr()
     assert len(counted) == 3  # no worker processes for a few small files
+
+
+def test_a_run_answered_from_the_cache_does_not_import_the_analysis(project):
+    """The engine, the rules and the front ends are imported when a file is linted, not for a run whose
+    every file (and host file) is answered from the cache; the output is the cold run's."""
+    import subprocess
+    import sys
+
+    here = project / "p"
+    here.mkdir()
+    (here / "shaderlint.toml").write_text("")  # (selecting rules in a configuration checks their codes)
+    (here / "k.cu").write_text(KERNEL)
+    (here / "main.cu").write_text("void run(int* a, int n) { k<<<n / 128, 128>>>(a, 4, n); }\n")
+    code = ("import sys, json\nfrom shaderlint.cli import main\n"
+            "main(['--output-format', 'json', '-j', '1', '-o', 'out.json', '--fail-on', 'never', '.'])\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith('shaderlint.'))))\n")
+    outs, imported = [], []
+    for args in (code, code, code.replace("'-j', '1'", "'--no-cache'")):
+        run = subprocess.run([sys.executable, "-c", args], capture_output=True, text=True, check=True, cwd=here)
+        imported.append(set(json.loads(run.stdout)))
+        outs.append((here / "out.json").read_text())
+    analysis = {"shaderlint.engine", "shaderlint.rules.registry", "shaderlint.model.build"}
+    assert analysis <= imported[0] and not analysis & imported[1]
+    assert outs[0] == outs[1] == outs[2] and json.loads(outs[0])

@@ -478,3 +478,112 @@ def test_a_callers_reader_is_always_used(project, monkeypatch):
     got = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path,
                           read=lambda p: buffers.get(p) or open(p, "rb").read(), cache_dir=str(project / ".cache"))
     assert got.facts_for("kernels/scale.cu").for_kernel("scale")[0].group == (64, 1, 1)
+
+
+def test_a_warm_build_takes_the_index_from_the_run_summary(project, monkeypatch):
+    """Nothing changed: the index comes from the run's summary, without loading the scan store or
+    opening a file, and is the index a build from the files gives."""
+    import shaderlint.host.index as index
+
+    monkeypatch.setattr(index.ScanStore, "RACY_NS", 0)
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
+                    "third/k.h": "__global__ void other() {}\n"})
+    cold, _ = _build_counting_reads(monkeypatch, project)
+    assert list((project / ".cache" / "host").glob("runs-*.json"))
+    loads: list[str] = []
+    real_init = index.ScanStore.__init__
+    monkeypatch.setattr(index.ScanStore, "__init__", lambda self, d: loads.append(d) or real_init(self, d))
+    warm, opened = _build_counting_reads(monkeypatch, project)
+    assert opened == [] and loads == []
+    assert warm.by_file == cold.by_file and warm.by_file and warm.paths == cold.paths
+    assert [f.digest() for f in warm.by_file.values()] == [f.digest() for f in cold.by_file.values()]
+    assert (warm.host_files, warm.launches, warm.linked) == (cold.host_files, cold.launches, cold.linked)
+
+
+def _group_of_scale(monkeypatch, project):
+    built, _ = _build_counting_reads(monkeypatch, project)
+    facts = built.facts_for("kernels/scale.cu")
+    launches = facts.for_kernel("scale") if facts is not None else ()
+    return sorted(l.group for l in launches if l.api != "reference") or None
+
+
+_TICKS = iter(range(1, 1 << 30))
+
+
+def _later(path) -> None:
+    """A modification time ``path`` never had (in the past: the stat data stay trusted), so that an
+    edit is seen whatever the file system clock's tick (the edits here keep the size)."""
+    st = os.stat(path)
+    os.utime(path, ns=(st.st_atime_ns, 1_000_000_000_000_000_000 + next(_TICKS) * 1_000_000_000))
+
+
+def test_the_run_summary_is_never_stale(project, monkeypatch):
+    """Every change the index depends on gives the index a build from the files gives: a host file
+    edited, added, removed or ignored, another definition of the kernel in a header, the settings."""
+    import shaderlint.host.index as index
+
+    monkeypatch.setattr(index.ScanStore, "RACY_NS", 0)
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
+                    "third/k.h": "__global__ void other() {}\n"})
+    assert _group_of_scale(monkeypatch, project) == [(100, 1, 1)]
+    assert _group_of_scale(monkeypatch, project) == [(100, 1, 1)]  # (from the summary)
+    (project / "host/main.cpp").write_text(host_cpp(128))  # edited (the same size)
+    _later(project / "host/main.cpp")
+    assert _group_of_scale(monkeypatch, project) == [(128, 1, 1)]
+    assert _group_of_scale(monkeypatch, project) == [(128, 1, 1)]
+    write(project, {"host/more.cpp": host_cpp(128)})  # added
+    assert _group_of_scale(monkeypatch, project) == [(128, 1, 1), (128, 1, 1)]
+    (project / "host/more.cpp").unlink()  # removed
+    assert _group_of_scale(monkeypatch, project) == [(128, 1, 1)]
+    write(project, {".gitignore": "host/\n"})  # ignored
+    assert _group_of_scale(monkeypatch, project) is None
+    (project / ".gitignore").unlink()
+    assert _group_of_scale(monkeypatch, project) == [(128, 1, 1)]
+    (project / "third/k.h").write_text("__global__ void scale() {}\n")  # a second definition: ambiguous
+    _later(project / "third/k.h")
+    assert _group_of_scale(monkeypatch, project) is None
+    (project / "third/k.h").write_text("__global__ void other() {}\n")
+    _later(project / "third/k.h")
+    assert _group_of_scale(monkeypatch, project) == [(128, 1, 1)]
+    write(project, {"host/shaderlint.toml": "host-code = false\n"})  # the settings of the host files
+    assert _group_of_scale(monkeypatch, project) is None
+    (project / "host/shaderlint.toml").unlink()
+    assert _group_of_scale(monkeypatch, project) == [(128, 1, 1)]
+    write(project, {"shaderlint.toml": "host-code = false\n"})  # of every file
+    assert _group_of_scale(monkeypatch, project) is None
+    write(project, {"shaderlint.toml": "exclude = [\"host/*\"]\n"})
+    assert _group_of_scale(monkeypatch, project) is None
+    (project / "shaderlint.toml").unlink()
+    assert _group_of_scale(monkeypatch, project) == [(128, 1, 1)]
+
+
+def test_a_kernel_file_read_for_its_names_is_checked_by_the_summary(project, monkeypatch, fake_swift):
+    """A Metal file not linted is read for the kernels it defines (one of the launch's name makes the link
+    ambiguous), as is the linted one: the summary keeps their stat data and a change to either is seen."""
+    import shaderlint.host.index as index
+
+    monkeypatch.setattr(index.ScanStore, "RACY_NS", 0)
+    write(project, {"Shaders/add.metal": ADD_METAL, "lib/other.metal": "kernel void other(device float* x) {}\n",
+                    "App/Renderer.swift": "dispatch threads add 13x13\n"})
+    resolver = SettingsResolver(None, {}).for_path
+
+    def group():
+        index._SCANNED.clear()
+        built = HostIndex.build(["."], ["Shaders/add.metal"], resolver, cache_dir=str(project / ".cache"))
+        facts = built.facts_for("Shaders/add.metal")
+        return facts.for_kernel("add")[0].group if facts is not None else None
+
+    assert group() == group() == (13, 13, 1)
+    (project / "lib/other.metal").write_text("kernel void add(device float* x) {}\n")
+    _later(project / "lib/other.metal")
+    assert group() is None
+    (project / "lib/other.metal").write_text("kernel void other(device float* x) {}\n")
+    _later(project / "lib/other.metal")
+    assert group() == group() == (13, 13, 1)
+    write(project, {"lib/more.metal": "kernel void add(device float* x) {}\n"})  # a new one
+    assert group() is None
+    (project / "lib/more.metal").unlink()
+    assert group() == group() == (13, 13, 1)
+    (project / "Shaders/add.metal").write_text(ADD_METAL.replace("void add(", "void add2("))
+    _later(project / "Shaders/add.metal")
+    assert group() is None

@@ -227,3 +227,12 @@ def test_add_ignore_writes_the_suppressions_into_host_files(isolated, monkeypatc
     after = (root / "Host.m").read_text()
     assert after.count("shaderlint: ignore[SL503]") == 2 and after.replace(" shaderlint: ignore[SL503]", "") == before
     assert lint_json(capsys, "--no-cache", ".") == []
+
+
+def test_the_pass_reports_the_registrys_sl503():
+    """(The pass imports the rule's class itself, not the whole registry.)"""
+    from shaderlint.host.lint import RULE_CODE
+    from shaderlint.rules.registry import BY_CODE
+    from shaderlint.rules.sl503_truncating_grid_division import TruncatingGridDivision
+
+    assert BY_CODE[RULE_CODE] is TruncatingGridDivision

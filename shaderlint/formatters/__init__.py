@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from shaderlint.engine import FileResult
+from shaderlint.result import FileResult
 
 Formatter = Callable[[list[FileResult], dict], str]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 
-from shaderlint.engine import FileResult
+from shaderlint.result import FileResult
 
 COMMANDS = {"error": "error", "warning": "warning", "info": "notice"}
 

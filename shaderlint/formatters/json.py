@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from shaderlint.engine import FileResult
+from shaderlint.result import FileResult
 
 _string = json.encoder.encode_basestring  # the C version when available, as json.dumps uses
 

@@ -20,7 +20,7 @@ from urllib.parse import quote
 
 from shaderlint import __version__
 from shaderlint.diagnostics import Diagnostic
-from shaderlint.engine import FileResult
+from shaderlint.result import FileResult
 from shaderlint.rules.base import LANGUAGE_NAMES
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from shaderlint.engine import FileResult
+from shaderlint.result import FileResult
 
 
 def statistics(results: list[FileResult], unsafe: bool = False) -> list[dict]:

@@ -16,7 +16,7 @@ controls become ``�``. Each is one character, so the ``^`` marks stay aligned.
 from __future__ import annotations
 
 from shaderlint.diagnostics import Applicability, Diagnostic
-from shaderlint.engine import FileResult
+from shaderlint.result import FileResult
 
 _PRINTABLE = {c: chr(0x2400 + c) for c in range(0x20) if c != 0x09}
 _PRINTABLE[0x7F] = "\u2421"

@@ -240,6 +240,99 @@ class ScanStore:
             pass
 
 
+class RunSummary:
+    """A run's host index kept in the lint cache directory (``<cache>/host/runs-<stamp>.json``, stamped
+    with shaderlint's code like :class:`ScanStore`): a warm run whose own walk finds the same files
+    with the same ``stat`` data takes the index from here, without loading the scan store or decoding
+    a launch it does not link. Keyed by the run (current directory, the paths walked and their
+    kind, ``exclude``) and, per run, by a digest of everything :meth:`HostIndex.build` computes the
+    index from: the kernel files linted (with their language, ``host-code`` on), every file the walk
+    found in its order (a host file with its ``stat`` data, its settings' ``host-code`` and base
+    directory; a Metal file not linted by its path), and the ``stat`` data of every other file it
+    read for the kernels it defines (checked when the summary is taken). Only data recorded at least
+    :attr:`ScanStore.RACY_NS` after every such file's last change are kept (see :class:`ScanStore`);
+    at most :data:`MAX_RUNS` runs, the latest kept. Any I/O or format problem is a miss."""
+
+    FORMAT = 1
+    MAX_RUNS = 8
+
+    def __init__(self, directory: str, run: str, inputs: str) -> None:
+        from shaderlint.cache import code_stamp
+
+        self.folder = os.path.join(directory, "host")
+        self.file = os.path.join(self.folder, f"runs-{code_stamp()}.json")
+        self.run = hashlib.blake2b(run.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+        self.digest = hashlib.blake2b(inputs.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+    def _runs(self) -> dict:
+        try:
+            with open(self.file, "rb") as fh:
+                got = json.loads(fh.read())
+            if isinstance(got, dict) and got.get("format") == self.FORMAT and isinstance(got.get("runs"), dict):
+                return got["runs"]
+        except (OSError, ValueError, RecursionError):
+            pass
+        return {}
+
+    def load(self) -> "HostIndex | None":
+        rec = self._runs().get(self.run)
+        if not isinstance(rec, dict) or rec.get("digest") != self.digest:
+            return None
+        try:
+            for p, text in rec["consumed"]:
+                try:
+                    now = _stat_text(os.stat(p))
+                except OSError:
+                    now = ""
+                if now != text:
+                    return None
+            return _index_from_json(rec["index"])
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError):
+            return None
+
+    def save(self, index: "HostIndex", consumed: list[tuple[str, str]]) -> None:
+        import tempfile
+
+        runs = self._runs()
+        runs.pop(self.run, None)
+        runs[self.run] = {"digest": self.digest, "consumed": consumed, "index": _index_to_json(index)}
+        while len(runs) > self.MAX_RUNS:
+            del runs[next(iter(runs))]
+        try:
+            os.makedirs(self.folder, exist_ok=True)
+            for old in os.listdir(self.folder):  # summaries of other shaderlint versions
+                if old.startswith("runs-") and os.path.join(self.folder, old) != self.file:
+                    os.unlink(os.path.join(self.folder, old))
+            payload = json.dumps({"format": self.FORMAT, "runs": runs}, separators=(",", ":"))
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(payload)
+            os.replace(tmp, self.file)
+        except (OSError, ValueError):
+            pass
+
+
+def _index_to_json(index: "HostIndex") -> dict:
+    return {"by_file": [[target, [[name, [_launch_to_json(x) for x in ls]] for name, ls in facts.launches]]
+                        for target, facts in index.by_file.items()],
+            "paths": index.paths, "counts": [index.host_files, index.launches, index.linked]}
+
+
+def _index_from_json(o: dict) -> "HostIndex":
+    index = HostIndex()
+    for target, facts in o["by_file"]:
+        if type(target) is not str or not all(type(name) is str for name, _ in facts):
+            raise ValueError("by_file")
+        index.by_file[target] = HostFacts(tuple((name, tuple([_launch_from_json(x) for x in ls]))
+                                                for name, ls in facts))
+    paths = o["paths"]
+    if not all(type(k) is str and type(v) is str for k, v in paths.items()):
+        raise ValueError("paths")
+    index.paths = dict(paths)
+    index.host_files, index.launches, index.linked = (int(n) for n in o["counts"])
+    return index
+
+
 #: ``st_ctime`` is the inode's change time (POSIX), which no program sets: see :class:`ScanStore`.
 _STAT_TRUSTED = os.name == "posix"
 
@@ -485,34 +578,37 @@ class HostIndex:
     @classmethod
     def build(cls, paths: Iterable[str], kernel_files: Iterable[str], settings_for: Callable[[str], "Settings"],
               exclude: tuple[str, ...] = (), read: Callable[[str], bytes] | None = None,
-              cache_dir: str | None = None) -> "HostIndex":
+              cache_dir: str | None = None, walked: list[str] | None = None) -> "HostIndex":
         """The index for linting ``kernel_files``, found under ``paths``; scan results are kept in
-        ``cache_dir`` (the lint cache's directory) when given. Never raises: an index that cannot be
-        built is empty (host facts are an extra; the lint goes on without them)."""
-        store = None
+        ``cache_dir`` (the lint cache's directory) when given. ``walked``: the files a walk of
+        ``paths`` with ``exclude`` (and the settings' exclusions) found that some host scanner reads or
+        whose language is Metal, and every file named in ``paths``, in the walk's order (what the
+        command line's own walk collected with :func:`shaderlint.discovery.discover`'s ``side``);
+        None walks ``paths`` here. Never raises: an index that cannot be built is empty (host facts
+        are an extra; the lint goes on without them)."""
+        stores: list[ScanStore] = []
         try:
-            store = ScanStore(cache_dir) if cache_dir else None
-            return cls._build(paths, kernel_files, settings_for, exclude, read, store)
+            return cls._build(paths, kernel_files, settings_for, exclude, read, cache_dir, stores, walked)
         except Exception:
             return cls()
         finally:
-            if store is not None:
+            for store in stores:
                 store.save()
 
     @classmethod
     def _build(cls, paths: Iterable[str], kernel_files: Iterable[str], settings_for: Callable[[str], "Settings"],
-               exclude: tuple[str, ...], read: Callable[[str], bytes] | None,
-               store: ScanStore | None = None) -> "HostIndex":
+               exclude: tuple[str, ...], read: Callable[[str], bytes] | None, cache_dir: str | None,
+               stores: list[ScanStore], walked: list[str] | None = None) -> "HostIndex":
         from shaderlint.discovery import discover
 
         index = cls()
         # (a caller's reader may not give the disk's bytes: then every file is read through it)
-        use_stat = store is not None and read is None and _STAT_TRUSTED
+        use_stat = cache_dir is not None and read is None and _STAT_TRUSTED
         read = read or _read
         by_dir: dict[str, "Settings"] = {}
 
         def settings(p: str) -> "Settings":
-            d = os.path.dirname(p)
+            d = p[:p.rfind(os.sep) + 1] if os.altsep is None else os.path.dirname(p)  # (its directory)
             st = by_dir.get(d)
             if st is None:
                 st = by_dir[d] = settings_for(p)
@@ -539,16 +635,52 @@ class HostIndex:
                 return "host"
             return "metal" if _norm(p) not in kernels and settings(p).language_for(p) == "metal" else None
 
-        for hp in discover(paths, exclude, None, is_excluded=lambda p: settings(p).is_excluded(p),
-                           language_for=host_or_metal):
+        if walked is None:
+            walked = list(discover(paths, exclude, None, is_excluded=lambda p: settings(p).is_excluded(p),
+                                   language_for=host_or_metal))
+        # What the index is computed from, with the stat data of every host file to read: when all of it
+        # is as a summary kept from an earlier run recorded it (RunSummary), so is the index.
+        entries: list[tuple[str, os.stat_result]] = []  # host files to read, with their stat data
+        ids: dict[int, int] = {}  # id of a settings object -> its number here
+        used: list["Settings"] = []
+        run = repr((RunSummary.FORMAT, os.getcwd(), paths, [os.path.isfile(p) for p in paths], exclude))
+        parts = [repr(sorted(kernels.items()))]
+        trusted = use_stat
+        oldest = time.time_ns() - ScanStore.RACY_NS
+        for hp in walked:
             if not scanners_for(hp):
                 if _norm(hp) not in kernels:
                     other_metal.append(hp)
+                    parts.append(f"m\0{hp}")
                 continue
-            if not settings(hp).host_code:
+            s = settings(hp)
+            if not s.host_code:
                 continue
+            sid = ids.get(id(s))
+            if sid is None:
+                sid = ids[id(s)] = len(used)
+                used.append(s)
             try:
                 st = os.stat(hp)
+            except OSError:
+                parts.append(f"e\0{hp}")
+                continue
+            entries.append((hp, st))
+            if trusted and max(st.st_mtime_ns, st.st_ctime_ns) > oldest:
+                trusted = False  # (changed too recently to tell a later change by its times)
+            parts.append(f"h\0{hp}\0{sid}\0{_stat_text(st)}")
+        parts.append(repr([(s.host_code, s.base_dir()) for s in used]))
+        summary = RunSummary(cache_dir, run, "\n".join(parts)) if trusted else None  # type: ignore[arg-type]
+        if summary is not None:
+            kept = summary.load()
+            if kept is not None:
+                return kept
+        consumed: list[tuple[str, str]] | None = [] if summary is not None else None  # files names_in reads
+        store = ScanStore(cache_dir) if cache_dir else None
+        if store is not None:
+            stores.append(store)
+        for hp, st in entries:
+            try:
                 if st.st_size > MAX_HOST_BYTES:
                     continue
                 launches = names = None
@@ -576,78 +708,90 @@ class HostIndex:
                     found.append((hp, launch))
             if names is not None:
                 host_names[_norm(hp)] = names
-        if not found and not summaries:
-            return index
-        index.launches = sum(1 for _, l in found if l.api != "reference")
-        linked: dict[str, dict[str, list[HostLaunch]]] = {}
-        # kernels by name, for CUDA and Metal launches
-        wanted = {l.kernel for _, l in found if l.kernel}
-        defs: dict[tuple[str, str], set[str]] = {}  # (name, language) -> files
 
-        def names_in(p: str, lang: str) -> set[str] | None:
-            """The kernels a file defines (recorded by its ``stat`` data, as host files' scans are)."""
-            st = None
-            if use_stat:
+        def link() -> None:
+            if not found and not summaries:
+                return
+            index.launches = sum(1 for _, l in found if l.api != "reference")
+            linked: dict[str, dict[str, list[HostLaunch]]] = {}
+            # kernels by name, for CUDA and Metal launches
+            wanted = {l.kernel for _, l in found if l.kernel}
+            defs: dict[tuple[str, str], set[str]] = {}  # (name, language) -> files
+
+            def names_in(p: str, lang: str) -> set[str] | None:
+                """The kernels a file defines (recorded by its ``stat`` data, as host files' scans are)."""
+                st = None
+                if use_stat:
+                    try:
+                        st = os.stat(p)
+                    except OSError:
+                        if consumed is not None:
+                            consumed.append((p, ""))
+                        return None
+                    if consumed is not None:
+                        consumed.append((p, _stat_text(st)))
+                        if max(st.st_mtime_ns, st.st_ctime_ns) > oldest:
+                            consumed.append((p, "racy"))  # (never the stat data of a file: no summary kept)
+                    got = store.known(p, st, "kernels-" + lang)  # type: ignore[union-attr]
+                    if got is not None and got[1] is not None:
+                        return set(got[1])
                 try:
-                    st = os.stat(p)
+                    data = read(p)
                 except OSError:
                     return None
-                got = store.known(p, st, "kernels-" + lang)  # type: ignore[union-attr]
-                if got is not None and got[1] is not None:
-                    return set(got[1])
-            try:
-                data = read(p)
-            except OSError:
-                return None
-            found_names = kernel_names(data, lang)
-            if st is not None:
-                store.remember(p, st, "", found_names, "kernels-" + lang)  # type: ignore[union-attr]
-            return found_names
+                found_names = kernel_names(data, lang)
+                if st is not None:
+                    store.remember(p, st, "", found_names, "kernels-" + lang)  # type: ignore[union-attr]
+                return found_names
 
-        if wanted:
-            for key, (p, lang) in kernels.items():
-                if lang == "glsl":
+            if wanted:
+                for key, (p, lang) in kernels.items():
+                    if lang == "glsl":
+                        continue
+                    got_names = (host_names[key] if key in host_names and lang == "cuda"
+                                 else names_in(p, lang))  # (a .cu is a host file too: its kernels may be known)
+                    for name in (got_names or set()) & wanted:
+                        defs.setdefault((name, lang), set()).add(key)
+                for key, got_names in host_names.items():
+                    if key not in kernels:  # kernels defined in a file not linted (a header) count for ambiguity
+                        for name in got_names & wanted:
+                            defs.setdefault((name, "cuda"), set()).add(key)
+                for mp in other_metal:
+                    for name in (names_in(mp, "metal") or set()) & wanted:
+                        defs.setdefault((name, "metal"), set()).add(_norm(mp))
+            roots = [os.path.dirname(p) if os.path.isfile(p) else p for p in paths] + [os.getcwd()]
+            for hp, launch in found:
+                if launch.api == "vulkan":
+                    target = _shader_file(hp, launch, roots + [settings(hp).base_dir()], kernels)
+                    if target is not None:
+                        linked.setdefault(target, {}).setdefault("", []).append(
+                            _with_shader(launch, kernels[target][0]))
                     continue
-                got_names = (host_names[key] if key in host_names and lang == "cuda"
-                             else names_in(p, lang))  # (a .cu is a host file too: its kernels may be known)
-                for name in (got_names or set()) & wanted:
-                    defs.setdefault((name, lang), set()).add(key)
-            for key, got_names in host_names.items():
-                if key not in kernels:  # kernels defined in a file not linted (a header) count for ambiguity
-                    for name in got_names & wanted:
-                        defs.setdefault((name, "cuda"), set()).add(key)
-            for mp in other_metal:
-                for name in (names_in(mp, "metal") or set()) & wanted:
-                    defs.setdefault((name, "metal"), set()).add(_norm(mp))
-        roots = [os.path.dirname(p) if os.path.isfile(p) else p for p in paths] + [os.getcwd()]
-        for hp, launch in found:
-            if launch.api == "vulkan":
-                target = _shader_file(hp, launch, roots + [settings(hp).base_dir()], kernels)
-                if target is not None:
-                    linked.setdefault(target, {}).setdefault("", []).append(
-                        _with_shader(launch, kernels[target][0]))
-                continue
-            if not launch.kernel:
-                continue
-            langs = ("cuda",) if launch.api in CUDA_APIS else ("metal",) if launch.api in METAL_APIS \
-                else ("cuda", "metal") if launch.api == "reference" else ()
-            files: set[str] = set()
-            for lang in langs:
-                files |= defs.get((launch.kernel, lang), set())
-            if len(files) == 1:
-                linked.setdefault(next(iter(files)), {}).setdefault(launch.kernel, []).append(launch)
-        if summaries:
-            try:
-                _link_summaries(summaries, linked, kernels, roots, settings, _unseen(summaries, c_files, read))
-            except Exception:  # (an extra: the launches linked above stand)
-                pass
-        for target, per_kernel in linked.items():
-            if target in kernels:
-                index.paths[target] = kernels[target][0]
-            index.by_file[target] = HostFacts(tuple(
-                (name, tuple(sorted(ls, key=lambda l: (l.at.path, l.at.start, l.api))))
-                for name, ls in sorted(per_kernel.items())))
-            index.linked += sum(1 for ls in per_kernel.values() for l in ls if l.api not in ("reference", "vulkan-pipeline"))
+                if not launch.kernel:
+                    continue
+                langs = ("cuda",) if launch.api in CUDA_APIS else ("metal",) if launch.api in METAL_APIS \
+                    else ("cuda", "metal") if launch.api == "reference" else ()
+                files: set[str] = set()
+                for lang in langs:
+                    files |= defs.get((launch.kernel, lang), set())
+                if len(files) == 1:
+                    linked.setdefault(next(iter(files)), {}).setdefault(launch.kernel, []).append(launch)
+            if summaries:
+                try:
+                    _link_summaries(summaries, linked, kernels, roots, settings, _unseen(summaries, c_files, read))
+                except Exception:  # (an extra: the launches linked above stand)
+                    pass
+            for target, per_kernel in linked.items():
+                if target in kernels:
+                    index.paths[target] = kernels[target][0]
+                index.by_file[target] = HostFacts(tuple(
+                    (name, tuple(sorted(ls, key=lambda l: (l.at.path, l.at.start, l.api))))
+                    for name, ls in sorted(per_kernel.items())))
+                index.linked += sum(1 for ls in per_kernel.values() for l in ls if l.api not in ("reference", "vulkan-pipeline"))
+
+        link()
+        if summary is not None and consumed is not None and all(t != "racy" for _, t in consumed):
+            summary.save(index, consumed)
         return index
 
 

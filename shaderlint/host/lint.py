@@ -82,12 +82,12 @@ def _lint_host_files(index, results: list, settings_for: Callable, use_cache: bo
                      only: list[str] | None = None) -> list:
     from shaderlint.cache import Cache, cache_dir_for, entry_key
     from shaderlint.config import rule_enabled
-    from shaderlint.engine import FileResult
     from shaderlint.model.source import Source
-    from shaderlint.rules.registry import BY_CODE
+    from shaderlint.result import FileResult
+    # (the registry's SL503, without importing every rule: a run answered from the cache needs none)
+    from shaderlint.rules.sl503_truncating_grid_division import TruncatingGridDivision as rule
     from shaderlint.suppression import apply_suppressions, parse_suppressions
 
-    rule = BY_CODE[RULE_CODE]
     todo = candidates(index)
     if only is not None:
         from shaderlint.host.index import within

@@ -1,4 +1,4 @@
-"""The cyclic garbage collector is paused while a file is analysed (``shaderlint.engine.collector_paused``)
+"""The cyclic garbage collector is paused while a file is analysed (``shaderlint.collector.collector_paused``)
 and back on after it, whatever way the analysis ends; the garbage of many files does not pile up."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-import shaderlint.engine as engine
+import shaderlint.collector as collector
 from shaderlint.config import Settings
 from shaderlint.engine import collector_paused, lint_source
 from shaderlint.rules.sl201_variable_integer_division import VariableIntegerDivision
@@ -24,8 +24,8 @@ def _collector_on():
     was = gc.isenabled()
     gc.enable()
     yield
-    engine._PAUSES.clear()
-    engine._PAUSED_BY_US = False
+    collector._PAUSES.clear()
+    collector._PAUSED_BY_US = False
     (gc.enable if was else gc.disable)()
 
 
@@ -44,7 +44,7 @@ def test_off_while_a_file_is_analysed_and_on_after(monkeypatch):
     lint_source("k.cu", GOOD.encode(), Settings(**SL201))
     assert seen == [False]
     assert gc.isenabled()
-    assert not engine._PAUSES
+    assert not collector._PAUSES
 
 
 @pytest.mark.parametrize("exc", [RuntimeError("boom"), KeyboardInterrupt()])
@@ -110,7 +110,7 @@ def test_an_exit_cut_short_is_healed_by_the_next_analysis():
     """An asynchronous TimeBudgetExceeded (a caller's Deadline) may land between the end of the pause's
     bookkeeping and the collector's restart: the next analysis turns it back on."""
     gc.disable()
-    engine._PAUSED_BY_US = True  # the state such an interrupted exit leaves
+    collector._PAUSED_BY_US = True  # the state such an interrupted exit leaves
     lint_source("k.cu", GOOD.encode(), Settings(**SL201))
     assert gc.isenabled()
 
