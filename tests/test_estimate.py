@@ -665,3 +665,42 @@ void main() {
 """, path="k.comp")
     names = {v.name for vs in m._vars_by_name.values() for v in vs if id(v) in divergent_vars(m)}
     assert names == {"b", "e", "f"}
+
+
+SPEC_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(constant_id = 0) const bool WIDE = DEFAULT;
+layout(binding = 0) readonly buffer A { vec4 a[]; };
+layout(binding = 1) writeonly buffer D { vec4 d[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (WIDE) {
+        vec4 x0 = a[i], x1 = a[i + 64], x2 = a[i + 128], x3 = a[i + 192];
+        vec4 x4 = a[i + 256], x5 = a[i + 320], x6 = a[i + 384], x7 = a[i + 448];
+        d[i] = x0 * x1 + x2 * x3 + x4 * x5 + x6 * x7;
+    } else {
+        d[i] = a[i] * 2.0;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["rdna2-wave64", "generic-32"])
+def test_glsl_specialization_constants_at_their_default(target):
+    """A specialization constant is compiled at its declared default when the application sets none
+    (what RADV measures): the estimate takes the branch the default selects, not both."""
+    t = get_target(target)
+    narrow = estimate(SPEC_GLSL.replace("DEFAULT", "false"), path="k.comp", target=t)
+    wide = estimate(SPEC_GLSL.replace("DEFAULT", "true"), path="k.comp", target=t)
+    assert wide.peak >= narrow.peak + 16, (narrow.peak, wide.peak)
+
+
+def test_glsl_specialization_constants_the_host_sets():
+    """The value the host's pipelines set (host index: ``model.pipeline_specialization``) wins over the
+    declared default."""
+    t = get_target("rdna2-wave64")
+    m = model_of(SPEC_GLSL.replace("DEFAULT", "false"), "k.comp")
+    narrow = estimate_kernel(m, m.kernels[0], t).peak
+    m2 = model_of(SPEC_GLSL.replace("DEFAULT", "false"), "k.comp")
+    m2.pipeline_specialization = ((0, 1),)
+    assert estimate_kernel(m2, m2.kernels[0], t).peak >= narrow + 16

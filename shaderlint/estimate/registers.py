@@ -480,7 +480,49 @@ def _bind(model, f, bindings: Mapping[str, str] | None) -> tuple[dict, dict[str,
         types[name] = t
         if t.kind in ("int", "uint", "float", "bool") and t.bits:
             env[("sizeof", id(tv))] = max(t.bits, 8) // 8 * t.width  # `sizeof(T)` (static.evaluate)
+    if model.language == "glsl":
+        env.update(specialization_values(model))
     return env, types
+
+
+_CONSTANT_ID = re.compile(r"\bconstant_id\s*=\s*(\d+)")
+
+
+def specialization_values(model) -> dict[int, int | float]:
+    """GLSL specialization constants (``layout(constant_id = N) const T x = default;``) by variable id,
+    at the value the shader is compiled with: the one the host's pipelines set
+    (``model.pipeline_specialization``, from the host index) or else the declared default, as a
+    driver compiles it when the application passes no specialization info (Vulkan spec,
+    VkSpecializationInfo). Memoized on the model."""
+    spec = getattr(model, "pipeline_specialization", None)
+    got = model.__dict__.get("_specialization_values")
+    if got is not None and got[0] == spec:
+        return got[1]
+    host = dict(spec or ())
+    out: dict[int, int | float] = {}
+    for v in model.globals:
+        if not v.function_constant or v.init is None or v.is_array:
+            continue
+        m = _CONSTANT_ID.search(model.text(v.decl)) if v.decl is not None else None
+        if m is not None and int(m.group(1)) in host:
+            raw = host[int(m.group(1))] & 0xFFFFFFFF  # the 32-bit word the pipeline passes
+            kind = v.type.kind
+            if kind == "bool":
+                val: int | float | None = 1 if raw else 0
+            elif kind == "int":
+                val = raw - (1 << 32) if raw >= 1 << 31 else raw
+            elif kind == "uint":
+                val = raw
+            else:
+                continue  # a float constant's bits: not decoded, stays unknown
+        else:
+            val = evaluate(model, v.init)
+            if isinstance(val, bool):
+                val = int(val)
+        if isinstance(val, (int, float)):
+            out[id(v)] = val
+    model.__dict__["_specialization_values"] = (spec, out)
+    return out
 
 
 # ---- the estimate -----------------------------------------------------------------------------------------
