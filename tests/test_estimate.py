@@ -704,3 +704,74 @@ def test_glsl_specialization_constants_the_host_sets():
     m2 = model_of(SPEC_GLSL.replace("DEFAULT", "false"), "k.comp")
     m2.pipeline_specialization = ((0, 1),)
     assert estimate_kernel(m2, m2.kernels[0], t).peak >= narrow + 16
+
+
+def test_aco_scheduler_budget():
+    """ACO's scheduler wave target and register budget (Mesa 22.3, aco_scheduler.cpp): up to 7 waves'
+    worth (x2 on RDNA2 wave64) below a demand of 25 VGPRs, 6 from 25, 5 from 29, the shader's own waves
+    when fewer; the budget is what one wave may address at that target, less 2."""
+    from shaderlint.estimate import aco
+
+    rdna = get_target("rdna2-wave64")
+    assert aco.vgpr_granule(rdna) == 8 and aco.simd_vgprs(rdna) == 512
+    assert [aco.scheduler_budget(rdna, d) for d in (5, 24, 25, 29, 60, 200)] == [30, 30, 38, 46, 62, 254]
+    gfx9 = get_target("gfx9")
+    assert aco.vgpr_granule(gfx9) == 4 and aco.simd_vgprs(gfx9) == 256
+    assert [aco.scheduler_budget(gfx9, d) for d in (5, 25, 29, 60)] == [34, 38, 46, 62]
+    assert aco.vgpr_granule(get_target("rdna2-wave32")) == 16 and aco.simd_vgprs(get_target("rdna2-wave32")) == 1024
+
+
+COPY16_GLSL = """#version 450
+layout(local_size_x = 256) in;
+layout(push_constant) uniform P { uint n; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+shared float s[256];
+void main() {
+    const uint i = gl_GlobalInvocationID.x * 16;
+    if (i >= p.n) { return; }
+    [[unroll]] for (uint l = 0; l < 16; l++) {
+        d[i + l] = a[i + l] * 2.0;
+        BARRIER
+    }
+}
+"""
+
+
+def test_amd_scheduler_moves_the_loads_of_unrolled_copies_up():
+    """ACO's scheduler moves the loads of an unrolled loop's copies up within their block, as far as its
+    register budget allows (llama.cpp's dequant_f32.comp: 5 VGPRs before scheduling, 24 allocated); a
+    barrier in the body makes each copy a block of its own, and nothing moves."""
+    rdna = get_target("rdna2-wave64")
+    straight = estimate(COPY16_GLSL.replace("BARRIER", ""), path="k.comp", target=rdna)
+    blocked = estimate(COPY16_GLSL.replace("BARRIER", "barrier();"), path="k.comp", target=rdna)
+    assert 16 < straight.registers <= 32, straight.registers
+    assert blocked.registers == 8, blocked.registers
+    # sixteen vec4 loads would take 64 VGPRs: the scheduler stops at its budget (30 for this demand)
+    wide = estimate(COPY16_GLSL.replace("BARRIER", "").replace("float a[]", "vec4 a[]").replace("float d[]", "vec4 d[]"),
+                    path="k.comp", target=rdna)
+    assert 24 < wide.registers <= 30, wide.registers
+
+
+RUNTIME_LOOP_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; } p;
+layout(binding = 0) readonly buffer A { vec4 a[]; };
+layout(binding = 1) writeonly buffer D { vec4 d[]; };
+void main() {
+    const uint t = gl_LocalInvocationID.x;
+    vec4 acc = vec4(0.0);
+    for (uint i = 0; i < p.n; ++i) {
+        acc += a[i * 64 + t] * a[i * 64 + t + 32];
+    }
+    d[gl_GlobalInvocationID.x] = acc;
+}
+"""
+
+
+def test_amd_runtime_loops_are_not_unrolled():
+    """NIR unrolls only loops whose trip count it knows: a loop over a push constant runs one iteration at a
+    time on AMD (no further iterations' loads in flight), while ptxas unrolls it by 4."""
+    rdna = get_target("rdna2-wave64")
+    assert estimate(RUNTIME_LOOP_GLSL, path="k.comp", target=rdna).registers <= 16
+    assert estimate(RUNTIME_LOOP_GLSL, path="k.comp", target=get_target("generic-32")).peak >= 24

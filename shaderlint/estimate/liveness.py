@@ -49,6 +49,10 @@ _STATEMENTS = frozenset({
     "labeled_statement", "break_statement", "continue_statement", "goto_statement", "for_range_loop",
     "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "else_clause",
 })
+_BRANCHES = frozenset({
+    "if_statement", "for_statement", "while_statement", "do_statement", "switch_statement", "return_statement",
+    "break_statement", "continue_statement", "goto_statement", "for_range_loop",
+})
 _MEMORY_QUALIFIERS = frozenset({"__shared__", "__constant__", "static", "shared", "uniform", "buffer"})
 _FREE_BUILTINS = frozenset({"blockDim", "gridDim", "gl_WorkGroupSize", "gl_NumWorkGroups", "warpSize"})
 # Library functions whose expansion needs extra temporaries (CUDA libdevice, non-intrinsic).
@@ -142,6 +146,9 @@ class _Loop:
     live_at_start: tuple = ()  # keys whose last use was already at or after ``start`` when it opened
     visits_from: int = 0  # Walker.visits at the loop's start: the walked size of its body at its end
     convergent: bool = False  # calls a warp-collective or atomic (the compiler does not unroll it at run time)
+    #: unrolled, its copies are separate basic blocks (AMD: branches or barriers in the body; ACO
+    #: schedules, and so moves loads up, within one block only)
+    blocks: bool = False
 
 
 @dataclass
@@ -198,6 +205,9 @@ class Walker:
         self.touched: list = []
         self.extra: dict[int, float] = defaultdict(float)
         self.regions: list[tuple[int, int, float]] = []
+        # loads of further loop iterations in flight (latency hiding): kept apart so that the peak
+        # without them (the demand before a scheduler moves loads up: ``peak_unhoisted``) is known
+        self.hoists: list[tuple[int, int, float]] = []
         self.loops: list[_Loop] = []
         self.frames: list[_Frame] = [_Frame(0, {})]
         self.next_frame = 1
@@ -666,7 +676,7 @@ class Walker:
             counters = list(values[0]) if values else [var]
             saved = {id(v): self.env.get(id(v)) for v in counters}
             saved.update({v.name: self.env.get(v.name) for v in counters} if detached else {})
-            lp = _Loop(self.pos, True, trips=len(values))
+            lp = _Loop(self.pos, True, trips=len(values), blocks=self.scalar_file and self.branches(body))
             self.loops.append(lp)
             for state in values:
                 for v, val in state.items():
@@ -698,6 +708,18 @@ class Walker:
             return True
         if u.type == "assignment_expression":
             return self.m.text(u.child_by_field_name("operator")) in ("+=", "-=")
+        return False
+
+    def branches(self, body: ts.Node) -> bool:
+        """The body has control flow or a barrier (each unrolled copy is a block of its own)."""
+        if self.has_barrier(body):
+            return True
+        stack = [body]
+        while stack:
+            n = stack.pop()
+            if n.type in _BRANCHES:
+                return True
+            stack.extend(n.named_children)
         return False
 
     def has_barrier(self, body: ts.Node) -> bool:
@@ -754,14 +776,14 @@ class Walker:
             copies = self.c.runtime_unroll  # a small counted loop: unrolled at run time (with a remainder)
         if copies > 1 and lp.loads:
             amount = (min(copies, self.c.hoist) - 1) * lp.loads * self.c.hoist_weight
-            self.regions.append((start, end, min(amount, self.c.hoist_cap)))
+            self.hoists.append((start, end, min(amount, self.c.hoist_cap)))
 
     def close_unrolled(self, lp: _Loop) -> None:
-        if lp.trips > 1 and lp.loads:
+        if lp.trips > 1 and lp.loads and not lp.blocks:
             per_iter = lp.loads / lp.trips
             amount = min((min(lp.trips, self.c.hoist) - 1) * per_iter * self.c.hoist_weight, self.c.hoist_cap)
             if amount > 0:
-                self.regions.append((lp.start, self.pos + 1, amount))
+                self.hoists.append((lp.start, self.pos + 1, amount))
         if self.loops:
             self.loops[-1].loads += 0  # loads of an unrolled loop stay with it
             outer = self.loops[-1]
@@ -1660,7 +1682,9 @@ class Walker:
                 out.append(k)
         return tuple(out)
 
-    def peak(self) -> float:
+    def peak(self, hoisted: bool = True) -> float:
+        """The most registers live at once; ``hoisted=False``: without the loads of further loop
+        iterations in flight (``hoists``), and without recording ``_here``."""
         end = max([self.pos + 2] + list(self.last.values())) + 2
         diff = [0.0] * (end + 2)
         for k, s in self.first.items():
@@ -1669,12 +1693,14 @@ class Walker:
                 continue
             diff[s] += c
             diff[self.last[k] + 1] -= c
-        for s, e, amount in self.regions:
+        for s, e, amount in (self.regions + self.hoists if hoisted else self.regions):
             diff[max(0, s)] += amount
             diff[min(end, e) + 1] -= amount
         cur = 0.0
         extra = self.extra
-        out = self._here = [0.0] * (end + 1)
+        out = [0.0] * (end + 1)
+        if hoisted:
+            self._here = out
         for p in range(end + 1):
             cur += diff[p]
             out[p] = cur + extra.get(p, 0.0)

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field, replace
 
 import tree_sitter as ts
 
+from shaderlint.estimate import aco
 from shaderlint.estimate.liveness import Walker
 from shaderlint.estimate.occupancy import Occupancy, occupancy
 from shaderlint.estimate.static import evaluate, is_constant_array, is_thread_private
@@ -96,6 +97,13 @@ class Coefficients:
     amd_base: float = 0.0
     #: ``address`` on AMD targets (a 32-bit buffer offset; the 128-bit descriptor is in SGPRs).
     amd_address: float = 1.0
+    #: ``runtime_unroll`` on AMD targets: NIR unrolls only loops whose trip count it knows.
+    amd_runtime_unroll: int = 1
+    #: ``hoist`` on AMD targets: ACO's scheduler moves the loads of an unrolled loop's later copies
+    #: up within the block (up to its register budget, :mod:`shaderlint.estimate.aco`).
+    amd_hoist: int = 64
+    #: ``hoist_cap`` on AMD targets (the scheduler's budget is the cap).
+    amd_hoist_cap: float = 256.0
     #: Arrays larger than this many registers are never kept in registers.
     max_array_registers: float = 384.0
 
@@ -615,7 +623,8 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     if target.vendor == "amd":
         # VGPRs: no registers reserved besides the values the walk counts (the invocation ID is one),
         # and a buffer access needs a 32-bit offset, its descriptor being in scalar registers
-        c = replace(c, base=c.amd_base, address=c.amd_address)
+        c = replace(c, base=c.amd_base, address=c.amd_address, floor=float(aco.vgpr_granule(target)),
+                    runtime_unroll=c.amd_runtime_unroll, hoist=c.amd_hoist, hoist_cap=c.amd_hoist_cap)
     f = function
     adj = adjust or Adjustment()
     expanded = expand_statement_macros(model, f)
@@ -659,7 +668,10 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     for name, size in stack_arrays.items():
         notes.append(f"array '{name}' is indexed dynamically: {size} bytes on the stack")
     on_stack = bool(stack_vars - promote) or bool(demote)
-    regs = max(c.floor, c.base + c.scale * result.peak + (c.stack_array if on_stack else 0.0)) + adj.registers
+    peak = result.peak
+    if target.vendor == "amd":  # ACO: loads moved up within the scheduler's budget
+        peak = aco.scheduled_vgprs(target, walker.peak(hoisted=False), peak)
+    regs = max(c.floor, c.base + c.scale * peak + (c.stack_array if on_stack else 0.0)) + adj.registers
     regs = max(regs, 1.0)
     unit = 32 / target.register_unit_bits
     regs = math.ceil(regs * unit) / unit  # whole allocation units
