@@ -775,3 +775,30 @@ def test_amd_runtime_loops_are_not_unrolled():
     rdna = get_target("rdna2-wave64")
     assert estimate(RUNTIME_LOOP_GLSL, path="k.comp", target=rdna).registers <= 16
     assert estimate(RUNTIME_LOOP_GLSL, path="k.comp", target=get_target("generic-32")).peak >= 24
+
+
+PREPROC_GLSL = """#version 450
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    const uint i = gl_GlobalInvocationID.x * 8;
+    [[unroll]] for (uint l = 0; l < 8; l++) {
+BODY
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["rdna2-wave64", "gfx9"])
+def test_glsl_undecided_preprocessor_branches_are_alternatives(target):
+    """An #if/#elif/#else group whose macros are not known compiles one branch: the estimate walks its
+    branches as alternatives (llama.cpp's contig_copy.comp: four variants of one copy, RADV 8 VGPRs), not
+    as four copies in a row whose loads would all be in flight."""
+    t = get_target(target)
+    one = estimate(PREPROC_GLSL.replace("BODY", "        d[i + l] = a[i + l];"), path="k.comp", target=t)
+    three = estimate(PREPROC_GLSL.replace("BODY", "#if defined(A_BF16)\n        d[i + l] = a[i + l] * 2.0;\n"
+                                                  "#elif defined(D_BF16)\n        d[i + l] = a[i + l] * 3.0;\n"
+                                                  "#else\n        d[i + l] = a[i + l];\n#endif"),
+                     path="k.comp", target=t)
+    assert three.registers == one.registers, (one.registers, three.registers)

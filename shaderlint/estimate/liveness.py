@@ -513,8 +513,11 @@ class Walker:
         if self.visits > _MAX_VISITS:
             raise _Budget
         t = n.type
-        if t in ("compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
-                 "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"):
+        if t in ("preproc_if", "preproc_ifdef", "preproc_elif") and self.lang == "glsl" \
+                and n.child_by_field_name("alternative") is not None:
+            self.preproc_alternatives(n)
+        elif t in ("compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
+                   "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"):
             for c in n.named_children:
                 if t == "case_statement" and c == n.child_by_field_name("value") or c.id in self.consumed:
                     continue
@@ -581,6 +584,32 @@ class Walker:
             for c in n.named_children:
                 if c.type in _STATEMENTS:
                     self.stmt(c)
+
+    def preproc_alternatives(self, n: ts.Node) -> None:
+        """An ``#if``/``#elif``/``#else`` group the preprocessing could not decide (GLSL): one branch is
+        compiled, so its branches are walked as an if/else's are (from the same values, in turn) and
+        the innermost loop counts the loads of the branch with the most, not of all of them."""
+        alt = n.child_by_field_name("alternative")
+        lp = self.loops[-1] if self.loops else None
+        loads0 = lp.loads if lp is not None else 0.0
+        before = dict(self.env)
+        for c in n.named_children:
+            if c != alt and c.id not in self.consumed:
+                self.stmt(c)
+        mine = lp.loads - loads0 if lp is not None else 0.0
+        after = self.env
+        self.env = dict(before)
+        if lp is not None:
+            lp.loads = loads0
+        self.stmt(alt)
+        if lp is not None:
+            lp.loads = loads0 + max(mine, lp.loads - loads0)
+        for k in set(after) | set(self.env):
+            if after.get(k) != self.env.get(k) or k not in after or k not in self.env:
+                self.env.pop(k, None)
+                v = self.var_by_id(k)
+                if v is not None:
+                    self.def_var(v)
 
     def declaration(self, d: ts.Node) -> None:
         for decl in d.children_by_field_name("declarator"):
