@@ -802,3 +802,30 @@ def test_glsl_undecided_preprocessor_branches_are_alternatives(target):
                                                   "#else\n        d[i + l] = a[i + l];\n#endif"),
                      path="k.comp", target=t)
     assert three.registers == one.registers, (one.registers, three.registers)
+
+
+def test_glsl_helpers_of_included_files_are_inlined(tmp_path):
+    """glslang compiles a helper of a file the shader #includes (llama.cpp's vulkan-shaders keep their index
+    math in generic_binary_head.glsl and utils.glsl) into the shader: the walk inlines it, as it does CUDA's."""
+    (tmp_path / "helpers.glsl").write_text("""
+layout(binding = 0) readonly buffer A { vec4 a[]; };
+vec4 sum8(uint i) {
+    vec4 x0 = a[i], x1 = a[i + 64], x2 = a[i + 128], x3 = a[i + 192];
+    vec4 x4 = a[i + 256], x5 = a[i + 320], x6 = a[i + 384], x7 = a[i + 448];
+    return x0 * x1 + x2 * x3 + x4 * x5 + x6 * x7;
+}
+""")
+    shader = tmp_path / "k.comp"
+    shader.write_text("""#version 450
+#extension GL_GOOGLE_include_directive : enable
+layout(local_size_x = 64) in;
+#include "helpers.glsl"
+layout(binding = 1) writeonly buffer D { vec4 d[]; };
+void main() {
+    d[gl_GlobalInvocationID.x] = sum8(gl_GlobalInvocationID.x);
+}
+""")
+    m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+    e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
+    assert any(n.startswith("inlined: sum8") for n in e.notes), e.notes
+    assert e.peak >= 16, e.peak

@@ -1217,7 +1217,7 @@ class Walker:
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
             return self.inline(n, g, args, fn, bound_env)
-        if g is None and self.lang == "cuda" and fn is not None and fn.type != "field_expression" \
+        if g is None and self.lang in ("cuda", "glsl") and fn is not None and fn.type != "field_expression" \
                 and name not in _F32_SPECIAL and name not in _F64_SPECIAL and not name.startswith("__") \
                 and not _CONSTRUCTOR.match(name):
             hit = header_function(self.home, name, len(args))  # a helper of the project's headers
