@@ -829,3 +829,19 @@ void main() {
     e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
     assert any(n.startswith("inlined: sum8") for n in e.notes), e.notes
     assert e.peak >= 16, e.peak
+
+
+def test_invocation_id_along_an_axis_of_size_one_is_uniform_on_amd():
+    """gl_GlobalInvocationID.y is gl_WorkGroupID.y when local_size_y is 1 (gl_LocalInvocationID.y is 0): the
+    same in every invocation, a scalar register on AMD (llama.cpp's im2col and mul_mat_vec_p021 index rows
+    and channels so). Along an axis larger than 1 it is per-invocation."""
+    rdna = get_target("rdna2-wave64")
+    flat = estimate(UNIFORM_GLSL.replace("SEED", "gl_GlobalInvocationID.y"), path="k.comp", target=rdna)
+    workgroup = estimate(UNIFORM_GLSL.replace("SEED", "gl_WorkGroupID.y"), path="k.comp", target=rdna)
+    tall = estimate(UNIFORM_GLSL.replace("SEED", "gl_GlobalInvocationID.y")
+                    .replace("layout(local_size_x = 64) in;", "layout(local_size_x = 64, local_size_y = 2) in;"),
+                    path="k.comp", target=rdna)
+    assert flat.peak == workgroup.peak
+    assert tall.peak >= flat.peak + 8
+    assert estimate(UNIFORM_GLSL.replace("SEED", "gl_GlobalInvocationID.x"), path="k.comp", target=rdna).peak \
+        >= flat.peak + 8

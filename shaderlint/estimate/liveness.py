@@ -37,7 +37,7 @@ from shaderlint.estimate.static import (
 )
 from shaderlint.model.expr import unparen
 from shaderlint.estimate.headers import header_function
-from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_vars
+from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_vars, uniform_component
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
@@ -1134,8 +1134,9 @@ class Walker:
             name = self.m.text(a)
             if name in _FREE_BUILTINS:
                 return 0.0, 0.0
-            if self.scalar_file and name.startswith("gl_") and name not in DIVERGENT_BUILTINS:
-                return 0.0, 0.0  # gl_WorkGroupID, gl_NumSubgroups ...: scalar registers
+            if self.scalar_file and name.startswith("gl_") and (
+                    name not in DIVERGENT_BUILTINS or uniform_component(self.m, name, self.m.text(fld))):
+                return 0.0, 0.0  # gl_WorkGroupID, gl_NumSubgroups, gl_GlobalInvocationID.y of a 1-high group: SGPRs
             if name in ("threadIdx", "blockIdx") or name.startswith("gl_"):
                 self.use(("b", name + "." + self.m.text(fld)), self.unit / 32 if name.startswith("gl_") else 1.0,
                          invariant=True)

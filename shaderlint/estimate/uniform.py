@@ -28,6 +28,27 @@ DIVERGENT_BUILTINS = frozenset({
     "gl_SubgroupEqMask", "gl_SubgroupGeMask", "gl_SubgroupGtMask", "gl_SubgroupLeMask", "gl_SubgroupLtMask",
     "gl_FrontFacing", "gl_PointCoord", "gl_SampleID", "gl_SamplePosition", "gl_Layer", "gl_ViewportIndex",
 })
+#: Built-ins with one component per workgroup axis: along an axis of size 1 every invocation has the same
+#: component (``gl_LocalInvocationID.y`` is 0 and ``gl_GlobalInvocationID.y`` is ``gl_WorkGroupID.y``
+#: when ``local_size_y`` is 1; NIR folds them so, and ACO keeps them in scalar registers).
+_PER_AXIS = frozenset({"gl_LocalInvocationID", "gl_GlobalInvocationID"})
+
+
+def uniform_component(model, name: str, components: str) -> bool:
+    """Whether ``name.components`` (``gl_GlobalInvocationID.y``, ``.yz``) is the same in every invocation:
+    each component names an axis of the shader's workgroup whose size is 1."""
+    if name not in _PER_AXIS or not components:
+        return False
+    size = getattr(model, "workgroup_size", None)
+    if not size:
+        return False
+    for c in components:
+        i = "xyz".find(c) if c in "xyz" else "rgb".find(c) if c in "rgb" else "stp".find(c)
+        if i < 0 or size[i] != 1:
+            return False
+    return True
+
+
 #: Calls whose result is the same in every invocation whatever their arguments.
 _UNIFORM_CALLS = frozenset({
     "subgroupBroadcastFirst", "subgroupBroadcast", "subgroupAdd", "subgroupMul", "subgroupMin", "subgroupMax",
@@ -118,6 +139,11 @@ def _divergent(model, node: ts.Node, divergent: set[int]) -> bool:
         if t == "identifier":
             name = model.text(n)
             if name in DIVERGENT_BUILTINS:
+                up = n.parent
+                if up is not None and up.type == "field_expression" and up.child_by_field_name("argument") == n:
+                    fld = up.child_by_field_name("field")
+                    if fld is not None and uniform_component(model, name, model.text(fld)):
+                        continue
                 return True
             v = model.resolve(n)
             if v is None:
