@@ -775,6 +775,11 @@ def test_amd_runtime_loops_are_not_unrolled():
     rdna = get_target("rdna2-wave64")
     assert estimate(RUNTIME_LOOP_GLSL, path="k.comp", target=rdna).registers <= 16
     assert estimate(RUNTIME_LOOP_GLSL, path="k.comp", target=get_target("generic-32")).peak >= 24
+    # nor in part when asked (llama.cpp's pool1d.comp: `#pragma unroll` over a window set at run time)
+    pragma = RUNTIME_LOOP_GLSL.replace("    for (uint i = 0; i < p.n; ++i)", "    #pragma unroll\n    for (uint i = 0; i < p.n; ++i)")
+    assert "#pragma unroll" in pragma
+    assert estimate(pragma, path="k.comp", target=rdna).registers == estimate(RUNTIME_LOOP_GLSL, path="k.comp",
+                                                                               target=rdna).registers
 
 
 PREPROC_GLSL = """#version 450

@@ -722,7 +722,9 @@ class Walker:
             self.close_unrolled(lp)
             return
         factor = 1
-        if pragma is not None and pragma > 1:
+        if self.target.vendor == "amd":
+            pass  # NIR unrolls a loop only whole, when it knows the trip count: never in part at run time
+        elif pragma is not None and pragma > 1:
             factor = pragma
         elif pragma == 0 and values is None:
             factor = 4
