@@ -850,3 +850,32 @@ def test_invocation_id_along_an_axis_of_size_one_is_uniform_on_amd():
     assert tall.peak >= flat.peak + 8
     assert estimate(UNIFORM_GLSL.replace("SEED", "gl_GlobalInvocationID.x"), path="k.comp", target=rdna).peak \
         >= flat.peak + 8
+
+
+INDEXED_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint k; uint n; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float arr[N];
+    for (uint j = 0; j < N; ++j) arr[j] = a[i * N + j];
+    float s = 0.0;
+    for (uint j = 0; j < p.n; ++j) s += arr[(j * 7u + i) % N];
+    d[i] = s;
+}
+"""
+
+
+def test_amd_arrays_indexed_at_run_time_stay_in_vgprs_up_to_64():
+    """RADV (Mesa 22.3, measured on navi21): a private array of up to 64 floats indexed by a run-time value
+    stays in VGPRs (72 allocated for 64, no scratch); from 65 it goes to scratch, whose accesses cost no
+    more VGPRs than the loads around them (32 allocated for 65 and for 128)."""
+    rdna = get_target("rdna2-wave64")
+    in_vgprs = estimate(INDEXED_GLSL.replace("N", "64"), path="k.comp", target=rdna)
+    assert in_vgprs.registers >= 64 and in_vgprs.stack_bytes == 0, (in_vgprs.registers, in_vgprs.stack_bytes)
+    scratch = estimate(INDEXED_GLSL.replace("N", "65"), path="k.comp", target=rdna)
+    assert scratch.stack_bytes == 260 and scratch.registers <= 32, (scratch.registers, scratch.stack_bytes)
+    # NVIDIA: local memory from the first dynamic index (ptxas keeps no indexed register arrays)
+    assert estimate(INDEXED_GLSL.replace("N", "16"), path="k.comp", target=get_target("generic-32")).stack_bytes == 64

@@ -1612,7 +1612,7 @@ class Walker:
         el, table = self.shape(v)[2:]
         if field is not None and table is not None and not dynamic:
             el = sum(table[c] for c in (self.pick(table, field) or table))
-        if not self.in_registers(v) or (dynamic and id(v) not in self.promote):
+        if not self.in_registers(v) or (dynamic and id(v) not in self.promote and not self.indexed_in_registers(v)):
             if dynamic:
                 self.mark_dynamic(v)
             peak = max(idx_peak, idx_w + 1.0)
@@ -1697,8 +1697,17 @@ class Walker:
         return count is not None and count * self.type_cost(inf.elem) <= self.c.max_array_registers
 
     def mark_dynamic(self, v) -> None:
-        if id(v) not in self.promote:
+        if id(v) not in self.promote and not self.indexed_in_registers(v):
             self.dynamic[id(v)] = v
+
+    def indexed_in_registers(self, v) -> bool:
+        """AMD: a thread-private array indexed at run time stays in VGPRs up to ``amd_indexed_array``
+        registers (ACO indexes registers; measured with RADV 22.3: 64 floats in VGPRs, 65 in scratch)."""
+        if self.target.vendor != "amd":
+            return False
+        inf = self.info(v)
+        count = inf.count
+        return count is not None and count * self.type_cost(inf.elem) <= self.c.amd_indexed_array
 
     # ---- the peak ---------------------------------------------------------------------------------------
     def _last_at_least(self, at: int) -> tuple:

@@ -104,6 +104,12 @@ class Coefficients:
     amd_hoist: int = 64
     #: ``hoist_cap`` on AMD targets (the scheduler's budget is the cap).
     amd_hoist_cap: float = 256.0
+    #: AMD: registers up to which a thread-private array indexed at run time stays in VGPRs (RADV 22.3,
+    #: measured: ``float a[64]`` indexed by a run-time value takes 72 VGPRs and no scratch, ``a[65]`` scratch).
+    amd_indexed_array: float = 64.0
+    #: ``stack_array`` on AMD targets: a scratch array costs the VGPRs of its accesses' offsets only (RADV
+    #: 22.3, measured: ``float a[65..128]`` indexed at run time, 32 VGPRs as the same loads without it).
+    amd_stack_array: float = 0.0
     #: Arrays larger than this many registers are never kept in registers.
     max_array_registers: float = 384.0
 
@@ -624,7 +630,8 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
         # VGPRs: no registers reserved besides the values the walk counts (the invocation ID is one),
         # and a buffer access needs a 32-bit offset, its descriptor being in scalar registers
         c = replace(c, base=c.amd_base, address=c.amd_address, floor=float(aco.vgpr_granule(target)),
-                    runtime_unroll=c.amd_runtime_unroll, hoist=c.amd_hoist, hoist_cap=c.amd_hoist_cap)
+                    runtime_unroll=c.amd_runtime_unroll, hoist=c.amd_hoist, hoist_cap=c.amd_hoist_cap,
+                    stack_array=c.amd_stack_array)
     f = function
     adj = adjust or Adjustment()
     expanded = expand_statement_macros(model, f)
