@@ -879,3 +879,27 @@ def test_amd_arrays_indexed_at_run_time_stay_in_vgprs_up_to_64():
     assert scratch.stack_bytes == 260 and scratch.registers <= 32, (scratch.registers, scratch.stack_bytes)
     # NVIDIA: local memory from the first dynamic index (ptxas keeps no indexed register arrays)
     assert estimate(INDEXED_GLSL.replace("N", "16"), path="k.comp", target=get_target("generic-32")).stack_bytes == 64
+
+
+def test_glsl_specialization_constants_of_included_files(tmp_path):
+    """A specialization constant an included file declares (llama.cpp: NUM_ROWS in mul_mat_vec_base.glsl)
+    takes its default in the shader's own code too: the array it sizes has a known size."""
+    (tmp_path / "base.glsl").write_text("layout(constant_id = 1) const uint NUM = 4;\n")
+    shader = tmp_path / "k.comp"
+    shader.write_text("""#version 450
+#extension GL_GOOGLE_include_directive : enable
+layout(local_size_x = 64) in;
+#include "base.glsl"
+layout(push_constant) uniform P { uint k; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float acc[NUM];
+    [[unroll]] for (uint j = 0; j < NUM; ++j) acc[j] = a[i * NUM + j];
+    d[i] = acc[(p.k + i) % NUM];
+}
+""")
+    m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+    e = estimate_kernel(m, m.kernels[0], get_target("generic-32"))
+    assert e.stack_bytes == 16 and not any("unknown size" in n for n in e.notes), (e.stack_bytes, e.notes)

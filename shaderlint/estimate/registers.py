@@ -32,6 +32,7 @@ import hashlib
 from collections import OrderedDict
 
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -502,8 +503,9 @@ def _bind(model, f, bindings: Mapping[str, str] | None) -> tuple[dict, dict[str,
 _CONSTANT_ID = re.compile(r"\bconstant_id\s*=\s*(\d+)")
 
 
-def specialization_values(model) -> dict[int, int | float]:
-    """GLSL specialization constants (``layout(constant_id = N) const T x = default;``) by variable id,
+def specialization_values(model) -> dict:
+    """GLSL specialization constants (``layout(constant_id = N) const T x = default;``) by variable id (and by
+    name for those of the headers the shader includes),
     at the value the shader is compiled with: the one the host's pipelines set
     (``model.pipeline_specialization``, from the host index) or else the declared default, as a
     driver compiles it when the application passes no specialization info (Vulkan spec,
@@ -513,7 +515,44 @@ def specialization_values(model) -> dict[int, int | float]:
     if got is not None and got[0] == spec:
         return got[1]
     host = dict(spec or ())
-    out: dict[int, int | float] = {}
+    out: dict = {}
+    _specialization_of(model, model, host, out)
+    # those of the headers the shader includes (llama.cpp declares NUM_ROWS in mul_mat_vec_base.glsl): by
+    # id for the helpers inlined from them, by name for the shader's own code, where they do not resolve
+    from shaderlint.estimate.headers import _load, header_paths
+
+    for hp in header_paths(model):
+        if not _mentions_constant_id(hp):
+            continue
+        hm = _load(hp, model)
+        if hm is not None:
+            _specialization_of(hm, model, host, out, by_name=True)
+    model.__dict__["_specialization_values"] = (spec, out)
+    return out
+
+
+_CONSTANT_ID_FILES: dict[tuple, bool] = {}
+
+
+def _mentions_constant_id(path: str) -> bool:
+    """Whether a header declares a specialization constant (a byte search, memoized on size and mtime)."""
+    try:
+        st = os.stat(path)
+        key = (path, st.st_size, st.st_mtime_ns)
+        got = _CONSTANT_ID_FILES.get(key)
+        if got is None:
+            with open(path, "rb") as fh:
+                got = _CONSTANT_ID_FILES[key] = b"constant_id" in fh.read(1 << 20)
+            if len(_CONSTANT_ID_FILES) > 4096:
+                _CONSTANT_ID_FILES.clear()
+        return got
+    except OSError:
+        return False
+
+
+def _specialization_of(model, home, host: dict, out: dict, by_name: bool = False) -> None:
+    """The values of ``model``'s specialization constants into ``out`` (see :func:`specialization_values`);
+    ``by_name``: also under their names, for the code of ``home`` where they do not resolve."""
     for v in model.globals:
         if not v.function_constant or v.init is None or v.is_array:
             continue
@@ -535,8 +574,8 @@ def specialization_values(model) -> dict[int, int | float]:
                 val = int(val)
         if isinstance(val, (int, float)):
             out[id(v)] = val
-    model.__dict__["_specialization_values"] = (spec, out)
-    return out
+            if by_name and v.name not in home._vars_by_name:
+                out[v.name] = val
 
 
 # ---- the estimate -----------------------------------------------------------------------------------------
