@@ -903,3 +903,56 @@ void main() {
     m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
     e = estimate_kernel(m, m.kernels[0], get_target("generic-32"))
     assert e.stack_bytes == 16 and not any("unknown size" in n for n in e.notes), (e.stack_bytes, e.notes)
+
+
+OUT_ARGS_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void split4(uint v, out uint q0, out uint q1, out uint q2, out uint q3) {
+    q0 = v * 3u; q1 = v * 5u; q2 = v * 7u; q3 = v * 11u;
+}
+void main() {
+    uint q0, q1, q2, q3;
+    split4(SEED, q0, q1, q2, q3);
+    float acc = 0.0;
+    for (uint i = 0; i < p.n; ++i) {
+        acc += a[i * 64 + gl_LocalInvocationID.x];
+    }
+    d[gl_GlobalInvocationID.x] = acc + a[q0] + a[q1] + a[q2] + a[q3];
+}
+"""
+
+
+def test_amd_out_arguments_are_as_divergent_as_the_call():
+    """A local a helper assigns through an out parameter (llama.cpp's get_indices(idx, i00, i01, i02, i03))
+    takes the helper's value: per-invocation when its inputs are, a VGPR on AMD; it was left uniform."""
+    rdna = get_target("rdna2-wave64")
+    uniform = estimate(OUT_ARGS_GLSL.replace("SEED", "gl_WorkGroupID.x"), path="k.comp", target=rdna)
+    divergent = estimate(OUT_ARGS_GLSL.replace("SEED", "gl_LocalInvocationID.x"), path="k.comp", target=rdna)
+    assert divergent.peak >= uniform.peak + 4, (uniform.peak, divergent.peak)
+
+
+OVERLOADS_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(binding = 0) readonly buffer A { vec4 a[]; };
+layout(binding = 1) writeonly buffer D { vec4 d[]; };
+vec4 dot8(uint i, uint s) {
+    vec4 x0 = a[i], x1 = a[i + s], x2 = a[i + 2u * s], x3 = a[i + 3u * s];
+    vec4 x4 = a[i + 4u * s], x5 = a[i + 5u * s], x6 = a[i + 6u * s], x7 = a[i + 7u * s];
+    return x0 * x7 + x1 * x6 + x2 * x5 + x3 * x4;
+}
+vec4 dot8(uint i) { return dot8(i, 64u); }
+void main() {
+    d[gl_GlobalInvocationID.x] = dot8(gl_GlobalInvocationID.x);
+}
+"""
+
+
+def test_glsl_overloads_resolved_by_arity():
+    """GLSL overloads a helper by its parameters (llama.cpp's get_indices with 5 and 9): a call takes the
+    overload with as many parameters, not whichever the name finds first."""
+    e = estimate(OVERLOADS_GLSL, path="k.comp", target=get_target("rdna2-wave64"))
+    assert any(n == "inlined: dot8, dot8" for n in e.notes), e.notes
+    assert e.peak >= 16, e.peak

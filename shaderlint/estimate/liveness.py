@@ -1217,6 +1217,11 @@ class Walker:
             bound_env = self.callable_env.get(id(tv)) if tv is not None else None
         if g is None:
             g = m.function_by_name.get(name)
+            if g is not None and self.lang == "glsl" and len(g.params) != len(args):
+                # GLSL overloads by arity (llama.cpp's get_indices(idx, i00..i03) calls its 9-argument
+                # namesake): the one of this file with as many parameters, else the headers'
+                same = [h for h in m.functions if h.name == name and len(h.params) == len(args)]
+                g = same[0] if len(same) == 1 else None
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
             return self.inline(n, g, args, fn, bound_env)

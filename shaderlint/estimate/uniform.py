@@ -55,6 +55,7 @@ _UNIFORM_CALLS = frozenset({
     "subgroupAnd", "subgroupOr", "subgroupXor", "subgroupAll", "subgroupAny", "subgroupAllEqual",
     "subgroupBallot", "subgroupElect", "readFirstInvocationARB", "readInvocationARB",
 })
+_OUT = frozenset({"out", "inout"})
 _CONDITIONS = {"if_statement": "condition", "while_statement": "condition", "do_statement": "condition",
                "for_statement": "condition", "switch_statement": "condition", "conditional_expression": "condition"}
 
@@ -91,11 +92,26 @@ def _compute(model) -> set[int]:
     # helper parameters: the arguments of every call of the helper
     for call in model.nodes("call"):
         g = model.function_by_name.get(model.callee_name(call))
-        if g is None or g.body is None:
-            continue
         args = [a for a in model.call_args(call) if a.type != "comment"]
+        if g is None or g.body is None or len(g.params) != len(args):
+            # a call of code this model does not hold (a helper of an included file, an overload, a
+            # built-in with out parameters such as umulExtended): a local passed by name may be an
+            # out argument, as divergent as the call
+            for a in args:
+                a = unparen(a)
+                if a.type == "identifier":
+                    v = model.resolve(a)
+                    if v is not None and not v.is_global:
+                        sources.append((v, call, call))
+            continue
         for p, a in zip(g.params, args):
             sources.append((p, a, call))
+            if p.qualifiers & _OUT:  # the caller's variable takes the helper's value
+                a = unparen(a)
+                if a.type == "identifier":
+                    v = model.resolve(a)
+                    if v is not None and not v.is_global:
+                        sources.append((v, call, call))
     divergent: set[int] = set()
     guards: dict[int, list[ts.Node]] = {}
     for _, _, at in sources:
