@@ -956,3 +956,37 @@ def test_glsl_overloads_resolved_by_arity():
     e = estimate(OVERLOADS_GLSL, path="k.comp", target=get_target("rdna2-wave64"))
     assert any(n == "inlined: dot8, dot8" for n in e.notes), e.notes
     assert e.peak >= 16, e.peak
+
+
+HEADER_HELPER = """
+uint mix8(uint v, uint s0, uint s1, uint s2, uint s3, uint s4, uint s5, uint s6, uint s7) {
+    uint o0 = v * 3u, o1 = v * 5u + 1u, o2 = v * 7u + 2u, o3 = v * 11u + 3u;
+    uint o4 = v * 13u, o5 = v * 17u, o6 = v * 19u, o7 = v * 23u;
+    return o0 * s0 + o1 * s1 + o2 * s2 + o3 * s3 + o4 * s4 + o5 * s5 + o6 * s6 + o7 * s7;
+}
+"""
+
+HEADER_CALLER = """#version 450
+#extension GL_GOOGLE_include_directive : enable
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint s0; uint s1; uint s2; uint s3; uint s4; uint s5; uint s6; uint s7; } p;
+#include "mix.glsl"
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    d[gl_GlobalInvocationID.x] = float(mix8(gl_LocalInvocationID.x, p.s0, p.s1, p.s2, p.s3, p.s4, p.s5, p.s6, p.s7));
+}
+"""
+
+
+def test_amd_header_helper_values_follow_the_call(tmp_path):
+    """A helper of an included file (llama.cpp's get_indices in utils.glsl) is walked in the header's own
+    model, where nobody calls it: its values were all taken as uniform (free on AMD). Now its parameters
+    are as divergent as the arguments at the call: the eight products of a per-invocation value take
+    VGPRs, the eight push constants passed beside it do not."""
+    (tmp_path / "mix.glsl").write_text(HEADER_HELPER)
+    shader = tmp_path / "k.comp"
+    shader.write_text(HEADER_CALLER)
+    m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+    e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
+    assert any(n.startswith("inlined: mix8") for n in e.notes), e.notes
+    assert 8 <= e.peak <= 12, e.peak

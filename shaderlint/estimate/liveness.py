@@ -37,7 +37,7 @@ from shaderlint.estimate.static import (
 )
 from shaderlint.model.expr import unparen
 from shaderlint.estimate.headers import header_function
-from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_vars, uniform_component
+from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_expression, divergent_vars, uniform_component
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
@@ -1383,7 +1383,8 @@ class Walker:
             pa, wa = self.ev(a)
             peak = max(peak, held + pa)
             held += wa
-            pending.append(p)
+            pending.append((p, self.scalar_file and p.type.kind in ("int", "uint", "bool")
+                            and not divergent_expression(self.m, a)))
         self.record(max(peak, held))
         self.frames.append(frame)
         self.active.append(g)
@@ -1391,8 +1392,8 @@ class Walker:
         if model is not None:
             self.m, self._syntax = model, model.__dict__.setdefault("_walk_syntax", {})
         try:
-            for p in pending:
-                self.define(("v", frame.id, id(p)), self.var_cost(p))
+            for p, uniform in pending:  # (AMD: an integer argument the same in every invocation is an SGPR)
+                self.define(("v", frame.id, id(p)), 0.0 if uniform else self.var_cost(p))
             self.stmt(g.body)
             res = self.type_cost(g.return_type) if g.return_type.is_known else (0.0 if self.m.text(
                 g.node.child_by_field_name("type") or g.node) == "void" else 1.0)

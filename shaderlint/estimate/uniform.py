@@ -68,6 +68,11 @@ def divergent_vars(model) -> frozenset[int]:
     return got
 
 
+def divergent_expression(model, node: ts.Node) -> bool:
+    """Whether the value of ``node`` (an expression of ``model``) may differ between invocations."""
+    return _divergent(model, node, divergent_vars(model))
+
+
 def _compute(model) -> set[int]:
     # (variable, value node or None, the nodes whose conditions guard the assignment)
     sources: list[tuple[object, ts.Node | None, ts.Node]] = []
@@ -113,6 +118,12 @@ def _compute(model) -> set[int]:
                     if v is not None and not v.is_global:
                         sources.append((v, call, call))
     divergent: set[int] = set()
+    # the parameters of a helper no call of this model reaches (a helper of an included file, inlined
+    # into the shader that includes it): their values are the caller's, not known here
+    called = {model.callee_name(c) for c in model.nodes("call")}
+    for g in model.functions:
+        if g.body is not None and not g.is_entry and g.name not in called:
+            divergent.update(id(p) for p in g.params)
     guards: dict[int, list[ts.Node]] = {}
     for _, _, at in sources:
         if at.id not in guards:
