@@ -266,6 +266,36 @@ def radv_rows(root: Path, target_name: str, defines: list[str] = (), includes: b
     return rows, counts
 
 
+def radv_split(rows: list[dict], granule: int) -> dict:
+    """The development / held-out split of the GLSL calibration (fixed in session 11, before any
+    change: rows sorted by path, even positions are the development half, the only shaders looked at)
+    with, per half, exact allocations, median |error| and Spearman, and the same above the minimum
+    (RADV allocates more than the constant baseline's 8 VGPRs, or two granules where the granule is
+    smaller): median relative error and Spearman."""
+    def up(x: float) -> int:
+        return max(granule, -(-int(x) // granule) * granule)
+
+    ordered = sorted(rows, key=lambda r: r["file"])
+    floor = granule if granule >= 8 else 2 * granule
+    out = {}
+    for name, part in (("development", ordered[0::2]), ("held-out", ordered[1::2]), ("all", ordered)):
+        if not part:
+            continue
+        err = [abs(up(r["estimate"]) - r["radv"]) for r in part]
+        above = [r for r in part if r["radv"] > floor]
+        out[name] = {
+            "shaders": len(part),
+            "exact": sum(e == 0 for e in err) / len(part),
+            "median_abs_error": statistics.median(err),
+            "spearman": spearman([float(r["estimate"]) for r in part], [float(r["radv"]) for r in part]),
+            "above_minimum": len(above),
+            "above_median_ape": statistics.median(abs(up(r["estimate"]) - r["radv"]) / r["radv"] for r in above)
+            if above else 0.0,
+            "above_spearman": spearman([float(r["estimate"]) for r in above], [float(r["radv"]) for r in above]),
+        }
+    return out
+
+
 def radv_metrics(rows: list[dict], granule: int) -> dict:
     def up(x: float) -> int:
         return max(granule, -(-int(x) // granule) * granule)
@@ -341,6 +371,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {name:10}  exact {100 * x['exact']:5.1f} %  median |error| {x['median_abs_error']:.0f} VGPRs "
                   f"({100 * x['median_ape']:.1f} %)  within ±25 %: {100 * x['within_25']:5.1f} %  "
                   f"Spearman {x['spearman']:.3f}  below RADV: {100 * x['under']:.1f} %")
+        m["split"] = radv_split(rows, target.register_alloc_unit // target.simd_width)
+        for name, x in m["split"].items():
+            print(f"  {name:11} {x['shaders']:3d} shaders: exact {100 * x['exact']:5.1f} %  median |error| "
+                  f"{x['median_abs_error']:.0f} VGPRs  Spearman {x['spearman']:.2f};  above the minimum "
+                  f"({x['above_minimum']}): median error {100 * x['above_median_ape']:.0f} %, "
+                  f"Spearman {x['above_spearman']:.2f}")
         ranked = sorted(rows, key=lambda r: -abs(r["estimate"] - r["radv"]) / r["radv"])
         if args.worst:
             print(f"  worst {args.worst}:")

@@ -857,3 +857,328 @@ __global__ void lambda_lane(const long long* __restrict__ in, float* __restrict_
     local, lane = estimate(src, kernel="lambda_local"), estimate(src, kernel="lambda_lane")
     assert local.stack_bytes == 0 and local.register_arrays == ["frag"], (local.stack_bytes, local.notes)
     assert lane.stack_bytes == 32, (lane.stack_bytes, lane.notes)
+
+
+SPEC_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(constant_id = 0) const bool WIDE = DEFAULT;
+layout(binding = 0) readonly buffer A { vec4 a[]; };
+layout(binding = 1) writeonly buffer D { vec4 d[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    if (WIDE) {
+        vec4 x0 = a[i], x1 = a[i + 64], x2 = a[i + 128], x3 = a[i + 192];
+        vec4 x4 = a[i + 256], x5 = a[i + 320], x6 = a[i + 384], x7 = a[i + 448];
+        d[i] = x0 * x1 + x2 * x3 + x4 * x5 + x6 * x7;
+    } else {
+        d[i] = a[i] * 2.0;
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["rdna2-wave64", "generic-32"])
+def test_glsl_specialization_constants_at_their_default(target):
+    """A specialization constant is compiled at its declared default when the application sets none
+    (what RADV measures): the estimate takes the branch the default selects, not both."""
+    t = get_target(target)
+    narrow = estimate(SPEC_GLSL.replace("DEFAULT", "false"), path="k.comp", target=t)
+    wide = estimate(SPEC_GLSL.replace("DEFAULT", "true"), path="k.comp", target=t)
+    assert wide.peak >= narrow.peak + 16, (narrow.peak, wide.peak)
+
+
+def test_glsl_specialization_constants_the_host_sets():
+    """The value the host's pipelines set (host index: ``model.pipeline_specialization``) wins over the
+    declared default."""
+    t = get_target("rdna2-wave64")
+    m = model_of(SPEC_GLSL.replace("DEFAULT", "false"), "k.comp")
+    narrow = estimate_kernel(m, m.kernels[0], t).peak
+    m2 = model_of(SPEC_GLSL.replace("DEFAULT", "false"), "k.comp")
+    m2.pipeline_specialization = ((0, 1),)
+    assert estimate_kernel(m2, m2.kernels[0], t).peak >= narrow + 16
+
+
+def test_aco_scheduler_budget():
+    """ACO's scheduler wave target and register budget (Mesa 22.3, aco_scheduler.cpp): up to 7 waves'
+    worth (x2 on RDNA2 wave64) below a demand of 25 VGPRs, 6 from 25, 5 from 29, the shader's own waves
+    when fewer; the budget is what one wave may address at that target, less 2."""
+    from shaderlint.estimate import aco
+
+    rdna = get_target("rdna2-wave64")
+    assert aco.vgpr_granule(rdna) == 8 and aco.simd_vgprs(rdna) == 512
+    assert [aco.scheduler_budget(rdna, d) for d in (5, 24, 25, 29, 60, 200)] == [30, 30, 38, 46, 62, 254]
+    gfx9 = get_target("gfx9")
+    assert aco.vgpr_granule(gfx9) == 4 and aco.simd_vgprs(gfx9) == 256
+    assert [aco.scheduler_budget(gfx9, d) for d in (5, 25, 29, 60)] == [34, 38, 46, 62]
+    assert aco.vgpr_granule(get_target("rdna2-wave32")) == 16 and aco.simd_vgprs(get_target("rdna2-wave32")) == 1024
+
+
+COPY16_GLSL = """#version 450
+layout(local_size_x = 256) in;
+layout(push_constant) uniform P { uint n; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+shared float s[256];
+void main() {
+    const uint i = gl_GlobalInvocationID.x * 16;
+    if (i >= p.n) { return; }
+    [[unroll]] for (uint l = 0; l < 16; l++) {
+        d[i + l] = a[i + l] * 2.0;
+        BARRIER
+    }
+}
+"""
+
+
+def test_amd_scheduler_moves_the_loads_of_unrolled_copies_up():
+    """ACO's scheduler moves the loads of an unrolled loop's copies up within their block, as far as its
+    register budget allows (llama.cpp's dequant_f32.comp: 5 VGPRs before scheduling, 24 allocated); a
+    barrier in the body makes each copy a block of its own, and nothing moves."""
+    rdna = get_target("rdna2-wave64")
+    straight = estimate(COPY16_GLSL.replace("BARRIER", ""), path="k.comp", target=rdna)
+    blocked = estimate(COPY16_GLSL.replace("BARRIER", "barrier();"), path="k.comp", target=rdna)
+    assert 16 < straight.registers <= 32, straight.registers
+    assert blocked.registers == 8, blocked.registers
+    # sixteen vec4 loads would take 64 VGPRs: the scheduler stops at its budget (30 for this demand)
+    wide = estimate(COPY16_GLSL.replace("BARRIER", "").replace("float a[]", "vec4 a[]").replace("float d[]", "vec4 d[]"),
+                    path="k.comp", target=rdna)
+    assert 24 < wide.registers <= 30, wide.registers
+
+
+RUNTIME_LOOP_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; } p;
+layout(binding = 0) readonly buffer A { vec4 a[]; };
+layout(binding = 1) writeonly buffer D { vec4 d[]; };
+void main() {
+    const uint t = gl_LocalInvocationID.x;
+    vec4 acc = vec4(0.0);
+    for (uint i = 0; i < p.n; ++i) {
+        acc += a[i * 64 + t] * a[i * 64 + t + 32];
+    }
+    d[gl_GlobalInvocationID.x] = acc;
+}
+"""
+
+
+def test_amd_runtime_loops_are_not_unrolled():
+    """NIR unrolls only loops whose trip count it knows: a loop over a push constant runs one iteration at a
+    time on AMD (no further iterations' loads in flight), while ptxas unrolls it by 4."""
+    rdna = get_target("rdna2-wave64")
+    assert estimate(RUNTIME_LOOP_GLSL, path="k.comp", target=rdna).registers <= 16
+    assert estimate(RUNTIME_LOOP_GLSL, path="k.comp", target=get_target("generic-32")).peak >= 24
+    # nor in part when asked (llama.cpp's pool1d.comp: `#pragma unroll` over a window set at run time)
+    pragma = RUNTIME_LOOP_GLSL.replace("    for (uint i = 0; i < p.n; ++i)", "    #pragma unroll\n    for (uint i = 0; i < p.n; ++i)")
+    assert "#pragma unroll" in pragma
+    assert estimate(pragma, path="k.comp", target=rdna).registers == estimate(RUNTIME_LOOP_GLSL, path="k.comp",
+                                                                               target=rdna).registers
+
+
+PREPROC_GLSL = """#version 450
+layout(local_size_x = 256) in;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    const uint i = gl_GlobalInvocationID.x * 8;
+    [[unroll]] for (uint l = 0; l < 8; l++) {
+BODY
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("target", ["rdna2-wave64", "gfx9"])
+def test_glsl_undecided_preprocessor_branches_are_alternatives(target):
+    """An #if/#elif/#else group whose macros are not known compiles one branch: the estimate walks its
+    branches as alternatives (llama.cpp's contig_copy.comp: four variants of one copy, RADV 8 VGPRs), not
+    as four copies in a row whose loads would all be in flight."""
+    t = get_target(target)
+    one = estimate(PREPROC_GLSL.replace("BODY", "        d[i + l] = a[i + l];"), path="k.comp", target=t)
+    three = estimate(PREPROC_GLSL.replace("BODY", "#if defined(A_BF16)\n        d[i + l] = a[i + l] * 2.0;\n"
+                                                  "#elif defined(D_BF16)\n        d[i + l] = a[i + l] * 3.0;\n"
+                                                  "#else\n        d[i + l] = a[i + l];\n#endif"),
+                     path="k.comp", target=t)
+    assert three.registers == one.registers, (one.registers, three.registers)
+
+
+def test_glsl_helpers_of_included_files_are_inlined(tmp_path):
+    """glslang compiles a helper of a file the shader #includes (llama.cpp's vulkan-shaders keep their index
+    math in generic_binary_head.glsl and utils.glsl) into the shader: the walk inlines it, as it does CUDA's."""
+    (tmp_path / "helpers.glsl").write_text("""
+layout(binding = 0) readonly buffer A { vec4 a[]; };
+vec4 sum8(uint i) {
+    vec4 x0 = a[i], x1 = a[i + 64], x2 = a[i + 128], x3 = a[i + 192];
+    vec4 x4 = a[i + 256], x5 = a[i + 320], x6 = a[i + 384], x7 = a[i + 448];
+    return x0 * x1 + x2 * x3 + x4 * x5 + x6 * x7;
+}
+""")
+    shader = tmp_path / "k.comp"
+    shader.write_text("""#version 450
+#extension GL_GOOGLE_include_directive : enable
+layout(local_size_x = 64) in;
+#include "helpers.glsl"
+layout(binding = 1) writeonly buffer D { vec4 d[]; };
+void main() {
+    d[gl_GlobalInvocationID.x] = sum8(gl_GlobalInvocationID.x);
+}
+""")
+    m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+    e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
+    assert any(n.startswith("inlined: sum8") for n in e.notes), e.notes
+    assert e.peak >= 16, e.peak
+
+
+def test_invocation_id_along_an_axis_of_size_one_is_uniform_on_amd():
+    """gl_GlobalInvocationID.y is gl_WorkGroupID.y when local_size_y is 1 (gl_LocalInvocationID.y is 0): the
+    same in every invocation, a scalar register on AMD (llama.cpp's im2col and mul_mat_vec_p021 index rows
+    and channels so). Along an axis larger than 1 it is per-invocation."""
+    rdna = get_target("rdna2-wave64")
+    flat = estimate(UNIFORM_GLSL.replace("SEED", "gl_GlobalInvocationID.y"), path="k.comp", target=rdna)
+    workgroup = estimate(UNIFORM_GLSL.replace("SEED", "gl_WorkGroupID.y"), path="k.comp", target=rdna)
+    tall = estimate(UNIFORM_GLSL.replace("SEED", "gl_GlobalInvocationID.y")
+                    .replace("layout(local_size_x = 64) in;", "layout(local_size_x = 64, local_size_y = 2) in;"),
+                    path="k.comp", target=rdna)
+    assert flat.peak == workgroup.peak
+    assert tall.peak >= flat.peak + 8
+    assert estimate(UNIFORM_GLSL.replace("SEED", "gl_GlobalInvocationID.x"), path="k.comp", target=rdna).peak \
+        >= flat.peak + 8
+
+
+INDEXED_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint k; uint n; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float arr[N];
+    for (uint j = 0; j < N; ++j) arr[j] = a[i * N + j];
+    float s = 0.0;
+    for (uint j = 0; j < p.n; ++j) s += arr[(j * 7u + i) % N];
+    d[i] = s;
+}
+"""
+
+
+def test_amd_arrays_indexed_at_run_time_stay_in_vgprs_up_to_64():
+    """RADV (Mesa 22.3, measured on navi21): a private array of up to 64 floats indexed by a run-time value
+    stays in VGPRs (72 allocated for 64, no scratch); from 65 it goes to scratch, whose accesses cost no
+    more VGPRs than the loads around them (32 allocated for 65 and for 128)."""
+    rdna = get_target("rdna2-wave64")
+    in_vgprs = estimate(INDEXED_GLSL.replace("N", "64"), path="k.comp", target=rdna)
+    assert in_vgprs.registers >= 64 and in_vgprs.stack_bytes == 0, (in_vgprs.registers, in_vgprs.stack_bytes)
+    scratch = estimate(INDEXED_GLSL.replace("N", "65"), path="k.comp", target=rdna)
+    assert scratch.stack_bytes == 260 and scratch.registers <= 32, (scratch.registers, scratch.stack_bytes)
+    # NVIDIA: local memory from the first dynamic index (ptxas keeps no indexed register arrays)
+    assert estimate(INDEXED_GLSL.replace("N", "16"), path="k.comp", target=get_target("generic-32")).stack_bytes == 64
+
+
+def test_glsl_specialization_constants_of_included_files(tmp_path):
+    """A specialization constant an included file declares (llama.cpp: NUM_ROWS in mul_mat_vec_base.glsl)
+    takes its default in the shader's own code too: the array it sizes has a known size."""
+    (tmp_path / "base.glsl").write_text("layout(constant_id = 1) const uint NUM = 4;\n")
+    shader = tmp_path / "k.comp"
+    shader.write_text("""#version 450
+#extension GL_GOOGLE_include_directive : enable
+layout(local_size_x = 64) in;
+#include "base.glsl"
+layout(push_constant) uniform P { uint k; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    float acc[NUM];
+    [[unroll]] for (uint j = 0; j < NUM; ++j) acc[j] = a[i * NUM + j];
+    d[i] = acc[(p.k + i) % NUM];
+}
+""")
+    m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+    e = estimate_kernel(m, m.kernels[0], get_target("generic-32"))
+    assert e.stack_bytes == 16 and not any("unknown size" in n for n in e.notes), (e.stack_bytes, e.notes)
+
+
+OUT_ARGS_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void split4(uint v, out uint q0, out uint q1, out uint q2, out uint q3) {
+    q0 = v * 3u; q1 = v * 5u; q2 = v * 7u; q3 = v * 11u;
+}
+void main() {
+    uint q0, q1, q2, q3;
+    split4(SEED, q0, q1, q2, q3);
+    float acc = 0.0;
+    for (uint i = 0; i < p.n; ++i) {
+        acc += a[i * 64 + gl_LocalInvocationID.x];
+    }
+    d[gl_GlobalInvocationID.x] = acc + a[q0] + a[q1] + a[q2] + a[q3];
+}
+"""
+
+
+def test_amd_out_arguments_are_as_divergent_as_the_call():
+    """A local a helper assigns through an out parameter (llama.cpp's get_indices(idx, i00, i01, i02, i03))
+    takes the helper's value: per-invocation when its inputs are, a VGPR on AMD; it was left uniform."""
+    rdna = get_target("rdna2-wave64")
+    uniform = estimate(OUT_ARGS_GLSL.replace("SEED", "gl_WorkGroupID.x"), path="k.comp", target=rdna)
+    divergent = estimate(OUT_ARGS_GLSL.replace("SEED", "gl_LocalInvocationID.x"), path="k.comp", target=rdna)
+    assert divergent.peak >= uniform.peak + 4, (uniform.peak, divergent.peak)
+
+
+OVERLOADS_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(binding = 0) readonly buffer A { vec4 a[]; };
+layout(binding = 1) writeonly buffer D { vec4 d[]; };
+vec4 dot8(uint i, uint s) {
+    vec4 x0 = a[i], x1 = a[i + s], x2 = a[i + 2u * s], x3 = a[i + 3u * s];
+    vec4 x4 = a[i + 4u * s], x5 = a[i + 5u * s], x6 = a[i + 6u * s], x7 = a[i + 7u * s];
+    return x0 * x7 + x1 * x6 + x2 * x5 + x3 * x4;
+}
+vec4 dot8(uint i) { return dot8(i, 64u); }
+void main() {
+    d[gl_GlobalInvocationID.x] = dot8(gl_GlobalInvocationID.x);
+}
+"""
+
+
+def test_glsl_overloads_resolved_by_arity():
+    """GLSL overloads a helper by its parameters (llama.cpp's get_indices with 5 and 9): a call takes the
+    overload with as many parameters, not whichever the name finds first."""
+    e = estimate(OVERLOADS_GLSL, path="k.comp", target=get_target("rdna2-wave64"))
+    assert any(n == "inlined: dot8, dot8" for n in e.notes), e.notes
+    assert e.peak >= 16, e.peak
+
+
+HEADER_HELPER = """
+uint mix8(uint v, uint s0, uint s1, uint s2, uint s3, uint s4, uint s5, uint s6, uint s7) {
+    uint o0 = v * 3u, o1 = v * 5u + 1u, o2 = v * 7u + 2u, o3 = v * 11u + 3u;
+    uint o4 = v * 13u, o5 = v * 17u, o6 = v * 19u, o7 = v * 23u;
+    return o0 * s0 + o1 * s1 + o2 * s2 + o3 * s3 + o4 * s4 + o5 * s5 + o6 * s6 + o7 * s7;
+}
+"""
+
+HEADER_CALLER = """#version 450
+#extension GL_GOOGLE_include_directive : enable
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint s0; uint s1; uint s2; uint s3; uint s4; uint s5; uint s6; uint s7; } p;
+#include "mix.glsl"
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    d[gl_GlobalInvocationID.x] = float(mix8(gl_LocalInvocationID.x, p.s0, p.s1, p.s2, p.s3, p.s4, p.s5, p.s6, p.s7));
+}
+"""
+
+
+def test_amd_header_helper_values_follow_the_call(tmp_path):
+    """A helper of an included file (llama.cpp's get_indices in utils.glsl) is walked in the header's own
+    model, where nobody calls it: its values were all taken as uniform (free on AMD). Now its parameters
+    are as divergent as the arguments at the call: the eight products of a per-invocation value take
+    VGPRs, the eight push constants passed beside it do not."""
+    (tmp_path / "mix.glsl").write_text(HEADER_HELPER)
+    shader = tmp_path / "k.comp"
+    shader.write_text(HEADER_CALLER)
+    m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+    e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
+    assert any(n.startswith("inlined: mix8") for n in e.notes), e.notes
+    assert 8 <= e.peak <= 12, e.peak

@@ -42,6 +42,10 @@ HEADER_BUDGET = 3.0  # seconds to parse one header
 #: helpers walked at about twice what ptxas allocates: development median |error| 17 % -> 21 %).
 CONTEXT_HELPERS = False
 
+#: Languages whose helpers are looked up in headers (GLSL: ``#include "utils.glsl"`` as glslang's
+#: GL_GOOGLE_include_directive / shaderc read it, next to the includer).
+_LANGUAGES = ("cuda", "glsl")
+
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\r\n]+)"', re.M)
 
 #: Models of headers by (path, size, mtime, digest of the build's macros): shared by every file
@@ -99,9 +103,9 @@ def header_paths(model) -> list[str]:
     got = []
     context = getattr(model.parsed, "headers", None) if CONTEXT_HELPERS else None
     if context is not None:
-        if model.language == "cuda":
+        if model.language in _LANGUAGES:
             got = [p for p, _ in context]
-    elif model.language == "cuda" and path and os.path.isfile(path):
+    elif model.language in _LANGUAGES and path and os.path.isfile(path):
         data = model.source.data
         key = (os.path.abspath(path), tuple(_INCLUDE.findall(data)))
         got = _CLOSURES.get(key)
@@ -119,7 +123,7 @@ def header_stamp(model) -> tuple:
     with a project context, its (path, sha256) of every header read."""
     context = getattr(model.parsed, "headers", None) if CONTEXT_HELPERS else None
     if context is not None:
-        return tuple(context) if model.language == "cuda" else ()
+        return tuple(context) if model.language in _LANGUAGES else ()
     out = []
     for hp in header_paths(model):
         try:

@@ -37,7 +37,7 @@ from shaderlint.estimate.static import (
 )
 from shaderlint.model.expr import unparen
 from shaderlint.estimate.headers import header_function, overload_for
-from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_vars
+from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_expression, divergent_vars, uniform_component
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
@@ -48,6 +48,10 @@ _STATEMENTS = frozenset({
     "while_statement", "do_statement", "return_statement", "switch_statement", "case_statement",
     "labeled_statement", "break_statement", "continue_statement", "goto_statement", "for_range_loop",
     "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "else_clause",
+})
+_BRANCHES = frozenset({
+    "if_statement", "for_statement", "while_statement", "do_statement", "switch_statement", "return_statement",
+    "break_statement", "continue_statement", "goto_statement", "for_range_loop",
 })
 _MEMORY_QUALIFIERS = frozenset({"__shared__", "__constant__", "static", "shared", "uniform", "buffer"})
 _FREE_BUILTINS = frozenset({"blockDim", "gridDim", "gl_WorkGroupSize", "gl_NumWorkGroups", "warpSize"})
@@ -142,6 +146,9 @@ class _Loop:
     live_at_start: tuple = ()  # keys whose last use was already at or after ``start`` when it opened
     visits_from: int = 0  # Walker.visits at the loop's start: the walked size of its body at its end
     convergent: bool = False  # calls a warp-collective or atomic (the compiler does not unroll it at run time)
+    #: unrolled, its copies are separate basic blocks (AMD: branches or barriers in the body; ACO
+    #: schedules, and so moves loads up, within one block only)
+    blocks: bool = False
 
 
 @dataclass
@@ -208,6 +215,9 @@ class Walker:
         self.touched: list = []
         self.extra: dict[int, float] = defaultdict(float)
         self.regions: list[tuple[int, int, float]] = []
+        # loads of further loop iterations in flight (latency hiding): kept apart so that the peak
+        # without them (the demand before a scheduler moves loads up: ``peak_unhoisted``) is known
+        self.hoists: list[tuple[int, int, float]] = []
         self.loops: list[_Loop] = []
         self.frames: list[_Frame] = [_Frame(0, {})]
         self.next_frame = 1
@@ -517,8 +527,11 @@ class Walker:
         if self.visits > _MAX_VISITS:
             raise _Budget
         t = n.type
-        if t in ("compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
-                 "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"):
+        if t in ("preproc_if", "preproc_ifdef", "preproc_elif") and self.lang == "glsl" \
+                and n.child_by_field_name("alternative") is not None:
+            self.preproc_alternatives(n)
+        elif t in ("compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
+                   "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"):
             for c in n.named_children:
                 if t == "case_statement" and c == n.child_by_field_name("value") or c.id in self.consumed:
                     continue
@@ -585,6 +598,32 @@ class Walker:
             for c in n.named_children:
                 if c.type in _STATEMENTS:
                     self.stmt(c)
+
+    def preproc_alternatives(self, n: ts.Node) -> None:
+        """An ``#if``/``#elif``/``#else`` group the preprocessing could not decide (GLSL): one branch is
+        compiled, so its branches are walked as an if/else's are (from the same values, in turn) and
+        the innermost loop counts the loads of the branch with the most, not of all of them."""
+        alt = n.child_by_field_name("alternative")
+        lp = self.loops[-1] if self.loops else None
+        loads0 = lp.loads if lp is not None else 0.0
+        before = dict(self.env)
+        for c in n.named_children:
+            if c != alt and c.id not in self.consumed:
+                self.stmt(c)
+        mine = lp.loads - loads0 if lp is not None else 0.0
+        after = self.env
+        self.env = dict(before)
+        if lp is not None:
+            lp.loads = loads0
+        self.stmt(alt)
+        if lp is not None:
+            lp.loads = loads0 + max(mine, lp.loads - loads0)
+        for k in set(after) | set(self.env):
+            if after.get(k) != self.env.get(k) or k not in after or k not in self.env:
+                self.env.pop(k, None)
+                v = self.var_by_id(k)
+                if v is not None:
+                    self.def_var(v)
 
     def declaration(self, d: ts.Node) -> None:
         for decl in d.children_by_field_name("declarator"):
@@ -680,7 +719,7 @@ class Walker:
             counters = list(values[0]) if values else [var]
             saved = {id(v): self.env.get(id(v)) for v in counters}
             saved.update({v.name: self.env.get(v.name) for v in counters} if detached else {})
-            lp = _Loop(self.pos, True, trips=len(values))
+            lp = _Loop(self.pos, True, trips=len(values), blocks=self.scalar_file and self.branches(body))
             self.loops.append(lp)
             for state in values:
                 for v, val in state.items():
@@ -697,7 +736,9 @@ class Walker:
             self.close_unrolled(lp)
             return
         factor = 1
-        if pragma is not None and pragma > 1:
+        if self.target.vendor == "amd":
+            pass  # NIR unrolls a loop only whole, when it knows the trip count: never in part at run time
+        elif pragma is not None and pragma > 1:
             factor = pragma
         elif pragma == 0 and values is None:
             factor = 4
@@ -712,6 +753,18 @@ class Walker:
             return True
         if u.type == "assignment_expression":
             return self.m.text(u.child_by_field_name("operator")) in ("+=", "-=")
+        return False
+
+    def branches(self, body: ts.Node) -> bool:
+        """The body has control flow or a barrier (each unrolled copy is a block of its own)."""
+        if self.has_barrier(body):
+            return True
+        stack = [body]
+        while stack:
+            n = stack.pop()
+            if n.type in _BRANCHES:
+                return True
+            stack.extend(n.named_children)
         return False
 
     def has_barrier(self, body: ts.Node) -> bool:
@@ -810,14 +863,14 @@ class Walker:
             copies = self.c.runtime_unroll  # a small counted loop: unrolled at run time (with a remainder)
         if copies > 1 and lp.loads:
             amount = (min(copies, self.c.hoist) - 1) * lp.loads * self.c.hoist_weight
-            self.regions.append((start, end, min(amount, self.c.hoist_cap)))
+            self.hoists.append((start, end, min(amount, self.c.hoist_cap)))
 
     def close_unrolled(self, lp: _Loop) -> None:
-        if lp.trips > 1 and lp.loads:
+        if lp.trips > 1 and lp.loads and not lp.blocks:
             per_iter = lp.loads / lp.trips
             amount = min((min(lp.trips, self.c.hoist) - 1) * per_iter * self.c.hoist_weight, self.c.hoist_cap)
             if amount > 0:
-                self.regions.append((lp.start, self.pos + 1, amount))
+                self.hoists.append((lp.start, self.pos + 1, amount))
         if self.loops:
             self.loops[-1].loads += 0  # loads of an unrolled loop stay with it
             outer = self.loops[-1]
@@ -1144,8 +1197,9 @@ class Walker:
             name = self.m.text(a)
             if name in _FREE_BUILTINS:
                 return 0.0, 0.0
-            if self.scalar_file and name.startswith("gl_") and name not in DIVERGENT_BUILTINS:
-                return 0.0, 0.0  # gl_WorkGroupID, gl_NumSubgroups ...: scalar registers
+            if self.scalar_file and name.startswith("gl_") and (
+                    name not in DIVERGENT_BUILTINS or uniform_component(self.m, name, self.m.text(fld))):
+                return 0.0, 0.0  # gl_WorkGroupID, gl_NumSubgroups, gl_GlobalInvocationID.y of a 1-high group: SGPRs
             if name in ("threadIdx", "blockIdx") or name.startswith("gl_"):
                 self.use(("b", name + "." + self.m.text(fld)), self.unit / 32 if name.startswith("gl_") else 1.0,
                          invariant=True)
@@ -1234,10 +1288,15 @@ class Walker:
                     cands = overload_for(cands, [self.arg_type(a) for a in args])
                 if len(cands) == 1:
                     g = cands[0]
+            if g is not None and self.lang == "glsl" and len(g.params) != len(args):
+                # GLSL overloads by arity (llama.cpp's get_indices(idx, i00..i03) calls its 9-argument
+                # namesake): the one of this file with as many parameters, else the headers'
+                same = [h for h in m.functions if h.name == name and len(h.params) == len(args)]
+                g = same[0] if len(same) == 1 else None
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
             return self.inline(n, g, args, fn, bound_env)
-        if g is None and self.lang == "cuda" and fn is not None and fn.type != "field_expression" \
+        if g is None and self.lang in ("cuda", "glsl") and fn is not None and fn.type != "field_expression" \
                 and name not in _F32_SPECIAL and name not in _F64_SPECIAL and not name.startswith("__") \
                 and not _CONSTRUCTOR.match(name):
             hit = header_function(self.home, name, len(args),  # a helper of the project's headers
@@ -1413,7 +1472,8 @@ class Walker:
             pa, wa = self.ev(a)
             peak = max(peak, held + pa)
             held += wa
-            pending.append(p)
+            pending.append((p, self.scalar_file and p.type.kind in ("int", "uint", "bool")
+                            and not divergent_expression(self.m, a)))
         self.record(max(peak, held))
         self.frames.append(frame)
         self.active.append(g)
@@ -1421,8 +1481,8 @@ class Walker:
         if model is not None:
             self.m, self._syntax = model, model.__dict__.setdefault("_walk_syntax", {})
         try:
-            for p in pending:
-                self.define(("v", frame.id, id(p)), self.var_cost(p))
+            for p, uniform in pending:  # (AMD: an integer argument the same in every invocation is an SGPR)
+                self.define(("v", frame.id, id(p)), 0.0 if uniform else self.var_cost(p))
             self.stmt(g.body)
             res = self.type_cost(g.return_type) if g.return_type.is_known else (0.0 if self.m.text(
                 g.node.child_by_field_name("type") or g.node) == "void" else 1.0)
@@ -1858,7 +1918,7 @@ class Walker:
         el, table = self.shape(v)[2:]
         if field is not None and table is not None and not dynamic:
             el = sum(table[c] for c in (self.pick(table, field) or table))
-        if not self.in_registers(v) or (dynamic and id(v) not in self.promote):
+        if not self.in_registers(v) or (dynamic and id(v) not in self.promote and not self.indexed_in_registers(v)):
             if dynamic:
                 self.mark_dynamic(v)
             peak = max(idx_peak, idx_w + 1.0)
@@ -1943,8 +2003,17 @@ class Walker:
         return count is not None and count * self.type_cost(inf.elem) <= self.c.max_array_registers
 
     def mark_dynamic(self, v) -> None:
-        if id(v) not in self.promote:
+        if id(v) not in self.promote and not self.indexed_in_registers(v):
             self.dynamic[id(v)] = v
+
+    def indexed_in_registers(self, v) -> bool:
+        """AMD: a thread-private array indexed at run time stays in VGPRs up to ``amd_indexed_array``
+        registers (ACO indexes registers; measured with RADV 22.3: 64 floats in VGPRs, 65 in scratch)."""
+        if self.target.vendor != "amd":
+            return False
+        inf = self.info(v)
+        count = inf.count
+        return count is not None and count * self.type_cost(inf.elem) <= self.c.amd_indexed_array
 
     # ---- the peak ---------------------------------------------------------------------------------------
     def _last_at_least(self, at: int) -> tuple:
@@ -1960,7 +2029,9 @@ class Walker:
                 out.append(k)
         return tuple(out)
 
-    def peak(self) -> float:
+    def peak(self, hoisted: bool = True) -> float:
+        """The most registers live at once; ``hoisted=False``: without the loads of further loop
+        iterations in flight (``hoists``), and without recording ``_here``."""
         end = max([self.pos + 2] + list(self.last.values())) + 2
         diff = [0.0] * (end + 2)
         for k, s in self.first.items():
@@ -1969,12 +2040,14 @@ class Walker:
                 continue
             diff[s] += c
             diff[self.last[k] + 1] -= c
-        for s, e, amount in self.regions:
+        for s, e, amount in (self.regions + self.hoists if hoisted else self.regions):
             diff[max(0, s)] += amount
             diff[min(end, e) + 1] -= amount
         cur = 0.0
         extra = self.extra
-        out = self._here = [0.0] * (end + 1)
+        out = [0.0] * (end + 1)
+        if hoisted:
+            self._here = out
         for p in range(end + 1):
             cur += diff[p]
             out[p] = cur + extra.get(p, 0.0)

@@ -32,12 +32,14 @@ import hashlib
 from collections import OrderedDict
 
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 
 import tree_sitter as ts
 
+from shaderlint.estimate import aco
 from shaderlint.estimate.liveness import Walker
 from shaderlint.estimate.occupancy import Occupancy, occupancy
 from shaderlint.estimate.static import evaluate, is_constant_array, is_thread_private
@@ -96,6 +98,19 @@ class Coefficients:
     amd_base: float = 0.0
     #: ``address`` on AMD targets (a 32-bit buffer offset; the 128-bit descriptor is in SGPRs).
     amd_address: float = 1.0
+    #: ``runtime_unroll`` on AMD targets: NIR unrolls only loops whose trip count it knows.
+    amd_runtime_unroll: int = 1
+    #: ``hoist`` on AMD targets: ACO's scheduler moves the loads of an unrolled loop's later copies
+    #: up within the block (up to its register budget, :mod:`shaderlint.estimate.aco`).
+    amd_hoist: int = 64
+    #: ``hoist_cap`` on AMD targets (the scheduler's budget is the cap).
+    amd_hoist_cap: float = 256.0
+    #: AMD: registers up to which a thread-private array indexed at run time stays in VGPRs (RADV 22.3,
+    #: measured: ``float a[64]`` indexed by a run-time value takes 72 VGPRs and no scratch, ``a[65]`` scratch).
+    amd_indexed_array: float = 64.0
+    #: ``stack_array`` on AMD targets: a scratch array costs the VGPRs of its accesses' offsets only (RADV
+    #: 22.3, measured: ``float a[65..128]`` indexed at run time, 32 VGPRs as the same loads without it).
+    amd_stack_array: float = 0.0
     #: Arrays larger than this many registers are never kept in registers.
     max_array_registers: float = 384.0
 
@@ -480,7 +495,87 @@ def _bind(model, f, bindings: Mapping[str, str] | None) -> tuple[dict, dict[str,
         types[name] = t
         if t.kind in ("int", "uint", "float", "bool") and t.bits:
             env[("sizeof", id(tv))] = max(t.bits, 8) // 8 * t.width  # `sizeof(T)` (static.evaluate)
+    if model.language == "glsl":
+        env.update(specialization_values(model))
     return env, types
+
+
+_CONSTANT_ID = re.compile(r"\bconstant_id\s*=\s*(\d+)")
+
+
+def specialization_values(model) -> dict:
+    """GLSL specialization constants (``layout(constant_id = N) const T x = default;``) by variable id (and by
+    name for those of the headers the shader includes),
+    at the value the shader is compiled with: the one the host's pipelines set
+    (``model.pipeline_specialization``, from the host index) or else the declared default, as a
+    driver compiles it when the application passes no specialization info (Vulkan spec,
+    VkSpecializationInfo). Memoized on the model."""
+    spec = getattr(model, "pipeline_specialization", None)
+    got = model.__dict__.get("_specialization_values")
+    if got is not None and got[0] == spec:
+        return got[1]
+    host = dict(spec or ())
+    out: dict = {}
+    _specialization_of(model, model, host, out)
+    # those of the headers the shader includes (llama.cpp declares NUM_ROWS in mul_mat_vec_base.glsl): by
+    # id for the helpers inlined from them, by name for the shader's own code, where they do not resolve
+    from shaderlint.estimate.headers import _load, header_paths
+
+    for hp in header_paths(model):
+        if not _mentions_constant_id(hp):
+            continue
+        hm = _load(hp, model)
+        if hm is not None:
+            _specialization_of(hm, model, host, out, by_name=True)
+    model.__dict__["_specialization_values"] = (spec, out)
+    return out
+
+
+_CONSTANT_ID_FILES: dict[tuple, bool] = {}
+
+
+def _mentions_constant_id(path: str) -> bool:
+    """Whether a header declares a specialization constant (a byte search, memoized on size and mtime)."""
+    try:
+        st = os.stat(path)
+        key = (path, st.st_size, st.st_mtime_ns)
+        got = _CONSTANT_ID_FILES.get(key)
+        if got is None:
+            with open(path, "rb") as fh:
+                got = _CONSTANT_ID_FILES[key] = b"constant_id" in fh.read(1 << 20)
+            if len(_CONSTANT_ID_FILES) > 4096:
+                _CONSTANT_ID_FILES.clear()
+        return got
+    except OSError:
+        return False
+
+
+def _specialization_of(model, home, host: dict, out: dict, by_name: bool = False) -> None:
+    """The values of ``model``'s specialization constants into ``out`` (see :func:`specialization_values`);
+    ``by_name``: also under their names, for the code of ``home`` where they do not resolve."""
+    for v in model.globals:
+        if not v.function_constant or v.init is None or v.is_array:
+            continue
+        m = _CONSTANT_ID.search(model.text(v.decl)) if v.decl is not None else None
+        if m is not None and int(m.group(1)) in host:
+            raw = host[int(m.group(1))] & 0xFFFFFFFF  # the 32-bit word the pipeline passes
+            kind = v.type.kind
+            if kind == "bool":
+                val: int | float | None = 1 if raw else 0
+            elif kind == "int":
+                val = raw - (1 << 32) if raw >= 1 << 31 else raw
+            elif kind == "uint":
+                val = raw
+            else:
+                continue  # a float constant's bits: not decoded, stays unknown
+        else:
+            val = evaluate(model, v.init)
+            if isinstance(val, bool):
+                val = int(val)
+        if isinstance(val, (int, float)):
+            out[id(v)] = val
+            if by_name and v.name not in home._vars_by_name:
+                out[v.name] = val
 
 
 # ---- the estimate -----------------------------------------------------------------------------------------
@@ -573,7 +668,9 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     if target.vendor == "amd":
         # VGPRs: no registers reserved besides the values the walk counts (the invocation ID is one),
         # and a buffer access needs a 32-bit offset, its descriptor being in scalar registers
-        c = replace(c, base=c.amd_base, address=c.amd_address)
+        c = replace(c, base=c.amd_base, address=c.amd_address, floor=float(aco.vgpr_granule(target)),
+                    runtime_unroll=c.amd_runtime_unroll, hoist=c.amd_hoist, hoist_cap=c.amd_hoist_cap,
+                    stack_array=c.amd_stack_array)
     f = function
     adj = adjust or Adjustment()
     expanded = expand_statement_macros(model, f)
@@ -617,7 +714,10 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     for name, size in stack_arrays.items():
         notes.append(f"array '{name}' is indexed dynamically: {size} bytes on the stack")
     on_stack = bool(stack_vars - promote) or bool(demote)
-    regs = max(c.floor, c.base + c.scale * result.peak + (c.stack_array if on_stack else 0.0)) + adj.registers
+    peak = result.peak
+    if target.vendor == "amd":  # ACO: loads moved up within the scheduler's budget
+        peak = aco.scheduled_vgprs(target, walker.peak(hoisted=False), peak)
+    regs = max(c.floor, c.base + c.scale * peak + (c.stack_array if on_stack else 0.0)) + adj.registers
     regs = max(regs, 1.0)
     unit = 32 / target.register_unit_bits
     regs = math.ceil(regs * unit) / unit  # whole allocation units

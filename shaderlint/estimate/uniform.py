@@ -28,12 +28,34 @@ DIVERGENT_BUILTINS = frozenset({
     "gl_SubgroupEqMask", "gl_SubgroupGeMask", "gl_SubgroupGtMask", "gl_SubgroupLeMask", "gl_SubgroupLtMask",
     "gl_FrontFacing", "gl_PointCoord", "gl_SampleID", "gl_SamplePosition", "gl_Layer", "gl_ViewportIndex",
 })
+#: Built-ins with one component per workgroup axis: along an axis of size 1 every invocation has the same
+#: component (``gl_LocalInvocationID.y`` is 0 and ``gl_GlobalInvocationID.y`` is ``gl_WorkGroupID.y``
+#: when ``local_size_y`` is 1; NIR folds them so, and ACO keeps them in scalar registers).
+_PER_AXIS = frozenset({"gl_LocalInvocationID", "gl_GlobalInvocationID"})
+
+
+def uniform_component(model, name: str, components: str) -> bool:
+    """Whether ``name.components`` (``gl_GlobalInvocationID.y``, ``.yz``) is the same in every invocation:
+    each component names an axis of the shader's workgroup whose size is 1."""
+    if name not in _PER_AXIS or not components:
+        return False
+    size = getattr(model, "workgroup_size", None)
+    if not size:
+        return False
+    for c in components:
+        i = "xyz".find(c) if c in "xyz" else "rgb".find(c) if c in "rgb" else "stp".find(c)
+        if i < 0 or size[i] != 1:
+            return False
+    return True
+
+
 #: Calls whose result is the same in every invocation whatever their arguments.
 _UNIFORM_CALLS = frozenset({
     "subgroupBroadcastFirst", "subgroupBroadcast", "subgroupAdd", "subgroupMul", "subgroupMin", "subgroupMax",
     "subgroupAnd", "subgroupOr", "subgroupXor", "subgroupAll", "subgroupAny", "subgroupAllEqual",
     "subgroupBallot", "subgroupElect", "readFirstInvocationARB", "readInvocationARB",
 })
+_OUT = frozenset({"out", "inout"})
 _CONDITIONS = {"if_statement": "condition", "while_statement": "condition", "do_statement": "condition",
                "for_statement": "condition", "switch_statement": "condition", "conditional_expression": "condition"}
 
@@ -44,6 +66,11 @@ def divergent_vars(model) -> frozenset[int]:
     if got is None:
         got = model._divergent_vars = frozenset(_compute(model))
     return got
+
+
+def divergent_expression(model, node: ts.Node) -> bool:
+    """Whether the value of ``node`` (an expression of ``model``) may differ between invocations."""
+    return _divergent(model, node, divergent_vars(model))
 
 
 def _compute(model) -> set[int]:
@@ -70,12 +97,33 @@ def _compute(model) -> set[int]:
     # helper parameters: the arguments of every call of the helper
     for call in model.nodes("call"):
         g = model.function_by_name.get(model.callee_name(call))
-        if g is None or g.body is None:
-            continue
         args = [a for a in model.call_args(call) if a.type != "comment"]
+        if g is None or g.body is None or len(g.params) != len(args):
+            # a call of code this model does not hold (a helper of an included file, an overload, a
+            # built-in with out parameters such as umulExtended): a local passed by name may be an
+            # out argument, as divergent as the call
+            for a in args:
+                a = unparen(a)
+                if a.type == "identifier":
+                    v = model.resolve(a)
+                    if v is not None and not v.is_global:
+                        sources.append((v, call, call))
+            continue
         for p, a in zip(g.params, args):
             sources.append((p, a, call))
+            if p.qualifiers & _OUT:  # the caller's variable takes the helper's value
+                a = unparen(a)
+                if a.type == "identifier":
+                    v = model.resolve(a)
+                    if v is not None and not v.is_global:
+                        sources.append((v, call, call))
     divergent: set[int] = set()
+    # the parameters of a helper no call of this model reaches (a helper of an included file, inlined
+    # into the shader that includes it): their values are the caller's, not known here
+    called = {model.callee_name(c) for c in model.nodes("call")}
+    for g in model.functions:
+        if g.body is not None and not g.is_entry and g.name not in called:
+            divergent.update(id(p) for p in g.params)
     guards: dict[int, list[ts.Node]] = {}
     for _, _, at in sources:
         if at.id not in guards:
@@ -118,6 +166,11 @@ def _divergent(model, node: ts.Node, divergent: set[int]) -> bool:
         if t == "identifier":
             name = model.text(n)
             if name in DIVERGENT_BUILTINS:
+                up = n.parent
+                if up is not None and up.type == "field_expression" and up.child_by_field_name("argument") == n:
+                    fld = up.child_by_field_name("field")
+                    if fld is not None and uniform_component(model, name, model.text(fld)):
+                        continue
                 return True
             v = model.resolve(n)
             if v is None:
