@@ -477,8 +477,9 @@ class Walker:
         if self.stmt_loads:
             peak = max(peak, self.c.batch * self.stmt_loads + self.c.address)
             self.stmt_loads = 0.0
-        if peak > self.extra[self.pos]:
-            self.extra[self.pos] = peak
+        extra, pos = self.extra, self.pos
+        if peak > extra[pos]:
+            extra[pos] = peak
 
     def tick(self) -> None:
         self.visits += 1
@@ -513,7 +514,10 @@ class Walker:
         t = n.type
         if t in ("compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
                  "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"):
-            for c in n.named_children:
+            kids = self._syntax.get(("kids", n.id))  # (the same nodes at every walk of the statement)
+            if kids is None:
+                kids = self._syntax[("kids", n.id)] = n.named_children
+            for c in kids:
                 if t == "case_statement" and c == n.child_by_field_name("value") or c.id in self.consumed:
                     continue
                 self.stmt(c)
@@ -1140,7 +1144,9 @@ class Walker:
         pa, wa = self.ev(left)
         pb, wb = self.ev(right)
         peak = min(max(pa, wa + pb), max(pb, wb + pa))
-        res = self.wt(n)
+        res = self._wt.get(n.id)
+        if res is None:
+            res = self.wt(n)
         extra = 0.0
         if op in ("/", "%") and right is not None and (opn is None or self.costly_division(opn)):
             lt = self.m.type_of(left) if left is not None else UNKNOWN
