@@ -64,3 +64,38 @@ def test_global_shared_memory_is_found_per_model():
     assert estimate(NO_SHARED_GLOBAL).shared_bytes == 0
     unused = SHARED_GLOBAL.replace("return tile[i];", "return (float)i;")
     assert estimate(unused).shared_bytes == 0
+
+
+CHAIN = """
+template <int N>
+__global__ void k(float* out) {
+    int b = N * 2;
+    int c = b + 1;
+    out[b] = 1.0f;
+    out[c] = 2.0f;
+}
+"""
+
+
+def test_evaluation_follows_chains_of_locals_whatever_was_asked_first():
+    # ``b``'s dependencies are found first (they are reused for ``c``, which reaches ``N`` through
+    # ``b``): the value of ``c`` must still follow ``N``
+    from shaderlint.estimate.static import evaluate
+
+    m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", CHAIN.encode())))
+    f = m.kernels[0]
+    n = f.template_params["N"]
+    index = {}
+    stack = [f.body]
+    while stack:
+        x = stack.pop()
+        if x.type == "subscript_expression":
+            i = x.child_by_field_name("index") or x.named_children[-1]
+            while i.type == "subscript_argument_list" and i.named_children:
+                i = i.named_children[0]
+            index[m.text(i)] = i
+        stack.extend(x.named_children)
+    assert evaluate(m, index["b"], {id(n): 3}) == 6
+    assert evaluate(m, index["c"], {id(n): 3}) == 7
+    assert evaluate(m, index["c"], {id(n): 5}) == 11
+    assert evaluate(m, index["b"], {id(n): 5}) == 10
