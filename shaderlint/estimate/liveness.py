@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 import tree_sitter as ts
 
 from shaderlint.estimate.static import (
-    _MISSING, _dependencies, binary_parts, evaluate, is_constant_array, is_thread_private, subscript_index,
+    _MISSING, _dependencies, _evaluate_memo, binary_parts, evaluate, is_constant_array, is_thread_private,
+    subscript_index,
 )
 from shaderlint.model.expr import unparen
 from shaderlint.estimate.headers import header_function, overload_for
@@ -141,7 +142,6 @@ class _Loop:
     loads: float = 0.0
     nested: bool = False
     counted: bool = False  # a counted loop (additive step, no barrier) the compiler may unroll at run time
-    variant: set = field(default_factory=set)  # ids of variables assigned in the loop
     touched_from: int = 0  # Walker.touched index at the loop's start
     live_at_start: tuple = ()  # keys whose last use was already at or after ``start`` when it opened
     visits_from: int = 0  # Walker.visits at the loop's start: the walked size of its body at its end
@@ -243,6 +243,8 @@ class Walker:
         self._in_registers: dict[int, bool] = {}
         self._private_array: dict[int, bool] = {}  # array_target: a thread-private, non-constant array
         self._elements: dict[tuple, list[tuple]] = {}  # element_indices
+        self._ident_kind: dict[int, int] = {}  # id(var) -> ident_kind(var)
+        self._local_value: dict[int, bool] = {}  # is_register_var's tests on the variable alone
         # Shared by every walk of the model: the syntax of expressions (operator text, operands).
         self._syntax: dict = model.__dict__.setdefault("_walk_syntax", {})
 
@@ -396,12 +398,20 @@ class Walker:
             self.define(key + (c,), table[c])
 
     def use_var(self, v, comps=None) -> None:
-        cost, table = self.shape(v)[:2]
-        self.use_keys(self.key(v), table, comps, cost)
+        shape = self._var_shape.get(id(v)) or self.shape(v)
+        table = shape[1]
+        if table is None:
+            self.use(self.key(v), shape[0])
+        else:
+            self.use_keys(self.key(v), table, comps, shape[0])
 
     def def_var(self, v, comps=None) -> None:
-        cost, table = self.shape(v)[:2]
-        self.def_keys(self.key(v), table, comps, cost)
+        shape = self._var_shape.get(id(v)) or self.shape(v)
+        table = shape[1]
+        if table is None:
+            self.define(self.key(v), shape[0])
+        else:
+            self.def_keys(self.key(v), table, comps, shape[0])
 
     def wt(self, n: ts.Node) -> float:
         """Registers holding the value of expression ``n``."""
@@ -450,12 +460,14 @@ class Walker:
         if v.is_global:
             return ("g", id(v))
         frame = self.frames[-1]
-        if id(v) in frame.alias:
-            return frame.alias[id(v)]
+        got = frame.alias.get(id(v))
+        if got is not None:
+            return got
         while frame.outer is not None and not frame.span[0] <= v.node.start_byte < frame.span[1]:
             frame = frame.outer  # captured by a lambda: the value of the frame it was defined in
-            if id(v) in frame.alias:
-                return frame.alias[id(v)]
+            got = frame.alias.get(id(v))
+            if got is not None:
+                return got
         return ("v", frame.id, id(v))
 
     def use(self, key, cost: float, invariant: bool = False) -> None:
@@ -481,9 +493,6 @@ class Walker:
         elif p > self.last[key]:
             self.last[key] = p
             self.touched.append(key)
-        for lp in self.loops:
-            if not lp.unrolled:
-                lp.variant.add(key)
 
     def step(self) -> None:
         self.pos += 2
@@ -493,8 +502,9 @@ class Walker:
         if self.stmt_loads:
             peak = max(peak, self.c.batch * self.stmt_loads + self.c.address)
             self.stmt_loads = 0.0
-        if peak > self.extra[self.pos]:
-            self.extra[self.pos] = peak
+        extra, pos = self.extra, self.pos
+        if peak > extra[pos]:
+            extra[pos] = peak
 
     def tick(self) -> None:
         self.visits += 1
@@ -532,7 +542,10 @@ class Walker:
             self.preproc_alternatives(n)
         elif t in ("compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
                    "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"):
-            for c in n.named_children:
+            kids = self._syntax.get(("kids", n.id))  # (the same nodes at every walk of the statement)
+            if kids is None:
+                kids = self._syntax[("kids", n.id)] = n.named_children
+            for c in kids:
                 if t == "case_statement" and c == n.child_by_field_name("value") or c.id in self.consumed:
                     continue
                 self.stmt(c)
@@ -541,7 +554,7 @@ class Walker:
         elif t == "expression_statement":
             for c in n.named_children:
                 if c.type != "comment":
-                    self.step()
+                    self.pos += 2  # step(), inlined
                     self.record(self.ev(c)[0])
         elif t == "if_statement":
             cond = n.child_by_field_name("condition")
@@ -1095,9 +1108,10 @@ class Walker:
                     return 0.0, 0.0
             return self.assign_to(arg, None, compound=True)
         if t == "assignment_expression":
-            op = self.m.text(n.child_by_field_name("operator"))
-            return self.assign_to(n.child_by_field_name("left"), n.child_by_field_name("right"), compound=op != "=",
-                                  op=op)
+            op, opn, left, right = binary_parts(self.m, n)  # (the same fields as a binary expression's)
+            if opn is None:
+                op = self.m.text(opn)
+            return self.assign_to(left, right, compound=op != "=", op=op)
         if t == "conditional_expression":
             pc, wc = self.ev(n.child_by_field_name("condition"))
             pa, wa = self.ev(n.child_by_field_name("consequence"))
@@ -1129,30 +1143,48 @@ class Walker:
                     and not (self.scalar_file and name not in DIVERGENT_BUILTINS):
                 self.use(("b", name), self.type_cost(self.m.type_of(n)), invariant=True)
             return 0.0, 0.0
-        if id(v) in self.env or v.template_param or v.function_constant:
+        if id(v) in self.env:
             return 0.0, 0.0
-        if v.address_space not in (None, "thread", "in") and not (v.is_param and v.role) \
-                or v.qualifiers & _MEMORY_QUALIFIERS:
-            return 0.0, 0.0  # lives in memory: its address is a constant
-        if v.is_array and is_thread_private(v) and not v.is_param:
+        kind = self._ident_kind.get(id(v))
+        if kind is None:
+            kind = self._ident_kind[id(v)] = self.ident_kind(v)
+        if kind == 0:
+            return 0.0, 0.0
+        if kind == 1:
             self.touch_array(v, None)
             return 0.0, 0.0
         k = self.key(v)
         if isinstance(k, tuple) and k and k[0] == "array":
             return 0.0, 0.0
-        if v.is_global or (v.is_param and v.function is self.f):
+        if kind == 2:
             cost = self.param_cost(v)
             if cost:
                 self.use(k, cost, invariant=True)
             return 0.0, 0.0
-        if self.lang == "glsl" and v.is_global:
-            return 0.0, 0.0
-        if (v.is_const or v.is_constexpr) and v.init is not None:
+        if kind == 3:
             val = evaluate(self.m, n, self.env)
             if val is not None:
                 return 0.0, 0.0
         self.use_var(v)
         return 0.0, 0.0
+
+    def ident_kind(self, v) -> int:
+        """What reading ``v`` (not a known constant) does, as far as it depends on the variable alone
+        (memoized per walk in ``_ident_kind``): 0 nothing (a template parameter, a function constant,
+        memory), 1 touches a thread-private array, 2 a kernel parameter or global (``param_cost``),
+        3 a constant with an initializer (nothing when it folds), 4 uses the value."""
+        if v.template_param or v.function_constant:
+            return 0
+        if v.address_space not in (None, "thread", "in") and not (v.is_param and v.role) \
+                or v.qualifiers & _MEMORY_QUALIFIERS:
+            return 0  # lives in memory: its address is a constant
+        if v.is_array and is_thread_private(v) and not v.is_param:
+            return 1
+        if v.is_global or (v.is_param and v.function is self.f):
+            return 2
+        if (v.is_const or v.is_constexpr) and v.init is not None:
+            return 3
+        return 4
 
     def var_by_id(self, k):
         if not isinstance(k, int):
@@ -1163,11 +1195,15 @@ class Walker:
 
     def is_register_var(self, v) -> bool:
         """A local scalar/vector/struct value of this frame (not memory, not a folded constant)."""
-        if id(v) in self.env or v.template_param or v.function_constant or v.is_global or v.is_array:
+        if id(v) in self.env:
             return False
-        if v.address_space not in (None, "thread") or v.qualifiers & _MEMORY_QUALIFIERS:
-            return False
-        if v.is_param and v.function is self.f:
+        local = self._local_value.get(id(v))  # (the tests on the variable alone: memoized per walk)
+        if local is None:
+            local = self._local_value[id(v)] = not (
+                v.template_param or v.function_constant or v.is_global or v.is_array
+                or v.address_space not in (None, "thread") or v.qualifiers & _MEMORY_QUALIFIERS
+                or v.is_param and v.function is self.f)
+        if not local:
             return False
         k = self.key(v)
         return not (isinstance(k, tuple) and k and k[0] == "array")
@@ -1224,7 +1260,9 @@ class Walker:
         pa, wa = self.ev(left)
         pb, wb = self.ev(right)
         peak = min(max(pa, wa + pb), max(pb, wb + pa))
-        res = self.wt(n)
+        res = self._wt.get(n.id)
+        if res is None:
+            res = self.wt(n)
         extra = 0.0
         if op in ("/", "%") and right is not None and (opn is None or self.costly_division(opn)):
             lt = self.m.type_of(left) if left is not None else UNKNOWN
@@ -1720,17 +1758,18 @@ class Walker:
         left = unparen(left)
         pr, wr = self.ev(right) if right is not None else (0.0, 0.0)
         extra = 0.0
-        opn = left.parent.child_by_field_name("operator") if left.parent is not None else None
-        if op in ("/=", "%=") and right is not None and evaluate(self.m, right, self.env) is None \
-                and (opn is None or self.costly_division(opn)):
-            lt, rt = self.m.type_of(left), self.m.type_of(right)
-            if lt.is_integer and rt.is_integer:
-                extra = self.c.int_div
+        if op in ("/=", "%=") and right is not None and evaluate(self.m, right, self.env) is None:
+            opn = left.parent.child_by_field_name("operator") if left.parent is not None else None
+            if opn is None or self.costly_division(opn):
+                lt, rt = self.m.type_of(left), self.m.type_of(right)
+                if lt.is_integer and rt.is_integer:
+                    extra = self.c.int_div
         if left.type == "identifier":
             v = self.m.resolve(left)
             if v is None or v.template_param:
                 return pr + extra, 0.0
-            if self.is_register_var(v) or id(v) in self.env:
+            register = self.is_register_var(v)  # (nothing below changes it before it is read again)
+            if register or id(v) in self.env:
                 # constant propagation through straight-line code (and unrolled iterations)
                 val = self.assigned_value(v, right, op)
                 if val is not None:
@@ -1740,7 +1779,7 @@ class Walker:
                     self.env.pop(id(v), None)
                     self.def_var(v)
                     return max(pr, wr) + extra, 0.0
-            if not self.is_register_var(v):
+            if not register:
                 return max(pr, wr) + extra + (1.0 if v.is_global or v.address_space else 0.0), 0.0
             if compound:
                 self.use_var(v)
@@ -1869,10 +1908,15 @@ class Walker:
         v = self.m.resolve(base)
         if v is None:
             return None
-        for fr in reversed(self.frames):
-            a = fr.alias.get(id(v))
-            if isinstance(a, tuple) and a and a[0] == "array":
-                return a[1], a[2]
+        return self.array_of(v)
+
+    def array_of(self, v):
+        """:meth:`array_target` of the variable ``v``."""
+        if v.is_param:  # (``inline`` aliases parameters only)
+            for fr in reversed(self.frames):
+                a = fr.alias.get(id(v))
+                if isinstance(a, tuple) and a and a[0] == "array":
+                    return a[1], a[2]
         private = self._private_array.get(id(v))  # (a property of the variable: memoized per walk)
         if private is None:
             private = self._private_array[id(v)] = v.is_array and is_thread_private(v) and not v.is_param \
@@ -1885,10 +1929,10 @@ class Walker:
                address_only: bool = False, field: str | None = None) -> tuple[float, float]:
         """``a[i]…`` read or written; ``field`` when only ``a[i].x`` is touched."""
         base, idx = self.chain(n)
-        tgt = self.array_target(base)
+        bv = self.m.resolve(base) if base.type == "identifier" else None
+        tgt = self.array_of(bv) if bv is not None else None
         rp, rw = rhs if rhs else (0.0, 0.0)
         if tgt is None:
-            bv = self.m.resolve(base) if base.type == "identifier" else None
             if bv is not None and self.is_register_var(bv) and bv.type.kind != "pointer":
                 # a vector/matrix component of a local value
                 vals = [evaluate(self.m, i, self.env) if i is not None else None for i in idx]
@@ -1910,11 +1954,15 @@ class Walker:
             return self.memory(n, base, idx, write, rhs, compound=compound, address_only=address_only)
         frame_id, v = tgt
         inf = self.info(v)
-        vals = [evaluate(self.m, i, self.env) if i is not None else None for i in idx]
-        if self.lambda_depth and any(x is None for x in vals):
+        m, env = self.m, self.env
+        vals = [_evaluate_memo(m, i, env) if i is not None else None for i in idx]
+        if self.lambda_depth and None in vals:
             vals = [x if x is not None or i is None else self.lambda_value(i) for x, i in zip(vals, idx)]
-        dynamic = any(x is None for x in vals)
-        idx_peak, idx_w = self.ev_seq([i for i, x in zip(idx, vals) if i is not None and x is None])
+        dynamic = None in vals
+        if dynamic:
+            idx_peak, idx_w = self.ev_seq([i for i, x in zip(idx, vals) if i is not None and x is None])
+        else:  # (every index constant: nothing to evaluate)
+            idx_peak = idx_w = 0.0
         el, table = self.shape(v)[2:]
         if field is not None and table is not None and not dynamic:
             el = sum(table[c] for c in (self.pick(table, field) or table))
@@ -1929,7 +1977,7 @@ class Walker:
         if dynamic:
             elems = self.element_indices(inf.dims, ())
         else:
-            elems = self.element_indices(inf.dims, tuple(int(x) for x in vals[: len(inf.dims)]))
+            elems = self.element_indices(inf.dims, tuple([int(x) for x in vals[: len(inf.dims)]]))
         comps = self.pick(table, field) if field is not None else None
         for i in elems:
             k = ("e", frame_id, id(v), i)
@@ -1954,9 +2002,10 @@ class Walker:
     def memory(self, n: ts.Node, base: ts.Node, idx: list, write: bool, rhs=None, compound: bool = False,
                address_only: bool = False) -> tuple[float, float]:
         pb, wb = self.ev(base) if base.type not in ("identifier",) else self.ev_ident(base)
-        consts = [evaluate(self.m, i, self.env) if i is not None else None for i in idx]
+        m, env = self.m, self.env
+        consts = [_evaluate_memo(m, i, env) if i is not None else None for i in idx]
         var_idx = [i for i, c in zip(idx, consts) if i is not None and c is None]
-        ip, iw = self.ev_seq(var_idx)
+        ip, iw = self.ev_seq(var_idx) if var_idx else (0.0, 0.0)
         bv = self.m.base_var(base) if base is not None else None
         space = (bv.address_space if bv is not None else None) or ""
         if space in ("threadgroup", "shared") or (bv is not None and "__shared__" in bv.qualifiers):

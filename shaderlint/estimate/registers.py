@@ -300,6 +300,16 @@ def _used_globals(model, f, seen: set | None = None) -> set:
     return _used_globals_walk(model, f, seen)
 
 
+def _shared_globals(model) -> bool:
+    """Whether the model declares a global in shared/threadgroup memory (memoized per model): the
+    globals :func:`_used_globals` finds are variables of the model (``model.resolve``)."""
+    got = model.__dict__.get("_has_shared_globals")
+    if got is None:
+        got = model._has_shared_globals = any(v.is_global and v.address_space in ("shared", "threadgroup")
+                                              for vs in model._vars_by_name.values() for v in vs)
+    return got
+
+
 def _used_globals_walk(model, f, seen: set) -> set:
     if f.body is None or id(f) in seen:
         return set()
@@ -335,8 +345,9 @@ def shared_memory(model, f, walker: Walker, notes: list[str]) -> tuple[int, bool
     total = 0
     unknown = False
     candidates = [v for v in f.vars if v.address_space in ("shared", "threadgroup") or "__shared__" in v.qualifiers]
-    candidates += sorted((g for g in _used_globals(model, f) if g.address_space in ("shared", "threadgroup")),
-                         key=lambda g: g.node.start_byte)  # in source order (notes are stable)
+    if _shared_globals(model):  # (else none of the globals the kernel uses is one: no need to find them)
+        candidates += sorted((g for g in _used_globals(model, f) if g.address_space in ("shared", "threadgroup")),
+                             key=lambda g: g.node.start_byte)  # in source order (notes are stable)
     for v in candidates:
         size = _array_bytes(model, walker, v)
         if size is None and not v.is_array:

@@ -434,8 +434,14 @@ def _evaluate_memo(model, node: ts.Node, env: Env | None):
 def _dependencies(model, node: ts.Node) -> tuple:
     """The bindings :func:`evaluate` may look up for ``node``: ``id(Var)`` of every identifier
     under it (and, transitively, under the initializers of the locals it follows) and the names
-    of identifiers that do not resolve."""
+    of identifiers that do not resolve. What a variable reaches through its initializer is
+    found once per model (:func:`_reach`): the walk asks for the nodes of nested expressions and
+    chains of locals, which reach the same variables again."""
     out: dict = {}
+    try:
+        reaches = model._dependency_reach
+    except AttributeError:
+        reaches = model._dependency_reach = {}
     stack = [node]
     while stack:
         n = stack.pop()
@@ -443,20 +449,50 @@ def _dependencies(model, node: ts.Node) -> tuple:
             v = model.resolve(n)
             if v is None:
                 out[model.text(n)] = None
-            elif id(v) not in out:
-                out[id(v)] = None
-                if v.template_param:
-                    out[("sizeof", id(v))] = None  # a type parameter's size, when bound
-                if v.init is not None and not (v.template_param or v.is_param or v.function_constant
-                                               or v.is_array or v.is_global and not (v.is_const or v.is_constexpr)) \
-                        and not reassigned(model, v):
-                    stack.append(v.init)
+            elif id(v) not in out:  # (else a variable reaching it was added, and with it all it reaches)
+                got = reaches.get(id(v))
+                if got is None:
+                    got = reaches[id(v)] = _reach(model, v)
+                out.update(got)
         elif n.type == "type_identifier":  # `sizeof(T)` read as a type
             v = model.resolve(n)
             if v is not None and v.template_param:
                 out[("sizeof", id(v))] = None
         stack.extend(n.named_children)
     return tuple(out)
+
+
+def _reach(model, v) -> dict:
+    """The keys :func:`_dependencies` adds for the variable ``v``: ``v`` itself (its size when it is a
+    template parameter) and, when the evaluation follows ``v`` to its initializer, what the
+    initializer's identifiers reach, transitively."""
+    out: dict = {}
+    stack: list = []
+    _reach_var(model, v, out, stack)
+    while stack:
+        n = stack.pop()
+        if n.type in ("identifier", "qualified_identifier"):
+            w = model.resolve(n)
+            if w is None:
+                out[model.text(n)] = None
+            elif id(w) not in out:
+                _reach_var(model, w, out, stack)
+        elif n.type == "type_identifier":  # `sizeof(T)` read as a type
+            w = model.resolve(n)
+            if w is not None and w.template_param:
+                out[("sizeof", id(w))] = None
+        stack.extend(n.named_children)
+    return out
+
+
+def _reach_var(model, v, out: dict, stack: list) -> None:
+    out[id(v)] = None
+    if v.template_param:
+        out[("sizeof", id(v))] = None  # a type parameter's size, when bound
+    if v.init is not None and not (v.template_param or v.is_param or v.function_constant
+                                   or v.is_array or v.is_global and not (v.is_const or v.is_constexpr)) \
+            and not reassigned(model, v):
+        stack.append(v.init)
 
 
 def binary_parts(model, node: ts.Node) -> tuple:

@@ -1,0 +1,101 @@
+"""The register walk's memos (shaderlint.estimate.liveness, shaderlint.estimate.registers) answer
+what depends on a variable or a model alone: a value the walk knows at one point and not at
+another, or a model without a global in shared memory, must not change another answer."""
+
+from __future__ import annotations
+
+from shaderlint.estimate.registers import estimate_kernel
+from shaderlint.estimate.targets import get_target
+from shaderlint.languages import FRONT_ENDS, language_for_path
+from shaderlint.model.build import build_model
+from shaderlint.model.source import Source
+
+SM80 = get_target("sm_80")
+
+
+def estimate(src: str, path: str = "k.cu"):
+    m = build_model(FRONT_ENDS[language_for_path(path)].parse(Source(path, src.encode())))
+    return estimate_kernel(m, m.kernels[0], SM80)
+
+
+# ``a`` is read while the walk knows its value (4), then assigned a run-time value, and read or
+# updated after the loads (the update's value is dead, but it keeps ``a`` live across them): the
+# memos of what reading or assigning a variable does hold what depends on the variable alone, not on
+# whether its value was known when they were first asked.
+KNOWN_THEN_NOT = """
+__global__ void k(float* out, const float* in, int n) {{
+    {START}
+    float x = in[0] * {FIRST};
+    {ASSIGN}
+    float y = in[1] * in[2] + in[3] * in[4] + in[5] * in[6] + in[7] * in[8];
+    {TAIL}
+}}
+"""
+
+
+def test_a_value_known_at_its_first_uses_is_counted_once_it_is_not():
+    for tail in ("out[threadIdx.x] = x * y + a;", "out[threadIdx.x] = x * y; a += 1;"):
+        known = estimate(KNOWN_THEN_NOT.format(START="int a = 4;", FIRST="a", ASSIGN="a = n * 3 + threadIdx.x;",
+                                               TAIL=tail))
+        never = estimate(KNOWN_THEN_NOT.format(START="", FIRST="4", ASSIGN="int a = n * 3 + threadIdx.x;",
+                                               TAIL=tail))
+        assert known.peak == never.peak, tail
+        assert known.registers == never.registers, tail
+
+
+SHARED_GLOBAL = """
+__shared__ float tile[256];
+__device__ float load(int i) { return tile[i]; }
+__global__ void k(float* out) { out[threadIdx.x] = load(threadIdx.x); }
+"""
+
+NO_SHARED_GLOBAL = """
+__device__ float table[256];
+__device__ float load(int i) { return table[i]; }
+__global__ void k(float* out) { out[threadIdx.x] = load(threadIdx.x); }
+"""
+
+
+def test_global_shared_memory_is_found_per_model():
+    # a model without a global in shared memory skips the search for the ones the kernel uses;
+    # another model's answer must not carry over (in either order)
+    assert estimate(NO_SHARED_GLOBAL).shared_bytes == 0
+    assert estimate(SHARED_GLOBAL).shared_bytes == 1024
+    assert estimate(NO_SHARED_GLOBAL).shared_bytes == 0
+    unused = SHARED_GLOBAL.replace("return tile[i];", "return (float)i;")
+    assert estimate(unused).shared_bytes == 0
+
+
+CHAIN = """
+template <int N>
+__global__ void k(float* out) {
+    int b = N * 2;
+    int c = b + 1;
+    out[b] = 1.0f;
+    out[c] = 2.0f;
+}
+"""
+
+
+def test_evaluation_follows_chains_of_locals_whatever_was_asked_first():
+    # ``b``'s dependencies are found first (they are reused for ``c``, which reaches ``N`` through
+    # ``b``): the value of ``c`` must still follow ``N``
+    from shaderlint.estimate.static import evaluate
+
+    m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", CHAIN.encode())))
+    f = m.kernels[0]
+    n = f.template_params["N"]
+    index = {}
+    stack = [f.body]
+    while stack:
+        x = stack.pop()
+        if x.type == "subscript_expression":
+            i = x.child_by_field_name("index") or x.named_children[-1]
+            while i.type == "subscript_argument_list" and i.named_children:
+                i = i.named_children[0]
+            index[m.text(i)] = i
+        stack.extend(x.named_children)
+    assert evaluate(m, index["b"], {id(n): 3}) == 6
+    assert evaluate(m, index["c"], {id(n): 3}) == 7
+    assert evaluate(m, index["c"], {id(n): 5}) == 11
+    assert evaluate(m, index["b"], {id(n): 5}) == 10
