@@ -143,6 +143,51 @@ def replace_file(target: str, payload: bytes) -> None:
             pass
         raise
 
+def drop_other_versions(folder: str, prefix: str, keep: str) -> None:
+    """Remove the files ``prefix*`` in ``folder`` other than ``keep``: what other shaderlint versions
+    (other code stamps) wrote (raises OSError)."""
+    for old in os.listdir(folder):
+        if old.startswith(prefix) and os.path.join(folder, old) != keep:
+            os.unlink(os.path.join(folder, old))
+
+
+class RunsFile:
+    """Records of the latest runs, one JSON file per shaderlint version in a cache folder
+    (``<folder>/<prefix><code stamp>.json``: ``{"format": F, "runs": {run: record}}``): the walk of
+    the command line (:class:`shaderlint.discovery.WalkMemo`) and the host index
+    (:class:`shaderlint.host.index.RunSummary`) keep theirs here. At most ``max_runs`` runs, the
+    latest kept; the file is replaced atomically and other versions' files are removed; any I/O or
+    format problem reads as no runs and skips a write."""
+
+    def __init__(self, folder: str, prefix: str, fmt: int, max_runs: int) -> None:
+        self.folder, self.prefix, self.format, self.max_runs = folder, prefix, fmt, max_runs
+        self.file = os.path.join(folder, f"{prefix}{code_stamp()}.json")
+
+    def runs(self) -> dict:
+        try:
+            with open(self.file, "rb") as fh:
+                got = json.loads(fh.read())
+            if isinstance(got, dict) and got.get("format") == self.format and isinstance(got.get("runs"), dict):
+                return got["runs"]
+        except (OSError, ValueError, RecursionError):
+            pass
+        return {}
+
+    def put(self, run: str, record: dict) -> None:
+        """Keep ``record`` as ``run``'s (the folder must exist)."""
+        runs = self.runs()
+        runs.pop(run, None)
+        runs[run] = record
+        while len(runs) > self.max_runs:
+            del runs[next(iter(runs))]
+        try:
+            drop_other_versions(self.folder, self.prefix, self.file)
+            payload = json.dumps({"format": self.format, "runs": runs}, separators=(",", ":"))
+            replace_file(self.file, payload.encode("utf-8"))
+        except (OSError, ValueError):
+            pass
+
+
 class Cache:
     """One cache directory. All methods swallow I/O errors: a cache never fails a run."""
 

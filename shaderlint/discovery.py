@@ -370,23 +370,15 @@ class WalkMemo:
     def __init__(self, directory: str, run: str) -> None:
         import hashlib
 
-        from shaderlint.cache import code_stamp
+        from shaderlint.cache import RunsFile
 
         self.folder = directory
-        self.file = os.path.join(directory, f"walks-{code_stamp()}.json")
+        self.store = RunsFile(directory, "walks-", self.FORMAT, self.MAX_RUNS)
+        self.file = self.store.file
         self.run = hashlib.blake2b(run.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
     def _runs(self) -> dict:
-        import json
-
-        try:
-            with open(self.file, "rb") as fh:
-                got = json.loads(fh.read())
-            if isinstance(got, dict) and got.get("format") == self.FORMAT and isinstance(got.get("runs"), dict):
-                return got["runs"]
-        except (OSError, ValueError, RecursionError):
-            pass
-        return {}
+        return self.store.runs()
 
     def load(self) -> tuple[list[str], list[str]] | None:
         """(files, side files) as recorded, when everything recorded is unchanged."""
@@ -407,9 +399,6 @@ class WalkMemo:
 
     def save(self, record: list[tuple[str, str]], files: list[str], side: list[str], since: int) -> None:
         """``since``: ``time.time_ns()`` before the walk."""
-        import json
-        import tempfile
-
         oldest = since - self.RACY_NS
         seen: dict[str, str] = {}
         for path, text in record:
@@ -420,25 +409,13 @@ class WalkMemo:
                 if max(int(mtime), int(ctime)) > oldest:
                     return  # (changed too recently: a later change in the same tick would not show)
             seen[path] = text
-        runs = self._runs()
-        runs.pop(self.run, None)
-        runs[self.run] = {"record": sorted(seen.items()), "files": files, "side": side}
-        while len(runs) > self.MAX_RUNS:
-            del runs[next(iter(runs))]
         try:
             from shaderlint.cache import Cache
 
             Cache(self.folder)._prepare()  # (marked as a cache that Git ignores)
-            for old in os.listdir(self.folder):  # of other shaderlint versions
-                if old.startswith("walks-") and os.path.join(self.folder, old) != self.file:
-                    os.unlink(os.path.join(self.folder, old))
-            payload = json.dumps({"format": self.FORMAT, "runs": runs}, separators=(",", ":"))
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(payload)
-            os.replace(tmp, self.file)
-        except (OSError, ValueError):
-            pass
+        except OSError:
+            return
+        self.store.put(self.run, {"record": sorted(seen.items()), "files": files, "side": side})
 
 
 def record_above(paths: list[str], record: list[tuple[str, str]]) -> None:

@@ -219,7 +219,7 @@ class ScanStore:
     def save(self) -> None:
         if not self.dirty:
             return
-        import tempfile
+        from shaderlint.cache import drop_other_versions, replace_file
 
         # scans no path refers to any more (an edited file's old content), unless this run used them
         live = {r.split("|")[1] for files in self.all_files.values() if isinstance(files, dict)
@@ -227,15 +227,10 @@ class ScanStore:
         scans = {k: v for k, v in self.entries.items() if k in live}
         try:
             os.makedirs(self.folder, exist_ok=True)
-            for old in os.listdir(self.folder):  # results of other shaderlint versions
-                if old.startswith("scans-") and os.path.join(self.folder, old) != self.file:
-                    os.unlink(os.path.join(self.folder, old))
+            drop_other_versions(self.folder, "scans-", self.file)  # results of other shaderlint versions
             payload = json.dumps({"format": self.FORMAT, "scans": scans, "files": self.all_files},
                                  separators=(",", ":"))
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(payload)
-            os.replace(tmp, self.file)
+            replace_file(self.file, payload.encode("utf-8"))
         except (OSError, ValueError):
             pass
 
@@ -257,22 +252,16 @@ class RunSummary:
     MAX_RUNS = 8
 
     def __init__(self, directory: str, run: str, inputs: str) -> None:
-        from shaderlint.cache import code_stamp
+        from shaderlint.cache import RunsFile
 
         self.folder = os.path.join(directory, "host")
-        self.file = os.path.join(self.folder, f"runs-{code_stamp()}.json")
+        self.store = RunsFile(self.folder, "runs-", self.FORMAT, self.MAX_RUNS)
+        self.file = self.store.file
         self.run = hashlib.blake2b(run.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
         self.digest = hashlib.blake2b(inputs.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
     def _runs(self) -> dict:
-        try:
-            with open(self.file, "rb") as fh:
-                got = json.loads(fh.read())
-            if isinstance(got, dict) and got.get("format") == self.FORMAT and isinstance(got.get("runs"), dict):
-                return got["runs"]
-        except (OSError, ValueError, RecursionError):
-            pass
-        return {}
+        return self.store.runs()
 
     def load(self) -> "HostIndex | None":
         rec = self._runs().get(self.run)
@@ -291,25 +280,11 @@ class RunSummary:
             return None
 
     def save(self, index: "HostIndex", consumed: list[tuple[str, str]]) -> None:
-        import tempfile
-
-        runs = self._runs()
-        runs.pop(self.run, None)
-        runs[self.run] = {"digest": self.digest, "consumed": consumed, "index": _index_to_json(index)}
-        while len(runs) > self.MAX_RUNS:
-            del runs[next(iter(runs))]
         try:
             os.makedirs(self.folder, exist_ok=True)
-            for old in os.listdir(self.folder):  # summaries of other shaderlint versions
-                if old.startswith("runs-") and os.path.join(self.folder, old) != self.file:
-                    os.unlink(os.path.join(self.folder, old))
-            payload = json.dumps({"format": self.FORMAT, "runs": runs}, separators=(",", ":"))
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".tmp-", suffix=".json")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(payload)
-            os.replace(tmp, self.file)
-        except (OSError, ValueError):
-            pass
+        except OSError:
+            return
+        self.store.put(self.run, {"digest": self.digest, "consumed": consumed, "index": _index_to_json(index)})
 
 
 def _index_to_json(index: "HostIndex") -> dict:
