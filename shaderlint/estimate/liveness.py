@@ -36,7 +36,7 @@ from shaderlint.estimate.static import (
     _MISSING, _dependencies, _evaluate_memo, binary_parts, evaluate, is_constant_array, is_thread_private,
     subscript_index,
 )
-from shaderlint.model.expr import unparen
+from shaderlint.model.expr import mentions, unparen
 from shaderlint.estimate.headers import header_function, overload_for
 from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_expression, divergent_vars, uniform_component
 from shaderlint.model.callables import callable_of, display_name
@@ -1057,7 +1057,7 @@ class Walker:
                         v = self.m.resolve(base)
                         if v is not None and v.is_array and is_thread_private(v) and not v.is_param \
                                 and not is_constant_array(self.m, v) \
-                                and any(i is not None and _mentions(self.m, i, var) for i in idx):
+                                and any(i is not None and mentions(self.m, i, var) for i in idx):
                             got = True
                             break
                 stack.extend(n.named_children)
@@ -2297,17 +2297,6 @@ def _plain_name(text: str) -> str:
         text = stripped
     name = text.split("::")[-1].strip()
     return name if name.isidentifier() else ""
-
-
-def _mentions(model, node: ts.Node, var) -> bool:
-    """Whether the expression ``node`` names the variable ``var``."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier" and model.resolve(n) is var:
-            return True
-        stack.extend(n.named_children)
-    return False
 
 
 def _size(node: ts.Node) -> int:

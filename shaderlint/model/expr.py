@@ -82,6 +82,17 @@ def unparen(node: ts.Node) -> ts.Node:
     return node
 
 
+def mentions(model, node: ts.Node, var) -> bool:
+    """Whether the expression ``node`` names the variable ``var`` (an identifier resolving to it)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier" and model.resolve(n) is var:
+            return True
+        stack.extend(n.named_children)
+    return False
+
+
 def compared_with(model, cond: ts.Node, var) -> ts.Node | None:
     """The other side of ``cond`` when it compares the variable ``var`` (``<``, ``<=``, ``>``, ``>=``,
     ``!=``) with something, as a loop condition does; None otherwise."""

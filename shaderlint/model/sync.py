@@ -39,7 +39,7 @@ from shaderlint.model import builtins as B
 from shaderlint.model.build import control_conditions
 from shaderlint.model.callables import resolved_callee_name
 from shaderlint.model.dispatch import calls_to, nodes_in
-from shaderlint.model.expr import subscript_index, unparen
+from shaderlint.model.expr import mentions, subscript_index, unparen
 from shaderlint.model.flow import opaque_call_outputs, plain_assignment
 from shaderlint.model.idioms import uniform_idiom
 from shaderlint.model.kernel import Barrier, Function, Var
@@ -1512,7 +1512,7 @@ def _compute_reductions(model: "FileModel", f: Function) -> dict[Var, ts.Node]:
         for v, rhs, stmt, combines in writes:
             if (id(v), stmt.id) in origins:
                 continue
-            origin = _reduction_in(model, f, rhs, reduced, v if combines or _mentions(model, rhs, v) else None)
+            origin = _reduction_in(model, f, rhs, reduced, v if combines or mentions(model, rhs, v) else None)
             if origin is not None:
                 origins[(id(v), stmt.id)] = origin
                 reduced.setdefault(v, origin)
@@ -1535,16 +1535,6 @@ def _reduction_of_use(model: "FileModel", v: Var, use: ts.Node, reduced: dict[Va
         before = [w for w in model.__dict__.get("_sync_var_writes", {}).get(id(v), ()) if w[0] < use.start_byte]
         return origins.get(max(before)[1]) if before else reduced.get(v)
     return next((origins[k] for k in keys if k in origins), None)
-
-
-def _mentions(model: "FileModel", node: ts.Node, v: Var) -> bool:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier" and model.resolve(n) is v:
-            return True
-        stack.extend(n.named_children)
-    return False
 
 
 def _reduction_in(model: "FileModel", f: Function, expr: ts.Node, reduced: dict[Var, ts.Node],
@@ -1573,7 +1563,7 @@ def _reduction_in(model: "FileModel", f: Function, expr: ts.Node, reduced: dict[
                 return n
             if name in SIMD_SHUFFLES[lang] and self_var is not None:
                 value = _shuffled(model, n, name)
-                if value is not None and _mentions(model, value, self_var):
+                if value is not None and mentions(model, value, self_var):
                     return n
             helper = getattr(model, "_sync_reducers", {}).get(name)
             if helper is not None and name != f.name:
@@ -2112,7 +2102,7 @@ class _ThreadValues:
                 if name in SIMD_REDUCTIONS[lang] or helper is not None:
                     s, wd = self._reduction(n, m.call_args(n), helper_name=name if helper is not None else None)
                 elif name in SIMD_SHUFFLES[lang] and self_var is not None and (value := _shuffled(m, n, name)) is not None \
-                        and _mentions(m, value, self_var):
+                        and mentions(m, value, self_var):
                     s, wd = self._reduction(n, [value], helper_name=None)
                 elif _passes_simd_values(m, n, name):
                     f2 = m.function_by_name.get(name)
