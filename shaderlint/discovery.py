@@ -513,6 +513,13 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
             continue
         stack: list[tuple[str, list[GitIgnore]]] = [(top, _ancestor_gitignores(top))]
         listings = _LISTINGS
+
+        def unreadable(d: str, e: OSError) -> None:
+            if errors is not None:
+                errors.append((d, e.strerror or str(e)))
+            if record is not None:
+                record.append((d, "?"))  # (a walk that met an error is not kept)
+
         while stack:
             d, ignores = stack.pop()
             kept = listings.get(d) if listings is not None else None
@@ -527,10 +534,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                 try:
                     st = os.stat(d)
                 except OSError as e:
-                    if errors is not None:
-                        errors.append((d, e.strerror or str(e)))
-                    if record is not None:
-                        record.append((d, "?"))
+                    unreadable(d, e)
                     continue
                 if record is not None:
                     record.append((d, _stat_text(st)))
@@ -542,10 +546,7 @@ def discover(paths: list[str], exclude: tuple[str, ...] = (), errors: list[tuple
                     with os.scandir(d) as it:
                         entries = sorted(it, key=_ENTRY_NAME)
                 except OSError as e:
-                    if errors is not None:
-                        errors.append((d, e.strerror or str(e)))
-                    if record is not None:
-                        record.append((d, "?"))
+                    unreadable(d, e)
                     continue
                 if record is not None:
                     for e in entries:
