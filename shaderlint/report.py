@@ -429,7 +429,10 @@ def expansion_notes(model, f) -> list[str]:
 
 def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
     line = kernel_line(model, e.function.name_node.start_byte)
-    interval = register_interval(model.language, target.name, e.registers)
+    # An estimate that leaves out code it knows is there (``+``) is a floor: the interval measured on
+    # kernels estimated alike does not describe it, and its occupancy is a ceiling.
+    lower = bool(e.unseen_calls)
+    interval = None if lower else register_interval(model.language, target.name, e.registers)
     host = host_facts(model, e.function)
     return Row(
         path=path, kernel=e.name, line=line, language=model.language, threads_per_group=e.threads_per_group,
@@ -437,8 +440,8 @@ def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
         stack_bytes=e.stack_bytes, target=target.name,
         occupancy=_round(e.occupancy_value), limiter=e.limiter,
         notes=expansion_notes(model, e.function) + host_notes(host) + list(e.notes),
-        host=host, registers_lower_bound=bool(e.unseen_calls),
-        occupancy_is_bound=e.occupancy_is_bound, shared_unknown=e.shared_unknown, registers_exact=e.registers_exact,
+        host=host, registers_lower_bound=lower,
+        occupancy_is_bound=e.occupancy_is_bound or (lower and e.occupancy is not None), shared_unknown=e.shared_unknown, registers_exact=e.registers_exact,
         registers_interval=(interval.low, interval.high) if interval else None,
         occupancy_interval=_occupancy_interval(e, target, interval),
     )
@@ -837,7 +840,7 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
                             "measurement" if held else "")
                          + "; the occupancy range follows from it.")
         bare = [r for r in rows if r.registers_source == "estimate" and r.registers is not None
-                and r.registers_interval is None]
+                and r.registers_interval is None and not r.registers_lower_bound]
         unmeasured = sorted({f"{r.language} on {r.target}" for r in bare if not measured_for(r.language, r.target)})
         sparse = any(measured_for(r.language, r.target) for r in bare)
         if unmeasured or sparse:
@@ -846,15 +849,19 @@ def format_text(rows: list[Row], notes: bool = False) -> str:
             lines.append("Estimates without a range: their error against a compiler is not measured for "
                          + ", ".join(where) + "; see docs/register-model.md.")
     if any(r.registers_lower_bound and r.registers is not None and r.registers_source == "estimate" for r in rows):
-        lines.append("+ after an estimate: the kernel calls code the estimate cannot see (a declaration without its "
-                     "body, a library); their registers are not counted and the figure is likely low (--notes "
-                     "names the calls).")
+        lines.append("+ after an estimate: the kernel calls code the estimate cannot see (through a function pointer "
+                     "or functor, a declaration without its body, a library); their registers are not counted and "
+                     "the figure is likely low (--notes names the calls).")
     if any(r.registers_source == "radv" for r in rows):
         lines.append("radv: VGPRs measured by Mesa's RADV/ACO for the target's chip, as allocated (rounded to the "
                      "allocation granule); stack is scratch per lane.")
-    if any(r.occupancy_is_bound for r in rows):
+    floors = [r for r in rows if r.occupancy_is_bound and r.registers_lower_bound and r.registers_source == "estimate"]
+    if any(r.occupancy_is_bound and (r not in floors or any(n.startswith("threads per group unknown") for n in r.notes))
+           for r in rows):
         lines.append("≤ occupancy is the best case over group sizes: the kernel does not declare its group size "
                      "(annotate with // shaderlint: threadgroup-size=N).")
+    if floors:
+        lines.append("≤ occupancy with a + estimate: at most this, as the registers are likely more.")
     if any(_host_threads(r) for r in rows):
         lines.append("† threads per group from the host code that launches the kernel (the line is listed under "
                      "the row).")

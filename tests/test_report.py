@@ -282,3 +282,56 @@ def test_an_estimate_that_cannot_see_a_callee_is_marked_likely_low(tmp_path, cap
     assert "calls code not seen (helper)" in out and "+ after an estimate: the kernel calls code" in out
     whole = next(x for x in out.splitlines() if " whole " in x)
     assert f"~{rows['whole']['registers']}+" not in whole
+
+
+def test_likely_low_only_where_code_is_known_to_be_left_out(tmp_path, capsys) -> None:
+    """``+`` (likely low) is a claim: made for a call through a functor or function pointer, a function
+    declared without its body, cuRAND; not for a cast to a type name nor for a name found nowhere (a
+    header not read, a macro: the walk cannot tell), which a note names without the claim."""
+    (tmp_path / "c.cu").write_text(
+        "#include <curand_kernel.h>\n"
+        "typedef float (*op_t)(float);\n"
+        "template <typename F> __global__ void functor(F f, float* out) { out[threadIdx.x] = f(out[threadIdx.x]); }\n"
+        "template <op_t op> __global__ void pointer(float* out) { out[threadIdx.x] = op(out[threadIdx.x]); }\n"
+        "__global__ void rng(curandState* s) { curand_init(1234ULL, threadIdx.x, 0, &s[threadIdx.x]); }\n"
+        "__global__ void casts(float* out, int n) {\n"
+        "    int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+        "    if (i < n) out[i] = float(int32_t(out[i]));\n"
+        "}\n"
+        "__global__ void nowhere(float* out) { out[threadIdx.x] = helper_from_a_header(out[threadIdx.x]); }\n")
+    assert main([str(tmp_path), "--compiler", "none", "--format", "json", "--notes"]) == 0
+    rows = {r["kernel"].split("<")[0]: r for r in json.loads(capsys.readouterr().out)}
+    likely_low = {k for k, r in rows.items() if r.get("registers_lower_bound")}
+    assert likely_low == {"functor", "pointer", "rng"}
+    assert main([str(tmp_path), "--compiler", "none", "--notes"]) == 0
+    out = capsys.readouterr().out
+    assert "calls helper_from_a_header: not found in the file or the headers next to it, not counted" in out
+    assert "calls code not seen (int32_t" not in out and "calls int64_t" not in out
+
+
+def test_a_floor_estimate_shows_no_range_and_its_occupancy_as_a_ceiling(tmp_path, capsys) -> None:
+    """The interval was measured on kernels estimated alike; ptxas counted more than the estimate for
+    nine in ten real kernels marked ``+``: the row shows ``~N+`` without it and ``≤`` occupancy."""
+    (tmp_path / "f.cu").write_text(
+        "__device__ float helper(float x);\n"
+        "// shaderlint: threadgroup-size=256\n"
+        "__global__ void floor_k(float* out) {\n"
+        "    out[threadIdx.x] = helper(out[threadIdx.x]);\n"
+        "}\n"
+        "// shaderlint: threadgroup-size=256\n"
+        "__global__ void plain(float* out) {\n"
+        "    out[threadIdx.x] *= 2.0f;\n"
+        "}\n")
+    assert main([str(tmp_path), "--compiler", "none", "--format", "json"]) == 0
+    rows = {r["kernel"]: r for r in json.loads(capsys.readouterr().out)}
+    jsonschema.validate(list(rows.values()), SCHEMA)
+    f, p = rows["floor_k"], rows["plain"]
+    assert f["registers_lower_bound"] is True
+    assert f["registers_interval"] is None and f["occupancy_interval"] is None
+    assert "registers_lower_bound" not in p and p["registers_interval"] is not None
+    assert main([str(tmp_path), "--compiler", "none"]) == 0
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if "floor_k" in x)
+    assert f"~{f['registers']}+ " in line and f"≤{f['occupancy'] * 100:.1f}%" in line
+    assert "≤ occupancy with a + estimate: at most this" in out
+    assert "best case over group sizes" not in out

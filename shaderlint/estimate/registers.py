@@ -701,9 +701,13 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     notes.extend(result.notes)
     if result.inlined:
         notes.append(f"inlined: {', '.join(result.inlined)}")
-    if result.unseen:
-        shown = ", ".join(result.unseen[:6]) + (", ..." if len(result.unseen) > 6 else "")
+    opaque, unfound = classify_unseen(model, f, walker, result.unseen)
+    if opaque:
+        shown = ", ".join(opaque[:6]) + (", ..." if len(opaque) > 6 else "")
         notes.append(f"calls code not seen ({shown}): its registers are not counted, the estimate is likely low")
+    if unfound:
+        shown = ", ".join(unfound[:6]) + (", ..." if len(unfound) > 6 else "")
+        notes.append(f"calls {shown}: not found in the file or the headers next to it, not counted")
     # arrays on the stack
     stack_bytes = 0
     stack_arrays: dict[str, int] = {}
@@ -753,8 +757,69 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
         shared_unknown=shared_unknown, threads_per_group=threads, occupancy=occ, occupancy_is_bound=bound,
         notes=notes, bindings=dict(bindings or {}), stack_arrays=stack_arrays,
         register_arrays=sorted({v.name for v in walker.arrays.values()} - set(stack_arrays)), register_cap=cap,
-        complete=result.complete, unseen_calls=tuple(result.unseen),
+        complete=result.complete, unseen_calls=tuple(opaque),
     )
+
+
+#: Names the CUDA toolkit declares as types, called as function-style casts (``int32_t(x)``).
+_STD_TYPES = re.compile(r"^(u?int(8|16|32|64)_t|u?int_(fast|least)(8|16|32|64)_t|u?intptr_t|size_t|ptrdiff_t|"
+                        r"ssize_t|__half2?|__nv_bfloat162?|bool)$")
+#: Toolkit device libraries whose functions are large inline code, not costed by rule: cuRAND's
+#: generators and their initialisation (``curand_init``'s skip-ahead walks precomputed matrices).
+_LIBRARY = re.compile(r"^curand\w*$")
+
+
+def classify_unseen(model, f, walker, unseen) -> tuple[list[str], list[str]]:
+    """The calls the walk could not see, split into those whose code exists and is known not to be
+    counted — a call through a functor object or function pointer (a parameter, local or non-type
+    template parameter of the kernel or a helper it inlined), a function the file declares without
+    its body, a toolkit library function with a large body — and the names found nowhere (a helper
+    of a header not read, a macro, a library): the first make the estimate likely low (the report
+    marks it "+"); of the second the walk cannot tell, so it claims nothing (a note names them).
+    Type names called as casts are neither."""
+    if not unseen:
+        return [], []
+    functions = [f] + [g for g in getattr(walker, "inlined_functions", ()) if g is not None]
+    values: set[str] = set()
+    types: set[str] = set(model.typedefs) | set(model.structs)
+    for g in functions:
+        values.update(v.name for v in g.params)
+        values.update(v.name for v in g.vars)
+        for name, tv in (getattr(g, "template_params", None) or {}).items():
+            (values if _is_value_param(tv) else types).add(name)
+    declared = None
+    opaque: list[str] = []
+    unfound: list[str] = []
+    for name in unseen:
+        if name in types or _STD_TYPES.match(name):
+            continue
+        if name in values or _LIBRARY.match(name):
+            opaque.append(name)
+            continue
+        if declared is None:
+            declared = _declared_functions(model)
+        (opaque if name in declared else unfound).append(name)
+    return opaque, unfound
+
+
+def _is_value_param(tv) -> bool:
+    """A non-type template parameter (``int N``, ``dequantize_kernel_t f``), not ``typename T``."""
+    decl = getattr(tv, "decl", None)
+    return decl is not None and "type_parameter" not in decl.type
+
+
+def _declared_functions(model) -> set[str]:
+    """Names the file declares as functions without defining them here (``__device__ float f(float);``)."""
+    out: set[str] = set()
+    for d in model.nodes("declaration"):
+        decl = d.child_by_field_name("declarator")
+        while decl is not None and decl.type in ("pointer_declarator", "reference_declarator"):
+            decl = decl.child_by_field_name("declarator")
+        if decl is not None and decl.type == "function_declarator":
+            name = decl.child_by_field_name("declarator")
+            if name is not None:
+                out.add(model.text(name).split("::")[-1])
+    return out
 
 
 def occupancy_ceiling(model, function, target: Target, *, bindings: Mapping[str, str] | None = None,

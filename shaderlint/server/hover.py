@@ -119,7 +119,9 @@ def summarize(doc: Document, function: Function, target: Any, facts: dict[str, s
             s.occupancy_is_bound = bool(getattr(est, "occupancy_is_bound", False))
         s.notes = tuple(getattr(est, "notes", ()) or ())
         s.lower_bound = bool(getattr(est, "unseen_calls", ()))
-        if s.registers is not None and model is not None:
+        if s.lower_bound and s.occupancy is not None:
+            s.occupancy_is_bound = True  # registers likely more: the occupancy is a ceiling (as in report)
+        if s.registers is not None and model is not None and not s.lower_bound:
             from shaderlint.estimate.uncertainty import register_interval
 
             iv = register_interval(model.language, s.target, s.registers)
@@ -154,6 +156,9 @@ def kernel_markdown(doc: Document, s: KernelSummary) -> str:
     if s.registers is not None:
         if s.source != "estimate":
             lines.append(f"- registers per thread: {s.registers:g} ({how})")
+        elif s.lower_bound:
+            lines.append(f"- registers per thread: ~{s.registers:g}+ (estimate, likely low: the kernel calls code "
+                         "the estimate cannot see)")
         elif s.registers_interval:
             lines.append(f"- registers per thread: ~{s.registers:g} (estimate; ptxas gave "
                          f"{s.registers_interval[0]}–{s.registers_interval[1]} for 8 in 10 real kernels estimated alike)")

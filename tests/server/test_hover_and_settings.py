@@ -107,6 +107,10 @@ async def test_code_lens_marks_an_estimate_that_cannot_see_a_callee(client, tmp_
     assert len(lenses) == 1
     title = lenses[0].command.title
     assert "registers" in title and re.search(r"~\d+\+", title), title  # likely low: a callee not seen
+    # a floor: no two-sided range, and the occupancy it implies is a ceiling
+    assert "–" not in title and "occupancy ≤" in title, title
+    h = await _hover(client, uri, 1, src.splitlines()[1].index("k(") + 0)
+    assert re.search(r"registers per thread: ~\d+\+ \(estimate, likely low", h.contents.value), h.contents.value
 
 
 async def test_code_lens_is_off_by_default(client, tmp_path):
