@@ -98,6 +98,17 @@ def test_glsl_workgroup_size_over_several_declarations():
     assert m.workgroup_size == (64, 2, 1) and m.workgroup_spec_ids == ("3", None, None)  # 64 until specialized
 
 
+def test_glsl_workgroup_size_from_a_file_scope_constant():
+    # llama.cpp's `const uint num_threads = 256; layout(local_size_x = num_threads, ...) in;`; a
+    # specialization constant named there stays unknown (the pipeline may set it).
+    m = model("k.comp", "#version 450\nconst uint num_threads = 2 * 128;\n"
+                        "layout(local_size_x = num_threads, local_size_y = 1, local_size_z = 1) in;\nvoid main() {}\n")
+    assert m.workgroup_size == (256, 1, 1) and m.function_by_name["main"].group_size.dims == (256, 1, 1)
+    m = model("k.comp", "#version 450\nlayout(constant_id = 0) const uint num_threads = 256;\n"
+                        "layout(local_size_x = num_threads) in;\nvoid main() {}\n")
+    assert m.workgroup_size == (None, 1, 1) and m.function_by_name["main"].group_size is None
+
+
 def test_glsl_stage_of_dot_glsl_by_content():
     m = model("k.glsl", "#version 450\nlayout(local_size_x = 8) in;\nvoid main() {}\n")
     assert m.stage == "compute"

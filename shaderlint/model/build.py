@@ -808,6 +808,8 @@ class _Builder:
                         num = parse_number(val)
                         if num is None:
                             num = m.macros.get(val)
+                        if num is None:
+                            num = self.global_constant(val)
                         sizes[i] = int(num) if isinstance(num, (int, float)) and num >= 1 else None  # 0, -1: unknown
                     elif key == f"local_size_{axis}_id":
                         found = True
@@ -823,6 +825,18 @@ class _Builder:
         m.workgroup_size = (sizes[0], sizes[1], sizes[2])
         m.workgroup_mask = first
         m.workgroup_spec_ids = tuple(ids)
+
+    def global_constant(self, name: str) -> int | float | None:
+        """The value of a file-scope ``const`` the file initializes with a constant expression
+        (``const uint num_threads = 256; layout(local_size_x = num_threads) in;``); None for a
+        specialization constant (``layout(constant_id = 0) const``: the pipeline may set it) or
+        anything else."""
+        for v in self.m.globals:
+            if v.name == name:
+                if not v.is_const or v.function_constant or v.init is None:
+                    return None
+                return self.m.const_value(v.init)
+        return None
 
     def collect_group_size(self, f: Function) -> None:
         """The most specific declared group size: annotation above the kernel, then the
