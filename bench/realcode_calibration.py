@@ -437,27 +437,21 @@ def floor(row: dict) -> bool:
     return bool(row.get("estimator_unseen"))
 
 
-def lopo_coverage(rows: list[dict], est: list[float]) -> dict:
-    """Share of held-out kernels (not shown as a floor) whose ptxas count falls in the 10-90 %
-    interval built from the other packages' residuals."""
+def lopo_coverage(rows: list[dict], est: list[float], min_kernels: int = 30) -> dict:
+    """Share of held-out kernels whose ptxas count falls in the interval the report would show
+    (:func:`lopo_intervals`: built from the other packages' residuals, rounded outward, withheld in
+    sparse bands and for floors), over the kernels shown with one."""
     inside = total = 0
     per_band: Counter = Counter()
     per_band_in: Counter = Counter()
-    real = [float(r["registers"]) for r in rows]
-    for _, train, held in lopo_groups([r["package"] for r in rows]):
-        train = [i for i in train if not floor(rows[i])]
-        q = residual_quantiles([est[i] for i in train], [real[i] for i in train])
-        for i in held:
-            if floor(rows[i]):
-                continue
-            iv = interval(est[i], q)
-            if iv is None:
-                continue
-            total += 1
-            ok = iv[0] - 1e-9 <= real[i] <= iv[1] + 1e-9
-            inside += ok
-            per_band[band_of(est[i])] += 1
-            per_band_in[band_of(est[i])] += ok
+    for i, iv in enumerate(lopo_intervals(rows, est, min_kernels)):
+        if iv is None:
+            continue
+        total += 1
+        ok = iv[0] <= rows[i]["registers"] <= iv[1]
+        inside += ok
+        per_band[band_of(est[i])] += 1
+        per_band_in[band_of(est[i])] += ok
     return {"kernels": total, "coverage": inside / total if total else 0.0,
             "bands": {b: per_band_in[b] / per_band[b] for b in per_band}}
 
@@ -804,11 +798,12 @@ def lopo_intervals(rows: list[dict], est: list[float], min_kernels: int = 30) ->
         for i in held:
             if floor(rows[i]):
                 continue
-            b = q.get(band_of(est[i]))
-            if b is None or b["kernels"] < min_kernels or est[i] <= 0:
+            shown = math.ceil(est[i] - 1e-9)  # the report's whole registers, as it looks them up
+            b = q.get(band_of(shown))
+            if b is None or b["kernels"] < min_kernels or shown <= 0:
                 continue
-            low = max(1, math.floor(est[i] * math.exp(b["q10"])))
-            out[i] = (low, max(low, math.ceil(est[i] * math.exp(b["q90"]))))
+            low = max(1, math.floor(shown * math.exp(b["q10"])))
+            out[i] = (low, max(low, math.ceil(shown * math.exp(b["q90"]))))
     return out
 
 

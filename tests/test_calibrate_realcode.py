@@ -204,9 +204,14 @@ def test_residual_quantiles_by_estimate_band_and_interval():
 def test_lopo_coverage_counts_held_out_kernels():
     rows = [{"package": p, "registers": r} for p in "abc" for r in (10, 12, 14, 16, 18)]
     est = [14.0] * len(rows)
-    cov = rc.lopo_coverage(rows, est)
+    cov = rc.lopo_coverage(rows, est, min_kernels=5)
     assert cov["kernels"] == 15
     assert 0.0 < cov["coverage"] <= 1.0
+    assert rc.lopo_coverage(rows, est)["kernels"] == 0  # 10 training kernels: the report shows no interval
+    # a floor (~N+: the report shows no interval) neither trains nor is judged
+    rows[0]["estimator_unseen"] = ["func"]
+    assert rc.lopo_coverage(rows, est, min_kernels=5)["kernels"] == 14
+    assert rc.lopo_intervals(rows, est, min_kernels=5)[0] is None
 
 
 def test_lopo_intervals_come_from_the_other_packages_and_need_enough_kernels():
