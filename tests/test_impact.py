@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from shaderlint.config import Settings
 from shaderlint.diagnostics import Finding
 from shaderlint.engine import lint_source
@@ -41,8 +43,42 @@ def test_sl101_impact_frees_the_stack():
     assert d.impact is not None and d.impact.target == "sm_80"
     assert d.impact.stack_bytes == -64
     assert d.impact.registers is not None
-    assert d.impact.occupancy_before is not None and d.impact.occupancy_after is not None
+    # ~28 registers, measured range 23-45 on sm_80: 32 registers is an occupancy step within it, so the
+    # estimate does not decide the occupancy, and the impact does not claim one
+    assert d.impact.occupancy_before is None and d.impact.occupancy_after is None
     assert d.to_json()["impact"]["stack_bytes"] == -64
+
+
+SMALL_CUDA = """
+__global__ void scale(float* out, const float* in, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i] * 2.0f;
+}
+"""
+
+
+def test_an_impact_shows_occupancy_only_where_the_estimates_range_decides_it():
+    """The occupancy before and after the advice is shown when it is the same at both ends of the
+    register range the estimate may be off by (the interval measured on sm_80; from the estimate to
+    the cap for a floor ``~N+``; from 1 to the cap where no error was measured)."""
+    from shaderlint.estimate.registers import cached_estimate
+    from shaderlint.estimate.uncertainty import register_interval
+
+    sm80 = get_target("sm_80")
+    m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", SMALL_CUDA.encode())))
+    e = cached_estimate(m, m.kernels[0], sm80)
+    iv = register_interval("cuda", "sm_80", e.registers)
+    assert iv is not None and iv.high <= 32  # every count in the range allows full occupancy
+    assert whatif.occupancy_decided(m, sm80, e)
+    assert whatif.impact_of(m, m.kernels[0], whatif.no_change(), sm80).occupancy_before == 1.0
+    floor = replace(e, unseen_calls=("op",))  # ~8+: could be any count up to the cap
+    assert not whatif.occupancy_decided(m, sm80, floor)
+    # 1024 threads per group: a register more or less than 64 moves the occupancy between 100 % and 0
+    m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", ("// shaderlint: threadgroup-size=1024\n" + SMALL_CUDA).encode())))
+    e = cached_estimate(m, m.kernels[0], sm80)
+    assert e.threads_per_group == 1024 and whatif.occupancy_decided(m, sm80, e)
+    wide = replace(e, registers_exact=60.0, registers=60)  # its range (about 36-73) crosses 64
+    assert not whatif.occupancy_decided(m, sm80, wide)
 
 
 def test_sl101_impact_on_metal_uses_the_metal_target():
@@ -93,7 +129,7 @@ def test_rules_without_a_hook_report_occupancy_before_only():
         name = "marker"
         languages = frozenset({"cuda"})
 
-    m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", SL101_CUDA.encode())))
+    m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", SMALL_CUDA.encode())))
     f = m.kernels[0]
     fd = Finding(f.body.start_byte + 5, f.body.start_byte + 6, "x", kernel=f.name)
     ((_, out),) = whatif.attach_impacts(m, [(Marker, fd)], get_target("sm_80"))
@@ -189,16 +225,16 @@ def test_division_what_ifs_that_skip_the_walk_match_a_full_walk(monkeypatch):
 
 def test_a_kernel_too_large_to_walk_gets_no_what_if(monkeypatch):
     """Past the walk's visit budget the estimate covers the kernel's first part: a what-if delta over
-    that part would be a guess, so the impact keeps ``occupancy_before`` and leaves the rest null."""
+    that part would be a guess, so the impact leaves registers, stack and ``occupancy_after`` null."""
     from shaderlint.estimate import liveness, registers
 
     registers._SHARED.clear()
     (whole,) = lint(SL101_CUDA, "k.cu", ("SL101",))
-    assert whole.impact.stack_bytes == -64 and whole.impact.occupancy_after is not None
+    assert whole.impact.stack_bytes == -64 and whole.impact.registers is not None
     monkeypatch.setattr(liveness, "_MAX_VISITS", 5)
     registers._SHARED.clear()
     (cut,) = lint(SL101_CUDA, "k.cu", ("SL101",))
-    assert cut.impact is not None and cut.impact.occupancy_before is not None
+    assert cut.impact is not None
     assert (cut.impact.registers, cut.impact.stack_bytes, cut.impact.occupancy_after) == (None, None, None)
 
 

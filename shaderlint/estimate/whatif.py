@@ -18,7 +18,10 @@ estimating::
 
 A rule without the hook (or returning None) gets an impact whose
 ``occupancy_before`` is filled in and whose other fields are null (unknown), and so does
-every finding in a kernel too large for the estimator to walk completely;
+every finding in a kernel too large for the estimator to walk completely. The
+occupancy (before and after) is filled in only where the estimate's uncertainty
+cannot change it (:func:`occupancy_decided`): an estimated "75 % -> 100 %" whose
+register range crosses an occupancy step is not claimed;
 :func:`no_change` says "following the advice leaves registers, stack and
 occupancy as they are" (deltas 0). Findings outside device code (host code,
 file-level SL001/SL002) get no impact.
@@ -27,6 +30,7 @@ file-level SL001/SL002) get no impact.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from shaderlint.diagnostics import Finding, Impact
 from shaderlint.estimate.registers import Adjustment, KernelEstimate, cached_estimate, template_instances
@@ -144,12 +148,46 @@ def impact_of(model, function, adjustment: Adjustment | None, target, facts: Map
     if bindings is _FIRST:
         bindings = _bindings(model, function)
     before = cached_estimate(model, function, target, bindings=bindings, facts=merged)
-    occ_before = _round(before.occupancy_value)
+    occ_before = _round(before.occupancy_value) if occupancy_decided(model, target, before) else None
     if adjustment is None or not before.complete:
         # a kernel too large to walk completely: a what-if over its first part would be a guess
         return Impact(target=target.name, occupancy_before=occ_before)
     after = cached_estimate(model, function, target, bindings=bindings, facts=merged, adjust=adjustment)
-    return _delta(target.name, before, after)
+    impact = _delta(target.name, before, after)
+    if occ_before is None or not occupancy_decided(model, target, after, before.registers_exact):
+        impact = replace(impact, occupancy_before=None, occupancy_after=None)
+    return impact
+
+
+def occupancy_decided(model, target, est: KernelEstimate, base: float | None = None) -> bool:
+    """Whether the estimate's uncertainty leaves its occupancy as it is: the occupancy is the same at
+    both ends of the register range the estimate may be off by — the interval measured for it
+    against the compiler (:func:`shaderlint.estimate.uncertainty.register_interval`, of ``base``'s
+    estimate shifted by the what-if's delta when ``base`` is given), from the estimate to the
+    register cap for a floor (``~N+``), from 1 to the cap where no error was measured (Metal, GLSL,
+    other targets). An impact's occupancy is shown only where this holds (before and after):
+    otherwise the change could as well not happen."""
+    from shaderlint.estimate.registers import _occupancy
+    from shaderlint.estimate.uncertainty import register_interval
+
+    if est.occupancy is None:
+        return False
+    cap = float(est.register_cap or target.max_registers_per_thread)
+    ref = est.registers_exact if base is None else base
+    shift = 0.0 if base is None else est.registers_exact - base
+    if est.unseen_calls:
+        low, high = est.registers_exact, cap
+    else:
+        iv = register_interval(getattr(model, "language", ""), target.name, int(-(-ref // 1)))
+        low, high = (iv.low + shift, iv.high + shift) if iv is not None else (1.0, cap)
+    threads = None if est.occupancy_is_bound else est.threads_per_group
+    ends = set()
+    for regs in (low, high):
+        o, _ = _occupancy(target, threads, min(max(regs, 1.0), cap), est.shared_bytes, [], est.function)
+        if o is None:
+            return False
+        ends.add(round(o.occupancy, 4))
+    return len(ends) == 1
 
 
 def _delta(target: str, before: KernelEstimate, after: KernelEstimate) -> Impact:

@@ -88,8 +88,11 @@ element size leaves the stack); `registers` is the balance of the elements
 becoming live values (more registers) and the local-memory addressing and copy
 loops going away (fewer: ptxas gives kernels with stack arrays about 16 more
 registers on the calibration corpus), so it can have either sign.
-`occupancy_after` shows whether the change costs residency on the active target;
-an array too large for the register budget shows up as a spill instead.
+`occupancy_after` shows whether the change costs residency on the active target,
+where the estimate's measured register range decides it (the occupancy is the
+same at both ends of the range; null otherwise: an estimated "62.5 % -> 100 %"
+whose range crosses an occupancy step is not claimed); an array too large for
+the register budget shows up as a spill instead.
 
 ## Default
 Opt-in (`--extend-select SL101`). On the real-code corpus (`bench/realcode/`: 33
