@@ -1182,3 +1182,33 @@ def test_amd_header_helper_values_follow_the_call(tmp_path):
     e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
     assert any(n.startswith("inlined: mix8") for n in e.notes), e.notes
     assert 8 <= e.peak <= 12, e.peak
+
+
+ABI_CALL = """
+__global__ void k(const float* x, float* y, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v[16];
+#pragma unroll
+    for (int j = 0; j < 16; j++) v[j] = x[i + j * n];
+    {call}
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < 16; j++) s += v[j] * v[15 - j];
+    y[i] = s;
+}}
+"""
+
+
+def test_assert_and_printf_are_calls_with_the_abi():
+    """nvcc lowers ``assert`` to a call of ``__assertfail`` and ``printf`` to one of ``vprintf``: values
+    live across the call cannot stay in the ABI's caller-saved registers. ptxas (nvcc 13.0, sm_80 and
+    sm_90): 32 registers without the call, 40 with either, 24 for a kernel of 10 with an assert."""
+    plain = estimate(ABI_CALL.format(call=""))
+    for call in ("assert(v[0] > 0.f);", 'if (i == 0) printf("%f\\n", v[0]);'):
+        e = estimate(ABI_CALL.format(call=call))
+        assert 38 <= e.registers <= 44, (call, e.registers)
+        assert e.registers >= plain.registers + 12, (call, e.registers, plain.registers)
+    small = estimate("__global__ void k(const float* x, float* y, int n) { int i = threadIdx.x; "
+                     "assert(n > 0); if (i < n) y[i] = x[i] * 2.f; }")
+    assert 22 <= small.registers <= 28, small.registers
+

@@ -91,6 +91,9 @@ _COSTED = re.compile(
     r"^(__\w+|atomic\w+|make_\w+|min|max|f?absf?|fminf?|fmaxf?|sqrtf?|rsqrtf?|fmaf?|floorf?|ceilf?|roundf?|truncf?|"
     r"rintf?|exp2f?|copysignf?|isnan|isinf|isfinite|signbit|static_assert|sizeof|printf|clock|clock64|tex\w+|"
     r"surf\w+|\w+_cast|assert)$")
+# Calls nvcc keeps as real calls with the ABI (Coefficients.abi_call): ``assert`` becomes a call of
+# ``__assertfail`` when it fails, ``printf`` one of ``vprintf``.
+_ABI_CALLS = frozenset({"assert", "__assertfail", "printf", "vprintf"})
 # Warp collectives (convergent: a loop calling one is not unrolled with a remainder) and atomics
 # (read-modify-write through memory: the loop's iterations are serialized on them).
 _CONVERGENT = re.compile(r"^(__shfl\w*|__syncwarp|__ballot\w*|__any\w*|__all\w*|__match\w*|__reduce\w*|"
@@ -1362,6 +1365,8 @@ class Walker:
                     self.stack_bytes_extra = max(self.stack_bytes_extra, 40)
             elif name in _F64_SPECIAL and not any(m.type_of(a).is_float for a in args):
                 extra = self.c.special if args else 0.0
+            elif name in _ABI_CALLS and g is None and not (name == "assert" and "NDEBUG" in m.macros):
+                extra = self.c.abi_call
         elif name not in m.function_by_name and not _CONSTRUCTOR.match(name) and not res:
             extra = 0.0
         if g is None and not _CONSTRUCTOR.match(name) and res == 0 and name not in _F32_SPECIAL:

@@ -94,6 +94,12 @@ class Coefficients:
     int_div: float = 3.0
     #: Temporaries of an IEEE float division (CUDA without fast math).
     fdiv: float = 2.0
+    #: CUDA: registers a real call adds on top of the values live across it (``assert``, which nvcc
+    #: lowers to a call of ``__assertfail``, and ``printf``, a call of ``vprintf``): the ABI's
+    #: caller-saved argument registers R0–R15 hold no value across the call, plus the call's set-up
+    #: (ptxas, nvcc 13.0, sm_80 and sm_90: a kernel of 10 registers takes 24 with an ``assert``, one
+    #: keeping 16 floats live across it 40, 32 floats 56).
+    abi_call: float = 18.0
     #: ``base`` on AMD targets (VGPRs: nothing reserved besides the values counted).
     amd_base: float = 0.0
     #: ``address`` on AMD targets (a 32-bit buffer offset; the 128-bit descriptor is in SGPRs).
