@@ -1212,3 +1212,49 @@ def test_assert_and_printf_are_calls_with_the_abi():
                      "assert(n > 0); if (i < n) y[i] = x[i] * 2.f; }")
     assert 22 <= small.registers <= 28, small.registers
 
+
+FN_PARAM_HEADER = """
+#pragma once
+typedef void (*dequantize_kernel_t)(const float* vx, int ib, float* v);
+static __device__ __forceinline__ void dequantize_q8(const float* vx, int ib, float* v) {
+    float a[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) a[k] = vx[ib * 8 + k] * vx[ib + k];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = a[k] * a[7 - k] + a[(k + 1) % 8];
+}
+"""
+
+FN_PARAM_CALLER = """
+#include "dequantize.cuh"
+template <int qk, dequantize_kernel_t dequantize_kernel>
+__global__ void dequantize_block(const float* vx, float* y) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    dequantize_kernel(vx, i * qk, y + i * 8);
+}
+template <int qk, dequantize_kernel_t dequantize_kernel>
+static __device__ void dequantize_row(const float* vx, float* y, int i) {
+    dequantize_kernel(vx, i * qk, y + i * 8);
+}
+__global__ void through_helper(const float* vx, float* y) {
+    dequantize_row<32, dequantize_q8>(vx, y, blockIdx.x * blockDim.x + threadIdx.x);
+}
+"""
+
+
+def test_function_template_argument_from_a_header_is_inlined(tmp_path):
+    """llama.cpp's convert.cu instantiates ``dequantize_block<32, 2, dequantize_q4_0>`` with functions of
+    dequantize.cuh: bound to the kernel's function-pointer parameter, or given to a helper's, the header's
+    function is walked as nvcc inlines it, not left as a call the walk cannot see."""
+    (tmp_path / "dequantize.cuh").write_text(FN_PARAM_HEADER)
+    src = tmp_path / "convert.cu"
+    src.write_text(FN_PARAM_CALLER)
+    m = build_model(FRONT_ENDS["cuda"].parse(Source(str(src), src.read_bytes())))
+    f = next(k for k in m.kernels if k.name == "dequantize_block")
+    e = estimate_kernel(m, f, SM80, bindings={"qk": "32", "dequantize_kernel": "dequantize_q8"})
+    assert any(n.startswith("inlined: ") and "dequantize_q8" in n for n in e.notes), e.notes
+    assert "dequantize_kernel" not in e.unseen_calls
+    assert e.peak >= 8, e.peak  # the eight values of `a`
+    h = estimate_kernel(m, next(k for k in m.kernels if k.name == "through_helper"), SM80)
+    assert any(n.startswith("inlined: ") and "dequantize_q8" in n for n in h.notes), h.notes
+    assert h.peak >= 8, h.peak

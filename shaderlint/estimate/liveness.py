@@ -37,7 +37,7 @@ from shaderlint.estimate.static import (
     subscript_index,
 )
 from shaderlint.model.expr import mentions, unparen
-from shaderlint.estimate.headers import header_function, overload_for
+from shaderlint.estimate.headers import header_callable, header_function, overload_for
 from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_expression, divergent_vars, uniform_component
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
@@ -1313,6 +1313,7 @@ class Walker:
         while fn is not None and fn.type == "qualified_identifier" and fn.child_by_field_name("name") is not None:
             fn = fn.child_by_field_name("name")  # `reduce::partitioned<Add, N>(x)`: its template arguments bind
         g = callable_of(m, n, self.callables) if self.callables else None
+        bound = g is not None
         bound_env = None
         if g is not None and fn is not None and fn.type == "identifier":
             tv = m.resolve(fn)
@@ -1336,7 +1337,7 @@ class Walker:
                 g = same[0] if len(same) == 1 else None
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
-            return self.inline(n, g, args, fn, bound_env)
+            return self.inline(n, g, args, fn, bound_env, model=self.callable_model(g) if bound else None)
         if g is None and self.lang in ("cuda", "glsl") and fn is not None and fn.type != "field_expression" \
                 and name not in _F32_SPECIAL and name not in _F64_SPECIAL and not name.startswith("__") \
                 and not _CONSTRUCTOR.match(name):
@@ -1417,6 +1418,9 @@ class Walker:
             return False
         name = self.m.text(name_node)
         got = [h for h in self.m.functions if h.name == name and h.body is not None and not h.is_entry]
+        if not got and not any(h.name == name for h in self.m.functions):
+            h = header_callable(self.home, name, templates=True)  # a function of the headers next to the file
+            got = [h] if h is not None else []
         if len(got) != 1:
             return False
         h = got[0]
@@ -1429,6 +1433,14 @@ class Walker:
         self.callables[id(tv)] = h
         self.callable_env[id(tv)] = env
         return True
+
+    def callable_model(self, g):
+        """The model a function bound to a template parameter belongs to: the kernel's file, one of the
+        headers next to it (:func:`header_callable`), or None (the walk's current model)."""
+        if self.home.function_by_name.get(g.name) is g:
+            return self.home
+        hit = header_function(self.home, g.name, -1)
+        return hit[0] if hit is not None and hit[1] is g else None
 
     def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node, bound_env: dict | None = None,
                model=None) -> tuple[float, float]:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 import tree_sitter as ts
 
 from shaderlint.estimate import aco
+from shaderlint.estimate.headers import header_callable
 from shaderlint.estimate.liveness import Walker
 from shaderlint.estimate.occupancy import Occupancy, occupancy
 from shaderlint.estimate.static import evaluate, is_constant_array, is_thread_private
@@ -890,12 +891,19 @@ def _kernel_callables(model, f, bindings) -> dict:
     out = dict(bound_callables(model, f, bindings))
     for name, text in (bindings or {}).items():
         tv = f.template_params.get(name)
-        if tv is None or id(tv) in out or tv.decl is None or tv.decl.type != "parameter_declaration":
+        if tv is None or id(tv) in out or tv.decl is None:
             continue
-        g = named_function(model, text.strip().lstrip("&").strip())
+        fn_param = is_function_param(tv)
+        if not fn_param and tv.decl.type != "parameter_declaration":
+            continue
+        fname = text.strip().lstrip("&").strip()
+        g = named_function(model, fname) if not fn_param else None
+        if g is None and not any(h.name == fname for h in model.functions):
+            g = header_callable(model, fname)  # llama.cpp's dequantize_q4_0 of dequantize.cuh
         if g is not None:
             out[id(tv)] = g
     return out
+
 
 
 def _touched(walker: Walker, v) -> bool:
