@@ -1258,3 +1258,30 @@ def test_function_template_argument_from_a_header_is_inlined(tmp_path):
     h = estimate_kernel(m, next(k for k in m.kernels if k.name == "through_helper"), SM80)
     assert any(n.startswith("inlined: ") and "dequantize_q8" in n for n in h.notes), h.notes
     assert h.peak >= 8, h.peak
+
+
+SIZEOF_NAMED = """
+#include <cuda_fp16.h>
+template <int chunks>
+__global__ void k(const __half2* x, __half2* y) {
+    constexpr int per = 16 / sizeof(__half2);
+    __half2 buf[chunks * per];
+#pragma unroll
+    for (int i = 0; i < chunks * per; i++) buf[i] = x[threadIdx.x + i * 64];
+    __half2 s = buf[0];
+#pragma unroll
+    for (int i = 1; i < chunks * per; i++) s = __hadd2(s, __hmul2(buf[i], buf[chunks * per - i]));
+    y[threadIdx.x] = s;
+}
+"""
+
+
+def test_sizeof_a_named_type_is_folded():
+    """deepspeed's ``constexpr int storage_values = 16 / sizeof(__half2)``: tree-sitter reads
+    ``sizeof(__half2)`` as the size of an expression naming a type; folded, the arrays sized by it are
+    known (they were of unknown size, one estimate for every ``totalChunks``)."""
+    m = model_of(SIZEOF_NAMED)
+    f = m.kernels[0]
+    est = {c: estimate_kernel(m, f, SM80, bindings={"chunks": c}) for c in ("1", "4")}
+    assert not any("unknown size" in n for n in est["1"].notes), est["1"].notes
+    assert est["4"].registers >= est["1"].registers + 16, (est["1"].registers, est["4"].registers)
