@@ -1285,3 +1285,25 @@ def test_sizeof_a_named_type_is_folded():
     est = {c: estimate_kernel(m, f, SM80, bindings={"chunks": c}) for c in ("1", "4")}
     assert not any("unknown size" in n for n in est["1"].notes), est["1"].notes
     assert est["4"].registers >= est["1"].registers + 16, (est["1"].registers, est["4"].registers)
+
+
+FDIV = """
+__global__ void k(const {T}* x, {T}* y, int n) {{
+    int i = blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    y[i] = x[i] {op};
+}}
+"""
+
+
+def test_float_division_by_a_constant_is_an_ieee_division():
+    """Without fast math, ``x / 6.f`` is an IEEE division like ``x / y`` (ptxas, sm_80 and sm_90: 13
+    registers against 10 for ``x * 2.f``); only a power of two becomes a multiplication. A double
+    division takes 10 to 14 registers more than a double multiplication."""
+    est = {op: estimate(FDIV.format(T="float", op=op)).peak for op in ("* 2.f", "/ 4.f", "/ 6.f", "/ x[i + 1]")}
+    assert est["/ 6.f"] >= est["* 2.f"] + 2, est
+    assert est["/ 4.f"] == est["* 2.f"], est
+    assert est["/ x[i + 1]"] >= est["* 2.f"] + 2, est
+    dmul = estimate(FDIV.format(T="double", op="* x[i + 1]")).peak
+    ddiv = estimate(FDIV.format(T="double", op="/ x[i + 1]")).peak
+    assert ddiv >= dmul + 8, (dmul, ddiv)

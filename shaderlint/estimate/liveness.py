@@ -1270,11 +1270,16 @@ class Walker:
         if op in ("/", "%") and right is not None and (opn is None or self.costly_division(opn)):
             lt = self.m.type_of(left) if left is not None else UNKNOWN
             rt = self.m.type_of(right)
-            if evaluate(self.m, right, self.env) is None:
+            divisor = evaluate(self.m, right, self.env)
+            if divisor is None:
                 if lt.is_integer and rt.is_integer:
                     extra = self.c.int_div * (2 if max(lt.bits, rt.bits) > 32 else 1)
                 elif self.lang == "cuda" and (lt.is_float or rt.is_float):
-                    extra = self.c.fdiv * (2 if max(lt.bits, rt.bits) > 32 else 1)
+                    extra = self.c.fdiv * (self.c.fdiv_f64 if max(lt.bits, rt.bits) > 32 else 1)
+            elif self.lang == "cuda" and op == "/" and (lt.is_float or rt.is_float) and not _power_of_two(divisor):
+                # a float divided by a constant is still an IEEE division (x / 6.f: ptxas 13 registers
+                # against 10 for x * 2.f); only a power of two becomes a multiplication
+                extra = self.c.fdiv * (self.c.fdiv_f64 if max(lt.bits, rt.bits) > 32 else 1)
         return max(peak, wa + wb, res) + extra, res
 
     def ev_unary(self, n: ts.Node) -> tuple[float, float]:
@@ -2303,6 +2308,15 @@ def _additive_increment(m, it: ts.Node) -> bool:
 def pointer_of():
     from shaderlint.model.types import pointer_to
     return pointer_to(UNKNOWN)
+
+
+def _power_of_two(x) -> bool:
+    """Whether the constant ``x`` is ±2**k (a float division by it is exact as a multiplication)."""
+    try:
+        m, _ = math.frexp(abs(float(x)))
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return m == 0.5
 
 
 def _plain_name(text: str) -> str:

@@ -93,8 +93,13 @@ class Coefficients:
     stack_array: float = 16.0
     #: Temporaries of an integer division or modulo by a run-time value.
     int_div: float = 3.0
-    #: Temporaries of an IEEE float division (CUDA without fast math).
-    fdiv: float = 2.0
+    #: Temporaries of an IEEE float division (CUDA without fast math), also by a constant that is not a
+    #: power of two (ptxas, nvcc 13.0, sm_80/sm_90, against a multiplication: x / y +5, x / 6.f +3,
+    #: 1.f / (1.f + x) +4 in a kernel of 10 registers; 0 to +3 beside 4 to 16 live floats).
+    fdiv: float = 3.0
+    #: Factor on ``fdiv`` for a double division (ptxas: +10 to +14 registers against a multiplication,
+    #: beside 4 or 16 live doubles: x / y takes 30 and 54 where x * y takes 20 and 40-44).
+    fdiv_f64: float = 4.0
     #: CUDA: registers a real call adds on top of the values live across it (``assert``, which nvcc
     #: lowers to a call of ``__assertfail``, and ``printf``, a call of ``vprintf``): the ABI's
     #: caller-saved argument registers R0–R15 hold no value across the call, plus the call's set-up
