@@ -613,6 +613,10 @@ __global__ void k(float* y, const float* x) {
     assert e.unseen_calls == ("transform",)
     assert any(n.startswith("calls code not seen (transform)") for n in e.notes), e.notes
     assert estimate("__global__ void k(float* y) { y[threadIdx.x] = sinf(y[0]); }").unseen_calls == ()
+    # a functional cast to a fixed-width integer type (llama.cpp's `int64_t(i) * ne00`) is not code
+    cast = estimate("#include <cstdint>\n__global__ void k(float* y, const float* x, int n) {\n"
+                    "    int64_t i = int64_t(blockIdx.x) * n + uint32_t(threadIdx.x);\n    y[i] = x[i];\n}\n")
+    assert cast.unseen_calls == (), cast.unseen_calls
 
 
 UNIFORM_GLSL = """#version 450

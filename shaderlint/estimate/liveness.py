@@ -1441,7 +1441,8 @@ class Walker:
             res = 0.0
         if g is None and name and self.lang == "cuda" and not extra:
             plain = _plain_name(m.text(fn)) if fn is not None else name
-            if plain and plain not in self.unseen and not _CONSTRUCTOR.match(plain) and not _COSTED.match(plain):
+            if plain and plain not in self.unseen and not _CONSTRUCTOR.match(plain) and not _COSTED.match(plain) \
+                    and not parse_type_name(plain).is_known:  # `int64_t(x)`, `uint8_t(v)`: a cast, not code
                 self.unseen.append(plain)  # code the walk cannot see: its registers are not counted
         return max(peak, held, res) + extra, res
 
