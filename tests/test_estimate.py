@@ -1359,3 +1359,31 @@ def test_pointer_into_a_private_array_reaches_its_elements():
     assert fl.peak >= small.peak + 40, (small.peak, fl.peak)
     assert 32 <= hf.peak <= fl.peak - 24, (hf.peak, fl.peak)
     assert not fl.stack_bytes and not hf.stack_bytes
+
+
+IF_CONSTANT = """
+template <int dim>
+__global__ void k(const float* x, float* y, long n) {
+    for (long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        if constexpr (dim == 0) {
+            y[i] = x[i];
+        } else if (dim == 1) {
+            float a = x[i], b = x[i + n], c = x[i + 2 * n], d = x[i + 3 * n], e = x[i + 4 * n], f = x[i + 5 * n];
+            y[i] = a * b + c * d + e * f + a * f * c * d * b * e;
+        } else {
+            y[i] = x[i] * 2.f;
+        }
+    }
+}
+"""
+
+
+def test_a_branch_the_bindings_decide_is_the_only_one_walked():
+    """``if constexpr (dim == 0)`` and ``if (dim == 1)`` under a bound ``dim`` (llama.cpp's concat_cont):
+    C++'s condition_clause around the condition hid its value from the walk, which walked every branch
+    and gave every instance the worst one's figure; nvcc compiles only the branch taken."""
+    m = model_of(IF_CONSTANT)
+    f = m.kernels[0]
+    est = {d: estimate_kernel(m, f, SM80, bindings={"dim": d}).peak for d in ("0", "1", "2")}
+    assert est["1"] >= est["0"] + 8, est
+    assert est["0"] == est["2"], est

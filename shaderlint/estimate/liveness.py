@@ -580,7 +580,11 @@ class Walker:
                     self.record(self.ev(c)[0])
         elif t == "if_statement":
             cond = n.child_by_field_name("condition")
-            c = evaluate(self.m, cond, self.env) if cond is not None else None
+            value = cond
+            if cond is not None and cond.type == "condition_clause":  # C++: `if (c)`, `if constexpr (c)`
+                kids = cond.named_children
+                value = kids[0] if len(kids) == 1 and kids[0].type != "declaration" else None
+            c = evaluate(self.m, value, self.env) if value is not None else None
             cons, alt = self.body_of(n, "consequence"), n.child_by_field_name("alternative")
             if c is not None:
                 branch = cons if c else alt
