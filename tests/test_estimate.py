@@ -622,6 +622,10 @@ __global__ void k(float* y, const float* x) {
     f = estimate("template <typename F> __global__ void k(F op, float* y) { y[threadIdx.x] = op(y[0]); }")
     assert f.unseen_calls == ("op",)
     assert any(n.startswith("calls code not seen (op)") for n in f.notes), f.notes
+    # a functional cast to a fixed-width integer type (llama.cpp's `int64_t(i) * ne00`) is not code
+    cast = estimate("#include <cstdint>\n__global__ void k(float* y, const float* x, int n) {\n"
+                    "    int64_t i = int64_t(blockIdx.x) * n + uint32_t(threadIdx.x);\n    y[i] = x[i];\n}\n")
+    assert cast.unseen_calls == (), cast.unseen_calls
 
 
 UNIFORM_GLSL = """#version 450
@@ -1191,3 +1195,204 @@ def test_amd_header_helper_values_follow_the_call(tmp_path):
     e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
     assert any(n.startswith("inlined: mix8") for n in e.notes), e.notes
     assert 8 <= e.peak <= 12, e.peak
+
+
+ABI_CALL = """
+__global__ void k(const float* x, float* y, int n) {{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v[16];
+#pragma unroll
+    for (int j = 0; j < 16; j++) v[j] = x[i + j * n];
+    {call}
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < 16; j++) s += v[j] * v[15 - j];
+    y[i] = s;
+}}
+"""
+
+
+def test_assert_and_printf_are_calls_with_the_abi():
+    """nvcc lowers ``assert`` to a call of ``__assertfail`` and ``printf`` to one of ``vprintf``: values
+    live across the call cannot stay in the ABI's caller-saved registers. ptxas (nvcc 13.0, sm_80 and
+    sm_90): 32 registers without the call, 40 with either, 24 for a kernel of 10 with an assert."""
+    plain = estimate(ABI_CALL.format(call=""))
+    for call in ("assert(v[0] > 0.f);", 'if (i == 0) printf("%f\\n", v[0]);'):
+        e = estimate(ABI_CALL.format(call=call))
+        assert 38 <= e.registers <= 44, (call, e.registers)
+        assert e.registers >= plain.registers + 12, (call, e.registers, plain.registers)
+    small = estimate("__global__ void k(const float* x, float* y, int n) { int i = threadIdx.x; "
+                     "assert(n > 0); if (i < n) y[i] = x[i] * 2.f; }")
+    assert 22 <= small.registers <= 28, small.registers
+
+
+FN_PARAM_HEADER = """
+#pragma once
+typedef void (*dequantize_kernel_t)(const float* vx, int ib, float* v);
+static __device__ __forceinline__ void dequantize_q8(const float* vx, int ib, float* v) {
+    float a[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) a[k] = vx[ib * 8 + k] * vx[ib + k];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) v[k] = a[k] * a[7 - k] + a[(k + 1) % 8];
+}
+"""
+
+FN_PARAM_CALLER = """
+#include "dequantize.cuh"
+template <int qk, dequantize_kernel_t dequantize_kernel>
+__global__ void dequantize_block(const float* vx, float* y) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    dequantize_kernel(vx, i * qk, y + i * 8);
+}
+template <int qk, dequantize_kernel_t dequantize_kernel>
+static __device__ void dequantize_row(const float* vx, float* y, int i) {
+    dequantize_kernel(vx, i * qk, y + i * 8);
+}
+__global__ void through_helper(const float* vx, float* y) {
+    dequantize_row<32, dequantize_q8>(vx, y, blockIdx.x * blockDim.x + threadIdx.x);
+}
+"""
+
+
+def test_function_template_argument_from_a_header_is_inlined(tmp_path):
+    """llama.cpp's convert.cu instantiates ``dequantize_block<32, 2, dequantize_q4_0>`` with functions of
+    dequantize.cuh: bound to the kernel's function-pointer parameter, or given to a helper's, the header's
+    function is walked as nvcc inlines it, not left as a call the walk cannot see."""
+    (tmp_path / "dequantize.cuh").write_text(FN_PARAM_HEADER)
+    src = tmp_path / "convert.cu"
+    src.write_text(FN_PARAM_CALLER)
+    m = build_model(FRONT_ENDS["cuda"].parse(Source(str(src), src.read_bytes())))
+    f = next(k for k in m.kernels if k.name == "dequantize_block")
+    e = estimate_kernel(m, f, SM80, bindings={"qk": "32", "dequantize_kernel": "dequantize_q8"})
+    assert any(n.startswith("inlined: ") and "dequantize_q8" in n for n in e.notes), e.notes
+    assert "dequantize_kernel" not in e.unseen_calls
+    assert e.peak >= 8, e.peak  # the eight values of `a`
+    h = estimate_kernel(m, next(k for k in m.kernels if k.name == "through_helper"), SM80)
+    assert any(n.startswith("inlined: ") and "dequantize_q8" in n for n in h.notes), h.notes
+    assert h.peak >= 8, h.peak
+
+
+SIZEOF_NAMED = """
+#include <cuda_fp16.h>
+template <int chunks>
+__global__ void k(const __half2* x, __half2* y) {
+    constexpr int per = 16 / sizeof(__half2);
+    __half2 buf[chunks * per];
+#pragma unroll
+    for (int i = 0; i < chunks * per; i++) buf[i] = x[threadIdx.x + i * 64];
+    __half2 s = buf[0];
+#pragma unroll
+    for (int i = 1; i < chunks * per; i++) s = __hadd2(s, __hmul2(buf[i], buf[chunks * per - i]));
+    y[threadIdx.x] = s;
+}
+"""
+
+
+def test_sizeof_a_named_type_is_folded():
+    """deepspeed's ``constexpr int storage_values = 16 / sizeof(__half2)``: tree-sitter reads
+    ``sizeof(__half2)`` as the size of an expression naming a type; folded, the arrays sized by it are
+    known (they were of unknown size, one estimate for every ``totalChunks``)."""
+    m = model_of(SIZEOF_NAMED)
+    f = m.kernels[0]
+    est = {c: estimate_kernel(m, f, SM80, bindings={"chunks": c}) for c in ("1", "4")}
+    assert not any("unknown size" in n for n in est["1"].notes), est["1"].notes
+    assert est["4"].registers >= est["1"].registers + 16, (est["1"].registers, est["4"].registers)
+
+
+FDIV = """
+__global__ void k(const {T}* x, {T}* y, int n) {{
+    int i = blockDim.x * blockIdx.x + threadIdx.x;
+    if (i >= n) return;
+    y[i] = x[i] {op};
+}}
+"""
+
+
+def test_float_division_by_a_constant_is_an_ieee_division():
+    """Without fast math, ``x / 6.f`` is an IEEE division like ``x / y`` (ptxas, sm_80 and sm_90: 13
+    registers against 10 for ``x * 2.f``); only a power of two becomes a multiplication. A double
+    division takes 10 to 14 registers more than a double multiplication."""
+    est = {op: estimate(FDIV.format(T="float", op=op)).peak for op in ("* 2.f", "/ 4.f", "/ 6.f", "/ x[i + 1]")}
+    assert est["/ 6.f"] >= est["* 2.f"] + 2, est
+    assert est["/ 4.f"] == est["* 2.f"], est
+    assert est["/ x[i + 1]"] >= est["* 2.f"] + 2, est
+    dmul = estimate(FDIV.format(T="double", op="* x[i + 1]")).peak
+    ddiv = estimate(FDIV.format(T="double", op="/ x[i + 1]")).peak
+    assert ddiv >= dmul + 8, (dmul, ddiv)
+
+
+ITERATION_BUFFER = """
+#include <cuda_fp16.h>
+template <typename T, int UNROLL>
+__global__ void k(const T* x, const T* r, T* y, T g, int n) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    T local_buffer[UNROLL * 8];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        T* iteration_buffer = local_buffer + u * 8;
+        T residual_buffer[8];
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            iteration_buffer[j] = x[i * 8 + u * n + j];
+            residual_buffer[j] = r[i * 8 + u * n + j];
+        }
+#pragma unroll
+        for (int j = 0; j < 8; j++) iteration_buffer[j] += residual_buffer[j];
+    }
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        T* iteration_buffer = local_buffer + u * 8;
+#pragma unroll
+        for (int j = 0; j < 8; j++) {
+            iteration_buffer[j] *= g;
+            y[i * 8 + u * n + j] = iteration_buffer[j];
+        }
+    }
+}
+"""
+
+
+def test_pointer_into_a_private_array_reaches_its_elements():
+    """deepspeed's ``T* iteration_buffer = local_buffer + i * T_per_load``: a pointer to a constant element
+    of an array kept in registers; ``iteration_buffer[j]`` is an element of the array (a register), not a
+    memory access. The 64 values stay live between the loops; half arithmetic keeps halves in pairs
+    (this kernel with ptxas, nvcc 13.0, sm_80 and sm_90: float/8 80 registers, __half/8 48, float/2 32;
+    estimated 84, 52, 36)."""
+    m = model_of(ITERATION_BUFFER)
+    f = m.kernels[0]
+    fl = estimate_kernel(m, f, SM80, bindings={"T": "float", "UNROLL": "8"})
+    hf = estimate_kernel(m, f, SM80, bindings={"T": "__half", "UNROLL": "8"})
+    small = estimate_kernel(m, f, SM80, bindings={"T": "float", "UNROLL": "2"})
+    assert 64 <= fl.peak <= 84, fl.peak
+    assert fl.peak >= small.peak + 40, (small.peak, fl.peak)
+    assert 32 <= hf.peak <= fl.peak - 24, (hf.peak, fl.peak)
+    assert not fl.stack_bytes and not hf.stack_bytes
+
+
+IF_CONSTANT = """
+template <int dim>
+__global__ void k(const float* x, float* y, long n) {
+    for (long i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+        if constexpr (dim == 0) {
+            y[i] = x[i];
+        } else if (dim == 1) {
+            float a = x[i], b = x[i + n], c = x[i + 2 * n], d = x[i + 3 * n], e = x[i + 4 * n], f = x[i + 5 * n];
+            y[i] = a * b + c * d + e * f + a * f * c * d * b * e;
+        } else {
+            y[i] = x[i] * 2.f;
+        }
+    }
+}
+"""
+
+
+def test_a_branch_the_bindings_decide_is_the_only_one_walked():
+    """``if constexpr (dim == 0)`` and ``if (dim == 1)`` under a bound ``dim`` (llama.cpp's concat_cont):
+    C++'s condition_clause around the condition hid its value from the walk, which walked every branch
+    and gave every instance the worst one's figure; nvcc compiles only the branch taken."""
+    m = model_of(IF_CONSTANT)
+    f = m.kernels[0]
+    est = {d: estimate_kernel(m, f, SM80, bindings={"dim": d}).peak for d in ("0", "1", "2")}
+    assert est["1"] >= est["0"] + 8, est
+    assert est["0"] == est["2"], est

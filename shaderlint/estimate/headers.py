@@ -236,6 +236,19 @@ def header_function(model, name: str, nargs: int, arg_types=None):
     return cands[0]
 
 
+def header_callable(model, name: str, templates: bool = False):
+    """The function ``name`` of the project's headers next to the file (:func:`header_function`) that a
+    function-pointer template argument names (llama.cpp's ``dequantize_block<32, 2, dequantize_q4_0>``
+    with ``dequantize_q4_0`` in ``dequantize.cuh``): defined there once (and, unless ``templates``,
+    not a template); else None."""
+    if not name or not name.isidentifier():
+        return None
+    hit = header_function(model, name, -1)
+    if hit is None or (hit[1].template_params and not templates):
+        return None
+    return hit[1]
+
+
 def _same_type(p, a) -> bool | None:
     """Whether parameter type ``p`` takes argument type ``a`` exactly (None: one is unknown)."""
     if not p.is_known or not a.is_known:

@@ -37,7 +37,7 @@ from shaderlint.estimate.static import (
     subscript_index,
 )
 from shaderlint.model.expr import mentions, unparen
-from shaderlint.estimate.headers import header_function, overload_for
+from shaderlint.estimate.headers import header_callable, header_function, overload_for
 from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_expression, divergent_vars, uniform_component
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
@@ -91,6 +91,9 @@ _COSTED = re.compile(
     r"^(__\w+|atomic\w+|make_\w+|min|max|f?absf?|fminf?|fmaxf?|sqrtf?|rsqrtf?|fmaf?|floorf?|ceilf?|roundf?|truncf?|"
     r"rintf?|exp2f?|copysignf?|isnan|isinf|isfinite|signbit|static_assert|sizeof|printf|clock|clock64|tex\w+|"
     r"surf\w+|\w+_cast|assert)$")
+# Calls nvcc keeps as real calls with the ABI (Coefficients.abi_call): ``assert`` becomes a call of
+# ``__assertfail`` when it fails, ``printf`` one of ``vprintf``.
+_ABI_CALLS = frozenset({"assert", "__assertfail", "printf", "vprintf"})
 # Warp collectives (convergent: a loop calling one is not unrolled with a remainder) and atomics
 # (read-modify-write through memory: the loop's iterations are serialized on them).
 _CONVERGENT = re.compile(r"^(__shfl\w*|__syncwarp|__ballot\w*|__any\w*|__all\w*|__match\w*|__reduce\w*|"
@@ -228,6 +231,12 @@ class Walker:
         self.unseen: list[str] = []  # functions called that neither the file nor its headers define
         self.inlined_functions: list = []
         self.arrays: dict[int, object] = {}  # id -> Var for arrays seen in registers
+        # ids of thread-private arrays of 16-bit floats updated in place by arithmetic (CUDA): ptxas keeps
+        # their elements in pairs, one register per two (half2 operations)
+        self.packed: set[int] = set()
+        # id(pointer local) -> (frame id, array Var, element offset): `T* it = buf + i * 8` into a
+        # thread-private array kept in registers (deepspeed's iteration_buffer); `it[j]` is `buf[i * 8 + j]`
+        self.ptr_alias: dict[int, tuple] = {}
         self._info: dict[int, VarInfo] = {}
         self.unit = target.register_unit_bits
         # AMD: integer values uniform across the wave live in scalar registers, not in the VGPRs counted
@@ -520,7 +529,20 @@ class Walker:
         except (_Budget, RecursionError):
             complete = False
             self.notes.append("kernel too large to walk completely; the estimate covers its first part")
+        if self.packed:
+            self.pack_pairs()
         return WalkResult(self.peak(), {}, {}, self.notes, self.inlined, complete, list(self.unseen))
+
+    def pack_pairs(self) -> None:
+        """Half the cost of the elements of the arrays in ``packed``: nvcc computes arithmetic on a
+        ``__half`` array two elements at a time (HADD2, HMUL2), each pair in one register (ptxas, nvcc
+        13.0, sm_80/sm_90: 64 halves added to another array and scaled in place take 48-52 registers,
+        the same in float 72-79; deepspeed's rms_norm<__half, 8> 48 where rms_norm<float, 8> takes 48
+        for half the elements)."""
+        cost, packed = self.cost, self.packed
+        for k in cost:
+            if type(k) is tuple and len(k) == 4 and k[0] == "e" and k[2] in packed:
+                cost[k] *= 0.5
 
     def stmt(self, n: ts.Node) -> None:
         spans = self._open_spans
@@ -558,7 +580,11 @@ class Walker:
                     self.record(self.ev(c)[0])
         elif t == "if_statement":
             cond = n.child_by_field_name("condition")
-            c = evaluate(self.m, cond, self.env) if cond is not None else None
+            value = cond
+            if cond is not None and cond.type == "condition_clause":  # C++: `if (c)`, `if constexpr (c)`
+                kids = cond.named_children
+                value = kids[0] if len(kids) == 1 and kids[0].type != "declaration" else None
+            c = evaluate(self.m, value, self.env) if value is not None else None
             cons, alt = self.body_of(n, "consequence"), n.child_by_field_name("alternative")
             if c is not None:
                 branch = cons if c else alt
@@ -663,6 +689,12 @@ class Walker:
                 continue
             if init is None:
                 continue
+            if inf.pointer and self.lang == "cuda":
+                got = self.pointer_into_array(v, init)
+                if got is not None:
+                    self.ptr_alias[id(v)] = got  # no register: the elements are the array's
+                    continue
+                self.ptr_alias.pop(id(v), None)
             if init.type != "argument_list" and self.var_table(v) is None:
                 val = evaluate(self.m, init, self.env)
                 if val is not None:
@@ -675,6 +707,40 @@ class Walker:
                 peak = self.ev(init)[0]
             self.record(peak)
             self.def_var(v)
+
+    def pointer_into_array(self, p, init: ts.Node):
+        """(frame id, array, offset) when the pointer local ``p`` is initialized to point at a constant
+        element of a one-dimensional thread-private array kept in registers (``buf``, ``buf + c``,
+        ``&buf[c]``) and never assigned again; None otherwise."""
+        a = unparen(init)
+        off_node = None
+        if a.type == "binary_expression" and self.m.text(a.child_by_field_name("operator")) == "+":
+            left, right = unparen(a.child_by_field_name("left")), unparen(a.child_by_field_name("right"))
+            a, off_node = (left, right) if left.type == "identifier" and self.m.resolve(left) is not None \
+                and self.m.resolve(left).is_array else (right, left)
+        elif a.type == "pointer_expression" and self.m.text(a.child_by_field_name("operator") or a) == "&":
+            inner = unparen(a.child_by_field_name("argument"))
+            if inner.type != "subscript_expression":
+                return None
+            base, idx = self.chain(inner)
+            if len(idx) != 1 or idx[0] is None:
+                return None
+            a, off_node = base, idx[0]
+        if a.type != "identifier":
+            return None
+        av = self.m.resolve(a)
+        tgt = self.array_of(av) if av is not None and av.is_array else None
+        if tgt is None or len(self.info(tgt[1]).dims) != 1 or not self.in_registers(tgt[1]):
+            return None
+        off = 0
+        if off_node is not None:
+            val = evaluate(self.m, off_node, self.env)
+            if not isinstance(val, int):
+                return None
+            off = val
+        if self._assigned(p):
+            return None
+        return tgt[0], tgt[1], off
 
     def _assigned(self, v) -> bool:
         from shaderlint.estimate.static import reassigned
@@ -1145,6 +1211,9 @@ class Walker:
             return 0.0, 0.0
         if id(v) in self.env:
             return 0.0, 0.0
+        if self.ptr_alias and id(v) in self.ptr_alias:  # a pointer into a private array: its elements
+            self.touch_array(self.ptr_alias[id(v)][1], None)
+            return 0.0, 0.0
         kind = self._ident_kind.get(id(v))
         if kind is None:
             kind = self._ident_kind[id(v)] = self.ident_kind(v)
@@ -1267,11 +1336,16 @@ class Walker:
         if op in ("/", "%") and right is not None and (opn is None or self.costly_division(opn)):
             lt = self.m.type_of(left) if left is not None else UNKNOWN
             rt = self.m.type_of(right)
-            if evaluate(self.m, right, self.env) is None:
+            divisor = evaluate(self.m, right, self.env)
+            if divisor is None:
                 if lt.is_integer and rt.is_integer:
                     extra = self.c.int_div * (2 if max(lt.bits, rt.bits) > 32 else 1)
                 elif self.lang == "cuda" and (lt.is_float or rt.is_float):
-                    extra = self.c.fdiv * (2 if max(lt.bits, rt.bits) > 32 else 1)
+                    extra = self.c.fdiv * (self.c.fdiv_f64 if max(lt.bits, rt.bits) > 32 else 1)
+            elif self.lang == "cuda" and op == "/" and (lt.is_float or rt.is_float) and not _power_of_two(divisor):
+                # a float divided by a constant is still an IEEE division (x / 6.f: ptxas 13 registers
+                # against 10 for x * 2.f); only a power of two becomes a multiplication
+                extra = self.c.fdiv * (self.c.fdiv_f64 if max(lt.bits, rt.bits) > 32 else 1)
         return max(peak, wa + wb, res) + extra, res
 
     def ev_unary(self, n: ts.Node) -> tuple[float, float]:
@@ -1310,6 +1384,7 @@ class Walker:
         while fn is not None and fn.type == "qualified_identifier" and fn.child_by_field_name("name") is not None:
             fn = fn.child_by_field_name("name")  # `reduce::partitioned<Add, N>(x)`: its template arguments bind
         g = callable_of(m, n, self.callables) if self.callables else None
+        bound = g is not None
         bound_env = None
         if g is not None and fn is not None and fn.type == "identifier":
             tv = m.resolve(fn)
@@ -1333,7 +1408,7 @@ class Walker:
                 g = same[0] if len(same) == 1 else None
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
-            return self.inline(n, g, args, fn, bound_env)
+            return self.inline(n, g, args, fn, bound_env, model=self.callable_model(g) if bound else None)
         if g is None and self.lang in ("cuda", "glsl") and fn is not None and fn.type != "field_expression" \
                 and name not in _F32_SPECIAL and name not in _F64_SPECIAL and not name.startswith("__") \
                 and not _CONSTRUCTOR.match(name):
@@ -1362,13 +1437,16 @@ class Walker:
                     self.stack_bytes_extra = max(self.stack_bytes_extra, 40)
             elif name in _F64_SPECIAL and not any(m.type_of(a).is_float for a in args):
                 extra = self.c.special if args else 0.0
+            elif name in _ABI_CALLS and g is None and not (name == "assert" and "NDEBUG" in m.macros):
+                extra = self.c.abi_call
         elif name not in m.function_by_name and not _CONSTRUCTOR.match(name) and not res:
             extra = 0.0
         if g is None and not _CONSTRUCTOR.match(name) and res == 0 and name not in _F32_SPECIAL:
             res = 0.0
         if g is None and name and self.lang == "cuda" and not extra:
             plain = _plain_name(m.text(fn)) if fn is not None else name
-            if plain and plain not in self.unseen and not _CONSTRUCTOR.match(plain) and not _COSTED.match(plain):
+            if plain and plain not in self.unseen and not _CONSTRUCTOR.match(plain) and not _COSTED.match(plain) \
+                    and not parse_type_name(plain).is_known:  # `int64_t(x)`, `uint8_t(v)`: a cast, not code
                 self.unseen.append(plain)  # code the walk cannot see: its registers are not counted
         return max(peak, held, res) + extra, res
 
@@ -1412,6 +1490,9 @@ class Walker:
             return False
         name = self.m.text(name_node)
         got = [h for h in self.m.functions if h.name == name and h.body is not None and not h.is_entry]
+        if not got and not any(h.name == name for h in self.m.functions):
+            h = header_callable(self.home, name, templates=True)  # a function of the headers next to the file
+            got = [h] if h is not None else []
         if len(got) != 1:
             return False
         h = got[0]
@@ -1424,6 +1505,14 @@ class Walker:
         self.callables[id(tv)] = h
         self.callable_env[id(tv)] = env
         return True
+
+    def callable_model(self, g):
+        """The model a function bound to a template parameter belongs to: the kernel's file, one of the
+        headers next to it (:func:`header_callable`), or None (the walk's current model)."""
+        if self.home.function_by_name.get(g.name) is g:
+            return self.home
+        hit = header_function(self.home, g.name, -1)
+        return hit[0] if hit is not None and hit[1] is g else None
 
     def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node, bound_env: dict | None = None,
                model=None) -> tuple[float, float]:
@@ -1931,6 +2020,8 @@ class Walker:
         base, idx = self.chain(n)
         bv = self.m.resolve(base) if base.type == "identifier" else None
         tgt = self.array_of(bv) if bv is not None else None
+        if tgt is None and bv is not None and self.ptr_alias:
+            tgt = self.ptr_alias.get(id(bv))
         rp, rw = rhs if rhs else (0.0, 0.0)
         if tgt is None:
             if bv is not None and self.is_register_var(bv) and bv.type.kind != "pointer":
@@ -1952,10 +2043,12 @@ class Walker:
                 if all(v is not None for v in vals):
                     return 0.0, 0.0
             return self.memory(n, base, idx, write, rhs, compound=compound, address_only=address_only)
-        frame_id, v = tgt
+        frame_id, v = tgt[:2]
         inf = self.info(v)
         m, env = self.m, self.env
         vals = [_evaluate_memo(m, i, env) if i is not None else None for i in idx]
+        if len(tgt) == 3 and vals and isinstance(vals[0], int):
+            vals[0] += tgt[2]  # through a pointer into the array
         if self.lambda_depth and None in vals:
             vals = [x if x is not None or i is None else self.lambda_value(i) for x, i in zip(vals, idx)]
         dynamic = None in vals
@@ -1974,6 +2067,9 @@ class Walker:
                 return max(peak, rp + 1.0 + idx_w, rw + 1.0), 0.0
             return max(peak, el), el
         self.arrays[id(v)] = v
+        if write and compound and self.unit == 32 and self.lang == "cuda" and inf.elem.kind == "float" \
+                and inf.elem.bits == 16 and inf.elem.width == 1 and table is None:
+            self.packed.add(id(v))  # `buf[j] += r[j]`, `buf[j] *= g` in half: pairs (pack_pairs)
         if dynamic:
             elems = self.element_indices(inf.dims, ())
         else:
@@ -2286,6 +2382,15 @@ def _additive_increment(m, it: ts.Node) -> bool:
 def pointer_of():
     from shaderlint.model.types import pointer_to
     return pointer_to(UNKNOWN)
+
+
+def _power_of_two(x) -> bool:
+    """Whether the constant ``x`` is ±2**k (a float division by it is exact as a multiplication)."""
+    try:
+        m, _ = math.frexp(abs(float(x)))
+    except (TypeError, ValueError, OverflowError):
+        return False
+    return m == 0.5
 
 
 def _plain_name(text: str) -> str:

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 import tree_sitter as ts
 
 from shaderlint.estimate import aco
+from shaderlint.estimate.headers import header_callable
 from shaderlint.estimate.liveness import Walker
 from shaderlint.estimate.occupancy import Occupancy, occupancy
 from shaderlint.estimate.static import evaluate, is_constant_array, is_thread_private
@@ -92,8 +93,19 @@ class Coefficients:
     stack_array: float = 16.0
     #: Temporaries of an integer division or modulo by a run-time value.
     int_div: float = 3.0
-    #: Temporaries of an IEEE float division (CUDA without fast math).
-    fdiv: float = 2.0
+    #: Temporaries of an IEEE float division (CUDA without fast math), also by a constant that is not a
+    #: power of two (ptxas, nvcc 13.0, sm_80/sm_90, against a multiplication: x / y +5, x / 6.f +3,
+    #: 1.f / (1.f + x) +4 in a kernel of 10 registers; 0 to +3 beside 4 to 16 live floats).
+    fdiv: float = 3.0
+    #: Factor on ``fdiv`` for a double division (ptxas: +10 to +14 registers against a multiplication,
+    #: beside 4 or 16 live doubles: x / y takes 30 and 54 where x * y takes 20 and 40-44).
+    fdiv_f64: float = 4.0
+    #: CUDA: registers a real call adds on top of the values live across it (``assert``, which nvcc
+    #: lowers to a call of ``__assertfail``, and ``printf``, a call of ``vprintf``): the ABI's
+    #: caller-saved argument registers R0–R15 hold no value across the call, plus the call's set-up
+    #: (ptxas, nvcc 13.0, sm_80 and sm_90: a kernel of 10 registers takes 24 with an ``assert``, one
+    #: keeping 16 floats live across it 40, 32 floats 56).
+    abi_call: float = 18.0
     #: ``base`` on AMD targets (VGPRs: nothing reserved besides the values counted).
     amd_base: float = 0.0
     #: ``address`` on AMD targets (a 32-bit buffer offset; the 128-bit descriptor is in SGPRs).
@@ -949,12 +961,19 @@ def _kernel_callables(model, f, bindings) -> dict:
     out = dict(bound_callables(model, f, bindings))
     for name, text in (bindings or {}).items():
         tv = f.template_params.get(name)
-        if tv is None or id(tv) in out or tv.decl is None or tv.decl.type != "parameter_declaration":
+        if tv is None or id(tv) in out or tv.decl is None:
             continue
-        g = named_function(model, text.strip().lstrip("&").strip())
+        fn_param = is_function_param(tv)
+        if not fn_param and tv.decl.type != "parameter_declaration":
+            continue
+        fname = text.strip().lstrip("&").strip()
+        g = named_function(model, fname) if not fn_param else None
+        if g is None and not any(h.name == fname for h in model.functions):
+            g = header_callable(model, fname)  # llama.cpp's dequantize_q4_0 of dequantize.cuh
         if g is not None:
             out[id(tv)] = g
     return out
+
 
 
 def _touched(walker: Walker, v) -> bool:

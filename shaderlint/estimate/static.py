@@ -572,12 +572,15 @@ def _evaluate(model, node: ts.Node, env: Env, depth: int) -> int | float | None:
             while arg is not None and arg.type in ("parenthesized_expression", "type_descriptor") \
                     and arg.named_child_count == 1:
                 arg = arg.named_children[0]
+            named = None
             if arg is not None and arg.type in ("identifier", "type_identifier"):
                 v = model.resolve(arg)  # `sizeof(T)`, T a bound type parameter
                 if v is not None and v.template_param and ("sizeof", id(v)) in env:
                     return env[("sizeof", id(v))]
-            if ty is not None:
-                tt = parse_type_name(model.text(ty))
+                if v is None:  # `sizeof(__half2)` parsed as an expression: a type's name
+                    named = arg
+            if ty is not None or named is not None:
+                tt = parse_type_name(model.text(ty if ty is not None else named))
                 if tt.kind in ("int", "uint", "float", "bool"):
                     return max(tt.bits, 8) // 8 * tt.width
             return None
