@@ -77,8 +77,11 @@ def test_an_impact_shows_occupancy_only_where_the_estimates_range_decides_it():
     m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", ("// shaderlint: threadgroup-size=1024\n" + SMALL_CUDA).encode())))
     e = cached_estimate(m, m.kernels[0], sm80)
     assert e.threads_per_group == 1024 and whatif.occupancy_decided(m, sm80, e)
-    wide = replace(e, registers_exact=60.0, registers=60)  # its range (about 36-73) crosses 64
-    assert not whatif.occupancy_decided(m, sm80, wide)
+    # an estimate whose measured range crosses 64 registers: undecided; one whose range stays below: decided
+    crossing = next(r for r in range(40, 129) if (iv := register_interval("cuda", "sm_80", r)) and iv.low <= 64 < iv.high)
+    assert not whatif.occupancy_decided(m, sm80, replace(e, registers_exact=float(crossing), registers=crossing))
+    below = next(r for r in range(64, 8, -1) if (iv := register_interval("cuda", "sm_80", r)) and iv.high <= 64)
+    assert whatif.occupancy_decided(m, sm80, replace(e, registers_exact=float(below), registers=below))
 
 
 def test_sl101_impact_on_metal_uses_the_metal_target():
