@@ -1058,6 +1058,7 @@ def markdown(doc: dict) -> str:
         for name, key in (("estimator as shipped", "shipped"),
                           ("estimator as shipped, development packages", "shipped_dev"),
                           ("estimator as shipped, held-out packages", "shipped_held-out"),
+                          ("estimator as shipped, shown as a point (not a floor `~N+`)", "shipped_points"),
                           ("estimator, coefficients refitted LOPO", "lopo_refit"),
                           ("lines of code, fitted LOPO", "lopo_lines_of_code"),
                           ("lines of code, fitted in-sample", "in_sample_lines_of_code"),
@@ -1081,7 +1082,12 @@ def markdown(doc: dict) -> str:
                        f"{100 * v['under']:.0f} % | {100 * r.get('median_ape', 0):.0f} % "
                        f"({100 * r.get('median_signed', 0):+.0f} %) |")
         out.append("")
-        out.append("| band (estimate) | kernels | ptxas / estimate: 10th–90th percentile (median) |")
+        fl = ev.get("floors") or {}
+        if fl.get("kernels"):
+            out.append(f"Shown as a floor (`~N+`, no range): {fl['kernels']} kernels; ptxas at least the estimate "
+                       f"for {100 * fl['ptxas_at_least']:.0f} %.")
+            out.append("")
+        out.append("| band (estimate, point estimates) | kernels | ptxas / estimate: 10th–90th percentile (median) |")
         out.append("|---|---|---|")
         for b, v in ev["residual_quantiles_shipped"].items():
             out.append(f"| {b} | {v['kernels']} | ×{math.exp(v['q10']):.2f}–×{math.exp(v['q90']):.2f} "
