@@ -1396,3 +1396,30 @@ def test_a_branch_the_bindings_decide_is_the_only_one_walked():
     est = {d: estimate_kernel(m, f, SM80, bindings={"dim": d}).peak for d in ("0", "1", "2")}
     assert est["1"] >= est["0"] + 8, est
     assert est["0"] == est["2"], est
+
+
+REFERENCE_OUT = """
+__device__ void set_count(int& n) { n = 2; }
+__global__ void k(float* out, const float* in) {
+    int n = 16;
+    set_count(n);
+    float acc[16];
+#pragma unroll
+    for (int i = 0; i < n; ++i) acc[i] = in[threadIdx.x * 16 + i];
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < n; ++i) s += acc[i] * acc[n - 1 - i];
+    out[threadIdx.x] = s;
+}
+"""
+
+
+def test_a_reference_parameter_writes_the_callers_constant():
+    """``int n = 16; set_count(n);`` with ``set_count(int& n) { n = 2; }``: after the inlined call the
+    caller's ``n`` is 2 (the loops run twice: ptxas 10 registers on sm_80), not the 16 of its
+    initializer (25 before); a callee that leaves it unknown leaves it unknown."""
+    e = estimate(REFERENCE_OUT)
+    assert e.registers <= 12, e.registers
+    unknown = estimate(REFERENCE_OUT.replace("{ n = 2; }", "{ if (n > 4) n = n / 3; }"))
+    by_value = estimate(REFERENCE_OUT.replace("int& n) { n = 2; }", "int n) { n = 2; }"))
+    assert by_value.registers >= 20 and unknown.registers != e.registers

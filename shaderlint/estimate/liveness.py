@@ -1565,6 +1565,7 @@ class Walker:
         held = 0.0
         pending = []
         saved_lambdas: dict = {}
+        written_back: list = []  # (caller's constant, reference parameter bound to it)
         for p, a in zip(g.params, args):
             a0 = unparen(a)
             lam = self.lambda_of(a0)
@@ -1577,6 +1578,8 @@ class Walker:
                 if v is not None and id(v) in self.env:
                     saved_env[id(p)] = self.env.get(id(p))
                     self.env[id(p)] = self.env[id(v)]
+                    if _by_reference(p):  # `int& n` / GLSL `inout`: the callee's writes are the caller's
+                        written_back.append((v, p))
                     continue
                 if v is not None and v.is_array and is_thread_private(v):
                     frame.alias[id(p)] = ("array", self.frames[-1].id, v)
@@ -1613,6 +1616,13 @@ class Walker:
             self.stmt(g.body)
             res = self.type_cost(g.return_type) if g.return_type.is_known else (0.0 if self.m.text(
                 g.node.child_by_field_name("type") or g.node) == "void" else 1.0)
+            for v, p in written_back:  # the value the callee left in it, or unknown from here on
+                after = self.env.get(id(p))
+                saved_env.pop(id(v), None)
+                if after is None:
+                    self.env.pop(id(v), None)
+                else:
+                    self.env[id(v)] = after
         finally:
             self.m, self._syntax = caller_model, caller_syntax
             self.frames.pop()
@@ -2391,6 +2401,23 @@ def _power_of_two(x) -> bool:
     except (TypeError, ValueError, OverflowError):
         return False
     return m == 0.5
+
+
+def _by_reference(p) -> bool:
+    """Whether parameter ``p`` is bound to its argument's storage: a C++ reference (``int& n``, not
+    ``const``) or a GLSL ``out``/``inout`` parameter, so the callee's writes reach the caller's variable."""
+    quals = getattr(p, "qualifiers", frozenset())
+    if "out" in quals or "inout" in quals:
+        return True
+    decl = getattr(p, "decl", None)
+    if decl is None or p.is_const or "const" in quals:
+        return False
+    d = decl.child_by_field_name("declarator")
+    while d is not None:
+        if d.type == "reference_declarator":
+            return True
+        d = d.child_by_field_name("declarator") if d.type != "identifier" else None
+    return False
 
 
 def _plain_name(text: str) -> str:
