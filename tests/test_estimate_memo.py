@@ -99,3 +99,37 @@ def test_evaluation_follows_chains_of_locals_whatever_was_asked_first():
     assert evaluate(m, index["c"], {id(n): 3}) == 7
     assert evaluate(m, index["c"], {id(n): 5}) == 11
     assert evaluate(m, index["b"], {id(n): 5}) == 10
+
+
+# ``h`` is found indexed at run time by the first walk: a complete kernel is walked again with it on
+# the stack; one cut at the visit limit is not (a second walk would cover another first part).
+DYNAMIC_ARRAY = """
+__global__ void hist(const int* __restrict__ bins, float* out, int n) {
+    float h[16];
+    for (int i = 0; i < 16; ++i) h[i] = 0.0f;
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int k = 0; k < n; ++k) h[bins[t * n + k] & 15] += 1.0f;
+    for (int i = 0; i < 16; ++i) out[t * 16 + i] = h[i];
+}
+"""
+
+
+def test_a_walk_cut_at_the_visit_limit_is_not_walked_again(monkeypatch):
+    from shaderlint.estimate import liveness
+
+    walks = []
+    run = liveness.Walker.run
+
+    def counting(self):
+        walks.append(set(self.stack_vars))
+        return run(self)
+
+    monkeypatch.setattr(liveness.Walker, "run", counting)
+    whole = estimate(DYNAMIC_ARRAY)
+    assert whole.complete and len(walks) == 2 and walks[0] == set() and len(walks[1]) == 1
+    assert whole.stack_arrays == {"h": 64}
+    walks.clear()
+    monkeypatch.setattr(liveness, "_MAX_VISITS", 100)  # past the loop that indexes `h` at run time
+    cut = estimate(DYNAMIC_ARRAY)
+    assert not cut.complete and len(walks) == 1
+    assert cut.stack_arrays == {"h": 64}  # found indexed at run time: on the stack all the same

@@ -842,7 +842,8 @@ _OCCUPANCIES: dict[tuple, list] = {}
 def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promote: set[int], demote: set[int],
           cheap: frozenset) -> tuple[Walker, "object", set[int]]:
     """(walker, result, ids of arrays on the stack) of the walk, iterated until the arrays found
-    indexed dynamically are all on the stack. Memoized on the model: the walk depends only on the
+    indexed dynamically are all on the stack (a walk cut at the visit limit is not repeated: the
+    arrays it found go on the stack, its figures are kept). Memoized on the model: the walk depends only on the
     kernel, the bindings, the register unit, the coefficients and the array/division parts of an
     :class:`Adjustment` (registers, stack, threads and shared-memory deltas are applied after it),
     so a what-if that changes none of those reuses the walk of the kernel as written. A what-if
@@ -872,6 +873,8 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
         if not new:
             break
         stack_vars |= new
+        if not result.complete:
+            break  # (stopped at the visit limit: another walk would cover a first part of its own)
     assert walker is not None
     cache[key] = (walker, result, stack_vars)
     return cache[key]
