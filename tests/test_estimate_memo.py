@@ -99,3 +99,110 @@ def test_evaluation_follows_chains_of_locals_whatever_was_asked_first():
     assert evaluate(m, index["c"], {id(n): 3}) == 7
     assert evaluate(m, index["c"], {id(n): 5}) == 11
     assert evaluate(m, index["b"], {id(n): 5}) == 10
+
+
+# ``h`` is found indexed at run time by the first walk: a complete kernel is walked again with it on
+# the stack; one cut at the visit limit is not (a second walk would cover another first part).
+DYNAMIC_ARRAY = """
+__global__ void hist(const int* __restrict__ bins, float* out, int n) {
+    float h[16];
+    for (int i = 0; i < 16; ++i) h[i] = 0.0f;
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int k = 0; k < n; ++k) h[bins[t * n + k] & 15] += 1.0f;
+    for (int i = 0; i < 16; ++i) out[t * 16 + i] = h[i];
+}
+"""
+
+
+def test_a_walk_cut_at_the_visit_limit_is_not_walked_again(monkeypatch):
+    from shaderlint.estimate import liveness
+
+    walks = []
+    run = liveness.Walker.run
+
+    def counting(self):
+        walks.append(set(self.stack_vars))
+        return run(self)
+
+    monkeypatch.setattr(liveness.Walker, "run", counting)
+    whole = estimate(DYNAMIC_ARRAY)
+    assert whole.complete and len(walks) == 2 and walks[0] == set() and len(walks[1]) == 1
+    assert whole.stack_arrays == {"h": 64}
+    walks.clear()
+    monkeypatch.setattr(liveness, "_MAX_VISITS", 100)  # past the loop that indexes `h` at run time
+    cut = estimate(DYNAMIC_ARRAY)
+    assert not cut.complete and len(walks) == 1
+    assert cut.stack_arrays == {"h": 64}  # found indexed at run time: on the stack all the same
+
+
+# Arrays indexed at run time: `h` (in registers, initialized), `g` (no initializer), `big` (too large for
+# registers, initialized). A what-if keeping one in registers starts from the first walk of the kernel
+# as written when that walk tells what its own first walk would find.
+WHAT_IFS = """
+__global__ void k(const int* __restrict__ bins, float* out, int n) {
+    float h[16] = {0.0f};
+    float g[8];
+    float big[1024] = {1.0f, 2.0f};
+    for (int i = 0; i < 8; ++i) g[i] = 0.0f;
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    for (int k = 0; k < n; ++k) {
+        h[bins[t * n + k] & 15] += 1.0f;
+        g[bins[k] & 7] += 2.0f;
+        big[bins[k] & 1023] += 3.0f;
+    }
+    for (int i = 0; i < 16; ++i) out[t * 16 + i] = h[i] + g[i & 7] + big[i];
+}
+"""
+
+
+def test_a_what_if_keeping_arrays_in_registers_starts_from_the_walk_as_written(monkeypatch):
+    from shaderlint.estimate import liveness, registers
+    from shaderlint.estimate.registers import Adjustment
+
+    walks = []
+    run = liveness.Walker.run
+
+    def counting(self):
+        walks.append((frozenset(self.promote), frozenset(self.stack_vars)))
+        return run(self)
+
+    monkeypatch.setattr(liveness.Walker, "run", counting)
+
+    def figures(skip: bool):
+        if not skip:
+            monkeypatch.setattr(registers, "_first_walk_dynamic", lambda *a, **kw: None)
+        m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", WHAT_IFS.encode())))
+        f = m.kernels[0]
+        arrays = {v.name: v for v in f.vars if v.is_array}
+        out = [estimate_kernel(m, f, SM80)]
+        for names in (("h",), ("g",), ("big",), ("h", "g")):
+            adj = Adjustment(promote=tuple(arrays[n] for n in names))
+            e = estimate_kernel(m, f, SM80, adjust=adj)
+            out.append((names, e.registers, e.registers_exact, e.peak, e.stack_bytes, e.stack_arrays, e.notes))
+        monkeypatch.undo()
+        monkeypatch.setattr(liveness.Walker, "run", counting)
+        return out, arrays
+
+    walks.clear()
+    fast, arrays = figures(True)
+    fast_walks = list(walks)
+    walks.clear()
+    slow, _ = figures(False)
+    assert fast[1:] == slow[1:]
+    assert fast[0].stack_arrays == slow[0].stack_arrays == {"h": 64, "g": 32, "big": 4096}
+    # every what-if but the one of `big` (initialized, not in registers as written) skips its first walk
+    firsts = [p for p, s in fast_walks if p and not s]
+    assert len(firsts) == 1 and firsts[0] == frozenset({id(arrays["big"])})
+    assert len(walks) - len(fast_walks) == 3
+
+
+def test_a_what_if_starts_from_the_walk_as_written_only_when_that_walk_tells():
+    from shaderlint.estimate.registers import _first_walk_dynamic
+
+    first = (frozenset({1, 2, 3}), True, frozenset({1, 2}))
+    assert _first_walk_dynamic(first, {1}) == {2, 3}
+    assert _first_walk_dynamic(first, {1, 2}) == {3}
+    assert _first_walk_dynamic(None, {1}) is None  # no walk as written yet
+    assert _first_walk_dynamic((first[0], False, first[2]), {1}) is None  # cut at the visit limit
+    assert _first_walk_dynamic(first, {3}) is None  # not in registers as written, initialized
+    assert _first_walk_dynamic(first, {3}, frozenset({3})) == {1, 2}  # ... without an initializer

@@ -709,7 +709,9 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     promote = {id(v) for v in adj.promote}
     demote = {id(v) for v in adj.demote}
     walker, result, stack_vars = _walk(model, f, target, c, bindings, env, types, promote, demote,
-                                       adj.cheap_divisions)
+                                       adj.cheap_divisions,
+                                       uninitialized=frozenset(id(v) for v in adj.promote
+                                                               if getattr(v, "init", None) is None))
     notes.extend(result.notes)
     if result.inlined:
         notes.append(f"inlined: {', '.join(result.inlined)}")
@@ -917,15 +919,24 @@ _OCCUPANCIES: dict[tuple, list] = {}
 
 
 def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promote: set[int], demote: set[int],
-          cheap: frozenset) -> tuple[Walker, "object", set[int]]:
+          cheap: frozenset, uninitialized: frozenset = frozenset()) -> tuple[Walker, "object", set[int]]:
     """(walker, result, ids of arrays on the stack) of the walk, iterated until the arrays found
-    indexed dynamically are all on the stack. Memoized on the model: the walk depends only on the
+    indexed dynamically are all on the stack (a walk cut at the visit limit is not repeated: the
+    arrays it found go on the stack, its figures are kept). Memoized on the model: the walk depends only on the
     kernel, the bindings, the register unit, the coefficients and the array/division parts of an
     :class:`Adjustment` (registers, stack, threads and shared-memory deltas are applied after it),
     so a what-if that changes none of those reuses the walk of the kernel as written. A what-if
     naming only divisions the walk never costed (``Walker.cheap_checked``) reuses it too, and so
     does one whose divisions weigh only on positions below the peak (``Walker.peak_without``):
-    constant divisors lower those positions and nothing else."""
+    constant divisors lower those positions and nothing else.
+
+    A what-if that keeps arrays in registers (``promote`` alone) starts from the first walk of the
+    kernel as written when that walk was complete and had every such array in registers, or declared
+    without an initializer (``uninitialized``: ids of the promoted arrays that are): that walk
+    and the what-if's first one visit the same nodes under the same values, the promoted arrays'
+    accesses only counting their elements instead of marking them indexed at run time (see
+    :func:`_first_walk_dynamic`), so the what-if's first walk finds the same arrays indexed at run
+    time but the promoted ones, and its second walk is the first to be made."""
     cache = model.__dict__.setdefault("_walk_cache", {})
     base_key = (id(f), target.register_unit_bits, tuple(sorted((bindings or {}).items())), c)
     key = base_key + (frozenset(promote), frozenset(demote), cheap)
@@ -941,17 +952,50 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
     stack_vars: set[int] = set()
     walker = result = None
     callables = _kernel_callables(model, f, bindings)
-    for _ in range(4):
+    first_key = base_key + ("first walk", target.name)
+    walks = 4
+    if promote and not demote and not cheap:
+        known = _first_walk_dynamic(cache.get(first_key), promote, uninitialized)
+        if known:
+            stack_vars |= known  # what the what-if's first walk would find (see above)
+            walks -= 1
+    for i in range(walks):
         walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, cheap,
                         callables=callables)
         result = walker.run()
+        if i == 0 and not stack_vars and not promote and not demote and not cheap:
+            cache[first_key] = (frozenset(walker.dynamic), result.complete,
+                                frozenset(k for k, v in walker._in_registers.items() if v))
         new = set(walker.dynamic) - stack_vars
         if not new:
             break
         stack_vars |= new
+        if not result.complete:
+            break  # (stopped at the visit limit: another walk would cover a first part of its own)
     assert walker is not None
     cache[key] = (walker, result, stack_vars)
     return cache[key]
+
+
+def _first_walk_dynamic(first, promote: set[int], uninitialized: frozenset = frozenset()) -> set[int] | None:
+    """The arrays the first walk of a what-if promoting the arrays ``promote`` finds indexed at run
+    time, from ``first``, (arrays found indexed at run time, complete, arrays answered in registers)
+    of the first walk of the kernel as written; None when it cannot tell (no such walk, cut at the
+    visit limit, or a promoted array with an initializer that was not in registers there: its
+    initializer's expressions are walked in one case and not in the other).
+
+    The two walks differ only where a promoted array is asked about (``Walker.in_registers``,
+    ``Walker.mark_dynamic``): in the what-if, an access counts its elements (no visit, no value of
+    the environment) where the walk as written may mark the array indexed at run time and count a
+    stack load; an initializer is walked alike when the array is in registers in both. Every node is
+    visited in the same order under the same values, so every other array is marked at the same
+    accesses."""
+    if first is None:
+        return None
+    dynamic, complete, in_registers = first
+    if not complete or not all(k in in_registers or k in uninitialized for k in promote):
+        return None
+    return set(dynamic) - promote
 
 
 def _kernel_callables(model, f, bindings) -> dict:
