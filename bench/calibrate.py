@@ -137,6 +137,8 @@ def ranks(values: list[float]) -> list[float]:
 
 
 def spearman(a: list[float], b: list[float]) -> float:
+    if not a:
+        return 0.0
     ra, rb = ranks(a), ranks(b)
     ma, mb = statistics.fmean(ra), statistics.fmean(rb)
     cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
