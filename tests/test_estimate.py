@@ -1182,3 +1182,49 @@ def test_amd_header_helper_values_follow_the_call(tmp_path):
     e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
     assert any(n.startswith("inlined: mix8") for n in e.notes), e.notes
     assert 8 <= e.peak <= 12, e.peak
+
+
+HEADER_INDEX = """
+uint rows_of(uint v) {
+    uint o0 = v * 3u, o1 = v * 5u + 1u, o2 = v * 7u + 2u, o3 = v * 11u + 3u;
+    uint o4 = v * 13u, o5 = v * 17u, o6 = v * 19u, o7 = v * 23u;
+    return o0 ^ o1 ^ o2 ^ o3 ^ o4 ^ o5 ^ o6 ^ o7;
+}
+uint lane_of() { return gl_LocalInvocationID.x * 2u; }
+"""
+
+HEADER_INDEX_CALLER = """#version 450
+#extension GL_GOOGLE_include_directive : enable
+layout(local_size_x = 64) in;
+#include "index.glsl"
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    const uint row = rows_of(SEED);
+    const uint lane = lane_of();
+    d[row * 64u + lane] = a[row * 64u + lane];
+}
+"""
+
+
+def test_amd_header_helper_locals_are_uniform_at_a_uniform_call(tmp_path):
+    """NIR inlines a helper before it decides what is uniform: a helper of an included file (llama.cpp's
+    src0_idx(row * p.ne00) in generic_unary_head.glsl, with `row` from the workgroup IDs) called with
+    uniform arguments computes its locals in SGPRs. They were all VGPRs (nobody calls the helper in its
+    own file's model), and a header helper reading gl_LocalInvocationID without arguments (get_idx())
+    gave a uniform result."""
+    (tmp_path / "index.glsl").write_text(HEADER_INDEX)
+    shader = tmp_path / "k.comp"
+    rdna = get_target("rdna2-wave64")
+    peaks = {}
+    for seed in ("gl_WorkGroupID.x", "gl_LocalInvocationID.x"):
+        shader.write_text(HEADER_INDEX_CALLER.replace("SEED", seed))
+        m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+        peaks[seed] = estimate_kernel(m, m.kernels[0], rdna).peak
+    assert peaks["gl_WorkGroupID.x"] <= 4, peaks  # the lane (a VGPR), the address, the loaded value
+    assert peaks["gl_LocalInvocationID.x"] >= 8, peaks
+    # lane_of() is per invocation: `lane` is a VGPR, so the uniform row's index math still needs one
+    shader.write_text(HEADER_INDEX_CALLER.replace("SEED", "gl_WorkGroupID.x").replace("lane_of()", "5u"))
+    m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+    assert estimate_kernel(m, m.kernels[0], rdna).peak < peaks["gl_WorkGroupID.x"]
+

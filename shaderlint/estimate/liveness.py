@@ -38,7 +38,9 @@ from shaderlint.estimate.static import (
 )
 from shaderlint.model.expr import mentions, unparen
 from shaderlint.estimate.headers import header_function, overload_for
-from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_expression, divergent_vars, uniform_component
+from shaderlint.estimate.uniform import (
+    DIVERGENT_BUILTINS, divergent_expression, divergent_vars, divergent_vars_in_call, uniform_component,
+)
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
@@ -232,6 +234,10 @@ class Walker:
         self.unit = target.register_unit_bits
         # AMD: integer values uniform across the wave live in scalar registers, not in the VGPRs counted
         self.scalar_file = target.vendor == "amd" and model.language == "glsl"
+        # (AMD) the divergent variables of the helper being inlined at its call (None: the model's own,
+        # :func:`divergent_vars`), and ``_var_shape`` per such context
+        self.divergent: frozenset[int] | None = None
+        self._shapes: dict = {}
         self.lang = model.language
         self.stack_bytes_extra = 0
         self.consumed: set[int] = set()  # statements walked as the detached body of a loop
@@ -348,7 +354,7 @@ class Walker:
             el_table = self.comp_table(inf.elem)
             got = (2.0 if inf.pointer else el, None if inf.pointer or inf.dims else el_table, el, el_table)
             if self.scalar_file and not inf.dims and not v.is_global and inf.elem.kind in ("int", "uint", "bool") \
-                    and id(v) not in divergent_vars(self.m):
+                    and id(v) not in (divergent_vars(self.m) if self.divergent is None else self.divergent):
                 got = (0.0, None, el, el_table)  # the same in every invocation: a scalar register (SGPR)
             self._var_shape[id(v)] = got
         return got
@@ -1511,8 +1517,18 @@ class Walker:
             peak = max(peak, held + pa)
             held += wa
             pending.append((p, self.scalar_file and p.type.kind in ("int", "uint", "bool")
-                            and not divergent_expression(self.m, a)))
+                            and not divergent_expression(self.m, a, self.divergent)))
         self.record(max(peak, held))
+        saved_divergent = (self.divergent, self._var_shape)
+        if self.scalar_file:
+            # the helper's own values are uniform where this call's arguments are (NIR inlines it
+            # before deciding what is uniform), whatever the helper's other calls pass
+            lam = {id(p) for p in g.params if id(p) in self.lambdas}
+            div = frozenset(id(p) for p, a in zip(g.params, args) if id(p) not in lam
+                            and divergent_expression(self.m, a, self.divergent))
+            key = (id(model or self.m), id(g), div)
+            self.divergent = divergent_vars_in_call(model or self.m, g, div)
+            self._var_shape = self._shapes.setdefault(key, {})
         self.frames.append(frame)
         self.active.append(g)
         caller_model, caller_syntax = self.m, self._syntax
@@ -1526,6 +1542,7 @@ class Walker:
                 g.node.child_by_field_name("type") or g.node) == "void" else 1.0)
         finally:
             self.m, self._syntax = caller_model, caller_syntax
+            self.divergent, self._var_shape = saved_divergent
             self.frames.pop()
             self.active.pop()
             for k, (prev, prev_env) in saved_callables.items():
