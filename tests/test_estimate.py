@@ -1228,3 +1228,31 @@ def test_amd_header_helper_locals_are_uniform_at_a_uniform_call(tmp_path):
     m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
     assert estimate_kernel(m, m.kernels[0], rdna).peak < peaks["gl_WorkGroupID.x"]
 
+
+MULHI_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint mp; uint shift; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+uint fastdiv(uint n, uint mp, uint L) {
+    uint msbs, lsbs;
+    umulExtended(n, mp, msbs, lsbs);
+    return (msbs + n) >> L;
+}
+void main() {
+    const uint i = gl_GlobalInvocationID.x;
+    const uint b0 = i * 3u, b1 = i * 5u, b2 = i * 7u, b3 = i * 11u;
+    const uint q = fastdiv(i + 1u, p.mp, p.shift);
+    d[i] = a[q] + float(b0 ^ b1 ^ b2 ^ b3);
+}
+"""
+
+
+def test_glsl_out_argument_never_read_is_not_a_register():
+    """umulExtended's low half that nothing reads (llama.cpp's fastdiv keeps only `msbs`) is removed by
+    the compiler: it took a VGPR at the call, on the peak of every shader indexing through fastdiv."""
+    rdna = get_target("rdna2-wave64")
+    dead = estimate(MULHI_GLSL, path="k.comp", target=rdna)
+    read = estimate(MULHI_GLSL.replace("return (msbs + n) >> L;", "return (msbs + n + lsbs) >> L;"),
+                    path="k.comp", target=rdna)
+    assert dead.peak < read.peak, (dead.peak, read.peak)

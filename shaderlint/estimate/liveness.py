@@ -1353,6 +1353,9 @@ class Walker:
             peak, held = self.ev_seq(args)
             res = self.wt(n)
             return max(p0, w0 + peak, res), res
+        outs = _GLSL_OUT_ARGS.get(name) if g is None and self.lang == "glsl" else None
+        if outs:  # a result never read (umulExtended's low half, fastdiv's `lsbs`): NIR drops it
+            args = [a for i, a in enumerate(args) if i not in outs or not self.dead_out(a)]
         peak, held = self.ev_seq(args)
         res = self.wt(n)
         extra = 0.0
@@ -1377,6 +1380,40 @@ class Walker:
             if plain and plain not in self.unseen and not _CONSTRUCTOR.match(plain) and not _COSTED.match(plain):
                 self.unseen.append(plain)  # code the walk cannot see: its registers are not counted
         return max(peak, held, res) + extra, res
+
+    def dead_out(self, a: ts.Node) -> bool:
+        """Whether argument ``a`` of a GLSL built-in's out parameter is a local its function never reads
+        (written only through such out parameters): the compiler removes the value (memoized per model)."""
+        a = unparen(a)
+        if a.type != "identifier":
+            return False
+        v = self.m.resolve(a)
+        if v is None or v.is_global or v.init is not None or v.qualifiers & _OUT_QUALIFIERS:
+            return False
+        memo = self.m.__dict__.setdefault("_dead_out", {})
+        got = memo.get(id(v))
+        if got is None:
+            fn = a.parent
+            while fn is not None and fn.type != "function_definition":
+                fn = fn.parent
+            got = fn is not None
+            stack = [fn] if fn is not None else []
+            while got and stack:
+                x = stack.pop()
+                if x.type == "identifier" and x.id != a.id and self.m.text(x) == v.name and self.m.resolve(x) is v:
+                    up = x.parent
+                    if up is not None and up.type in ("init_declarator", "declaration") \
+                            and any(d.id == x.id for d in up.children_by_field_name("declarator")):
+                        continue  # the declaration
+                    call = up.parent if up is not None and up.type == "argument_list" else None
+                    outs = _GLSL_OUT_ARGS.get(self.m.callee_name(call)) if call is not None else None
+                    kids = [c for c in up.named_children if c.type != "comment"] if outs else []
+                    if not outs or next(i for i, c in enumerate(kids) if c.id == x.id) not in outs:
+                        got = False
+                    continue
+                stack.extend(x.named_children)
+            memo[id(v)] = got
+        return got
 
     def template_arg_value(self, a: ts.Node):
         """The value of a template argument: a constant expression, or a name the parser reads as a
@@ -2121,6 +2158,12 @@ class Walker:
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+#: GLSL built-ins with out parameters: their positions (GLSL 4.60 spec, 8.3 and 8.8).
+_GLSL_OUT_ARGS = {"umulExtended": (2, 3), "imulExtended": (2, 3), "uaddCarry": (2,), "usubBorrow": (2,),
+                  "frexp": (1,), "modf": (1,)}
+_OUT_QUALIFIERS = frozenset({"out", "inout"})
 
 
 def _overloaded(model) -> dict:
