@@ -1256,3 +1256,31 @@ def test_glsl_out_argument_never_read_is_not_a_register():
     read = estimate(MULHI_GLSL.replace("return (msbs + n) >> L;", "return (msbs + n + lsbs) >> L;"),
                     path="k.comp", target=rdna)
     assert dead.peak < read.peak, (dead.peak, read.peak)
+
+
+BLOCKS_GLSL = """#version 450
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_control_flow_attributes : enable
+layout(local_size_x = 64) in;
+struct block { float d; uint8_t qs[16]; };
+layout(binding = 0) readonly buffer A { ACCESS_DECL };
+layout(binding = 1) writeonly buffer D { float data_b[]; };
+void main() {
+    const uint ib = gl_GlobalInvocationID.x;
+    [[unroll]] for (uint l = 0; l < 8; ++l) {
+        data_b[16 * ib + l] = float(ACCESS);
+    }
+}
+"""
+
+
+def test_glsl_indexed_array_member_is_one_load():
+    """`data_a[ib].qs[l]` (llama.cpp's dequant shaders) loads one byte: the member `data_a[ib].qs` is its
+    address, not a value loaded before it. The walk counted two loads per copy, which doubled what the
+    AMD scheduler estimate moves up (dequant_q4_1.comp: 30 VGPRs against RADV's 24)."""
+    rdna = get_target("rdna2-wave64")
+    member = estimate(BLOCKS_GLSL.replace("ACCESS_DECL", "block data_a[];").replace("ACCESS", "data_a[ib].qs[l]"),
+                      path="k.comp", target=rdna)
+    flat = estimate(BLOCKS_GLSL.replace("ACCESS_DECL", "uint8_t qs[];").replace("ACCESS", "qs[16u * ib + l]"),
+                    path="k.comp", target=rdna)
+    assert member.registers_exact <= flat.registers_exact + 1, (member.registers_exact, flat.registers_exact)
