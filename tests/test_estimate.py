@@ -911,6 +911,13 @@ def test_aco_scheduler_budget():
     assert aco.vgpr_granule(gfx9) == 4 and aco.simd_vgprs(gfx9) == 256
     assert [aco.scheduler_budget(gfx9, d) for d in (5, 25, 29, 60)] == [34, 38, 46, 62]
     assert aco.vgpr_granule(get_target("rdna2-wave32")) == 16 and aco.simd_vgprs(get_target("rdna2-wave32")) == 1024
+    # the wave target in multiples of f (SIMD VGPRs / 256), rounded down: RDNA3 wave32 (f 6) reaches 16 waves
+    # with a small demand, 12 for the budget, 118 VGPRs; RDNA2 wave64 at 5 waves (83 VGPRs, llama.cpp's
+    # gla.comp) targets 4, 126 VGPRs (RADV on the null device: gla.comp 128, 120 on gfx1100 wave32)
+    rdna3 = get_target("rdna3-wave32")
+    assert [aco.scheduler_budget(rdna3, d) for d in (5, 94)] == [118, 118]
+    assert aco.scheduler_budget(rdna, 83) == 126
+    assert aco.scheduler_budget(get_target("rdna2-wave32"), 5) == 62
 
 
 COPY16_GLSL = """#version 450
