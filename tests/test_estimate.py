@@ -1291,3 +1291,29 @@ def test_glsl_indexed_array_member_is_one_load():
     flat = estimate(BLOCKS_GLSL.replace("ACCESS_DECL", "uint8_t qs[];").replace("ACCESS", "qs[16u * ib + l]"),
                     path="k.comp", target=rdna)
     assert member.registers_exact <= flat.registers_exact + 1, (member.registers_exact, flat.registers_exact)
+
+
+def test_amd_workgroup_size_of_an_included_file(tmp_path):
+    """llama.cpp's rope shaders declare `local_size_x = 1, local_size_y = 256` in rope_head.glsl, which they
+    include: along x every invocation has the same gl_GlobalInvocationID.x (an SGPR on AMD). The axis
+    sizes were read only from the shader's own file."""
+    (tmp_path / "head.glsl").write_text("layout(local_size_x = 1, local_size_y = 64, local_size_z = 1) in;\n")
+    shader = tmp_path / "k.comp"
+    body = """#version 450
+#extension GL_GOOGLE_include_directive : enable
+INCLUDE
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    const uint r = gl_GlobalInvocationID.x;
+    const uint r0 = r * 3u, r1 = r * 5u, r2 = r * 7u, r3 = r * 11u, r4 = r * 13u, r5 = r * 17u;
+    d[gl_GlobalInvocationID.y] = a[r0] + a[r1] + a[r2] + a[r3] + a[r4] + a[r5];
+}
+"""
+    rdna = get_target("rdna2-wave64")
+    peaks = []
+    for include in ('#include "head.glsl"', "layout(local_size_x = 64) in;"):
+        shader.write_text(body.replace("INCLUDE", include))
+        m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+        peaks.append(estimate_kernel(m, m.kernels[0], rdna).peak)
+    assert peaks[0] + 4 <= peaks[1], peaks

@@ -40,7 +40,7 @@ def uniform_component(model, name: str, components: str) -> bool:
     each component names an axis of the shader's workgroup whose size is 1."""
     if name not in _PER_AXIS or not components:
         return False
-    size = getattr(model, "workgroup_size", None)
+    size = workgroup_size(model)
     if not size:
         return False
     for c in components:
@@ -48,6 +48,27 @@ def uniform_component(model, name: str, components: str) -> bool:
         if i < 0 or size[i] != 1:
             return False
     return True
+
+
+def workgroup_size(model):
+    """The workgroup size ``model`` declares, else the one a file it includes declares (llama.cpp's
+    rope shaders take `local_size_x = 1, local_size_y = 256` from rope_head.glsl; memoized)."""
+    size = getattr(model, "workgroup_size", None)
+    if size or getattr(model, "language", None) != "glsl":
+        return size
+    got = model.__dict__.get("_included_workgroup_size", False)
+    if got is False:
+        from shaderlint.estimate.headers import _load, header_paths
+
+        got = None
+        for hp in header_paths(model):
+            hm = _load(hp, model)
+            hs = getattr(hm, "workgroup_size", None) if hm is not None else None
+            if hs:
+                got = hs
+                break
+        model._included_workgroup_size = got
+    return got
 
 
 #: Calls whose result is the same in every invocation whatever their arguments.
