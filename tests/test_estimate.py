@@ -1317,3 +1317,34 @@ void main() {
         m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
         peaks.append(estimate_kernel(m, m.kernels[0], rdna).peak)
     assert peaks[0] + 4 <= peaks[1], peaks
+
+
+COPY_GLSL = """#version 450
+layout(local_size_x = 32, local_size_y = 8) in;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+shared float sh[8][33];
+void main() {
+    const uint col = gl_LocalInvocationID.x;
+    const uint row = gl_LocalInvocationID.y;
+    const uint r2 = row;
+    sh[r2][col] = a[gl_WorkGroupID.x * 256u + gl_LocalInvocationID.y * 32u + gl_LocalInvocationID.x];
+    barrier();
+    d[gl_WorkGroupID.x * 256u + col * 8u + row] = sh[gl_LocalInvocationID.x % 8u][gl_LocalInvocationID.y];
+}
+"""
+
+
+def test_glsl_plain_copies_share_a_register():
+    """`const uint tid_col = gl_LocalInvocationID.x;` (llama.cpp's copy_transpose.comp) names the invocation
+    ID's register again: the walk counted both the built-in and the copy (10 VGPRs against RADV's 6 before
+    scheduling, 8 allocated); a copy of another local that neither reassigns is the same value too."""
+    rdna = get_target("rdna2-wave64")
+    copies = estimate(COPY_GLSL, path="k.comp", target=rdna)
+    direct = estimate(COPY_GLSL.replace("const uint col = gl_LocalInvocationID.x;", "")
+                      .replace("const uint row = gl_LocalInvocationID.y;", "")
+                      .replace("const uint r2 = row;", "")
+                      .replace("[r2][col]", "[gl_LocalInvocationID.y][gl_LocalInvocationID.x]")
+                      .replace("col * 8u + row", "gl_LocalInvocationID.x * 8u + gl_LocalInvocationID.y"),
+                      path="k.comp", target=rdna)
+    assert copies.peak == direct.peak, (copies.peak, direct.peak)

@@ -680,7 +680,36 @@ class Walker:
             else:
                 peak = self.ev(init)[0]
             self.record(peak)
+            copied = self.copy_of(v, init) if self.lang == "glsl" else None
+            if copied is not None:  # `const uint tid = gl_LocalInvocationID.x;`: the same register (SSA)
+                self.frames[-1].alias[id(v)] = copied
+                continue
             self.def_var(v)
+
+    def copy_of(self, v, init: ts.Node):
+        """The key of the value ``v`` copies when its initializer is a plain copy of an invocation ID
+        component or of another local, and neither is assigned again (the compiler names one value
+        twice; the walk counted both), else None."""
+        a = unparen(init)
+        if self._assigned(v) or self.var_table(v) is not None:
+            return None
+        if a.type == "field_expression":
+            arg, fld = a.child_by_field_name("argument"), a.child_by_field_name("field")
+            if arg is None or fld is None or arg.type != "identifier" or self.m.resolve(arg) is not None:
+                return None
+            name, comp = self.m.text(arg), self.m.text(fld)
+            if name not in ("gl_LocalInvocationID", "gl_GlobalInvocationID") or len(comp) != 1:
+                return None
+            key = ("b", name + "." + comp)
+            return key if key in self.first else None  # (uniform along the axis: no register, no key)
+        if a.type == "identifier":
+            w = self.m.resolve(a)
+            if w is None or w.is_global or w is v or self._assigned(w) or self.var_table(w) is not None \
+                    or self.info(w).dims or self.var_cost(w) != self.var_cost(v):
+                return None
+            key = self.key(w)
+            return key if key in self.first else None
+        return None
 
     def _assigned(self, v) -> bool:
         from shaderlint.estimate.static import reassigned
