@@ -1348,3 +1348,39 @@ def test_glsl_plain_copies_share_a_register():
                       .replace("col * 8u + row", "gl_LocalInvocationID.x * 8u + gl_LocalInvocationID.y"),
                       path="k.comp", target=rdna)
     assert copies.peak == direct.peak, (copies.peak, direct.peak)
+
+
+PUSH_FLOATS_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { float f0; float f1; float f2; float f3; float f4; float f5; uint n; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer B { float b[]; };
+float ramp(float lo, float hi, float x) { return (x - lo) / max(0.001, hi - lo); }
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    DECLS
+    float s = a[i];
+    for (uint k = 0; k < p.n; k++) { s = s * USES + a[i + k]; }
+    b[i] = s;
+}
+"""
+
+
+def test_amd_float_locals_read_from_push_constants_take_no_vgpr():
+    """ACO loads push constants into scalar registers and vector instructions read them there: a float
+    local holding one (llama.cpp's rope `mscale = p.attn_factor`), or a helper's float parameter given one
+    (rope_yarn_ramp(p.corr_dims[0], p.corr_dims[1], i0)), takes no VGPR. Measured with RADV 22.3: six such
+    locals, 5 VGPRs before scheduling, as with the push constants read in place; the walk counted 13."""
+    rdna = get_target("rdna2-wave64")
+    in_place = estimate(PUSH_FLOATS_GLSL.replace("DECLS", "").replace(
+        "USES", " + s * ".join(f"p.f{j}" for j in range(6))), path="k.comp", target=rdna)
+    locals_ = estimate(PUSH_FLOATS_GLSL.replace("DECLS", " ".join(f"float u{j} = p.f{j};" for j in range(6))).replace(
+        "USES", " + s * ".join(f"u{j}" for j in range(6))), path="k.comp", target=rdna)
+    params = estimate(PUSH_FLOATS_GLSL.replace("DECLS", "").replace(
+        "USES", "ramp(p.f0, p.f1, s) * ramp(p.f2, p.f3, s) * ramp(p.f4, p.f5, s)"), path="k.comp", target=rdna)
+    assert locals_.peak == in_place.peak, (locals_.peak, in_place.peak)
+    assert params.peak <= in_place.peak + 1, (params.peak, in_place.peak)
+    # a float computed from them is a vector value again (no scalar float ALU before gfx11.5)
+    computed = estimate(PUSH_FLOATS_GLSL.replace("DECLS", " ".join(f"float u{j} = p.f{j} * 2.0;" for j in range(6)))
+                        .replace("USES", " + s * ".join(f"u{j}" for j in range(6))), path="k.comp", target=rdna)
+    assert computed.peak >= in_place.peak + 5, (computed.peak, in_place.peak)

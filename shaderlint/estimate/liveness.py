@@ -238,6 +238,8 @@ class Walker:
         # :func:`divergent_vars`), and ``_var_shape`` per such context
         self.divergent: frozenset[int] | None = None
         self._shapes: dict = {}
+        self._globals: dict[int, object] = {}  # id -> global Var of the keys handed out (``key``)
+        self._uniform_reads: set = set()  # keys of helper parameters given a push constant (``uniform_read``)
         self.lang = model.language
         self.stack_bytes_extra = 0
         self.consumed: set[int] = set()  # statements walked as the detached body of a loop
@@ -353,7 +355,9 @@ class Walker:
             el = self.type_cost(inf.elem)
             el_table = self.comp_table(inf.elem)
             got = (2.0 if inf.pointer else el, None if inf.pointer or inf.dims else el_table, el, el_table)
-            if self.scalar_file and not inf.dims and not v.is_global and inf.elem.kind in ("int", "uint", "bool") \
+            if self.scalar_file and not inf.dims and not v.is_global and (
+                    inf.elem.kind in ("int", "uint", "bool")
+                    or (v.init is not None and not self._assigned(v) and self.uniform_read(v.init))) \
                     and id(v) not in (divergent_vars(self.m) if self.divergent is None else self.divergent):
                 got = (0.0, None, el, el_table)  # the same in every invocation: a scalar register (SGPR)
             self._var_shape[id(v)] = got
@@ -464,6 +468,7 @@ class Walker:
     def key(self, v):
         """The value a variable names in the current (inlined) frame."""
         if v.is_global:
+            self._globals[id(v)] = v
             return ("g", id(v))
         frame = self.frames[-1]
         got = frame.alias.get(id(v))
@@ -685,6 +690,30 @@ class Walker:
                 self.frames[-1].alias[id(v)] = copied
                 continue
             self.def_var(v)
+
+    def uniform_read(self, n: ts.Node) -> bool:
+        """(AMD) Whether ``n`` only reads a push constant or a uniform block member (``p.attn_factor``,
+        ``p.corr_dims[0]``): ACO loads it into scalar registers and the vector instructions read it
+        there, so a float local or helper parameter holding it takes no VGPR (measured with RADV 22.3:
+        eight such float locals, 5 VGPRs before scheduling, as with the push constants read in place)."""
+        a = unparen(n)
+        while a.type in ("field_expression", "subscript_expression"):
+            if a.type == "subscript_expression":
+                i = subscript_index(a)
+                if i is not None and evaluate(self.m, i, self.env) is None:
+                    return False
+            a = unparen(a.child_by_field_name("argument"))
+        if a.type != "identifier":
+            return False
+        v = self.m.resolve(a)
+        if v is not None and v.is_param:  # a helper's struct parameter bound to the push constants
+            k = self.key(v)
+            if k in self._uniform_reads:
+                return True
+            v = self._globals.get(k[1]) if k[0] == "g" else None
+        elif v is None:  # a global of an included file (llama.cpp's `pc` of rope_head.glsl)
+            v = _included_global(self.home, self.m.text(a))
+        return v is not None and v.is_global and v.address_space in ("push_constant", "uniform")
 
     def copy_of(self, v, init: ts.Node):
         """The key of the value ``v`` copies when its initializer is a plain copy of an invocation ID
@@ -1587,7 +1616,10 @@ class Walker:
             pa, wa = self.ev(a)
             peak = max(peak, held + pa)
             held += wa
-            pending.append((p, self.scalar_file and p.type.kind in ("int", "uint", "bool")
+            read = self.scalar_file and self.uniform_read(a)
+            if read:
+                self._uniform_reads.add(("v", frame.id, id(p)))
+            pending.append((p, self.scalar_file and (p.type.kind in ("int", "uint", "bool") or read)
                             and not divergent_expression(self.m, a, self.divergent)))
         self.record(max(peak, held))
         saved_divergent = (self.divergent, self._var_shape)
@@ -2192,6 +2224,22 @@ class Walker:
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _included_global(model, name: str):
+    """The global ``name`` of a file ``model`` includes (the first header declaring it; memoized)."""
+    memo = model.__dict__.setdefault("_included_globals", {})
+    if name not in memo:
+        from shaderlint.estimate.headers import _load, header_paths
+
+        memo[name] = None
+        for hp in header_paths(model):
+            hm = _load(hp, model)
+            got = next((g for g in hm.globals if g.name == name), None) if hm is not None else None
+            if got is not None:
+                memo[name] = got
+                break
+    return memo[name]
 
 
 #: GLSL built-ins with out parameters: their positions (GLSL 4.60 spec, 8.3 and 8.8).
