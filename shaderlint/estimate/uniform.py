@@ -158,6 +158,9 @@ def _compute(model, inlined=None) -> set[int]:
                     v = model.resolve(a)
                     if v is not None and not v.is_global:
                         sources.append((v, call, call))
+    if inlined is not None:  # only the helper's own values are asked for under this call
+        lo, hi = inlined[0].node.start_byte, inlined[0].node.end_byte
+        sources = [x for x in sources if lo <= x[2].start_byte < hi]
     divergent: set[int] = set(inlined[1]) if inlined is not None else set()
     # the parameters of a helper no call of this model reaches (a helper of an included file, inlined
     # into the shader that includes it): their values are the caller's, not known here
@@ -234,8 +237,13 @@ def _divergent(model, node: ts.Node, divergent: set[int]) -> bool:
                 if _reads_divergent(model, g):
                     return True
             else:  # a helper of an included file: its body decides, as above
-                hit = header_function(model, name, sum(1 for a in model.call_args(n) if a.type != "comment"))
-                if hit is not None and _reads_divergent(*hit):
+                nargs = sum(1 for a in model.call_args(n) if a.type != "comment")
+                memo = model.__dict__.setdefault("_header_reads_divergent", {})
+                got = memo.get((name, nargs))
+                if got is None:
+                    hit = header_function(model, name, nargs)
+                    got = memo[(name, nargs)] = hit is not None and _reads_divergent(*hit)
+                if got:
                     return True
             fn = n.child_by_field_name("function")
             stack.extend(a for a in n.named_children if a is not fn)
