@@ -1384,3 +1384,21 @@ def test_amd_float_locals_read_from_push_constants_take_no_vgpr():
     computed = estimate(PUSH_FLOATS_GLSL.replace("DECLS", " ".join(f"float u{j} = p.f{j} * 2.0;" for j in range(6)))
                         .replace("USES", " + s * ".join(f"u{j}" for j in range(6))), path="k.comp", target=rdna)
     assert computed.peak >= in_place.peak + 5, (computed.peak, in_place.peak)
+
+
+def test_glsl_an_implicit_conversion_is_not_a_copy():
+    """`float f = i;` converts the integer: a new value, not a second name for `i`'s register."""
+    rdna = get_target("rdna2-wave64")
+    src = """#version 450
+layout(local_size_x = 64) in;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    const uint i = gl_GlobalInvocationID.x * 3u;
+    const DECL = i;
+    d[i] = a[i] + float(f);
+}
+"""
+    same = estimate(src.replace("DECL", "uint f"), path="k.comp", target=rdna)
+    converted = estimate(src.replace("DECL", "float f"), path="k.comp", target=rdna)
+    assert converted.peak >= same.peak + 1, (converted.peak, same.peak)

@@ -727,15 +727,17 @@ class Walker:
             if arg is None or fld is None or arg.type != "identifier" or self.m.resolve(arg) is not None:
                 return None
             name, comp = self.m.text(arg), self.m.text(fld)
-            if name not in ("gl_LocalInvocationID", "gl_GlobalInvocationID") or len(comp) != 1:
-                return None
+            if name not in ("gl_LocalInvocationID", "gl_GlobalInvocationID") or len(comp) != 1 \
+                    or v.type.kind != "uint" or v.type.width != 1:
+                return None  # (`float x = gl_LocalInvocationID.x;` converts: a new value)
             key = ("b", name + "." + comp)
             return key if key in self.first else None  # (uniform along the axis: no register, no key)
         if a.type == "identifier":
             w = self.m.resolve(a)
             if w is None or w.is_global or w is v or self._assigned(w) or self.var_table(w) is not None \
-                    or self.info(w).dims or self.var_cost(w) != self.var_cost(v):
-                return None
+                    or self.info(w).dims or self.var_cost(w) != self.var_cost(v) \
+                    or (w.type.kind, w.type.bits, w.type.width) != (v.type.kind, v.type.bits, v.type.width):
+                return None  # (`float f = i;` converts: a new value)
             key = self.key(w)
             return key if key in self.first else None
         return None
