@@ -1402,3 +1402,31 @@ void main() {
     same = estimate(src.replace("DECL", "uint f"), path="k.comp", target=rdna)
     converted = estimate(src.replace("DECL", "float f"), path="k.comp", target=rdna)
     assert converted.peak >= same.peak + 1, (converted.peak, same.peak)
+
+
+SSBO_FLOATS_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer B { float b[]; };
+layout(binding = 2) QUAL buffer C { float c[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint w = gl_WorkGroupID.x;
+    float u0 = c[w * 4u], u1 = c[w * 4u + 1u], u2 = c[w * 4u + 2u], u3 = c[w * 4u + 3u];
+    float s = a[i];
+    for (uint k = 0; k < p.n; k++) { s = s * u0 + s * u1 + s * u2 + s * u3 + a[i + k]; }
+    b[i] = s;
+}
+"""
+
+
+def test_amd_float_locals_read_from_a_readonly_buffer_at_a_uniform_index_take_no_vgpr():
+    """A readonly storage buffer read at a workgroup-uniform index is a scalar load on AMD (llama.cpp's
+    `sink = data_s[n]` with n = gl_WorkGroupID.x): measured with RADV 22.3, eight such float locals used
+    in a loop 5 VGPRs before scheduling, as eight push constants (here four). A buffer the shader may
+    write is read with vector loads: its values stay VGPRs."""
+    rdna = get_target("rdna2-wave64")
+    readonly = estimate(SSBO_FLOATS_GLSL.replace("QUAL", "readonly"), path="k.comp", target=rdna)
+    writable = estimate(SSBO_FLOATS_GLSL.replace("QUAL", "coherent"), path="k.comp", target=rdna)
+    assert readonly.peak + 4 <= writable.peak, (readonly.peak, writable.peak)

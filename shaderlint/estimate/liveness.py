@@ -700,7 +700,8 @@ class Walker:
         while a.type in ("field_expression", "subscript_expression"):
             if a.type == "subscript_expression":
                 i = subscript_index(a)
-                if i is not None and evaluate(self.m, i, self.env) is None:
+                if i is not None and evaluate(self.m, i, self.env) is None \
+                        and divergent_expression(self.m, i, self.divergent):
                     return False
             a = unparen(a.child_by_field_name("argument"))
         if a.type != "identifier":
@@ -713,7 +714,8 @@ class Walker:
             v = self._globals.get(k[1]) if k[0] == "g" else None
         elif v is None:  # a global of an included file (llama.cpp's `pc` of rope_head.glsl)
             v = _included_global(self.home, self.m.text(a))
-        return v is not None and v.is_global and v.address_space in ("push_constant", "uniform")
+        return v is not None and v.is_global and (v.address_space in ("push_constant", "uniform") or (
+            v.address_space == "buffer" and "readonly" in v.qualifiers))
 
     def copy_of(self, v, init: ts.Node):
         """The key of the value ``v`` copies when its initializer is a plain copy of an invocation ID
