@@ -137,6 +137,8 @@ def ranks(values: list[float]) -> list[float]:
 
 
 def spearman(a: list[float], b: list[float]) -> float:
+    if not a:
+        return 0.0
     ra, rb = ranks(a), ranks(b)
     ma, mb = statistics.fmean(ra), statistics.fmean(rb)
     cov = sum((x - ma) * (y - mb) for x, y in zip(ra, rb))
@@ -252,7 +254,10 @@ def radv_rows(root: Path, target_name: str, defines: list[str] = (), includes: b
         if not r.ok:
             continue
         counts["measured"] += 1
-        if r.local_size_unknown:  # a workgroup size left to the application: compiled as one thread, left out
+        if r.local_size_unknown or not declares_local_size(p):
+            # a workgroup size left to the application (a specialization constant without a default, or
+            # no declaration at all: ncnn adds its own at run time): compiled as one thread, where every
+            # value is uniform, not as the application runs it; left out
             counts["one_thread_groups"] += 1
             continue
         # the variant glslang compiled: the estimate's #if branches decided with the same defines
@@ -264,6 +269,22 @@ def radv_rows(root: Path, target_name: str, defines: list[str] = (), includes: b
         rows.append({"file": str(p.relative_to(root)), "estimate": est.registers, "radv": r.vgprs,
                      "pre_sched": r.pre_sched_vgprs, "spilled": r.spilled_vgprs or 0})
     return rows, counts
+
+
+def declares_local_size(path: Path, seen: set | None = None) -> bool:
+    """Whether the shader at ``path`` or a file it ``#include``s (beside it) declares its workgroup size
+    (``local_size_x``…): glslang compiles one without any as a one-invocation workgroup."""
+    import re
+
+    seen = set() if seen is None else seen
+    if path in seen or not path.is_file():
+        return False
+    seen.add(path)
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if "local_size_" in text:
+        return True
+    return any(declares_local_size(path.parent / inc, seen)
+               for inc in re.findall(r'^\s*#\s*include\s*"([^"]+)"', text, flags=re.M))
 
 
 def radv_split(rows: list[dict], granule: int) -> dict:
@@ -364,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.radv_target} ({target.radv_family}): {counts['files']} compute shaders, "
               f"{counts['compiled']} compile{' standalone' if not args.radv_define else ' with the defines'}, "
               f"{counts['measured']} measured, {counts['one_thread_groups']} left out (workgroup size set only by "
-              f"the application), "
+              f"the application: compiled as one invocation), "
               f"{counts['estimated']} estimated ({time.process_time() - t0:.1f} s CPU in this process)")
         for name in ("estimate", "constant_8"):
             x = m[name]

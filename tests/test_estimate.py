@@ -924,6 +924,13 @@ def test_aco_scheduler_budget():
     assert aco.vgpr_granule(gfx9) == 4 and aco.simd_vgprs(gfx9) == 256
     assert [aco.scheduler_budget(gfx9, d) for d in (5, 25, 29, 60)] == [34, 38, 46, 62]
     assert aco.vgpr_granule(get_target("rdna2-wave32")) == 16 and aco.simd_vgprs(get_target("rdna2-wave32")) == 1024
+    # the wave target in multiples of f (SIMD VGPRs / 256), rounded down: RDNA3 wave32 (f 6) reaches 16 waves
+    # with a small demand, 12 for the budget, 118 VGPRs; RDNA2 wave64 at 5 waves (83 VGPRs, llama.cpp's
+    # gla.comp) targets 4, 126 VGPRs (RADV on the null device: gla.comp 128, 120 on gfx1100 wave32)
+    rdna3 = get_target("rdna3-wave32")
+    assert [aco.scheduler_budget(rdna3, d) for d in (5, 94)] == [118, 118]
+    assert aco.scheduler_budget(rdna, 83) == 126
+    assert aco.scheduler_budget(get_target("rdna2-wave32"), 5) == 62
 
 
 COPY16_GLSL = """#version 450
@@ -1195,6 +1202,247 @@ def test_amd_header_helper_values_follow_the_call(tmp_path):
     e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
     assert any(n.startswith("inlined: mix8") for n in e.notes), e.notes
     assert 8 <= e.peak <= 12, e.peak
+
+
+HEADER_INDEX = """
+uint rows_of(uint v) {
+    uint o0 = v * 3u, o1 = v * 5u + 1u, o2 = v * 7u + 2u, o3 = v * 11u + 3u;
+    uint o4 = v * 13u, o5 = v * 17u, o6 = v * 19u, o7 = v * 23u;
+    return o0 ^ o1 ^ o2 ^ o3 ^ o4 ^ o5 ^ o6 ^ o7;
+}
+uint lane_of() { return gl_LocalInvocationID.x * 2u; }
+"""
+
+HEADER_INDEX_CALLER = """#version 450
+#extension GL_GOOGLE_include_directive : enable
+layout(local_size_x = 64) in;
+#include "index.glsl"
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    const uint row = rows_of(SEED);
+    const uint lane = lane_of();
+    d[row * 64u + lane] = a[row * 64u + lane];
+}
+"""
+
+
+def test_amd_header_helper_locals_are_uniform_at_a_uniform_call(tmp_path):
+    """NIR inlines a helper before it decides what is uniform: a helper of an included file (llama.cpp's
+    src0_idx(row * p.ne00) in generic_unary_head.glsl, with `row` from the workgroup IDs) called with
+    uniform arguments computes its locals in SGPRs. They were all VGPRs (nobody calls the helper in its
+    own file's model), and a header helper reading gl_LocalInvocationID without arguments (get_idx())
+    gave a uniform result."""
+    (tmp_path / "index.glsl").write_text(HEADER_INDEX)
+    shader = tmp_path / "k.comp"
+    rdna = get_target("rdna2-wave64")
+    peaks = {}
+    for seed in ("gl_WorkGroupID.x", "gl_LocalInvocationID.x"):
+        shader.write_text(HEADER_INDEX_CALLER.replace("SEED", seed))
+        m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+        peaks[seed] = estimate_kernel(m, m.kernels[0], rdna).peak
+    assert peaks["gl_WorkGroupID.x"] <= 4, peaks  # the lane (a VGPR), the address, the loaded value
+    assert peaks["gl_LocalInvocationID.x"] >= 8, peaks
+    # lane_of() is per invocation: `lane` is a VGPR, so the uniform row's index math still needs one
+    shader.write_text(HEADER_INDEX_CALLER.replace("SEED", "gl_WorkGroupID.x").replace("lane_of()", "5u"))
+    m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+    assert estimate_kernel(m, m.kernels[0], rdna).peak < peaks["gl_WorkGroupID.x"]
+
+
+MULHI_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint mp; uint shift; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+uint fastdiv(uint n, uint mp, uint L) {
+    uint msbs, lsbs;
+    umulExtended(n, mp, msbs, lsbs);
+    return (msbs + n) >> L;
+}
+void main() {
+    const uint i = gl_GlobalInvocationID.x;
+    const uint b0 = i * 3u, b1 = i * 5u, b2 = i * 7u, b3 = i * 11u;
+    const uint q = fastdiv(i + 1u, p.mp, p.shift);
+    d[i] = a[q] + float(b0 ^ b1 ^ b2 ^ b3);
+}
+"""
+
+
+def test_glsl_out_argument_never_read_is_not_a_register():
+    """umulExtended's low half that nothing reads (llama.cpp's fastdiv keeps only `msbs`) is removed by
+    the compiler: it took a VGPR at the call, on the peak of every shader indexing through fastdiv."""
+    rdna = get_target("rdna2-wave64")
+    dead = estimate(MULHI_GLSL, path="k.comp", target=rdna)
+    read = estimate(MULHI_GLSL.replace("return (msbs + n) >> L;", "return (msbs + n + lsbs) >> L;"),
+                    path="k.comp", target=rdna)
+    assert dead.peak < read.peak, (dead.peak, read.peak)
+
+
+BLOCKS_GLSL = """#version 450
+#extension GL_EXT_shader_8bit_storage : require
+#extension GL_EXT_control_flow_attributes : enable
+layout(local_size_x = 64) in;
+struct block { float d; uint8_t qs[16]; };
+layout(binding = 0) readonly buffer A { ACCESS_DECL };
+layout(binding = 1) writeonly buffer D { float data_b[]; };
+void main() {
+    const uint ib = gl_GlobalInvocationID.x;
+    [[unroll]] for (uint l = 0; l < 8; ++l) {
+        data_b[16 * ib + l] = float(ACCESS);
+    }
+}
+"""
+
+
+def test_glsl_indexed_array_member_is_one_load():
+    """`data_a[ib].qs[l]` (llama.cpp's dequant shaders) loads one byte: the member `data_a[ib].qs` is its
+    address, not a value loaded before it. The walk counted two loads per copy, which doubled what the
+    AMD scheduler estimate moves up (dequant_q4_1.comp: 30 VGPRs against RADV's 24)."""
+    rdna = get_target("rdna2-wave64")
+    member = estimate(BLOCKS_GLSL.replace("ACCESS_DECL", "block data_a[];").replace("ACCESS", "data_a[ib].qs[l]"),
+                      path="k.comp", target=rdna)
+    flat = estimate(BLOCKS_GLSL.replace("ACCESS_DECL", "uint8_t qs[];").replace("ACCESS", "qs[16u * ib + l]"),
+                    path="k.comp", target=rdna)
+    assert member.registers_exact <= flat.registers_exact + 1, (member.registers_exact, flat.registers_exact)
+
+
+def test_amd_workgroup_size_of_an_included_file(tmp_path):
+    """llama.cpp's rope shaders declare `local_size_x = 1, local_size_y = 256` in rope_head.glsl, which they
+    include: along x every invocation has the same gl_GlobalInvocationID.x (an SGPR on AMD). The axis
+    sizes were read only from the shader's own file."""
+    (tmp_path / "head.glsl").write_text("layout(local_size_x = 1, local_size_y = 64, local_size_z = 1) in;\n")
+    shader = tmp_path / "k.comp"
+    body = """#version 450
+#extension GL_GOOGLE_include_directive : enable
+INCLUDE
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    const uint r = gl_GlobalInvocationID.x;
+    const uint r0 = r * 3u, r1 = r * 5u, r2 = r * 7u, r3 = r * 11u, r4 = r * 13u, r5 = r * 17u;
+    d[gl_GlobalInvocationID.y] = a[r0] + a[r1] + a[r2] + a[r3] + a[r4] + a[r5];
+}
+"""
+    rdna = get_target("rdna2-wave64")
+    peaks = []
+    for include in ('#include "head.glsl"', "layout(local_size_x = 64) in;"):
+        shader.write_text(body.replace("INCLUDE", include))
+        m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+        peaks.append(estimate_kernel(m, m.kernels[0], rdna).peak)
+    assert peaks[0] + 4 <= peaks[1], peaks
+
+
+COPY_GLSL = """#version 450
+layout(local_size_x = 32, local_size_y = 8) in;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+shared float sh[8][33];
+void main() {
+    const uint col = gl_LocalInvocationID.x;
+    const uint row = gl_LocalInvocationID.y;
+    const uint r2 = row;
+    sh[r2][col] = a[gl_WorkGroupID.x * 256u + gl_LocalInvocationID.y * 32u + gl_LocalInvocationID.x];
+    barrier();
+    d[gl_WorkGroupID.x * 256u + col * 8u + row] = sh[gl_LocalInvocationID.x % 8u][gl_LocalInvocationID.y];
+}
+"""
+
+
+def test_glsl_plain_copies_share_a_register():
+    """`const uint tid_col = gl_LocalInvocationID.x;` (llama.cpp's copy_transpose.comp) names the invocation
+    ID's register again: the walk counted both the built-in and the copy (10 VGPRs against RADV's 6 before
+    scheduling, 8 allocated); a copy of another local that neither reassigns is the same value too."""
+    rdna = get_target("rdna2-wave64")
+    copies = estimate(COPY_GLSL, path="k.comp", target=rdna)
+    direct = estimate(COPY_GLSL.replace("const uint col = gl_LocalInvocationID.x;", "")
+                      .replace("const uint row = gl_LocalInvocationID.y;", "")
+                      .replace("const uint r2 = row;", "")
+                      .replace("[r2][col]", "[gl_LocalInvocationID.y][gl_LocalInvocationID.x]")
+                      .replace("col * 8u + row", "gl_LocalInvocationID.x * 8u + gl_LocalInvocationID.y"),
+                      path="k.comp", target=rdna)
+    assert copies.peak == direct.peak, (copies.peak, direct.peak)
+
+
+PUSH_FLOATS_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { float f0; float f1; float f2; float f3; float f4; float f5; uint n; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer B { float b[]; };
+float ramp(float lo, float hi, float x) { return (x - lo) / max(0.001, hi - lo); }
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    DECLS
+    float s = a[i];
+    for (uint k = 0; k < p.n; k++) { s = s * USES + a[i + k]; }
+    b[i] = s;
+}
+"""
+
+
+def test_amd_float_locals_read_from_push_constants_take_no_vgpr():
+    """ACO loads push constants into scalar registers and vector instructions read them there: a float
+    local holding one (llama.cpp's rope `mscale = p.attn_factor`), or a helper's float parameter given one
+    (rope_yarn_ramp(p.corr_dims[0], p.corr_dims[1], i0)), takes no VGPR. Measured with RADV 22.3: six such
+    locals, 5 VGPRs before scheduling, as with the push constants read in place; the walk counted 13."""
+    rdna = get_target("rdna2-wave64")
+    in_place = estimate(PUSH_FLOATS_GLSL.replace("DECLS", "").replace(
+        "USES", " + s * ".join(f"p.f{j}" for j in range(6))), path="k.comp", target=rdna)
+    locals_ = estimate(PUSH_FLOATS_GLSL.replace("DECLS", " ".join(f"float u{j} = p.f{j};" for j in range(6))).replace(
+        "USES", " + s * ".join(f"u{j}" for j in range(6))), path="k.comp", target=rdna)
+    params = estimate(PUSH_FLOATS_GLSL.replace("DECLS", "").replace(
+        "USES", "ramp(p.f0, p.f1, s) * ramp(p.f2, p.f3, s) * ramp(p.f4, p.f5, s)"), path="k.comp", target=rdna)
+    assert locals_.peak == in_place.peak, (locals_.peak, in_place.peak)
+    assert params.peak <= in_place.peak + 1, (params.peak, in_place.peak)
+    # a float computed from them is a vector value again (no scalar float ALU before gfx11.5)
+    computed = estimate(PUSH_FLOATS_GLSL.replace("DECLS", " ".join(f"float u{j} = p.f{j} * 2.0;" for j in range(6)))
+                        .replace("USES", " + s * ".join(f"u{j}" for j in range(6))), path="k.comp", target=rdna)
+    assert computed.peak >= in_place.peak + 5, (computed.peak, in_place.peak)
+
+
+def test_glsl_an_implicit_conversion_is_not_a_copy():
+    """`float f = i;` converts the integer: a new value, not a second name for `i`'s register."""
+    rdna = get_target("rdna2-wave64")
+    src = """#version 450
+layout(local_size_x = 64) in;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer D { float d[]; };
+void main() {
+    const uint i = gl_GlobalInvocationID.x * 3u;
+    const DECL = i;
+    d[i] = a[i] + float(f);
+}
+"""
+    same = estimate(src.replace("DECL", "uint f"), path="k.comp", target=rdna)
+    converted = estimate(src.replace("DECL", "float f"), path="k.comp", target=rdna)
+    assert converted.peak >= same.peak + 1, (converted.peak, same.peak)
+
+
+SSBO_FLOATS_GLSL = """#version 450
+layout(local_size_x = 64) in;
+layout(push_constant) uniform P { uint n; } p;
+layout(binding = 0) readonly buffer A { float a[]; };
+layout(binding = 1) writeonly buffer B { float b[]; };
+layout(binding = 2) QUAL buffer C { float c[]; };
+void main() {
+    uint i = gl_GlobalInvocationID.x;
+    uint w = gl_WorkGroupID.x;
+    float u0 = c[w * 4u], u1 = c[w * 4u + 1u], u2 = c[w * 4u + 2u], u3 = c[w * 4u + 3u];
+    float s = a[i];
+    for (uint k = 0; k < p.n; k++) { s = s * u0 + s * u1 + s * u2 + s * u3 + a[i + k]; }
+    b[i] = s;
+}
+"""
+
+
+def test_amd_float_locals_read_from_a_readonly_buffer_at_a_uniform_index_take_no_vgpr():
+    """A readonly storage buffer read at a workgroup-uniform index is a scalar load on AMD (llama.cpp's
+    `sink = data_s[n]` with n = gl_WorkGroupID.x): measured with RADV 22.3, eight such float locals used
+    in a loop 5 VGPRs before scheduling, as eight push constants (here four). A buffer the shader may
+    write is read with vector loads: its values stay VGPRs."""
+    rdna = get_target("rdna2-wave64")
+    readonly = estimate(SSBO_FLOATS_GLSL.replace("QUAL", "readonly"), path="k.comp", target=rdna)
+    writable = estimate(SSBO_FLOATS_GLSL.replace("QUAL", "coherent"), path="k.comp", target=rdna)
+    assert readonly.peak + 4 <= writable.peak, (readonly.peak, writable.peak)
 
 
 ABI_CALL = """

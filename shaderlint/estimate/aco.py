@@ -14,7 +14,11 @@ facts below are ACO's as of Mesa 22.3 (``aco_scheduler.cpp``: ``schedule_program
   SIMD's VGPRs for the wave size / 256: 1 on GCN, 2 on RDNA2 wave64, 4 in wave32), else
   5 × ``f`` from a demand of 29 VGPRs, 6 × ``f`` from 25, 7 × ``f`` below;
 * the scheduler's register budget: the VGPRs one wave may address at that target (the SIMD's
-  VGPRs / target, rounded down to the granule), less 2.
+  VGPRs / target, rounded down to the granule), less 2; the target is first rounded down to a
+  multiple of ``f`` (ACO divides it by ``f`` and multiplies back), so a shader reaching 16 waves on
+  RDNA3 wave32 (``f`` 6) may grow to 118 VGPRs, and one reaching 5 on RDNA2 wave64 to 126
+  (measured with RADV on the null device: a chain of independent loads saturates at 120 on gfx1100
+  wave32, 64 on navi21 wave32, 32 on navi21 wave64, 36 on vega10).
 
 So a shader with a small demand may end up with up to ~30 VGPRs on RDNA2 wave64 when it has
 loads to move (``dequant_f32.comp`` of llama.cpp: 5 before scheduling, 24 allocated) and one near
@@ -58,6 +62,7 @@ def scheduler_budget(target: Target, demand: float) -> int:
     else:
         goal = 7 * f
     goal = max(1, min(goal, waves))
+    goal = max(1, goal // f) * f  # ACO counts the target in waves of 256 VGPRs (rounded down), then scales back
     g = vgpr_granule(target)
     return max(int(-(-demand // 1)), (total // goal) // g * g - 2)
 

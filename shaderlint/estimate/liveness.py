@@ -38,7 +38,9 @@ from shaderlint.estimate.static import (
 )
 from shaderlint.model.expr import mentions, unparen
 from shaderlint.estimate.headers import header_callable, header_function, overload_for
-from shaderlint.estimate.uniform import DIVERGENT_BUILTINS, divergent_expression, divergent_vars, uniform_component
+from shaderlint.estimate.uniform import (
+    DIVERGENT_BUILTINS, divergent_expression, divergent_vars, divergent_vars_in_call, uniform_component,
+)
 from shaderlint.model.callables import callable_of, display_name
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
@@ -241,6 +243,12 @@ class Walker:
         self.unit = target.register_unit_bits
         # AMD: integer values uniform across the wave live in scalar registers, not in the VGPRs counted
         self.scalar_file = target.vendor == "amd" and model.language == "glsl"
+        # (AMD) the divergent variables of the helper being inlined at its call (None: the model's own,
+        # :func:`divergent_vars`), and ``_var_shape`` per such context
+        self.divergent: frozenset[int] | None = None
+        self._shapes: dict = {}
+        self._globals: dict[int, object] = {}  # id -> global Var of the keys handed out (``key``)
+        self._uniform_reads: set = set()  # keys of helper parameters given a push constant (``uniform_read``)
         self.lang = model.language
         self.stack_bytes_extra = 0
         self.consumed: set[int] = set()  # statements walked as the detached body of a loop
@@ -356,8 +364,10 @@ class Walker:
             el = self.type_cost(inf.elem)
             el_table = self.comp_table(inf.elem)
             got = (2.0 if inf.pointer else el, None if inf.pointer or inf.dims else el_table, el, el_table)
-            if self.scalar_file and not inf.dims and not v.is_global and inf.elem.kind in ("int", "uint", "bool") \
-                    and id(v) not in divergent_vars(self.m):
+            if self.scalar_file and not inf.dims and not v.is_global and (
+                    inf.elem.kind in ("int", "uint", "bool")
+                    or (v.init is not None and not self._assigned(v) and self.uniform_read(v.init))) \
+                    and id(v) not in (divergent_vars(self.m) if self.divergent is None else self.divergent):
                 got = (0.0, None, el, el_table)  # the same in every invocation: a scalar register (SGPR)
             self._var_shape[id(v)] = got
         return got
@@ -467,6 +477,7 @@ class Walker:
     def key(self, v):
         """The value a variable names in the current (inlined) frame."""
         if v.is_global:
+            self._globals[id(v)] = v
             return ("g", id(v))
         frame = self.frames[-1]
         got = frame.alias.get(id(v))
@@ -706,6 +717,10 @@ class Walker:
             else:
                 peak = self.ev(init)[0]
             self.record(peak)
+            copied = self.copy_of(v, init) if self.lang == "glsl" else None
+            if copied is not None:  # `const uint tid = gl_LocalInvocationID.x;`: the same register (SSA)
+                self.frames[-1].alias[id(v)] = copied
+                continue
             self.def_var(v)
 
     def pointer_into_array(self, p, init: ts.Node):
@@ -741,6 +756,58 @@ class Walker:
         if self._assigned(p):
             return None
         return tgt[0], tgt[1], off
+    def uniform_read(self, n: ts.Node) -> bool:
+        """(AMD) Whether ``n`` only reads a push constant or a uniform block member (``p.attn_factor``,
+        ``p.corr_dims[0]``): ACO loads it into scalar registers and the vector instructions read it
+        there, so a float local or helper parameter holding it takes no VGPR (measured with RADV 22.3:
+        eight such float locals, 5 VGPRs before scheduling, as with the push constants read in place)."""
+        a = unparen(n)
+        while a.type in ("field_expression", "subscript_expression"):
+            if a.type == "subscript_expression":
+                i = subscript_index(a)
+                if i is not None and evaluate(self.m, i, self.env) is None \
+                        and divergent_expression(self.m, i, self.divergent):
+                    return False
+            a = unparen(a.child_by_field_name("argument"))
+        if a.type != "identifier":
+            return False
+        v = self.m.resolve(a)
+        if v is not None and v.is_param:  # a helper's struct parameter bound to the push constants
+            k = self.key(v)
+            if k in self._uniform_reads:
+                return True
+            v = self._globals.get(k[1]) if k[0] == "g" else None
+        elif v is None:  # a global of an included file (llama.cpp's `pc` of rope_head.glsl)
+            v = _included_global(self.home, self.m.text(a))
+        return v is not None and v.is_global and (v.address_space in ("push_constant", "uniform") or (
+            v.address_space == "buffer" and "readonly" in v.qualifiers))
+
+    def copy_of(self, v, init: ts.Node):
+        """The key of the value ``v`` copies when its initializer is a plain copy of an invocation ID
+        component or of another local, and neither is assigned again (the compiler names one value
+        twice; the walk counted both), else None."""
+        a = unparen(init)
+        if self._assigned(v) or self.var_table(v) is not None:
+            return None
+        if a.type == "field_expression":
+            arg, fld = a.child_by_field_name("argument"), a.child_by_field_name("field")
+            if arg is None or fld is None or arg.type != "identifier" or self.m.resolve(arg) is not None:
+                return None
+            name, comp = self.m.text(arg), self.m.text(fld)
+            if name not in ("gl_LocalInvocationID", "gl_GlobalInvocationID") or len(comp) != 1 \
+                    or v.type.kind != "uint" or v.type.width != 1:
+                return None  # (`float x = gl_LocalInvocationID.x;` converts: a new value)
+            key = ("b", name + "." + comp)
+            return key if key in self.first else None  # (uniform along the axis: no register, no key)
+        if a.type == "identifier":
+            w = self.m.resolve(a)
+            if w is None or w.is_global or w is v or self._assigned(w) or self.var_table(w) is not None \
+                    or self.info(w).dims or self.var_cost(w) != self.var_cost(v) \
+                    or (w.type.kind, w.type.bits, w.type.width) != (v.type.kind, v.type.bits, v.type.width):
+                return None  # (`float f = i;` converts: a new value)
+            key = self.key(w)
+            return key if key in self.first else None
+        return None
 
     def _assigned(self, v) -> bool:
         from shaderlint.estimate.static import reassigned
@@ -1317,6 +1384,11 @@ class Walker:
                 self.use_var(v, self.pick(self.var_table(v), self.m.text(fld)))
                 return 0.0, 0.0
         if a.type == "subscript_expression":
+            up = n.parent
+            if self.lang == "glsl" and up is not None and up.type == "subscript_expression" \
+                    and up.child_by_field_name("argument") == n:
+                # `data_a[ib].qs[j]`: an array member indexed further, its address only (one load, not two)
+                return self.access(a, write=False, address_only=True, field=self.m.text(fld))
             return self.access(a, write=False, field=self.m.text(fld))
         p, w = self.ev(arg)
         if w:
@@ -1422,6 +1494,9 @@ class Walker:
             peak, held = self.ev_seq(args)
             res = self.wt(n)
             return max(p0, w0 + peak, res), res
+        outs = _GLSL_OUT_ARGS.get(name) if g is None and self.lang == "glsl" else None
+        if outs:  # a result never read (umulExtended's low half, fastdiv's `lsbs`): NIR drops it
+            args = [a for i, a in enumerate(args) if i not in outs or not self.dead_out(a)]
         peak, held = self.ev_seq(args)
         res = self.wt(n)
         extra = 0.0
@@ -1449,6 +1524,40 @@ class Walker:
                     and not parse_type_name(plain).is_known:  # `int64_t(x)`, `uint8_t(v)`: a cast, not code
                 self.unseen.append(plain)  # code the walk cannot see: its registers are not counted
         return max(peak, held, res) + extra, res
+
+    def dead_out(self, a: ts.Node) -> bool:
+        """Whether argument ``a`` of a GLSL built-in's out parameter is a local its function never reads
+        (written only through such out parameters): the compiler removes the value (memoized per model)."""
+        a = unparen(a)
+        if a.type != "identifier":
+            return False
+        v = self.m.resolve(a)
+        if v is None or v.is_global or v.init is not None or v.qualifiers & _OUT_QUALIFIERS:
+            return False
+        memo = self.m.__dict__.setdefault("_dead_out", {})
+        got = memo.get(id(v))
+        if got is None:
+            fn = a.parent
+            while fn is not None and fn.type != "function_definition":
+                fn = fn.parent
+            got = fn is not None
+            stack = [fn] if fn is not None else []
+            while got and stack:
+                x = stack.pop()
+                if x.type == "identifier" and x.id != a.id and self.m.text(x) == v.name and self.m.resolve(x) is v:
+                    up = x.parent
+                    if up is not None and up.type in ("init_declarator", "declaration") \
+                            and any(d.id == x.id for d in up.children_by_field_name("declarator")):
+                        continue  # the declaration
+                    call = up.parent if up is not None and up.type == "argument_list" else None
+                    outs = _GLSL_OUT_ARGS.get(self.m.callee_name(call)) if call is not None else None
+                    kids = [c for c in up.named_children if c.type != "comment"] if outs else []
+                    if not outs or next(i for i, c in enumerate(kids) if c.id == x.id) not in outs:
+                        got = False
+                    continue
+                stack.extend(x.named_children)
+            memo[id(v)] = got
+        return got
 
     def template_arg_value(self, a: ts.Node):
         """The value of a template argument: a constant expression, or a name the parser reads as a
@@ -1602,9 +1711,22 @@ class Walker:
             pa, wa = self.ev(a)
             peak = max(peak, held + pa)
             held += wa
-            pending.append((p, self.scalar_file and p.type.kind in ("int", "uint", "bool")
-                            and not divergent_expression(self.m, a)))
+            read = self.scalar_file and self.uniform_read(a)
+            if read:
+                self._uniform_reads.add(("v", frame.id, id(p)))
+            pending.append((p, self.scalar_file and (p.type.kind in ("int", "uint", "bool") or read)
+                            and not divergent_expression(self.m, a, self.divergent)))
         self.record(max(peak, held))
+        saved_divergent = (self.divergent, self._var_shape)
+        if self.scalar_file:
+            # the helper's own values are uniform where this call's arguments are (NIR inlines it
+            # before deciding what is uniform), whatever the helper's other calls pass
+            lam = {id(p) for p in g.params if id(p) in self.lambdas}
+            div = frozenset(id(p) for p, a in zip(g.params, args) if id(p) not in lam
+                            and divergent_expression(self.m, a, self.divergent))
+            key = (id(model or self.m), id(g), div)
+            self.divergent = divergent_vars_in_call(model or self.m, g, div)
+            self._var_shape = self._shapes.setdefault(key, {})
         self.frames.append(frame)
         self.active.append(g)
         caller_model, caller_syntax = self.m, self._syntax
@@ -1625,6 +1747,7 @@ class Walker:
                     self.env[id(v)] = after
         finally:
             self.m, self._syntax = caller_model, caller_syntax
+            self.divergent, self._var_shape = saved_divergent
             self.frames.pop()
             self.active.pop()
             for k, (prev, prev_env) in saved_callables.items():
@@ -2210,6 +2333,28 @@ class Walker:
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _included_global(model, name: str):
+    """The global ``name`` of a file ``model`` includes (the first header declaring it; memoized)."""
+    memo = model.__dict__.setdefault("_included_globals", {})
+    if name not in memo:
+        from shaderlint.estimate.headers import _load, header_paths
+
+        memo[name] = None
+        for hp in header_paths(model):
+            hm = _load(hp, model)
+            got = next((g for g in hm.globals if g.name == name), None) if hm is not None else None
+            if got is not None:
+                memo[name] = got
+                break
+    return memo[name]
+
+
+#: GLSL built-ins with out parameters: their positions (GLSL 4.60 spec, 8.3 and 8.8).
+_GLSL_OUT_ARGS = {"umulExtended": (2, 3), "imulExtended": (2, 3), "uaddCarry": (2,), "usubBorrow": (2,),
+                  "frexp": (1,), "modf": (1,)}
+_OUT_QUALIFIERS = frozenset({"out", "inout"})
 
 
 def _overloaded(model) -> dict:

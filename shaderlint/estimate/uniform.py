@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import tree_sitter as ts
 
+from shaderlint.estimate.headers import header_function
 from shaderlint.model.expr import unparen
 
 #: Built-ins that differ between the invocations of a wave.
@@ -39,7 +40,7 @@ def uniform_component(model, name: str, components: str) -> bool:
     each component names an axis of the shader's workgroup whose size is 1."""
     if name not in _PER_AXIS or not components:
         return False
-    size = getattr(model, "workgroup_size", None)
+    size = workgroup_size(model)
     if not size:
         return False
     for c in components:
@@ -47,6 +48,27 @@ def uniform_component(model, name: str, components: str) -> bool:
         if i < 0 or size[i] != 1:
             return False
     return True
+
+
+def workgroup_size(model):
+    """The workgroup size ``model`` declares, else the one a file it includes declares (llama.cpp's
+    rope shaders take `local_size_x = 1, local_size_y = 256` from rope_head.glsl; memoized)."""
+    size = getattr(model, "workgroup_size", None)
+    if size or getattr(model, "language", None) != "glsl":
+        return size
+    got = model.__dict__.get("_included_workgroup_size", False)
+    if got is False:
+        from shaderlint.estimate.headers import _load, header_paths
+
+        got = None
+        for hp in header_paths(model):
+            hm = _load(hp, model)
+            hs = getattr(hm, "workgroup_size", None) if hm is not None else None
+            if hs:
+                got = hs
+                break
+        model._included_workgroup_size = got
+    return got
 
 
 #: Calls whose result is the same in every invocation whatever their arguments.
@@ -68,12 +90,30 @@ def divergent_vars(model) -> frozenset[int]:
     return got
 
 
-def divergent_expression(model, node: ts.Node) -> bool:
-    """Whether the value of ``node`` (an expression of ``model``) may differ between invocations."""
-    return _divergent(model, node, divergent_vars(model))
+def divergent_expression(model, node: ts.Node, divergent: frozenset[int] | None = None) -> bool:
+    """Whether the value of ``node`` (an expression of ``model``) may differ between invocations;
+    ``divergent``: the divergent variables to assume (default :func:`divergent_vars`)."""
+    return _divergent(model, node, divergent_vars(model) if divergent is None else divergent)
 
 
-def _compute(model) -> set[int]:
+def divergent_vars_in_call(model, g, divergent_params: frozenset[int]) -> frozenset[int]:
+    """``id(Var)`` of the divergent variables of ``model`` when helper ``g`` runs inlined at one call
+    whose divergent arguments are those of the parameters ``divergent_params`` (ids): NIR inlines every
+    helper before its divergence analysis, so a helper's locals are uniform at a call with uniform
+    arguments even when another call (or none in ``model``: a helper of an included file) passes
+    divergent ones. Memoized on the model per helper and set."""
+    memo = model.__dict__.setdefault("_divergent_in_call", {})
+    key = (id(g), divergent_params)
+    got = memo.get(key)
+    if got is None:
+        got = memo[key] = frozenset(_compute(model, (g, divergent_params)))
+    return got
+
+
+def _compute(model, inlined=None) -> set[int]:
+    """The divergent variables of ``model``; ``inlined``: (helper, ids of its divergent parameters) for one
+    inlined call of it (its parameters take that call's values, not those of every call)."""
+    context = {id(p) for p in inlined[0].params} if inlined is not None else set()
     # (variable, value node or None, the nodes whose conditions guard the assignment)
     sources: list[tuple[object, ts.Node | None, ts.Node]] = []
     for kind in ("assign", "update"):
@@ -110,19 +150,24 @@ def _compute(model) -> set[int]:
                         sources.append((v, call, call))
             continue
         for p, a in zip(g.params, args):
-            sources.append((p, a, call))
+            if id(p) not in context:
+                sources.append((p, a, call))
             if p.qualifiers & _OUT:  # the caller's variable takes the helper's value
                 a = unparen(a)
                 if a.type == "identifier":
                     v = model.resolve(a)
                     if v is not None and not v.is_global:
                         sources.append((v, call, call))
-    divergent: set[int] = set()
+    if inlined is not None:  # only the helper's own values are asked for under this call
+        lo, hi = inlined[0].node.start_byte, inlined[0].node.end_byte
+        sources = [x for x in sources if lo <= x[2].start_byte < hi]
+    divergent: set[int] = set(inlined[1]) if inlined is not None else set()
     # the parameters of a helper no call of this model reaches (a helper of an included file, inlined
     # into the shader that includes it): their values are the caller's, not known here
     called = {model.callee_name(c) for c in model.nodes("call")}
     for g in model.functions:
-        if g.body is not None and not g.is_entry and g.name not in called:
+        if g.body is not None and not g.is_entry and g.name not in called \
+                and (inlined is None or g is not inlined[0]):
             divergent.update(id(p) for p in g.params)
     guards: dict[int, list[ts.Node]] = {}
     for _, _, at in sources:
@@ -188,8 +233,18 @@ def _divergent(model, node: ts.Node, divergent: set[int]) -> bool:
             if name in _UNIFORM_CALLS:
                 continue
             g = model.function_by_name.get(name)
-            if g is not None and g.body is not None and _reads_divergent(model, g):
-                return True
+            if g is not None and g.body is not None:
+                if _reads_divergent(model, g):
+                    return True
+            else:  # a helper of an included file: its body decides, as above
+                nargs = sum(1 for a in model.call_args(n) if a.type != "comment")
+                memo = model.__dict__.setdefault("_header_reads_divergent", {})
+                got = memo.get((name, nargs))
+                if got is None:
+                    hit = header_function(model, name, nargs)
+                    got = memo[(name, nargs)] = hit is not None and _reads_divergent(*hit)
+                if got:
+                    return True
             fn = n.child_by_field_name("function")
             stack.extend(a for a in n.named_children if a is not fn)
             continue
