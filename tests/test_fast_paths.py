@@ -75,3 +75,32 @@ def test_big_literal_prefilter_on_mixed_numbers():
         assert _has_big_literal(data) == _has_big_literal_reference(data)
         data = " ".join(p for p in parts[k:] if "655" not in p and "9e4" not in p).encode()
         assert _has_big_literal(data) == _has_big_literal_reference(data)
+
+
+# A loop inside a loop: the outer loop's second round enters the inner loop with the threadgroup write
+# made after the barrier in its first round. The barrier flow's loop memo must key on that entry state:
+# reusing the first round's walk would find no threadgroup access before the barrier and report it.
+_NESTED_LOOPS = b"""#include <metal_stdlib>
+using namespace metal;
+kernel void k(device float* out [[buffer(0)]], constant int& n [[buffer(1)]],
+              threadgroup float* s [[threadgroup(0)]], uint tid [[thread_position_in_threadgroup]]) {
+    for (int i = 0; i < n; ++i) {
+        for (int j = 0; j < n; ++j) {
+            out[j] += 1.0f;
+        }
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        s[tid] = out[i];
+    }
+}
+"""
+
+
+def test_barrier_flow_loop_memo_keys_on_the_entry_state():
+    from shaderlint.config import Settings
+    from shaderlint.engine import lint_source
+
+    r = lint_source("k.metal", _NESTED_LOOPS, Settings(select=("SL402",)))
+    assert not [d for d in r.diagnostics if d.code == "SL402"]
+    # without the write after it, the barrier orders nothing and is reported (the test reads the flow)
+    r = lint_source("k.metal", _NESTED_LOOPS.replace(b"s[tid] = out[i];", b"out[i] = 0.0f;"), Settings(select=("SL402",)))
+    assert [d.code for d in r.diagnostics] == ["SL402"]
