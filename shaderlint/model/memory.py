@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
+from shaderlint.model.dispatch import nodes_in
 from shaderlint.model.expr import unparen
 from shaderlint.model.types import Type
 
@@ -63,18 +64,16 @@ def resource_ops(model: "FileModel", f: "Function") -> list[ResourceOp]:
     out: list[ResourceOp] = []
     if f.body is not None:
         lo, hi = f.body.start_byte, f.body.end_byte
-        for call in model.nodes("call"):
-            if lo <= call.start_byte < hi:
-                op = _call_op(model, call)
-                if op is not None:
-                    out.append(op)
+        for call in nodes_in(model, "call", lo, hi):
+            op = _call_op(model, call)
+            if op is not None:
+                out.append(op)
         if model.language == "glsl":
-            for a in model.nodes("assign") + model.nodes("update"):
-                if lo <= a.start_byte < hi:
-                    target = a.child_by_field_name("left") or a.child_by_field_name("argument")
-                    base = model.base_var(target) if target is not None else None
-                    if base is not None and base.address_space == "buffer" and unparen(target).type != "subscript_expression":
-                        out.append(ResourceOp(a, base, "write", None))
+            for a in nodes_in(model, "assign", lo, hi) + nodes_in(model, "update", lo, hi):
+                target = a.child_by_field_name("left") or a.child_by_field_name("argument")
+                base = model.base_var(target) if target is not None else None
+                if base is not None and base.address_space == "buffer" and unparen(target).type != "subscript_expression":
+                    out.append(ResourceOp(a, base, "write", None))
     cache[id(f)] = out
     return out
 

@@ -1062,6 +1062,11 @@ class _Flow:
         self.sync = synchronising_functions(model)
         self.ctx: list[dict] = []
         self._events: dict[int, list[tuple[str, int]]] = {}
+        # (direction, loop node id, state on entry) -> state on exit: a loop's walk depends on nothing
+        # else (its breaks and continues stay inside it; what it adds to ``seen`` is an OR of the
+        # same states again), so an outer loop's next round does not walk an inner loop it walked with
+        # the same entry state
+        self._loops: dict[tuple[bool, int, int], int | None] = {}
         self.bindings = _structured_bindings(model, f)
         # fences: a memory barrier touches what it orders, except GLSL's `memoryBarrierShared();`
         # written directly before `barrier()`, which is part of that barrier (effective_orders)
@@ -1230,6 +1235,13 @@ class _Flow:
         return s
 
     def _forward_loop(self, n: ts.Node, s: int) -> int | None:
+        key = (True, n.id, s)
+        if key in self._loops:
+            return self._loops[key]
+        out = self._loops[key] = self._forward_loop_walk(n, s)
+        return out
+
+    def _forward_loop_walk(self, n: ts.Node, s: int) -> int | None:
         t = n.type
         init = n.child_by_field_name("initializer") if t == "for_statement" else (
             n.child_by_field_name("right") if t == "for_range_loop" else None)
@@ -1349,6 +1361,13 @@ class _Flow:
         return s
 
     def _backward_loop(self, n: ts.Node, s: int) -> int:
+        key = (False, n.id, s)
+        if key in self._loops:
+            return self._loops[key]  # type: ignore[return-value]
+        out = self._loops[key] = self._backward_loop_walk(n, s)
+        return out
+
+    def _backward_loop_walk(self, n: ts.Node, s: int) -> int:
         t = n.type
         init = n.child_by_field_name("initializer") if t == "for_statement" else (
             n.child_by_field_name("right") if t == "for_range_loop" else None)

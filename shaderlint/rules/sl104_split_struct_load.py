@@ -68,6 +68,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
+from shaderlint.model.dispatch import nodes_in
 from shaderlint.model.expr import unparen
 from shaderlint.model.memory import is_store, is_reference, statement_of, struct_layout, value_bytes
 from shaderlint.rules.base import Rule, RuleContext
@@ -89,8 +90,8 @@ class SplitStructLoad(Rule):
             spaces = ("device",) if model.language == "glsl" else ("device", "constant")  # std140 differs
             memory = {a.node.id: a for a in f.accesses if a.space in spaces}
             reads: dict[tuple, list] = {}
-            for fe in model.nodes("field"):
-                if not (f.body.start_byte <= fe.start_byte < f.body.end_byte) or is_store(fe):
+            for fe in nodes_in(model, "field", f.body.start_byte, f.body.end_byte):
+                if is_store(fe):
                     continue
                 key, struct = _element(model, fe, memory)
                 fld = fe.child_by_field_name("field")

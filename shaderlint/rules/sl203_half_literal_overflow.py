@@ -222,11 +222,28 @@ def _device_context(model, node) -> bool:
 
 
 _BIG_NUMBER = re.compile(rb"(?<![\w.])(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# Where a _BIG_NUMBER match of five bytes or more, or with an exponent, can start: a digit or `.` not after
+# a word byte or `.`, followed by four more digits or dots, or by digits and dots up to an `e`. (The
+# look-behind stands after the first byte, so the regex engine skips to digits and dots instead of trying
+# it at every byte; the shorter literals, most of a file's numbers, are never looked at in Python.)
+_BIG_NUMBER_START = re.compile(rb"[\d.](?<![\w.][\d.])(?=[\d.]{4}|[\d.]*[eE])")
 
 
 def _has_big_literal(data: bytes) -> bool:
-    """Cheap pre-filter: does any numeric literal in the file exceed the half range?"""
-    for m in _BIG_NUMBER.finditer(data):
+    """Cheap pre-filter: does any numeric literal in the file exceed the half range? The literals are
+    ``_BIG_NUMBER.finditer(data)``'s matches; those shorter than five bytes without an exponent cannot
+    exceed it and are not visited: ``_BIG_NUMBER`` is matched only where ``_BIG_NUMBER_START`` finds a
+    longer one may start, not inside the previous match (where only a position after an exponent's
+    sign could pass the start test)."""
+    end = 0
+    for start in _BIG_NUMBER_START.finditer(data):
+        s = start.start()
+        if s < end:
+            continue
+        m = _BIG_NUMBER.match(data, s)
+        if m is None:  # a `.` not before a digit
+            continue
+        end = m.end()
         text = m.group(0)
         if len(text) < 5 and b"e" not in text.lower():
             continue
