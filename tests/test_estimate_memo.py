@@ -9,6 +9,7 @@ from shaderlint.estimate.targets import get_target
 from shaderlint.languages import FRONT_ENDS, language_for_path
 from shaderlint.model.build import build_model
 from shaderlint.model.source import Source
+from tests.test_impact import SL101_CUDA
 
 SM80 = get_target("sm_80")
 
@@ -103,15 +104,7 @@ def test_evaluation_follows_chains_of_locals_whatever_was_asked_first():
 
 # ``h`` is found indexed at run time by the first walk: a complete kernel is walked again with it on
 # the stack; one cut at the visit limit is not (a second walk would cover another first part).
-DYNAMIC_ARRAY = """
-__global__ void hist(const int* __restrict__ bins, float* out, int n) {
-    float h[16];
-    for (int i = 0; i < 16; ++i) h[i] = 0.0f;
-    int t = blockIdx.x * blockDim.x + threadIdx.x;
-    for (int k = 0; k < n; ++k) h[bins[t * n + k] & 15] += 1.0f;
-    for (int i = 0; i < 16; ++i) out[t * 16 + i] = h[i];
-}
-"""
+DYNAMIC_ARRAY = SL101_CUDA  # (the impact tests' kernel)
 
 
 def test_a_walk_cut_at_the_visit_limit_is_not_walked_again(monkeypatch):
