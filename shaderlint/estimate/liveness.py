@@ -2551,18 +2551,12 @@ def _power_of_two(x) -> bool:
 def _by_reference(p) -> bool:
     """Whether parameter ``p`` is bound to its argument's storage: a C++ reference (``int& n``, not
     ``const``) or a GLSL ``out``/``inout`` parameter, so the callee's writes reach the caller's variable."""
+    from shaderlint.model.memory import is_reference
+
     quals = getattr(p, "qualifiers", frozenset())
     if "out" in quals or "inout" in quals:
         return True
-    decl = getattr(p, "decl", None)
-    if decl is None or p.is_const or "const" in quals:
-        return False
-    d = decl.child_by_field_name("declarator")
-    while d is not None:
-        if d.type == "reference_declarator":
-            return True
-        d = d.child_by_field_name("declarator") if d.type != "identifier" else None
-    return False
+    return not (p.is_const or "const" in quals) and is_reference(p)
 
 
 def _plain_name(text: str) -> str:
