@@ -775,9 +775,6 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     )
 
 
-#: Names the CUDA toolkit declares as types, called as function-style casts (``int32_t(x)``).
-_STD_TYPES = re.compile(r"^(u?int(8|16|32|64)_t|u?int_(fast|least)(8|16|32|64)_t|u?intptr_t|size_t|ptrdiff_t|"
-                        r"ssize_t|__half2?|__nv_bfloat162?|bool)$")
 #: Toolkit device libraries whose functions are large inline code, not costed by rule: cuRAND's
 #: generators and their initialisation (``curand_init``'s skip-ahead walks precomputed matrices).
 _LIBRARY = re.compile(r"^curand\w*$")
@@ -805,7 +802,7 @@ def classify_unseen(model, f, walker, unseen) -> tuple[list[str], list[str]]:
     opaque: list[str] = []
     unfound: list[str] = []
     for name in unseen:
-        if name in types or _STD_TYPES.match(name):
+        if name in types:  # (the toolkit's scalar types the walk already leaves out: parse_type_name)
             continue
         if name in values or _LIBRARY.match(name):
             opaque.append(name)
