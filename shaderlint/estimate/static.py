@@ -442,24 +442,34 @@ def _dependencies(model, node: ts.Node) -> tuple:
         reaches = model._dependency_reach
     except AttributeError:
         reaches = model._dependency_reach = {}
-    stack = [node]
+
+    def reach(v) -> None:  # (a variable already in ``out`` came with all it reaches)
+        got = reaches.get(id(v))
+        if got is None:
+            got = reaches[id(v)] = _reach(model, v)
+        out.update(got)
+
+    _collect_keys(model, [node], out, reach)
+    return tuple(out)
+
+
+def _collect_keys(model, stack: list, out: dict, on_var) -> None:
+    """The keys of the identifiers under the nodes of ``stack`` into ``out``: an unresolved name, the
+    size of a template parameter read as a type (``sizeof(T)``); ``on_var(v)`` for a variable not in
+    ``out`` yet (it may push more nodes on ``stack``)."""
     while stack:
         n = stack.pop()
         if n.type in ("identifier", "qualified_identifier"):
             v = model.resolve(n)
             if v is None:
                 out[model.text(n)] = None
-            elif id(v) not in out:  # (else a variable reaching it was added, and with it all it reaches)
-                got = reaches.get(id(v))
-                if got is None:
-                    got = reaches[id(v)] = _reach(model, v)
-                out.update(got)
+            elif id(v) not in out:
+                on_var(v)
         elif n.type == "type_identifier":  # `sizeof(T)` read as a type
             v = model.resolve(n)
             if v is not None and v.template_param:
                 out[("sizeof", id(v))] = None
         stack.extend(n.named_children)
-    return tuple(out)
 
 
 def _reach(model, v) -> dict:
@@ -469,19 +479,7 @@ def _reach(model, v) -> dict:
     out: dict = {}
     stack: list = []
     _reach_var(model, v, out, stack)
-    while stack:
-        n = stack.pop()
-        if n.type in ("identifier", "qualified_identifier"):
-            w = model.resolve(n)
-            if w is None:
-                out[model.text(n)] = None
-            elif id(w) not in out:
-                _reach_var(model, w, out, stack)
-        elif n.type == "type_identifier":  # `sizeof(T)` read as a type
-            w = model.resolve(n)
-            if w is not None and w.template_param:
-                out[("sizeof", id(w))] = None
-        stack.extend(n.named_children)
+    _collect_keys(model, stack, out, lambda w: _reach_var(model, w, out, stack))
     return out
 
 
