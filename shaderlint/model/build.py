@@ -827,16 +827,10 @@ class _Builder:
         m.workgroup_spec_ids = tuple(ids)
 
     def global_constant(self, name: str) -> int | float | None:
-        """The value of a file-scope ``const`` the file initializes with a constant expression
-        (``const uint num_threads = 256; layout(local_size_x = num_threads) in;``); None for a
-        specialization constant (``layout(constant_id = 0) const``: the pipeline may set it) or
-        anything else."""
-        for v in self.m.globals:
-            if v.name == name:
-                if not v.is_const or v.function_constant or v.init is None:
-                    return None
-                return self.m.const_value(v.init)
-        return None
+        """The value of a file-scope constant named ``name`` (``const uint num_threads = 256;
+        layout(local_size_x = num_threads) in;``); None for a specialization constant or anything else."""
+        v = next((g for g in self.m.globals if g.name == name), None)
+        return self.m.var_const_value(v) if v is not None else None
 
     def collect_group_size(self, f: Function) -> None:
         """The most specific declared group size: annotation above the kernel, then the

@@ -471,6 +471,13 @@ class ExprAnalysis:
         self._const_cache[key] = v
         return v
 
+    def var_const_value(self: "FileModel", v: Var) -> int | float | None:
+        """The value of a constant variable: ``const``/``constexpr`` with a constant initializer, not a
+        parameter nor a specialization or function constant (the pipeline may set those)."""
+        if (v.is_const or v.is_constexpr) and v.init is not None and not v.function_constant and not v.is_param:
+            return self.const_value(v.init)
+        return None
+
     def _const_value(self: "FileModel", node: ts.Node) -> int | float | None:
         t = node.type
         if t == "number_literal":
@@ -487,9 +494,7 @@ class ExprAnalysis:
             name = self.text(node).split("::")[-1]
             v = self.resolve(node)
             if v is not None:
-                if (v.is_const or v.is_constexpr) and v.init is not None and not v.function_constant and not v.is_param:
-                    return self.const_value(v.init)
-                return None
+                return self.var_const_value(v)
             if name in self.macros:
                 return self.macros[name]
             if name in self.enums:
