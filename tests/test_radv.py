@@ -348,6 +348,28 @@ def test_report_uses_radv_for_amd_targets(tmp_path, capsys) -> None:
     assert " radv " in text and "RADV GFX1100" in text and "wave32" in text
 
 
+def test_report_radv_of_a_shader_without_a_workgroup_size(tmp_path, capsys) -> None:
+    # glslang compiles a compute shader that names no size (the application injects it) as one
+    # invocation per group: RADV's figures are that shader's, so the row says so and the threads
+    # per group stay unknown (occupancy the best case over group sizes, as for an estimate).
+    needs_radv()
+    body = "#version 450\nlayout(binding = 0) buffer A { float a[]; };\n" \
+           "void main() { uint i = gl_GlobalInvocationID.x; a[i] = a[i] * 2.0 + 1.0; }\n"
+    (tmp_path / "k.comp").write_text(body)
+    assert report_main([str(tmp_path), "--compiler", "radv", "--target", "rdna2", "--format", "json"]) == 0
+    row = json.loads(capsys.readouterr().out)[0]
+    assert row["registers_source"] == "radv" and row["threads_per_group"] is None
+    assert report_main([str(tmp_path), "--compiler", "radv", "--target", "rdna2", "--notes"]) == 0
+    text = capsys.readouterr().out
+    assert "declares no workgroup size" in text and "best case over group sizes" in text and "≤" in text
+    # with a declared size the note is absent and the size is RADV's
+    (tmp_path / "k.comp").write_text(body.replace("void main", "layout(local_size_x = 64) in;\nvoid main"))
+    assert report_main([str(tmp_path), "--compiler", "radv", "--target", "rdna2", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)[0]["threads_per_group"] == 64
+    assert report_main([str(tmp_path), "--compiler", "radv", "--target", "rdna2", "--notes"]) == 0
+    assert "declares no workgroup size" not in capsys.readouterr().out
+
+
 def test_report_starts_the_driver_once_for_many_shaders(tmp_path, capsys, monkeypatch) -> None:
     needs_radv()
     for i in range(3):
