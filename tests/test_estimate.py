@@ -1332,6 +1332,24 @@ void main() {
     assert peaks[0] + 4 <= peaks[1], peaks
 
 
+
+def test_amd_threads_per_group_of_an_included_file(tmp_path):
+    """The same shader's occupancy: its 64 threads per group come from the included declaration (the
+    report, hover and impacts said "threads per group unknown" and showed a best case)."""
+    (tmp_path / "head.glsl").write_text("layout(local_size_x = 1, local_size_y = 64, local_size_z = 1) in;\n")
+    shader = tmp_path / "k.comp"
+    shader.write_text('#version 450\n#extension GL_GOOGLE_include_directive : enable\n#include "head.glsl"\n'
+                      "layout(binding = 0) buffer A { float a[]; };\n"
+                      "void main() { a[gl_GlobalInvocationID.y] *= 2.0; }\n")
+    m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+    e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
+    assert e.threads_per_group == 64 and not e.occupancy_is_bound, (e.threads_per_group, e.notes)
+    assert any("a file the shader includes" in n for n in e.notes), e.notes
+    (tmp_path / "head.glsl").write_text("// no size here\n")
+    m = build_model(FRONT_ENDS["glsl"].parse(Source(str(shader), shader.read_bytes())))
+    e = estimate_kernel(m, m.kernels[0], get_target("rdna2-wave64"))
+    assert e.threads_per_group is None and e.occupancy_is_bound
+
 COPY_GLSL = """#version 450
 layout(local_size_x = 32, local_size_y = 8) in;
 layout(binding = 0) readonly buffer A { float a[]; };

@@ -240,6 +240,12 @@ def _group_threads(model, f, facts: Mapping[str, str] | None,
         origin = {"launch_bounds": "__launch_bounds__", "max_total_threads": "max_total_threads_per_threadgroup",
                   "local_size": "local_size", "annotation": "annotation"}.get(f.group_size.origin, f.group_size.origin)
         return f.group_size.total, origin
+    if getattr(model, "language", None) == "glsl" and getattr(model, "workgroup_size", None) is None:
+        from shaderlint.estimate.uniform import workgroup_size
+
+        included = workgroup_size(model)  # ``layout(local_size_…) in;`` in a file the shader includes
+        if included and all(isinstance(d, int) for d in included):  # (an axis of a specialization constant: None)
+            return math.prod(included), "local_size in an included file"
     for key in ("threadgroup-size",):
         val = (facts or {}).get(key)
         if val:
@@ -765,6 +771,8 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     occ, bound = _occupancy(target, threads, regs, shared, notes, f)
     if origin in ("__launch_bounds__", "max_total_threads_per_threadgroup"):
         notes.append(f"threads per group from {origin} (an upper bound)")
+    elif origin == "local_size in an included file":
+        notes.append("threads per group from `layout(local_size_…) in;` in a file the shader includes")
     return KernelEstimate(
         kernel=f.name, function=function, target=target.name, registers=int(math.ceil(regs - 1e-9)), registers_exact=regs,
         peak=result.peak, stack_bytes=stack_bytes, spill_bytes=spill, shared_bytes=shared,

@@ -82,6 +82,19 @@ async def test_hover_on_a_kernel_name(client, tmp_path):
     assert "ptxas gave" not in h.contents.value  # no measured range for Metal
 
 
+
+async def test_hover_reads_a_workgroup_size_an_included_file_declares(client, tmp_path):
+    (tmp_path / "head.glsl").write_text("layout(local_size_x = 1, local_size_y = 128) in;\n")
+    text = ('#version 450\n#extension GL_GOOGLE_include_directive : enable\n#include "head.glsl"\n'
+            "layout(binding = 0) buffer A { float a[]; };\n"
+            "void main() { a[gl_GlobalInvocationID.y] *= 2.0; }\n")
+    (tmp_path / "k.comp").write_text(text)  # (includes are found next to the file on disk)
+    uri = (tmp_path / "k.comp").as_uri()
+    open_doc(client, uri, text, language_id="glsl")
+    await wait_diagnostics(client, uri)
+    h = await _hover(client, uri, 4, text.splitlines()[4].index("main") + 1)
+    assert "threads per group: 128 (1×128×1), from `layout(local_size_…) in;` in an included file" in h.contents.value
+
 @pytest.mark.lsp(init={"codeLens": True, "target": "sm_90"})
 async def test_code_lens_above_each_kernel(client, tmp_path):
     uri = (tmp_path / "scale.cu").as_uri()
