@@ -1385,9 +1385,10 @@ class Walker:
                 return 0.0, 0.0
         if a.type == "subscript_expression":
             up = n.parent
-            if self.lang == "glsl" and up is not None and up.type == "subscript_expression" \
+            if up is not None and up.type == "subscript_expression" \
                     and up.child_by_field_name("argument") == n:
-                # `data_a[ib].qs[j]`: an array member indexed further, its address only (one load, not two)
+                # `data_a[ib].qs[j]` (GLSL), `x[b].qs[j]` (CUDA): an array member indexed further, its
+                # address only (one load, not two)
                 return self.access(a, write=False, address_only=True, field=self.m.text(fld))
             return self.access(a, write=False, field=self.m.text(fld))
         p, w = self.ev(arg)
