@@ -1671,3 +1671,51 @@ def test_a_reference_parameter_writes_the_callers_constant():
     unknown = estimate(REFERENCE_OUT.replace("{ n = 2; }", "{ if (n > 4) n = n / 3; }"))
     by_value = estimate(REFERENCE_OUT.replace("int& n) { n = 2; }", "int n) { n = 2; }"))
     assert by_value.registers >= 20 and unknown.registers != e.registers
+
+
+PACKS = """
+#include <utility>
+__device__ float acc(const float* x, int n) {
+    float s = 0.f;
+    for (int i = 0; i < n; ++i) s += x[i] * x[i + n];
+    return s;
+}
+template <typename... A> __device__ float fwd(A&&... a) { return acc(std::forward<A>(a)...); }
+struct Acc {
+    template <typename... A> __device__ float operator ()(A... a) { return acc(a...); }
+};
+template <typename T> struct AccT {
+    __device__ T operator()(const T* x, int n) { return acc(x, n); }
+};
+__global__ void direct(float* y, const float* x) { y[threadIdx.x] = acc(x + threadIdx.x, 8); }
+__global__ void through_pack(float* y, const float* x) { y[threadIdx.x] = fwd(x + threadIdx.x, 8); }
+template <typename F, typename... Args>
+__global__ void functor_pack(float* y, const float* x, Args... args) { F f; y[threadIdx.x] = f(x + threadIdx.x, args...); }
+template <typename F>
+__global__ void functor_tmpl(float* y, const float* x, int n) { F f; y[threadIdx.x] = f(x + threadIdx.x, n); }
+"""
+
+
+def test_parameter_packs_pass_their_elements():
+    """A function parameter pack expanded at a call (`acc(std::forward<A>(a)...)`, `f(x, args...)`)
+    gives the callee's parameters its elements, as the compiler's instance does: a constant passed
+    through a variadic forwarder still bounds the loop (ptxas: 24 registers both ways)."""
+    direct = estimate(PACKS, kernel="direct")
+    through = estimate(PACKS, kernel="through_pack")
+    assert through.registers == direct.registers and through.peak == direct.peak
+
+
+def test_functor_templates_are_walked():
+    """A functor that is an instance of a struct template (`AccT<float>`) or whose `operator ()` is a
+    member template (cupy's distributions' pattern) is bound like a plain functor: its body is walked,
+    the call is not "code not seen" (ptxas: 28 registers for both kernels)."""
+    m = model_of(PACKS)
+    pack = next(k for k in m.kernels if k.name == "functor_pack")
+    tmpl = next(k for k in m.kernels if k.name == "functor_tmpl")
+    e1 = estimate_kernel(m, pack, SM80, bindings={"F": "Acc"})
+    e2 = estimate_kernel(m, tmpl, SM80, bindings={"F": "AccT<float>"})
+    for e in (e1, e2):
+        assert e.unseen_calls == (), e.unseen_calls
+        assert any(n.startswith("inlined: ") and "acc" in n for n in e.notes), e.notes
+        assert e.registers > estimate_kernel(m, tmpl, SM80, bindings={"F": "Missing"}).registers
+    assert e1.registers == e2.registers

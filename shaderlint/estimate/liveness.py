@@ -166,6 +166,10 @@ class _Frame:
     span: tuple = ()
     names: dict | None = None
     consts: dict | None = None  # a lambda's parameters given a constant at this call: name -> value
+    # function parameter packs by name (the model has no Var for them): their elements, each
+    # ("alias", value key) or ("value", constant), or ("open", key prefix, start): the elements from
+    # ``start`` on of a pack of unknown length (the kernel's own `Args... args`: kernel parameters)
+    packs: dict | None = None
 
 
 @dataclass
@@ -182,7 +186,8 @@ class WalkResult:
 class Walker:
     def __init__(self, model, kernel, target, coeffs, env: dict, type_env: dict[str, Type],
                  stack_vars: set[int], promote: set[int], demote: set[int],
-                 cheap_divisions: frozenset = frozenset(), callables: dict | None = None) -> None:
+                 cheap_divisions: frozenset = frozenset(), callables: dict | None = None,
+                 callable_args: dict | None = None) -> None:
         self.m = model  # the model of the code being walked (a header's while inlining one of its helpers)
         self.home = model  # the kernel's
         self.foreign: list = []  # helpers of other models (headers) inlined
@@ -190,6 +195,8 @@ class Walker:
         # operator() (shaderlint.model.callables.bound_callables)
         self.callables = dict(callables or {})
         self.callable_env: dict[int, dict] = {}  # id(Var) -> template arguments of the bound function
+        # id(Var) -> {parameter: argument} of a functor bound to an instance of a struct template
+        self.callable_args: dict[int, dict] = dict(callable_args or {})
         # id(Var) -> (lambda_expression, its model, the frame it was defined in): a helper's parameter
         # bound to a lambda argument
         self.lambdas: dict[int, tuple] = {}
@@ -225,6 +232,9 @@ class Walker:
         self.hoists: list[tuple[int, int, float]] = []
         self.loops: list[_Loop] = []
         self.frames: list[_Frame] = [_Frame(0, {})]
+        pack = _pack_param(model, kernel.node)
+        if pack is not None:  # `Args... args` of the kernel: as many parameters as a call takes
+            self.frames[0].packs = {pack: [("open", ("pack", id(kernel), pack), 0)]}
         self.next_frame = 1
         self.active: list = []
         self.visits = 0
@@ -1458,9 +1468,14 @@ class Walker:
         g = callable_of(m, n, self.callables) if self.callables else None
         bound = g is not None
         bound_env = None
+        bound_types = None
         if g is not None and fn is not None and fn.type == "identifier":
             tv = m.resolve(fn)
             bound_env = self.callable_env.get(id(tv)) if tv is not None else None
+            targs = self.callable_args.get(id(tv)) if tv is not None else None
+            if targs:  # `normal_functor<double>`: its type parameters for the operator's body
+                bound_types = {k: t for k, t in ((k, self.resolve_type_text(a)) for k, a in targs.items())
+                               if t.is_known}
         if g is None and fn is not None and fn.type == "identifier":
             lam = self.lambda_of(fn)
             if lam is not None:
@@ -1480,7 +1495,8 @@ class Walker:
                 g = same[0] if len(same) == 1 else None
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
-            return self.inline(n, g, args, fn, bound_env, model=self.callable_model(g) if bound else None)
+            return self.inline(n, g, args, fn, bound_env, model=self.callable_model(g) if bound else None,
+                               bound_types=bound_types)
         if g is None and self.lang in ("cuda", "glsl") and fn is not None and fn.type != "field_expression" \
                 and name not in _F32_SPECIAL and name not in _F64_SPECIAL and not name.startswith("__") \
                 and not _CONSTRUCTOR.match(name):
@@ -1624,7 +1640,7 @@ class Walker:
         return hit[0] if hit is not None and hit[1] is g else None
 
     def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node, bound_env: dict | None = None,
-               model=None) -> tuple[float, float]:
+               model=None, bound_types: dict | None = None) -> tuple[float, float]:
         """Walk ``g``'s body at the call ``n``; ``model``: the model ``g`` belongs to when it is not the
         walk's current one (a header's: :mod:`shaderlint.estimate.headers`)."""
         if len(self.active) >= 6 or g in self.active:
@@ -1670,12 +1686,25 @@ class Walker:
                 saved_env[id(tv)] = self.env.get(id(tv))
                 self.env[id(tv)] = val
         saved_types = self.deduce_types(g, fn, args, model or self.m)
+        items, pack_items = self.pack_arguments(g, args, model or self.m)
+        for name, t in (bound_types or {}).items():  # a struct template's parameters (functor instance)
+            saved_types.setdefault(name, self.type_env.get(name, _MISSING))
+            self.type_env[name] = t
         peak = 0.0
         held = 0.0
         pending = []
         saved_lambdas: dict = {}
         written_back: list = []  # (caller's constant, reference parameter bound to it)
-        for p, a in zip(g.params, args):
+        for p, a in zip(g.params, items):
+            if isinstance(a, tuple):  # an element of a parameter pack the call expands (`f(args...)`)
+                if a[0] == "value":
+                    saved_env[id(p)] = self.env.get(id(p))
+                    self.env[id(p)] = a[1]
+                else:
+                    frame.alias[id(p)] = a[1]
+                    if a[1][0] == "pack" and a[1] in self.cost:  # a value a variadic caller held: sized by the parameter
+                        self.cost[a[1]] = max(self.cost[a[1]], self.var_cost(p))
+                continue
             a0 = unparen(a)
             lam = self.lambda_of(a0)
             if lam is not None:  # `each(n, [&](int i) {...})`: calls of the parameter walk the lambda
@@ -1716,6 +1745,28 @@ class Walker:
                 self._uniform_reads.add(("v", frame.id, id(p)))
             pending.append((p, self.scalar_file and (p.type.kind in ("int", "uint", "bool") or read)
                             and not divergent_expression(self.m, a, self.divergent)))
+        if pack_items is not None:  # `template <typename... A> f(A... a)`: the arguments `a` names
+            packed = []
+            for i, a in enumerate(pack_items):
+                if isinstance(a, tuple):
+                    packed.append(a)
+                    continue
+                a0 = unparen(a)
+                v = self.m.resolve(a0) if a0.type == "identifier" else None
+                if v is not None and not v.is_array:
+                    packed.append(("value", self.env[id(v)]) if id(v) in self.env else ("alias", self.key(v)))
+                    continue
+                val = evaluate(self.m, a, self.env)
+                if val is not None:
+                    packed.append(("value", val))
+                    continue
+                pa, wa = self.ev(a)
+                peak = max(peak, held + pa)
+                held += wa
+                key = ("pack", frame.id, i)
+                pending.append((key, self.type_cost(self.arg_type(a)) or 1.0))
+                packed.append(("alias", key))
+            frame.packs = {_pack_param(model or self.m, g.node): packed}
         self.record(max(peak, held))
         saved_divergent = (self.divergent, self._var_shape)
         if self.scalar_file:
@@ -1734,9 +1785,15 @@ class Walker:
             self.m, self._syntax = model, model.__dict__.setdefault("_walk_syntax", {})
         try:
             for p, uniform in pending:  # (AMD: an integer argument the same in every invocation is an SGPR)
+                if isinstance(p, tuple):  # a value of the callee's parameter pack: (key, registers)
+                    self.define(p, uniform)
+                    continue
                 self.define(("v", frame.id, id(p)), 0.0 if uniform else self.var_cost(p))
             self.stmt(g.body)
-            res = self.type_cost(g.return_type) if g.return_type.is_known else (0.0 if self.m.text(
+            rt = g.return_type
+            if not rt.is_known and bound_types and g.node.child_by_field_name("type") is not None:
+                rt = self.resolve_type_text(self.m.text(g.node.child_by_field_name("type")))  # `T`, bound
+            res = self.type_cost(rt) if rt.is_known else (0.0 if self.m.text(
                 g.node.child_by_field_name("type") or g.node) == "void" else 1.0)
             for v, p in written_back:  # the value the callee left in it, or unknown from here on
                 after = self.env.get(id(p))
@@ -1773,6 +1830,42 @@ class Walker:
                 else:
                     self.lambdas[k] = old
         return res, res
+
+    def pack_arguments(self, g, args: list[ts.Node], gm) -> tuple[list, list | None]:
+        """The arguments of a call of ``g`` paired with its parameters, with each expansion of a
+        function parameter pack (``f(s, args...)``, ``std::forward<A>(a)...``) replaced by the pack's
+        elements (see ``_Frame.packs``); and the arguments ``g``'s own pack takes (None: ``g`` has
+        none). A pack of unknown length (the kernel's) gives the parameters the other arguments
+        leave, as the compiler's instance does."""
+        items: list = []
+        for a in args:
+            name = _expanded_pack(self.m, a) if a.type == "parameter_pack_expansion" else None
+            elements = self.pack_elements(name) if name is not None else None
+            if elements is None:
+                items.append(a)
+            else:
+                items.extend(elements)
+        own = _pack_param(gm, g.node) is not None
+        n = len(g.params)
+        j = next((i for i, a in enumerate(items) if isinstance(a, tuple) and a[0] == "open"), None)
+        if j is not None and j < n:  # the open pack's first elements fill the parameters it reaches
+            _, prefix, start = items[j]
+            fill = n - j if own else max(0, n - j - (len(items) - j - 1))
+            rest = [("open", prefix, start + fill)] if own else []
+            items[j:j + 1] = [("alias", prefix + (start + i,)) for i in range(fill)] + rest
+        if not own:
+            return [a for a in items if not (isinstance(a, tuple) and a[0] == "open")], None
+        return items[:n], items[n:]
+
+    def pack_elements(self, name: str) -> list | None:
+        """The elements of the function parameter pack ``name`` in the current frame (or a lambda's
+        enclosing one), None when no such pack is known."""
+        frame = self.frames[-1]
+        while frame is not None:
+            if frame.packs and name in frame.packs:
+                return list(frame.packs[name])
+            frame = frame.outer
+        return None
 
     def deduce_types(self, g, fn: ts.Node, args: list[ts.Node], gm) -> dict:
         """Bind ``g``'s type template parameters for its body's walk, as the compiler deduces them: from
@@ -2557,6 +2650,46 @@ def _by_reference(p) -> bool:
     if "out" in quals or "inout" in quals:
         return True
     return not (p.is_const or "const" in quals) and is_reference(p)
+
+
+def _pack_param(model, fn: ts.Node) -> str | None:
+    """The name of the function parameter pack of the function defined at ``fn`` (``A... a``,
+    ``A&&... a``), or None (memoized per model)."""
+    memo = model.__dict__.setdefault("_pack_params", {})
+    key = fn.start_byte
+    if key in memo:
+        return memo[key]
+    d = fn.child_by_field_name("declarator")
+    while d is not None and d.type != "function_declarator":
+        d = d.child_by_field_name("declarator")
+    name = None
+    plist = d.child_by_field_name("parameters") if d is not None else None
+    for p in plist.named_children if plist is not None else ():
+        if p.type == "variadic_parameter_declaration":
+            stack = [p]
+            while stack and name is None:
+                n = stack.pop()
+                if n.type == "variadic_declarator":
+                    ids = [c for c in n.named_children if c.type == "identifier"]
+                    name = model.text(ids[0]) if ids else None
+                stack.extend(n.named_children)
+    memo[key] = name
+    return name
+
+
+def _expanded_pack(model, a: ts.Node) -> str | None:
+    """The parameter pack an argument ``args...`` or ``std::forward<A>(args)...`` expands."""
+    kids = [c for c in a.named_children if c.type != "comment"]
+    if len(kids) != 1:
+        return None
+    x = kids[0]
+    if x.type == "call_expression":  # std::forward<A>(a), std::move(a): the element itself
+        fn = x.child_by_field_name("function")
+        inner = [c for c in model.call_args(x) if c.type != "comment"]
+        if fn is None or _plain_name(model.text(fn)) not in ("forward", "move") or len(inner) != 1:
+            return None
+        x = unparen(inner[0])
+    return model.text(x) if x.type == "identifier" else None
 
 
 def _plain_name(text: str) -> str:

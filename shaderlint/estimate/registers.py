@@ -948,7 +948,8 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
             return base
     stack_vars: set[int] = set()
     walker = result = None
-    callables = _kernel_callables(model, f, bindings)
+    callable_args: dict = {}
+    callables = _kernel_callables(model, f, bindings, callable_args)
     first_key = base_key + ("first walk", target.name)
     walks = 4
     if promote and not demote and not cheap:
@@ -958,7 +959,7 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
             walks -= 1
     for i in range(walks):
         walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, cheap,
-                        callables=callables)
+                        callables=callables, callable_args=callable_args)
         result = walker.run()
         if i == 0 and not stack_vars and not promote and not demote and not cheap:
             cache[first_key] = (frozenset(walker.dynamic), result.complete,
@@ -995,11 +996,12 @@ def _first_walk_dynamic(first, promote: set[int], uninitialized: frozenset = fro
     return set(dynamic) - promote
 
 
-def _kernel_callables(model, f, bindings) -> dict:
+def _kernel_callables(model, f, bindings, struct_args: dict | None = None) -> dict:
     """:func:`bound_callables`, plus the non-type template parameters declared with a typedef of a
     function-pointer type (``template <int qk, dequantize_kernel_t dequantize_kernel>``, ggml) bound to
-    a function the file defines once."""
-    out = dict(bound_callables(model, f, bindings))
+    a function the file defines once. ``struct_args`` receives the struct template arguments of
+    functors bound to a struct template's instance (:func:`bound_callables`)."""
+    out = dict(bound_callables(model, f, bindings, struct_args))
     for name, text in (bindings or {}).items():
         tv = f.template_params.get(name)
         if tv is None or id(tv) in out or tv.decl is None:
