@@ -1719,3 +1719,39 @@ def test_functor_templates_are_walked():
         assert any(n.startswith("inlined: ") and "acc" in n for n in e.notes), e.notes
         assert e.registers > estimate_kernel(m, tmpl, SM80, bindings={"F": "Missing"}).registers
     assert e1.registers == e2.registers
+
+
+STRIDED_SUM = """
+#include <cstddef>
+__global__ void k(const float* __restrict__ y, float* dst, const int n, int st, unsigned ust) {
+    float s = 0.f;
+    for (COUNTER c = threadIdx.x; c < n; c += STEP) { s += y[c]; }
+    dst[threadIdx.x] = s;
+}
+"""
+
+
+def strided(counter: str, step: str):
+    return estimate(STRIDED_SUM.replace("COUNTER", counter).replace("STEP", step))
+
+
+def test_runtime_unrolling_needs_a_step_that_cannot_wrap():
+    """NVVM unrolls a runtime loop by 4 only when it can count its trips: the counter's addition is
+    signed (nvcc 13.0, PTX: five loads for `int c; c += st`, one for `int c; c += blockDim.x`, where C
+    adds in unsigned, for `unsigned c; c += ust` and `size_t c; c += st`). ptxas: 16 registers against
+    10-12; without unrolling no loads of further iterations are in flight."""
+    unrolled = strided("int", "st")
+    for counter, step in (("int", "blockDim.x"), ("unsigned", "ust"), ("size_t", "st")):
+        assert strided(counter, step).peak < unrolled.peak, (counter, step)
+    assert strided("long", "blockDim.x * gridDim.x").peak >= unrolled.peak  # signed 64-bit sum: unrolled
+
+
+def test_loads_of_a_constant_step_loop_fill_the_full_occupancy_registers():
+    """A loop unrolled at run time with a constant step (`c += 32`, a bound `block_size`, `c++`) lets
+    ptxas batch its loads up to the registers of full occupancy: 31 on sm_80 for one load per
+    iteration (nvcc 13.0; 29-31 with 1-4 loads), 16 with `c += st` (unrolled, addresses unknown),
+    10 with `c += blockDim.x` (rolled). Above that demand the loop adds what it adds elsewhere."""
+    filled = strided("int", "32")
+    assert 29 <= filled.registers <= 32, filled.registers
+    assert strided("int", "st").registers < 20
+    assert strided("unsigned", "32").registers < 20  # unsigned: rolled, nothing batched
