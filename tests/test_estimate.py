@@ -1755,3 +1755,17 @@ def test_loads_of_a_constant_step_loop_fill_the_full_occupancy_registers():
     assert 29 <= filled.registers <= 32, filled.registers
     assert strided("int", "st").registers < 20
     assert strided("unsigned", "32").registers < 20  # unsigned: rolled, nothing batched
+
+
+def test_loads_in_flight_stop_at_the_occupancy_the_demand_allows():
+    """ptxas moves the loads of an unrolled loop's copies up only as far as the occupancy of the
+    demand without them: `s += x0[c] + ... + x9[c]` with `c += st` takes 32 registers on sm_80 (nvcc
+    13.0) for 6, 8 and 10 loads per iteration; the loads in flight no longer push it past 32."""
+    for loads in (6, 8, 10):
+        params = ", ".join(f"const float* __restrict__ x{j}" for j in range(loads))
+        body = " + ".join(f"x{j}[c]" for j in range(loads))
+        e = estimate(f"__global__ void k({params}, float* dst, const int n, int st) {{ float s = 0.f;\n"
+                     f"    for (int c = threadIdx.x; c < n; c += st) {{ s += {body}; }} dst[threadIdx.x] = s; }}")
+        assert e.registers <= 32, (loads, e.registers)
+    assert estimate("__global__ void k(const float* x, float* y, int n, int st) {\n"
+                    "    float s = 0.f; for (int c = threadIdx.x; c < n; c += st) s += x[c]; y[0] = s; }").registers < 20

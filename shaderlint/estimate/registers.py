@@ -42,7 +42,7 @@ import tree_sitter as ts
 from shaderlint.estimate import aco
 from shaderlint.estimate.headers import header_callable
 from shaderlint.estimate.liveness import Walker
-from shaderlint.estimate.occupancy import Occupancy, occupancy
+from shaderlint.estimate.occupancy import Occupancy, occupancy, same_occupancy_registers
 from shaderlint.estimate.static import evaluate, is_constant_array, is_thread_private
 from shaderlint.estimate.targets import Target
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
@@ -746,6 +746,11 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     peak = result.peak
     if target.vendor == "amd":  # ACO: loads moved up within the scheduler's budget
         peak = aco.scheduled_vgprs(target, walker.peak(hoisted=False), peak)
+    elif target.vendor == "nvidia" and peak > 0:
+        # ptxas moves loads up only as far as the occupancy the demand without them allows
+        before = walker.peak(hoisted=False)
+        budget = same_occupancy_registers(target, c.base + c.scale * before) - c.base
+        peak = max(before, min(peak, budget / c.scale if c.scale else peak))
     regs = max(c.floor, c.base + c.scale * peak + (c.stack_array if on_stack else 0.0)) + adj.registers
     regs = max(regs, 1.0)
     unit = 32 / target.register_unit_bits
