@@ -1769,3 +1769,17 @@ def test_loads_in_flight_stop_at_the_occupancy_the_demand_allows():
         assert e.registers <= 32, (loads, e.registers)
     assert estimate("__global__ void k(const float* x, float* y, int n, int st) {\n"
                     "    float s = 0.f; for (int c = threadIdx.x; c < n; c += st) s += x[c]; y[0] = s; }").registers < 20
+
+
+def test_64_bit_counters_of_the_grid_geometry():
+    """nvcc 13.0 leaves `for (int64_t i = blockIdx.y; i < n; i += gridDim.y)` rolled (one load in the
+    PTX, 12 registers; llama.cpp's convert_unary) but unrolls the same loop from `blockIdx.y * 2` or
+    by `st`; unrolled with a 64-bit counter, every copy keeps its load and 64-bit address in flight
+    (ptxas 22 against 12)."""
+    src = ("#include <cstdint>\n__global__ void k(const float* x, float* y, int64_t n, int st) {\n"
+           "    float s = 0; for (int64_t i = START; i < n; i += STEP) s += x[i]; y[0] = s; }\n")
+    rolled = estimate(src.replace("START", "blockIdx.y").replace("STEP", "gridDim.y"))
+    for start, step in (("blockIdx.y * 2", "gridDim.y"), ("threadIdx.x", "st")):
+        unrolled = estimate(src.replace("START", start).replace("STEP", step))
+        assert unrolled.registers >= rolled.registers + 6, (start, step, unrolled.registers, rolled.registers)
+    assert rolled.registers <= 14

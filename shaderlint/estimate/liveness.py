@@ -154,6 +154,9 @@ class _Loop:
     #: a counted loop with a constant step (CUDA): unrolled at run time, ptxas batches its loads up to
     #: the registers that keep full occupancy (``Walker.fills``)
     fill: bool = False
+    #: (CUDA) registers of one copy's address per memory stream when ptxas keeps every copy of a
+    #: loop unrolled at run time with a 64-bit counter and a step it does not know apart
+    copy_address: float = 0.0
     #: unrolled, its copies are separate basic blocks (AMD: branches or barriers in the body; ACO
     #: schedules, and so moves loads up, within one block only)
     blocks: bool = False
@@ -906,10 +909,11 @@ class Walker:
         elif pragma == 0 and values is None:
             factor = 4
         counted = pragma != 1 and var is not None and update is not None and body is not None \
-            and self.additive(update, var) and not self.has_barrier(body) and self.no_wrap(update, var)
-        self.runtime_loop(n, init, cond, update, body, factor=factor, counted=counted,
-                          fill=counted and self.lang == "cuda" and self.target.vendor == "nvidia"
-                          and self.constant_step(update, var))
+            and self.additive(update, var) and not self.has_barrier(body) and self.no_wrap(update, var, init)
+        nvidia = counted and self.lang == "cuda" and self.target.vendor == "nvidia"
+        fill = nvidia and self.constant_step(update, var)
+        self.runtime_loop(n, init, cond, update, body, factor=factor, counted=counted, fill=fill,
+                          copy_address=2.0 if nvidia and not fill and self.info(var).elem.bits == 64 else 0.0)
 
     def additive(self, update: ts.Node, var) -> bool:
         """``i++``, ``i += s``: a counted loop the compiler may unroll at run time."""
@@ -932,12 +936,26 @@ class Walker:
         step = u.child_by_field_name("right")
         return step is not None and evaluate(self.m, step, self.env) is not None
 
-    def no_wrap(self, update: ts.Node, var) -> bool:
+    def no_wrap(self, update: ts.Node, var, init: ts.Node | None = None) -> bool:
         """Whether the compiler can count the trips of a loop stepping ``var`` by ``update`` (CUDA:
-        NVVM unrolls a runtime loop only then): see :func:`_no_wrap`."""
+        NVVM unrolls a runtime loop only then): see :func:`_no_wrap`. Also measured (nvcc 13.0, the
+        cause not known): a 64-bit counter starting at a bare thread or block index and stepping by
+        the bare block or grid dimension (``for (int64_t i = blockIdx.y; i < n; i += gridDim.y)``,
+        llama.cpp's convert_unary) stays rolled, where ``blockIdx.y * 2``, ``threadIdx.x + o`` or a
+        step ``blockDim.x * 2`` is unrolled."""
         if self.lang != "cuda":
             return True
         counter = self.info(var).elem if var is not None else UNKNOWN
+        if counter.bits == 64 and init is not None:
+            start = None
+            if init.type == "declaration":
+                d = init.child_by_field_name("declarator")
+                start = d.child_by_field_name("value") if d is not None and d.type == "init_declarator" else None
+            u = unparen(update)
+            step = u.child_by_field_name("right") if u.type == "assignment_expression" else None
+            if start is not None and step is not None and _GEOMETRY_INDEX.match(_uncast(self.m, start)) \
+                    and _GEOMETRY_DIM.match(_uncast(self.m, step)):
+                return False
         return _no_wrap(self.m, update, counter, self.env)
 
     def branches(self, body: ts.Node) -> bool:
@@ -991,7 +1009,7 @@ class Walker:
         self.runtime_loop(n, None, None, None, body, counted=counted, carried=((kb, cost), (ke, cost)))
 
     def runtime_loop(self, n, init, cond, update, body, factor: int = 1, counted: bool = False,
-                     carried: tuple = (), fill: bool = False) -> None:
+                     carried: tuple = (), fill: bool = False, copy_address: float = 0.0) -> None:
         if init is not None:
             if init.type == "declaration":
                 self.declaration(init)
@@ -1004,7 +1022,8 @@ class Walker:
         for lp in self.loops:
             lp.nested = True
         lp = _Loop(self.pos + 1, False, factor=factor, counted=counted, touched_from=len(self.touched),
-                   live_at_start=self._last_at_least(self.pos + 1), visits_from=self.visits, fill=fill)
+                   live_at_start=self._last_at_least(self.pos + 1), visits_from=self.visits, fill=fill,
+                   copy_address=copy_address)
         self.loops.append(lp)
         if cond is not None:
             self.step()
@@ -1048,6 +1067,10 @@ class Walker:
             copies = self.c.runtime_unroll  # a small counted loop: unrolled at run time (with a remainder)
         if copies > 1 and lp.loads:
             amount = (min(copies, self.c.hoist) - 1) * lp.loads * self.c.hoist_weight
+            if lp.copy_address and lp.factor == 1:
+                # every copy's loads and 64-bit addresses in flight (measured: `long c; c += blockDim.x *
+                # gridDim.x` or `c += st`, one load: +10 to +12 registers over the rolled loop, +16 for a copy)
+                amount = max(amount, (copies - 1) * (lp.loads + lp.copy_address * len(lp.streams)))
             self.hoists.append((start, end, min(amount, self.c.hoist_cap)))
             if lp.fill and copies == self.c.runtime_unroll:
                 self.fills.append((start, end))
@@ -2674,6 +2697,18 @@ def _additive_increment(m, it: ts.Node) -> bool:
         return o is not None and m.text(o) in ("+=", "-=") \
             and _no_wrap(m, op, m.type_of(left) if left is not None else UNKNOWN, {})
     return False
+
+
+_GEOMETRY_INDEX = re.compile(r"^(threadIdx|blockIdx)\.[xyz]$")
+_GEOMETRY_DIM = re.compile(r"^(blockDim|gridDim)\.[xyz]$")
+
+
+def _uncast(m, n: ts.Node) -> str:
+    """``n``'s text without parentheses and casts (``(int64_t) blockDim.x`` -> ``blockDim.x``)."""
+    n = unparen(n)
+    while n.type == "cast_expression" and n.child_by_field_name("value") is not None:
+        n = unparen(n.child_by_field_name("value"))
+    return "".join(m.text(n).split())
 
 
 def _no_wrap(m, update: ts.Node, counter: Type, env: dict) -> bool:
