@@ -1783,3 +1783,14 @@ def test_64_bit_counters_of_the_grid_geometry():
         unrolled = estimate(src.replace("START", start).replace("STEP", step))
         assert unrolled.registers >= rolled.registers + 6, (start, step, unrolled.registers, rolled.registers)
     assert rolled.registers <= 14
+
+
+def test_unrolled_copies_of_a_loop_with_an_unknown_step_keep_their_loads_in_flight():
+    """`int c; c += st` unrolled by 4: ptxas (nvcc 13.0, sm_80) takes 16, 24, 32, 32 registers for 1-4
+    loads per iteration (10-16 rolled): each copy's loads and address stay live."""
+    for loads, ptxas in ((1, 16), (2, 24), (3, 32)):
+        params = ", ".join(f"const float* __restrict__ x{j}" for j in range(loads))
+        body = " + ".join(f"x{j}[c]" for j in range(loads))
+        e = estimate(f"__global__ void k({params}, float* dst, const int n, int st) {{ float s = 0.f;\n"
+                     f"    for (int c = threadIdx.x; c < n; c += st) {{ s += {body}; }} dst[threadIdx.x] = s; }}")
+        assert abs(e.registers - ptxas) <= 2, (loads, e.registers, ptxas)

@@ -155,7 +155,7 @@ class _Loop:
     #: the registers that keep full occupancy (``Walker.fills``)
     fill: bool = False
     #: (CUDA) registers of one copy's address per memory stream when ptxas keeps every copy of a
-    #: loop unrolled at run time with a 64-bit counter and a step it does not know apart
+    #: loop unrolled at run time with a step it does not know in flight: 2 with a 64-bit counter, else 1
     copy_address: float = 0.0
     #: unrolled, its copies are separate basic blocks (AMD: branches or barriers in the body; ACO
     #: schedules, and so moves loads up, within one block only)
@@ -913,7 +913,7 @@ class Walker:
         nvidia = counted and self.lang == "cuda" and self.target.vendor == "nvidia"
         fill = nvidia and self.constant_step(update, var)
         self.runtime_loop(n, init, cond, update, body, factor=factor, counted=counted, fill=fill,
-                          copy_address=2.0 if nvidia and not fill and self.info(var).elem.bits == 64 else 0.0)
+                          copy_address=(2.0 if self.info(var).elem.bits == 64 else 1.0) if nvidia and not fill else 0.0)
 
     def additive(self, update: ts.Node, var) -> bool:
         """``i++``, ``i += s``: a counted loop the compiler may unroll at run time."""
@@ -1068,8 +1068,9 @@ class Walker:
         if copies > 1 and lp.loads:
             amount = (min(copies, self.c.hoist) - 1) * lp.loads * self.c.hoist_weight
             if lp.copy_address and lp.factor == 1:
-                # every copy's loads and 64-bit addresses in flight (measured: `long c; c += blockDim.x *
-                # gridDim.x` or `c += st`, one load: +10 to +12 registers over the rolled loop, +16 for a copy)
+                # every copy's loads and addresses in flight (measured: `long c; c += blockDim.x *
+                # gridDim.x` or `c += st`, one load: +10 to +12 registers over the rolled loop, +16 for a
+                # copy; `int c; c += st` with 1-4 loads: 16, 24, 32, 32 against 10-16 rolled)
                 amount = max(amount, (copies - 1) * (lp.loads + lp.copy_address * len(lp.streams)))
             self.hoists.append((start, end, min(amount, self.c.hoist_cap)))
             if lp.fill and copies == self.c.runtime_unroll:
