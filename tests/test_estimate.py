@@ -1794,3 +1794,17 @@ def test_unrolled_copies_of_a_loop_with_an_unknown_step_keep_their_loads_in_flig
         e = estimate(f"__global__ void k({params}, float* dst, const int n, int st) {{ float s = 0.f;\n"
                      f"    for (int c = threadIdx.x; c < n; c += st) {{ s += {body}; }} dst[threadIdx.x] = s; }}")
         assert abs(e.registers - ptxas) <= 2, (loads, e.registers, ptxas)
+
+
+def test_a_computed_step_is_held_through_the_loop():
+    """`i += (size_t)gridDim.x * blockDim.x` is computed once and kept (64 bits) through the loop, in an
+    explicit loop and in a range-for whose iterator's operator++ adds it (dlib's grid_stride_range):
+    ptxas (nvcc 13.0, sm_80) 14 registers for a size_t grid-stride sum with one load, 20 with four."""
+    src = ("#include <cstddef>\n__global__ void k(const float* __restrict__ x, float* dst, const size_t n) {\n"
+           "    float s = 0.f; for (size_t c = blockIdx.x * blockDim.x + threadIdx.x; c < n; c += STEP) s += x[c];\n"
+           "    dst[threadIdx.x] = s; }\n")
+    computed = estimate(src.replace("STEP", "(size_t)gridDim.x * blockDim.x"))
+    plain = estimate(src.replace("STEP", "n"))
+    assert computed.peak >= plain.peak + 2, (computed.peak, plain.peak)
+    assert abs(computed.registers - 14) <= 1, computed.registers
+    assert estimate(RANGE_CLASS + RANGE_KERNEL).peak == estimate(RANGE_EXPLICIT).peak

@@ -987,7 +987,7 @@ class Walker:
         if it is None:
             self.runtime_loop(n, None, right, None, body)
             return
-        fields, elem, alias, counted = it
+        fields, elem, alias, counted, step_type = it
         cost = sum(self.type_cost(t) for t in fields) or 1.0
         self.step()
         self.record(self.ev(right)[0])
@@ -1006,10 +1006,11 @@ class Walker:
                 self._var_shape[id(v)] = (0.0, None, 0.0, None)
             elif elem is not None and elem.is_known:
                 self._info[id(v)] = VarInfo(elem, (), elem.kind == "pointer")
-        self.runtime_loop(n, None, None, None, body, counted=counted, carried=((kb, cost), (ke, cost)))
+        step = (("step", frame, n.id), self.type_cost(step_type)) if step_type is not None else None
+        self.runtime_loop(n, None, None, None, body, counted=counted, carried=((kb, cost), (ke, cost)), step=step)
 
     def runtime_loop(self, n, init, cond, update, body, factor: int = 1, counted: bool = False,
-                     carried: tuple = (), fill: bool = False, copy_address: float = 0.0) -> None:
+                     carried: tuple = (), fill: bool = False, copy_address: float = 0.0, step=None) -> None:
         if init is not None:
             if init.type == "declaration":
                 self.declaration(init)
@@ -1025,6 +1026,9 @@ class Walker:
                    live_at_start=self._last_at_least(self.pos + 1), visits_from=self.visits, fill=fill,
                    copy_address=copy_address)
         self.loops.append(lp)
+        step = step or self.invariant_step(update, n)
+        if step is not None:  # computed once before the loop and held through it (LICM)
+            self.use(*step)
         if cond is not None:
             self.step()
             self.record(self.ev(cond)[0])
@@ -1035,12 +1039,36 @@ class Walker:
         if update is not None:
             self.step()
             self.record(self.ev(update)[0])
+            if step is not None:
+                self.use(*step)
         if carried:
             self.step()
             self.use(carried[0][0], carried[0][1])
             self.define(carried[0][0], carried[0][1])
+            if step is not None:
+                self.use(*step)
         self.loops.pop()
         self.close_runtime(lp)
+
+    def invariant_step(self, update: ts.Node | None, n: ts.Node):
+        """(key, registers) of a runtime loop's step when it is computed (``i += (size_t)gridDim.x *
+        blockDim.x``, ``i += 2 * stride``): CUDA compilers compute it once before the loop and keep it
+        in a register through it (ptxas, nvcc 13.0: a size_t grid-stride loop takes 2 registers more
+        than the walk's figure without it, for 1 to 4 loads); None for a constant, a name or a
+        built-in read alone."""
+        if update is None or self.lang != "cuda":
+            return None
+        u = unparen(update)
+        if u.type != "assignment_expression" or self.m.text(u.child_by_field_name("operator")) not in ("+=", "-="):
+            return None
+        st = u.child_by_field_name("right")
+        inner = unparen(st) if st is not None else None
+        while inner is not None and inner.type == "cast_expression":
+            inner = unparen(inner.child_by_field_name("value"))
+        if inner is None or inner.type != "binary_expression" or evaluate(self.m, st, self.env) is not None:
+            return None
+        t = self.m.type_of(st)
+        return ("step", self.frames[-1].id, n.id), (self.type_cost(t) if t.is_known else 1.0)
 
     def close_runtime(self, lp: _Loop) -> None:
         end = self.pos + 1
@@ -2643,7 +2671,7 @@ def _range_iterator(model, home, right: ts.Node):
     if rtype is None:
         return None
     if decl is not None and decl.type == "pointer_declarator":  # `T* begin()`: a pointer pair
-        return (pointer_of(),), m.parse_type(rtype), False, True
+        return (pointer_of(),), m.parse_type(rtype), False, True, None
     it = _one_class(m, m.text(rtype), inside=cls)
     if it is None:
         return None
@@ -2674,7 +2702,7 @@ def _range_iterator(model, home, right: ts.Node):
             names = {m.text(d) for fd in body.named_children if fd.type == "field_declaration"
                      for d in fd.children_by_field_name("declarator")}
             alias = ret is not None and ret.type in ("identifier", "field_identifier") and m.text(ret) in names
-    return tuple(fields), elem, alias, _additive_increment(m, it)
+    return tuple(fields), elem, alias, _additive_increment(m, it), _computed_step(m, it)
 
 
 def _additive_increment(m, it: ts.Node) -> bool:
@@ -2710,6 +2738,25 @@ def _uncast(m, n: ts.Node) -> str:
     while n.type == "cast_expression" and n.child_by_field_name("value") is not None:
         n = unparen(n.child_by_field_name("value"))
     return "".join(m.text(n).split())
+
+
+def _computed_step(m, it: ts.Node) -> Type | None:
+    """The type of the step an iterator class's ``operator++`` adds when it is computed (``p_ +=
+    (size_t)gridDim.x * blockDim.x``: held in a register through the loop, see
+    ``Walker.invariant_step``), else None."""
+    inc = _methods(m, it, "operator++")
+    body = inc[0].child_by_field_name("body") if inc else None
+    for c in body.named_children if body is not None else ():
+        if c.type == "expression_statement" and c.named_child_count == 1 \
+                and c.named_children[0].type == "assignment_expression":
+            st = c.named_children[0].child_by_field_name("right")
+            inner = unparen(st) if st is not None else None
+            while inner is not None and inner.type == "cast_expression":
+                inner = unparen(inner.child_by_field_name("value"))
+            if inner is not None and inner.type == "binary_expression" and m.const_value(st) is None:
+                t = m.type_of(st)
+                return t if t.is_known else UNKNOWN
+    return None
 
 
 def _no_wrap(m, update: ts.Node, counter: Type, env: dict) -> bool:
