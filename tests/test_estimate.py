@@ -1808,3 +1808,36 @@ def test_a_computed_step_is_held_through_the_loop():
     assert computed.peak >= plain.peak + 2, (computed.peak, plain.peak)
     assert abs(computed.registers - 14) <= 1, computed.registers
     assert estimate(RANGE_CLASS + RANGE_KERNEL).peak == estimate(RANGE_EXPLICIT).peak
+
+
+GENERATOR = """
+template <typename S> struct wrapped {
+    S s;
+    __device__ unsigned next() { unsigned t = s ^ (s << 11); s = t ^ (t >> 8) ^ (s * 2654435761u); return s; }
+    __device__ double rk_double() { unsigned a = next(), b = next(); return (a * 67108864.0 + b) * 1.1102230246251565e-16 * log((double)a + 1.0); }
+};
+"""
+GEN_KERNEL = """
+template <typename R>
+__global__ void k(R* states, double* out, int n) {
+    int id = threadIdx.x + blockIdx.x * blockDim.x;
+    R* state = states + id;
+    for (int i = id; i < n; i += blockDim.x * gridDim.x) out[i] = state->rk_double();
+}
+"""
+
+
+def test_member_calls_of_a_class_of_the_file_or_its_headers_are_walked(tmp_path):
+    """`state->rk_double()` with `R* state` and `R` bound to an instance of a class template (cupy's
+    generators, `wrapped<unsigned>`) runs the method's body, which the walk now inlines, from the file
+    or a header next to it; an object of a class nobody defines stays a call of unknown cost."""
+    m = model_of(GENERATOR + GEN_KERNEL)
+    e = estimate_kernel(m, m.kernels[0], SM80, bindings={"R": "wrapped<unsigned>"})
+    assert any(n.startswith("inlined: ") and "rk_double" in n for n in e.notes), e.notes
+    unknown = estimate_kernel(m, m.kernels[0], SM80, bindings={"R": "lib::state"})
+    assert e.registers > unknown.registers + 8, (e.registers, unknown.registers)
+    (tmp_path / "gen.cuh").write_text("#pragma once\n" + GENERATOR)
+    src = '#include "gen.cuh"\n' + GEN_KERNEL
+    (tmp_path / "k.cu").write_text(src)
+    hm = model_of(src, path=str(tmp_path / "k.cu"))
+    assert estimate_kernel(hm, hm.kernels[0], SM80, bindings={"R": "wrapped<unsigned>"}).registers == e.registers

@@ -1587,6 +1587,14 @@ class Walker:
                                   lambda: [self.arg_type(a) for a in args])
             if hit is not None:
                 return self.inline(n, hit[1], args, fn, bound_env, model=hit[0])
+        if fn is not None and fn.type == "field_expression" and self.lang == "cuda":
+            got = self.method_of(fn, len(args))
+            if got is not None:  # `s.f(x)`, `p->f(x)` of a class the file or its headers define
+                obj = fn.child_by_field_name("argument")
+                p0, w0 = self.ev(obj) if obj is not None else (0.0, 0.0)
+                self.record(p0)
+                return self.inline(n, got[1], args, fn.child_by_field_name("field"),
+                                   model=got[0] if got[0] is not self.m else None)
         if fn is not None and fn.type == "field_expression":
             obj = fn.child_by_field_name("argument")
             p0, w0 = self.ev(obj) if obj is not None else (0.0, 0.0)
@@ -1623,6 +1631,41 @@ class Walker:
                     and not parse_type_name(plain).is_known:  # `int64_t(x)`, `uint8_t(v)`: a cast, not code
                 self.unseen.append(plain)  # code the walk cannot see: its registers are not counted
         return max(peak, held, res) + extra, res
+
+    def method_of(self, fn: ts.Node, nargs: int):
+        """(model, method) a member call ``obj.f(...)`` / ``p->f(...)`` runs: the one definition of
+        ``f`` with ``nargs`` parameters in the body of the class ``obj``'s type names (under this
+        walk's bindings: cupy's ``state->rk_double()`` with ``S* state`` bound), in the file or the
+        headers next to it; None when there is not exactly one."""
+        obj = fn.child_by_field_name("argument")
+        field = fn.child_by_field_name("field")
+        if obj is None or field is None or field.type != "field_identifier":
+            return None
+        v = self.m.resolve(obj) if obj.type == "identifier" else None
+        t = self.info(v).elem if v is not None else self.arg_type(obj)  # (`R* state`: R as bound)
+        if t.kind == "pointer" and t.pointee is not None:
+            t = t.pointee
+        if t.kind != "struct" or not t.struct:
+            return None
+        name = self.m.text(field)
+        cls = _one_class(self.m, t.struct)
+        if cls is not None:
+            nodes = {c.start_byte for c in _methods(self.m, cls, name)}
+            got = [(self.m, g) for g in self.m.functions if g.node.start_byte in nodes and g.body is not None
+                   and len(g.params) == nargs]
+        elif self.home is self.m and t.struct not in self.m.structs:
+            from shaderlint.estimate.headers import _lookup
+            got = []
+            from shaderlint.model.callables import _owner
+            for hm, g in _lookup(self.home, name):
+                owner = _owner(g)
+                oname = owner.child_by_field_name("name") if owner is not None and owner.type in (
+                    "struct_specifier", "class_specifier") else None
+                if oname is not None and hm.text(oname) == t.struct and len(g.params) == nargs:
+                    got.append((hm, g))
+        else:
+            return None
+        return got[0] if len(got) == 1 else None
 
     def dead_out(self, a: ts.Node) -> bool:
         """Whether argument ``a`` of a GLSL built-in's out parameter is a local its function never reads

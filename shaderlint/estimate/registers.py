@@ -512,9 +512,13 @@ def _bind(model, f, bindings: Mapping[str, str] | None) -> tuple[dict, dict[str,
         t = parse_type_name(s)
         if not t.is_known:
             t = model.parse_type_text(s) if hasattr(model, "parse_type_text") else UNKNOWN
-        if not t.is_known and s.split("::")[-1] in model.structs:
+        base = s.split("<")[0].strip() if s.endswith(">") else s
+        if not t.is_known and (s.split("::")[-1] in model.structs
+                               or model.language == "cuda" and re.fullmatch(r"[A-Za-z_][\w:]*", base)):
+            # a class of the file, or one a header defines, or an instance of a class template (its
+            # methods: Walker.method_of)
             from shaderlint.model.types import struct_type
-            t = struct_type(s.split("::")[-1])
+            t = struct_type(base.split("::")[-1])
         types[name] = t
         if t.kind in ("int", "uint", "float", "bool") and t.bits:
             env[("sizeof", id(tv))] = max(t.bits, 8) // 8 * t.width  # `sizeof(T)` (static.evaluate)
@@ -782,7 +786,7 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
 
 #: Toolkit device libraries whose functions are large inline code, not costed by rule: cuRAND's
 #: generators and their initialisation (``curand_init``'s skip-ahead walks precomputed matrices).
-_LIBRARY = re.compile(r"^curand\w*$")
+_LIBRARY = re.compile(r"^(curand_init|skipahead\w*)$")
 
 
 def classify_unseen(model, f, walker, unseen) -> tuple[list[str], list[str]]:
