@@ -1714,3 +1714,173 @@ __global__ void dot(const Block *x, const float *y, float *out, int n) {
     m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", src.encode())))
     e = estimate_kernel(m, m.kernels[0], get_target("sm_80"))
     assert 26 <= e.registers <= 36, e.registers
+
+
+PACKS = """
+#include <utility>
+__device__ float acc(const float* x, int n) {
+    float s = 0.f;
+    for (int i = 0; i < n; ++i) s += x[i] * x[i + n];
+    return s;
+}
+template <typename... A> __device__ float fwd(A&&... a) { return acc(std::forward<A>(a)...); }
+struct Acc {
+    template <typename... A> __device__ float operator ()(A... a) { return acc(a...); }
+};
+template <typename T> struct AccT {
+    __device__ T operator()(const T* x, int n) { return acc(x, n); }
+};
+__global__ void direct(float* y, const float* x) { y[threadIdx.x] = acc(x + threadIdx.x, 8); }
+__global__ void through_pack(float* y, const float* x) { y[threadIdx.x] = fwd(x + threadIdx.x, 8); }
+template <typename F, typename... Args>
+__global__ void functor_pack(float* y, const float* x, Args... args) { F f; y[threadIdx.x] = f(x + threadIdx.x, args...); }
+template <typename F>
+__global__ void functor_tmpl(float* y, const float* x, int n) { F f; y[threadIdx.x] = f(x + threadIdx.x, n); }
+"""
+
+
+def test_parameter_packs_pass_their_elements():
+    """A function parameter pack expanded at a call (`acc(std::forward<A>(a)...)`, `f(x, args...)`)
+    gives the callee's parameters its elements, as the compiler's instance does: a constant passed
+    through a variadic forwarder still bounds the loop (ptxas: 24 registers both ways)."""
+    direct = estimate(PACKS, kernel="direct")
+    through = estimate(PACKS, kernel="through_pack")
+    assert through.registers == direct.registers and through.peak == direct.peak
+
+
+def test_functor_templates_are_walked():
+    """A functor that is an instance of a struct template (`AccT<float>`) or whose `operator ()` is a
+    member template (cupy's distributions' pattern) is bound like a plain functor: its body is walked,
+    the call is not "code not seen" (ptxas: 28 registers for both kernels)."""
+    m = model_of(PACKS)
+    pack = next(k for k in m.kernels if k.name == "functor_pack")
+    tmpl = next(k for k in m.kernels if k.name == "functor_tmpl")
+    e1 = estimate_kernel(m, pack, SM80, bindings={"F": "Acc"})
+    e2 = estimate_kernel(m, tmpl, SM80, bindings={"F": "AccT<float>"})
+    for e in (e1, e2):
+        assert e.unseen_calls == (), e.unseen_calls
+        assert any(n.startswith("inlined: ") and "acc" in n for n in e.notes), e.notes
+        assert e.registers > estimate_kernel(m, tmpl, SM80, bindings={"F": "Missing"}).registers
+    assert e1.registers == e2.registers
+
+
+STRIDED_SUM = """
+#include <cstddef>
+__global__ void k(const float* __restrict__ y, float* dst, const int n, int st, unsigned ust) {
+    float s = 0.f;
+    for (COUNTER c = threadIdx.x; c < n; c += STEP) { s += y[c]; }
+    dst[threadIdx.x] = s;
+}
+"""
+
+
+def strided(counter: str, step: str):
+    return estimate(STRIDED_SUM.replace("COUNTER", counter).replace("STEP", step))
+
+
+def test_runtime_unrolling_needs_a_step_that_cannot_wrap():
+    """NVVM unrolls a runtime loop by 4 only when it can count its trips: the counter's addition is
+    signed (nvcc 13.0, PTX: five loads for `int c; c += st`, one for `int c; c += blockDim.x`, where C
+    adds in unsigned, for `unsigned c; c += ust` and `size_t c; c += st`). ptxas: 16 registers against
+    10-12; without unrolling no loads of further iterations are in flight."""
+    unrolled = strided("int", "st")
+    for counter, step in (("int", "blockDim.x"), ("unsigned", "ust"), ("size_t", "st")):
+        assert strided(counter, step).peak < unrolled.peak, (counter, step)
+    assert strided("long", "blockDim.x * gridDim.x").peak >= unrolled.peak  # signed 64-bit sum: unrolled
+
+
+def test_loads_of_a_constant_step_loop_fill_the_full_occupancy_registers():
+    """A loop unrolled at run time with a constant step (`c += 32`, a bound `block_size`, `c++`) lets
+    ptxas batch its loads up to the registers of full occupancy: 31 on sm_80 for one load per
+    iteration (nvcc 13.0; 29-31 with 1-4 loads), 16 with `c += st` (unrolled, addresses unknown),
+    10 with `c += blockDim.x` (rolled). Above that demand the loop adds what it adds elsewhere."""
+    filled = strided("int", "32")
+    assert 29 <= filled.registers <= 32, filled.registers
+    assert strided("int", "st").registers < 20
+    assert strided("unsigned", "32").registers < 20  # unsigned: rolled, nothing batched
+
+
+def test_loads_in_flight_stop_at_the_occupancy_the_demand_allows():
+    """ptxas moves the loads of an unrolled loop's copies up only as far as the occupancy of the
+    demand without them: `s += x0[c] + ... + x9[c]` with `c += st` takes 32 registers on sm_80 (nvcc
+    13.0) for 6, 8 and 10 loads per iteration; the loads in flight no longer push it past 32."""
+    for loads in (6, 8, 10):
+        params = ", ".join(f"const float* __restrict__ x{j}" for j in range(loads))
+        body = " + ".join(f"x{j}[c]" for j in range(loads))
+        e = estimate(f"__global__ void k({params}, float* dst, const int n, int st) {{ float s = 0.f;\n"
+                     f"    for (int c = threadIdx.x; c < n; c += st) {{ s += {body}; }} dst[threadIdx.x] = s; }}")
+        assert e.registers <= 32, (loads, e.registers)
+    assert estimate("__global__ void k(const float* x, float* y, int n, int st) {\n"
+                    "    float s = 0.f; for (int c = threadIdx.x; c < n; c += st) s += x[c]; y[0] = s; }").registers < 20
+
+
+def test_64_bit_counters_of_the_grid_geometry():
+    """nvcc 13.0 leaves `for (int64_t i = blockIdx.y; i < n; i += gridDim.y)` rolled (one load in the
+    PTX, 12 registers; llama.cpp's convert_unary) but unrolls the same loop from `blockIdx.y * 2` or
+    by `st`; unrolled with a 64-bit counter, every copy keeps its load and 64-bit address in flight
+    (ptxas 22 against 12)."""
+    src = ("#include <cstdint>\n__global__ void k(const float* x, float* y, int64_t n, int st) {\n"
+           "    float s = 0; for (int64_t i = START; i < n; i += STEP) s += x[i]; y[0] = s; }\n")
+    rolled = estimate(src.replace("START", "blockIdx.y").replace("STEP", "gridDim.y"))
+    for start, step in (("blockIdx.y * 2", "gridDim.y"), ("threadIdx.x", "st")):
+        unrolled = estimate(src.replace("START", start).replace("STEP", step))
+        assert unrolled.registers >= rolled.registers + 6, (start, step, unrolled.registers, rolled.registers)
+    assert rolled.registers <= 14
+
+
+def test_unrolled_copies_of_a_loop_with_an_unknown_step_keep_their_loads_in_flight():
+    """`int c; c += st` unrolled by 4: ptxas (nvcc 13.0, sm_80) takes 16, 24, 32, 32 registers for 1-4
+    loads per iteration (10-16 rolled): each copy's loads and address stay live."""
+    for loads, ptxas in ((1, 16), (2, 24), (3, 32)):
+        params = ", ".join(f"const float* __restrict__ x{j}" for j in range(loads))
+        body = " + ".join(f"x{j}[c]" for j in range(loads))
+        e = estimate(f"__global__ void k({params}, float* dst, const int n, int st) {{ float s = 0.f;\n"
+                     f"    for (int c = threadIdx.x; c < n; c += st) {{ s += {body}; }} dst[threadIdx.x] = s; }}")
+        assert abs(e.registers - ptxas) <= 2, (loads, e.registers, ptxas)
+
+
+def test_a_computed_step_is_held_through_the_loop():
+    """`i += (size_t)gridDim.x * blockDim.x` is computed once and kept (64 bits) through the loop, in an
+    explicit loop and in a range-for whose iterator's operator++ adds it (dlib's grid_stride_range):
+    ptxas (nvcc 13.0, sm_80) 14 registers for a size_t grid-stride sum with one load, 20 with four."""
+    src = ("#include <cstddef>\n__global__ void k(const float* __restrict__ x, float* dst, const size_t n) {\n"
+           "    float s = 0.f; for (size_t c = blockIdx.x * blockDim.x + threadIdx.x; c < n; c += STEP) s += x[c];\n"
+           "    dst[threadIdx.x] = s; }\n")
+    computed = estimate(src.replace("STEP", "(size_t)gridDim.x * blockDim.x"))
+    plain = estimate(src.replace("STEP", "n"))
+    assert computed.peak >= plain.peak + 2, (computed.peak, plain.peak)
+    assert abs(computed.registers - 14) <= 1, computed.registers
+    assert estimate(RANGE_CLASS + RANGE_KERNEL).peak == estimate(RANGE_EXPLICIT).peak
+
+
+GENERATOR = """
+template <typename S> struct wrapped {
+    S s;
+    __device__ unsigned next() { unsigned t = s ^ (s << 11); s = t ^ (t >> 8) ^ (s * 2654435761u); return s; }
+    __device__ double rk_double() { unsigned a = next(), b = next(); return (a * 67108864.0 + b) * 1.1102230246251565e-16 * log((double)a + 1.0); }
+};
+"""
+GEN_KERNEL = """
+template <typename R>
+__global__ void k(R* states, double* out, int n) {
+    int id = threadIdx.x + blockIdx.x * blockDim.x;
+    R* state = states + id;
+    for (int i = id; i < n; i += blockDim.x * gridDim.x) out[i] = state->rk_double();
+}
+"""
+
+
+def test_member_calls_of_a_class_of_the_file_or_its_headers_are_walked(tmp_path):
+    """`state->rk_double()` with `R* state` and `R` bound to an instance of a class template (cupy's
+    generators, `wrapped<unsigned>`) runs the method's body, which the walk now inlines, from the file
+    or a header next to it; an object of a class nobody defines stays a call of unknown cost."""
+    m = model_of(GENERATOR + GEN_KERNEL)
+    e = estimate_kernel(m, m.kernels[0], SM80, bindings={"R": "wrapped<unsigned>"})
+    assert any(n.startswith("inlined: ") and "rk_double" in n for n in e.notes), e.notes
+    unknown = estimate_kernel(m, m.kernels[0], SM80, bindings={"R": "lib::state"})
+    assert e.registers > unknown.registers + 8, (e.registers, unknown.registers)
+    (tmp_path / "gen.cuh").write_text("#pragma once\n" + GENERATOR)
+    src = '#include "gen.cuh"\n' + GEN_KERNEL
+    (tmp_path / "k.cu").write_text(src)
+    hm = model_of(src, path=str(tmp_path / "k.cu"))
+    assert estimate_kernel(hm, hm.kernels[0], SM80, bindings={"R": "wrapped<unsigned>"}).registers == e.registers

@@ -151,6 +151,12 @@ class _Loop:
     live_at_start: tuple = ()  # keys whose last use was already at or after ``start`` when it opened
     visits_from: int = 0  # Walker.visits at the loop's start: the walked size of its body at its end
     convergent: bool = False  # calls a warp-collective or atomic (the compiler does not unroll it at run time)
+    #: a counted loop with a constant step (CUDA): unrolled at run time, ptxas batches its loads up to
+    #: the registers that keep full occupancy (``Walker.fills``)
+    fill: bool = False
+    #: (CUDA) registers of one copy's address per memory stream when ptxas keeps every copy of a
+    #: loop unrolled at run time with a step it does not know in flight: 2 with a 64-bit counter, else 1
+    copy_address: float = 0.0
     #: unrolled, its copies are separate basic blocks (AMD: branches or barriers in the body; ACO
     #: schedules, and so moves loads up, within one block only)
     blocks: bool = False
@@ -166,6 +172,10 @@ class _Frame:
     span: tuple = ()
     names: dict | None = None
     consts: dict | None = None  # a lambda's parameters given a constant at this call: name -> value
+    # function parameter packs by name (the model has no Var for them): their elements, each
+    # ("alias", value key) or ("value", constant), or ("open", key prefix, start): the elements from
+    # ``start`` on of a pack of unknown length (the kernel's own `Args... args`: kernel parameters)
+    packs: dict | None = None
 
 
 @dataclass
@@ -182,7 +192,8 @@ class WalkResult:
 class Walker:
     def __init__(self, model, kernel, target, coeffs, env: dict, type_env: dict[str, Type],
                  stack_vars: set[int], promote: set[int], demote: set[int],
-                 cheap_divisions: frozenset = frozenset(), callables: dict | None = None) -> None:
+                 cheap_divisions: frozenset = frozenset(), callables: dict | None = None,
+                 callable_args: dict | None = None) -> None:
         self.m = model  # the model of the code being walked (a header's while inlining one of its helpers)
         self.home = model  # the kernel's
         self.foreign: list = []  # helpers of other models (headers) inlined
@@ -190,6 +201,8 @@ class Walker:
         # operator() (shaderlint.model.callables.bound_callables)
         self.callables = dict(callables or {})
         self.callable_env: dict[int, dict] = {}  # id(Var) -> template arguments of the bound function
+        # id(Var) -> {parameter: argument} of a functor bound to an instance of a struct template
+        self.callable_args: dict[int, dict] = dict(callable_args or {})
         # id(Var) -> (lambda_expression, its model, the frame it was defined in): a helper's parameter
         # bound to a lambda argument
         self.lambdas: dict[int, tuple] = {}
@@ -223,8 +236,15 @@ class Walker:
         # loads of further loop iterations in flight (latency hiding): kept apart so that the peak
         # without them (the demand before a scheduler moves loads up: ``peak_unhoisted``) is known
         self.hoists: list[tuple[int, int, float]] = []
+        # (start, end) of the loops whose loads ptxas batches up to the full-occupancy registers:
+        # measured with nvcc 13.0 (sm_80, sm_90), `for (int c = tid; c < n; c += 32) s += y[c];` takes
+        # 29-31 registers whatever its loads (1-4 per iteration), 10 with `c += blockDim.x` (rolled)
+        self.fills: list[tuple[int, int]] = []
         self.loops: list[_Loop] = []
         self.frames: list[_Frame] = [_Frame(0, {})]
+        pack = _pack_param(model, kernel.node)
+        if pack is not None:  # `Args... args` of the kernel: as many parameters as a call takes
+            self.frames[0].packs = {pack: [("open", ("pack", id(kernel), pack), 0)]}
         self.next_frame = 1
         self.active: list = []
         self.visits = 0
@@ -889,8 +909,11 @@ class Walker:
         elif pragma == 0 and values is None:
             factor = 4
         counted = pragma != 1 and var is not None and update is not None and body is not None \
-            and self.additive(update, var) and not self.has_barrier(body)
-        self.runtime_loop(n, init, cond, update, body, factor=factor, counted=counted)
+            and self.additive(update, var) and not self.has_barrier(body) and self.no_wrap(update, var, init)
+        nvidia = counted and self.lang == "cuda" and self.target.vendor == "nvidia"
+        fill = nvidia and self.constant_step(update, var)
+        self.runtime_loop(n, init, cond, update, body, factor=factor, counted=counted, fill=fill,
+                          copy_address=(2.0 if self.info(var).elem.bits == 64 else 1.0) if nvidia and not fill else 0.0)
 
     def additive(self, update: ts.Node, var) -> bool:
         """``i++``, ``i += s``: a counted loop the compiler may unroll at run time."""
@@ -900,6 +923,40 @@ class Walker:
         if u.type == "assignment_expression":
             return self.m.text(u.child_by_field_name("operator")) in ("+=", "-=")
         return False
+
+    def constant_step(self, update: ts.Node, var) -> bool:
+        """A step the compiler knows (``c++``, ``c += 32``, ``c += block_size`` bound), on a counter other
+        than an unsigned 64-bit one (``size_t c; c++``: no batching measured, 14 registers)."""
+        counter = self.info(var).elem if var is not None else UNKNOWN
+        if counter.kind == "uint" and counter.bits == 64:
+            return False
+        u = unparen(update)
+        if u.type == "update_expression":
+            return True
+        step = u.child_by_field_name("right")
+        return step is not None and evaluate(self.m, step, self.env) is not None
+
+    def no_wrap(self, update: ts.Node, var, init: ts.Node | None = None) -> bool:
+        """Whether the compiler can count the trips of a loop stepping ``var`` by ``update`` (CUDA:
+        NVVM unrolls a runtime loop only then): see :func:`_no_wrap`. Also measured (nvcc 13.0, the
+        cause not known): a 64-bit counter starting at a bare thread or block index and stepping by
+        the bare block or grid dimension (``for (int64_t i = blockIdx.y; i < n; i += gridDim.y)``,
+        llama.cpp's convert_unary) stays rolled, where ``blockIdx.y * 2``, ``threadIdx.x + o`` or a
+        step ``blockDim.x * 2`` is unrolled."""
+        if self.lang != "cuda":
+            return True
+        counter = self.info(var).elem if var is not None else UNKNOWN
+        if counter.bits == 64 and init is not None:
+            start = None
+            if init.type == "declaration":
+                d = init.child_by_field_name("declarator")
+                start = d.child_by_field_name("value") if d is not None and d.type == "init_declarator" else None
+            u = unparen(update)
+            step = u.child_by_field_name("right") if u.type == "assignment_expression" else None
+            if start is not None and step is not None and _GEOMETRY_INDEX.match(_uncast(self.m, start)) \
+                    and _GEOMETRY_DIM.match(_uncast(self.m, step)):
+                return False
+        return _no_wrap(self.m, update, counter, self.env)
 
     def branches(self, body: ts.Node) -> bool:
         """The body has control flow or a barrier (each unrolled copy is a block of its own)."""
@@ -930,7 +987,7 @@ class Walker:
         if it is None:
             self.runtime_loop(n, None, right, None, body)
             return
-        fields, elem, alias, counted = it
+        fields, elem, alias, counted, step_type = it
         cost = sum(self.type_cost(t) for t in fields) or 1.0
         self.step()
         self.record(self.ev(right)[0])
@@ -949,10 +1006,11 @@ class Walker:
                 self._var_shape[id(v)] = (0.0, None, 0.0, None)
             elif elem is not None and elem.is_known:
                 self._info[id(v)] = VarInfo(elem, (), elem.kind == "pointer")
-        self.runtime_loop(n, None, None, None, body, counted=counted, carried=((kb, cost), (ke, cost)))
+        step = (("step", frame, n.id), self.type_cost(step_type)) if step_type is not None else None
+        self.runtime_loop(n, None, None, None, body, counted=counted, carried=((kb, cost), (ke, cost)), step=step)
 
     def runtime_loop(self, n, init, cond, update, body, factor: int = 1, counted: bool = False,
-                     carried: tuple = ()) -> None:
+                     carried: tuple = (), fill: bool = False, copy_address: float = 0.0, step=None) -> None:
         if init is not None:
             if init.type == "declaration":
                 self.declaration(init)
@@ -965,8 +1023,12 @@ class Walker:
         for lp in self.loops:
             lp.nested = True
         lp = _Loop(self.pos + 1, False, factor=factor, counted=counted, touched_from=len(self.touched),
-                   live_at_start=self._last_at_least(self.pos + 1), visits_from=self.visits)
+                   live_at_start=self._last_at_least(self.pos + 1), visits_from=self.visits, fill=fill,
+                   copy_address=copy_address)
         self.loops.append(lp)
+        step = step or self.invariant_step(update, n)
+        if step is not None:  # computed once before the loop and held through it (LICM)
+            self.use(*step)
         if cond is not None:
             self.step()
             self.record(self.ev(cond)[0])
@@ -977,12 +1039,36 @@ class Walker:
         if update is not None:
             self.step()
             self.record(self.ev(update)[0])
+            if step is not None:
+                self.use(*step)
         if carried:
             self.step()
             self.use(carried[0][0], carried[0][1])
             self.define(carried[0][0], carried[0][1])
+            if step is not None:
+                self.use(*step)
         self.loops.pop()
         self.close_runtime(lp)
+
+    def invariant_step(self, update: ts.Node | None, n: ts.Node):
+        """(key, registers) of a runtime loop's step when it is computed (``i += (size_t)gridDim.x *
+        blockDim.x``, ``i += 2 * stride``): CUDA compilers compute it once before the loop and keep it
+        in a register through it (ptxas, nvcc 13.0: a size_t grid-stride loop takes 2 registers more
+        than the walk's figure without it, for 1 to 4 loads); None for a constant, a name or a
+        built-in read alone."""
+        if update is None or self.lang != "cuda":
+            return None
+        u = unparen(update)
+        if u.type != "assignment_expression" or self.m.text(u.child_by_field_name("operator")) not in ("+=", "-="):
+            return None
+        st = u.child_by_field_name("right")
+        inner = unparen(st) if st is not None else None
+        while inner is not None and inner.type == "cast_expression":
+            inner = unparen(inner.child_by_field_name("value"))
+        if inner is None or inner.type != "binary_expression" or evaluate(self.m, st, self.env) is not None:
+            return None
+        t = self.m.type_of(st)
+        return ("step", self.frames[-1].id, n.id), (self.type_cost(t) if t.is_known else 1.0)
 
     def close_runtime(self, lp: _Loop) -> None:
         end = self.pos + 1
@@ -1009,7 +1095,14 @@ class Walker:
             copies = self.c.runtime_unroll  # a small counted loop: unrolled at run time (with a remainder)
         if copies > 1 and lp.loads:
             amount = (min(copies, self.c.hoist) - 1) * lp.loads * self.c.hoist_weight
+            if lp.copy_address and lp.factor == 1:
+                # every copy's loads and addresses in flight (measured: `long c; c += blockDim.x *
+                # gridDim.x` or `c += st`, one load: +10 to +12 registers over the rolled loop, +16 for a
+                # copy; `int c; c += st` with 1-4 loads: 16, 24, 32, 32 against 10-16 rolled)
+                amount = max(amount, (copies - 1) * (lp.loads + lp.copy_address * len(lp.streams)))
             self.hoists.append((start, end, min(amount, self.c.hoist_cap)))
+            if lp.fill and copies == self.c.runtime_unroll:
+                self.fills.append((start, end))
 
     def close_unrolled(self, lp: _Loop) -> None:
         if lp.trips > 1 and lp.loads and not lp.blocks:
@@ -1459,9 +1552,14 @@ class Walker:
         g = callable_of(m, n, self.callables) if self.callables else None
         bound = g is not None
         bound_env = None
+        bound_types = None
         if g is not None and fn is not None and fn.type == "identifier":
             tv = m.resolve(fn)
             bound_env = self.callable_env.get(id(tv)) if tv is not None else None
+            targs = self.callable_args.get(id(tv)) if tv is not None else None
+            if targs:  # `normal_functor<double>`: its type parameters for the operator's body
+                bound_types = {k: t for k, t in ((k, self.resolve_type_text(a)) for k, a in targs.items())
+                               if t.is_known}
         if g is None and fn is not None and fn.type == "identifier":
             lam = self.lambda_of(fn)
             if lam is not None:
@@ -1481,7 +1579,8 @@ class Walker:
                 g = same[0] if len(same) == 1 else None
         if g is not None and g.body is not None and not g.is_entry and g is not self.f \
                 and fn is not None and fn.type != "field_expression":
-            return self.inline(n, g, args, fn, bound_env, model=self.callable_model(g) if bound else None)
+            return self.inline(n, g, args, fn, bound_env, model=self.callable_model(g) if bound else None,
+                               bound_types=bound_types)
         if g is None and self.lang in ("cuda", "glsl") and fn is not None and fn.type != "field_expression" \
                 and name not in _F32_SPECIAL and name not in _F64_SPECIAL and not name.startswith("__") \
                 and not _CONSTRUCTOR.match(name):
@@ -1489,6 +1588,14 @@ class Walker:
                                   lambda: [self.arg_type(a) for a in args])
             if hit is not None:
                 return self.inline(n, hit[1], args, fn, bound_env, model=hit[0])
+        if fn is not None and fn.type == "field_expression" and self.lang == "cuda":
+            got = self.method_of(fn, len(args))
+            if got is not None:  # `s.f(x)`, `p->f(x)` of a class the file or its headers define
+                obj = fn.child_by_field_name("argument")
+                p0, w0 = self.ev(obj) if obj is not None else (0.0, 0.0)
+                self.record(p0)
+                return self.inline(n, got[1], args, fn.child_by_field_name("field"),
+                                   model=got[0] if got[0] is not self.m else None)
         if fn is not None and fn.type == "field_expression":
             obj = fn.child_by_field_name("argument")
             p0, w0 = self.ev(obj) if obj is not None else (0.0, 0.0)
@@ -1525,6 +1632,41 @@ class Walker:
                     and not parse_type_name(plain).is_known:  # `int64_t(x)`, `uint8_t(v)`: a cast, not code
                 self.unseen.append(plain)  # code the walk cannot see: its registers are not counted
         return max(peak, held, res) + extra, res
+
+    def method_of(self, fn: ts.Node, nargs: int):
+        """(model, method) a member call ``obj.f(...)`` / ``p->f(...)`` runs: the one definition of
+        ``f`` with ``nargs`` parameters in the body of the class ``obj``'s type names (under this
+        walk's bindings: cupy's ``state->rk_double()`` with ``S* state`` bound), in the file or the
+        headers next to it; None when there is not exactly one."""
+        obj = fn.child_by_field_name("argument")
+        field = fn.child_by_field_name("field")
+        if obj is None or field is None or field.type != "field_identifier":
+            return None
+        v = self.m.resolve(obj) if obj.type == "identifier" else None
+        t = self.info(v).elem if v is not None else self.arg_type(obj)  # (`R* state`: R as bound)
+        if t.kind == "pointer" and t.pointee is not None:
+            t = t.pointee
+        if t.kind != "struct" or not t.struct:
+            return None
+        name = self.m.text(field)
+        cls = _one_class(self.m, t.struct)
+        if cls is not None:
+            nodes = {c.start_byte for c in _methods(self.m, cls, name)}
+            got = [(self.m, g) for g in self.m.functions if g.node.start_byte in nodes and g.body is not None
+                   and len(g.params) == nargs]
+        elif self.home is self.m and t.struct not in self.m.structs:
+            from shaderlint.estimate.headers import _lookup
+            got = []
+            from shaderlint.model.callables import _owner
+            for hm, g in _lookup(self.home, name):
+                owner = _owner(g)
+                oname = owner.child_by_field_name("name") if owner is not None and owner.type in (
+                    "struct_specifier", "class_specifier") else None
+                if oname is not None and hm.text(oname) == t.struct and len(g.params) == nargs:
+                    got.append((hm, g))
+        else:
+            return None
+        return got[0] if len(got) == 1 else None
 
     def dead_out(self, a: ts.Node) -> bool:
         """Whether argument ``a`` of a GLSL built-in's out parameter is a local its function never reads
@@ -1625,7 +1767,7 @@ class Walker:
         return hit[0] if hit is not None and hit[1] is g else None
 
     def inline(self, n: ts.Node, g, args: list[ts.Node], fn: ts.Node, bound_env: dict | None = None,
-               model=None) -> tuple[float, float]:
+               model=None, bound_types: dict | None = None) -> tuple[float, float]:
         """Walk ``g``'s body at the call ``n``; ``model``: the model ``g`` belongs to when it is not the
         walk's current one (a header's: :mod:`shaderlint.estimate.headers`)."""
         if len(self.active) >= 6 or g in self.active:
@@ -1671,12 +1813,25 @@ class Walker:
                 saved_env[id(tv)] = self.env.get(id(tv))
                 self.env[id(tv)] = val
         saved_types = self.deduce_types(g, fn, args, model or self.m)
+        items, pack_items = self.pack_arguments(g, args, model or self.m)
+        for name, t in (bound_types or {}).items():  # a struct template's parameters (functor instance)
+            saved_types.setdefault(name, self.type_env.get(name, _MISSING))
+            self.type_env[name] = t
         peak = 0.0
         held = 0.0
         pending = []
         saved_lambdas: dict = {}
         written_back: list = []  # (caller's constant, reference parameter bound to it)
-        for p, a in zip(g.params, args):
+        for p, a in zip(g.params, items):
+            if isinstance(a, tuple):  # an element of a parameter pack the call expands (`f(args...)`)
+                if a[0] == "value":
+                    saved_env[id(p)] = self.env.get(id(p))
+                    self.env[id(p)] = a[1]
+                else:
+                    frame.alias[id(p)] = a[1]
+                    if a[1][0] == "pack" and a[1] in self.cost:  # a value a variadic caller held: sized by the parameter
+                        self.cost[a[1]] = max(self.cost[a[1]], self.var_cost(p))
+                continue
             a0 = unparen(a)
             lam = self.lambda_of(a0)
             if lam is not None:  # `each(n, [&](int i) {...})`: calls of the parameter walk the lambda
@@ -1717,6 +1872,28 @@ class Walker:
                 self._uniform_reads.add(("v", frame.id, id(p)))
             pending.append((p, self.scalar_file and (p.type.kind in ("int", "uint", "bool") or read)
                             and not divergent_expression(self.m, a, self.divergent)))
+        if pack_items is not None:  # `template <typename... A> f(A... a)`: the arguments `a` names
+            packed = []
+            for i, a in enumerate(pack_items):
+                if isinstance(a, tuple):
+                    packed.append(a)
+                    continue
+                a0 = unparen(a)
+                v = self.m.resolve(a0) if a0.type == "identifier" else None
+                if v is not None and not v.is_array:
+                    packed.append(("value", self.env[id(v)]) if id(v) in self.env else ("alias", self.key(v)))
+                    continue
+                val = evaluate(self.m, a, self.env)
+                if val is not None:
+                    packed.append(("value", val))
+                    continue
+                pa, wa = self.ev(a)
+                peak = max(peak, held + pa)
+                held += wa
+                key = ("pack", frame.id, i)
+                pending.append((key, self.type_cost(self.arg_type(a)) or 1.0))
+                packed.append(("alias", key))
+            frame.packs = {_pack_param(model or self.m, g.node): packed}
         self.record(max(peak, held))
         saved_divergent = (self.divergent, self._var_shape)
         if self.scalar_file:
@@ -1735,9 +1912,15 @@ class Walker:
             self.m, self._syntax = model, model.__dict__.setdefault("_walk_syntax", {})
         try:
             for p, uniform in pending:  # (AMD: an integer argument the same in every invocation is an SGPR)
+                if isinstance(p, tuple):  # a value of the callee's parameter pack: (key, registers)
+                    self.define(p, uniform)
+                    continue
                 self.define(("v", frame.id, id(p)), 0.0 if uniform else self.var_cost(p))
             self.stmt(g.body)
-            res = self.type_cost(g.return_type) if g.return_type.is_known else (0.0 if self.m.text(
+            rt = g.return_type
+            if not rt.is_known and bound_types and g.node.child_by_field_name("type") is not None:
+                rt = self.resolve_type_text(self.m.text(g.node.child_by_field_name("type")))  # `T`, bound
+            res = self.type_cost(rt) if rt.is_known else (0.0 if self.m.text(
                 g.node.child_by_field_name("type") or g.node) == "void" else 1.0)
             for v, p in written_back:  # the value the callee left in it, or unknown from here on
                 after = self.env.get(id(p))
@@ -1774,6 +1957,42 @@ class Walker:
                 else:
                     self.lambdas[k] = old
         return res, res
+
+    def pack_arguments(self, g, args: list[ts.Node], gm) -> tuple[list, list | None]:
+        """The arguments of a call of ``g`` paired with its parameters, with each expansion of a
+        function parameter pack (``f(s, args...)``, ``std::forward<A>(a)...``) replaced by the pack's
+        elements (see ``_Frame.packs``); and the arguments ``g``'s own pack takes (None: ``g`` has
+        none). A pack of unknown length (the kernel's) gives the parameters the other arguments
+        leave, as the compiler's instance does."""
+        items: list = []
+        for a in args:
+            name = _expanded_pack(self.m, a) if a.type == "parameter_pack_expansion" else None
+            elements = self.pack_elements(name) if name is not None else None
+            if elements is None:
+                items.append(a)
+            else:
+                items.extend(elements)
+        own = _pack_param(gm, g.node) is not None
+        n = len(g.params)
+        j = next((i for i, a in enumerate(items) if isinstance(a, tuple) and a[0] == "open"), None)
+        if j is not None and j < n:  # the open pack's first elements fill the parameters it reaches
+            _, prefix, start = items[j]
+            fill = n - j if own else max(0, n - j - (len(items) - j - 1))
+            rest = [("open", prefix, start + fill)] if own else []
+            items[j:j + 1] = [("alias", prefix + (start + i,)) for i in range(fill)] + rest
+        if not own:
+            return [a for a in items if not (isinstance(a, tuple) and a[0] == "open")], None
+        return items[:n], items[n:]
+
+    def pack_elements(self, name: str) -> list | None:
+        """The elements of the function parameter pack ``name`` in the current frame (or a lambda's
+        enclosing one), None when no such pack is known."""
+        frame = self.frames[-1]
+        while frame is not None:
+            if frame.packs and name in frame.packs:
+                return list(frame.packs[name])
+            frame = frame.outer
+        return None
 
     def deduce_types(self, g, fn: ts.Node, args: list[ts.Node], gm) -> dict:
         """Bind ``g``'s type template parameters for its body's walk, as the compiler deduces them: from
@@ -2330,7 +2549,23 @@ class Walker:
         for p in range(end + 1):
             cur += diff[p]
             out[p] = cur + extra.get(p, 0.0)
+        if hoisted and self.fills:
+            level = self.fill_level()
+            for s, e in self.fills:
+                for p in range(max(0, s), min(end, e) + 1):
+                    if out[p] < level:
+                        out[p] = level
         return max(0.0, max(out))
+
+    def fill_level(self) -> float:
+        """The live registers ptxas lets a loop's batched loads reach: the registers per thread of
+        full occupancy in whole allocation units, at most 40, less one, less ``base``. Measured with
+        nvcc 13.0 (one to four loads per iteration): sm_80/sm_90 (65536 / 2048 = 32) 29-31, sm_86/sm_89
+        (65536 / 1536: 40) 35-39, sm_75 (64) 38-62."""
+        t = self.target
+        unit = max(1, t.register_alloc_unit // max(1, t.simd_width))
+        full = min(40, t.registers_per_core // max(1, t.max_threads_per_core) // unit * unit)
+        return max(0.0, full - 1 - self.c.base)
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
@@ -2480,7 +2715,7 @@ def _range_iterator(model, home, right: ts.Node):
     if rtype is None:
         return None
     if decl is not None and decl.type == "pointer_declarator":  # `T* begin()`: a pointer pair
-        return (pointer_of(),), m.parse_type(rtype), False, True
+        return (pointer_of(),), m.parse_type(rtype), False, True, None
     it = _one_class(m, m.text(rtype), inside=cls)
     if it is None:
         return None
@@ -2511,7 +2746,7 @@ def _range_iterator(model, home, right: ts.Node):
             names = {m.text(d) for fd in body.named_children if fd.type == "field_declaration"
                      for d in fd.children_by_field_name("declarator")}
             alias = ret is not None and ret.type in ("identifier", "field_identifier") and m.text(ret) in names
-    return tuple(fields), elem, alias, _additive_increment(m, it)
+    return tuple(fields), elem, alias, _additive_increment(m, it), _computed_step(m, it)
 
 
 def _additive_increment(m, it: ts.Node) -> bool:
@@ -2531,8 +2766,61 @@ def _additive_increment(m, it: ts.Node) -> bool:
         return True
     if op.type == "assignment_expression":
         o = op.child_by_field_name("operator")
-        return o is not None and m.text(o) in ("+=", "-=")
+        left = op.child_by_field_name("left")
+        return o is not None and m.text(o) in ("+=", "-=") \
+            and _no_wrap(m, op, m.type_of(left) if left is not None else UNKNOWN, {})
     return False
+
+
+_GEOMETRY_INDEX = re.compile(r"^(threadIdx|blockIdx)\.[xyz]$")
+_GEOMETRY_DIM = re.compile(r"^(blockDim|gridDim)\.[xyz]$")
+
+
+def _uncast(m, n: ts.Node) -> str:
+    """``n``'s text without parentheses and casts (``(int64_t) blockDim.x`` -> ``blockDim.x``)."""
+    n = unparen(n)
+    while n.type == "cast_expression" and n.child_by_field_name("value") is not None:
+        n = unparen(n.child_by_field_name("value"))
+    return "".join(m.text(n).split())
+
+
+def _computed_step(m, it: ts.Node) -> Type | None:
+    """The type of the step an iterator class's ``operator++`` adds when it is computed (``p_ +=
+    (size_t)gridDim.x * blockDim.x``: held in a register through the loop, see
+    ``Walker.invariant_step``), else None."""
+    inc = _methods(m, it, "operator++")
+    body = inc[0].child_by_field_name("body") if inc else None
+    for c in body.named_children if body is not None else ():
+        if c.type == "expression_statement" and c.named_child_count == 1 \
+                and c.named_children[0].type == "assignment_expression":
+            st = c.named_children[0].child_by_field_name("right")
+            inner = unparen(st) if st is not None else None
+            while inner is not None and inner.type == "cast_expression":
+                inner = unparen(inner.child_by_field_name("value"))
+            if inner is not None and inner.type == "binary_expression" and m.const_value(st) is None:
+                t = m.type_of(st)
+                return t if t.is_known else UNKNOWN
+    return None
+
+
+def _no_wrap(m, update: ts.Node, counter: Type, env: dict) -> bool:
+    """Whether ``update`` (``c++``, ``c += s``) steps a counter of type ``counter`` without wrapping, so
+    that the compiler can count the loop's trips (CUDA: NVVM unrolls a runtime loop only then): a step
+    of one, or a signed addition — a signed counter, and a step that does not make the sum unsigned
+    (C's conversions: ``int c; c += blockDim.x`` adds in unsigned, ``long c; c += blockDim.x *
+    gridDim.x`` in signed 64 bits). Measured with nvcc 13.0: ``unsigned c; c += 32``, ``size_t c; c +=
+    stride`` and ``int c; c += blockDim.x`` are left rolled (one load per iteration in the PTX), ``int
+    c; c += st`` and ``long c; c += blockDim.x * gridDim.x`` are unrolled by 4. (Unknown types: counted.)"""
+    u = unparen(update)
+    if u.type == "update_expression":
+        return True
+    step = u.child_by_field_name("right")
+    if step is None or evaluate(m, step, env) in (1, -1):
+        return True
+    st = m.type_of(step)
+    if counter.kind == "uint":
+        return False
+    return not (st.kind == "uint" and (not counter.is_known or st.bits >= counter.bits))
 
 
 def pointer_of():
@@ -2558,6 +2846,46 @@ def _by_reference(p) -> bool:
     if "out" in quals or "inout" in quals:
         return True
     return not (p.is_const or "const" in quals) and is_reference(p)
+
+
+def _pack_param(model, fn: ts.Node) -> str | None:
+    """The name of the function parameter pack of the function defined at ``fn`` (``A... a``,
+    ``A&&... a``), or None (memoized per model)."""
+    memo = model.__dict__.setdefault("_pack_params", {})
+    key = fn.start_byte
+    if key in memo:
+        return memo[key]
+    d = fn.child_by_field_name("declarator")
+    while d is not None and d.type != "function_declarator":
+        d = d.child_by_field_name("declarator")
+    name = None
+    plist = d.child_by_field_name("parameters") if d is not None else None
+    for p in plist.named_children if plist is not None else ():
+        if p.type == "variadic_parameter_declaration":
+            stack = [p]
+            while stack and name is None:
+                n = stack.pop()
+                if n.type == "variadic_declarator":
+                    ids = [c for c in n.named_children if c.type == "identifier"]
+                    name = model.text(ids[0]) if ids else None
+                stack.extend(n.named_children)
+    memo[key] = name
+    return name
+
+
+def _expanded_pack(model, a: ts.Node) -> str | None:
+    """The parameter pack an argument ``args...`` or ``std::forward<A>(args)...`` expands."""
+    kids = [c for c in a.named_children if c.type != "comment"]
+    if len(kids) != 1:
+        return None
+    x = kids[0]
+    if x.type == "call_expression":  # std::forward<A>(a), std::move(a): the element itself
+        fn = x.child_by_field_name("function")
+        inner = [c for c in model.call_args(x) if c.type != "comment"]
+        if fn is None or _plain_name(model.text(fn)) not in ("forward", "move") or len(inner) != 1:
+            return None
+        x = unparen(inner[0])
+    return model.text(x) if x.type == "identifier" else None
 
 
 def _plain_name(text: str) -> str:

@@ -144,6 +144,20 @@ def _register_limit(target: Target, registers_per_thread: float, simd_per_group:
     return simd_groups // simd_per_group
 
 
+def same_occupancy_registers(target: Target, registers_per_thread: float) -> float:
+    """The most registers per thread that keep the SIMD groups per core the register file allows
+    with ``registers_per_thread`` (registers alone; at most ``max_registers_per_thread``): sm_80,
+    20 -> 32, 37 -> 40."""
+    cap = target.max_simd_groups_per_core
+    if registers_per_thread >= target.max_registers_per_thread:
+        return float(registers_per_thread)
+    groups = min(cap, _register_limit(target, registers_per_thread, 1))
+    r = max(1, math.ceil(registers_per_thread))
+    while r < target.max_registers_per_thread and min(cap, _register_limit(target, r + 1, 1)) >= groups:
+        r += 1
+    return float(max(r, registers_per_thread))
+
+
 def max_registers_for_group(target: Target, threads_per_group: int) -> int:
     """The most 32-bit registers per thread with which one group of ``threads_per_group``
     threads still fits a core (0 when none does); at most ``max_registers_per_thread``.

@@ -42,7 +42,7 @@ import tree_sitter as ts
 from shaderlint.estimate import aco
 from shaderlint.estimate.headers import header_callable
 from shaderlint.estimate.liveness import Walker
-from shaderlint.estimate.occupancy import Occupancy, occupancy
+from shaderlint.estimate.occupancy import Occupancy, occupancy, same_occupancy_registers
 from shaderlint.estimate.static import evaluate, is_constant_array, is_thread_private
 from shaderlint.estimate.targets import Target
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
@@ -518,9 +518,13 @@ def _bind(model, f, bindings: Mapping[str, str] | None) -> tuple[dict, dict[str,
         t = parse_type_name(s)
         if not t.is_known:
             t = model.parse_type_text(s) if hasattr(model, "parse_type_text") else UNKNOWN
-        if not t.is_known and s.split("::")[-1] in model.structs:
+        base = s.split("<")[0].strip() if s.endswith(">") else s
+        if not t.is_known and (s.split("::")[-1] in model.structs
+                               or model.language == "cuda" and re.fullmatch(r"[A-Za-z_][\w:]*", base)):
+            # a class of the file, or one a header defines, or an instance of a class template (its
+            # methods: Walker.method_of)
             from shaderlint.model.types import struct_type
-            t = struct_type(s.split("::")[-1])
+            t = struct_type(base.split("::")[-1])
         types[name] = t
         if t.kind in ("int", "uint", "float", "bool") and t.bits:
             env[("sizeof", id(tv))] = max(t.bits, 8) // 8 * t.width  # `sizeof(T)` (static.evaluate)
@@ -752,6 +756,11 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
     peak = result.peak
     if target.vendor == "amd":  # ACO: loads moved up within the scheduler's budget
         peak = aco.scheduled_vgprs(target, walker.peak(hoisted=False), peak)
+    elif target.vendor == "nvidia" and peak > 0:
+        # ptxas moves loads up only as far as the occupancy the demand without them allows
+        before = walker.peak(hoisted=False)
+        budget = same_occupancy_registers(target, c.base + c.scale * before) - c.base
+        peak = max(before, min(peak, budget / c.scale if c.scale else peak))
     regs = max(c.floor, c.base + c.scale * peak + (c.stack_array if on_stack else 0.0)) + adj.registers
     regs = max(regs, 1.0)
     unit = 32 / target.register_unit_bits
@@ -785,7 +794,7 @@ def estimate_kernel(model, function, target: Target, *, bindings: Mapping[str, s
 
 #: Toolkit device libraries whose functions are large inline code, not costed by rule: cuRAND's
 #: generators and their initialisation (``curand_init``'s skip-ahead walks precomputed matrices).
-_LIBRARY = re.compile(r"^curand\w*$")
+_LIBRARY = re.compile(r"^(curand_init|skipahead\w*)$")
 
 
 def classify_unseen(model, f, walker, unseen) -> tuple[list[str], list[str]]:
@@ -956,7 +965,8 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
             return base
     stack_vars: set[int] = set()
     walker = result = None
-    callables = _kernel_callables(model, f, bindings)
+    callable_args: dict = {}
+    callables = _kernel_callables(model, f, bindings, callable_args)
     first_key = base_key + ("first walk", target.name)
     walks = 4
     if promote and not demote and not cheap:
@@ -966,7 +976,7 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
             walks -= 1
     for i in range(walks):
         walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, cheap,
-                        callables=callables)
+                        callables=callables, callable_args=callable_args)
         result = walker.run()
         if i == 0 and not stack_vars and not promote and not demote and not cheap:
             cache[first_key] = (frozenset(walker.dynamic), result.complete,
@@ -1003,11 +1013,12 @@ def _first_walk_dynamic(first, promote: set[int], uninitialized: frozenset = fro
     return set(dynamic) - promote
 
 
-def _kernel_callables(model, f, bindings) -> dict:
+def _kernel_callables(model, f, bindings, struct_args: dict | None = None) -> dict:
     """:func:`bound_callables`, plus the non-type template parameters declared with a typedef of a
     function-pointer type (``template <int qk, dequantize_kernel_t dequantize_kernel>``, ggml) bound to
-    a function the file defines once."""
-    out = dict(bound_callables(model, f, bindings))
+    a function the file defines once. ``struct_args`` receives the struct template arguments of
+    functors bound to a struct template's instance (:func:`bound_callables`)."""
+    out = dict(bound_callables(model, f, bindings, struct_args))
     for name, text in (bindings or {}).items():
         tv = f.template_params.get(name)
         if tv is None or id(tv) in out or tv.decl is None:

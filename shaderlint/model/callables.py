@@ -11,6 +11,7 @@ stays unknown.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -43,29 +44,98 @@ def named_function(model: "FileModel", name: str) -> "Function | None":
 def functor_operator(model: "FileModel", type_name: str) -> "Function | None":
     """The ``operator()`` of the struct or class ``type_name`` the file defines, when it has exactly
     one, with a body, and the struct is not a template."""
-    name = type_name.split("::")[-1].strip()
+    got = functor_binding(model, type_name)
+    if got is None or got[1] or got[0].template_params:
+        return None
+    return got[0]
+
+
+def functor_binding(model: "FileModel", type_name: str) -> "tuple[Function, dict[str, str]] | None":
+    """(``operator()``, the struct's template arguments by parameter name) of the functor type
+    ``type_name``: a struct the file defines with exactly one ``operator()`` with a body, or an
+    instance of a struct template the file defines (``normal_functor<double>``: its type parameters
+    are bound to the arguments for the operator's walk, as the compiler instantiates it). The
+    operator may itself be a template (``template <typename... A> T operator()(A... a)``): its
+    parameters are deduced at the call."""
+    text = " ".join(re.sub(r"\b(const|volatile|struct|class|typename)\b", " ", type_name).split())
+    args: list[str] = []
+    lt = text.find("<")
+    if lt > 0 and text.endswith(">"):
+        args = _split_args(text[lt + 1:-1])
+        text = text[:lt].strip()
+    name = text.split("::")[-1].strip()
     if not name.isidentifier() or name not in model.structs:
         return None
     index = model.__dict__.get("_functor_ops")
     if index is None:
         index = {}
         for g in model.functions:
-            if g.name != "operator()":
+            if g.name.replace(" ", "") != "operator()":  # (also written `operator ()`)
                 continue
-            body = g.node.parent
-            owner = body.parent if body is not None and body.type == "field_declaration_list" else None
+            owner = _owner(g)
             if owner is None or owner.type not in ("struct_specifier", "class_specifier"):
-                continue
-            if owner.parent is not None and owner.parent.type == "template_declaration":
                 continue
             sname = owner.child_by_field_name("name")
             if sname is not None:
                 index.setdefault(model.text(sname), []).append(g)
         model._functor_ops = index
     ops = index.get(name, [])
-    if len(ops) != 1 or ops[0].body is None or ops[0].template_params:
+    if len(ops) != 1 or ops[0].body is None:
         return None
-    return ops[0]
+    owner = _owner(ops[0])
+    tparams = _template_param_names(model, owner.parent) if owner.parent is not None \
+        and owner.parent.type == "template_declaration" else None
+    if tparams is None:
+        return (ops[0], {}) if not args else None
+    if not args or len(args) != len(tparams) or any(p is None for p in tparams):
+        return None  # defaults, packs or a specialization: not instantiated here
+    return ops[0], dict(zip(tparams, args))
+
+
+def _owner(g: "Function") -> ts.Node | None:
+    """The struct or class a member function is defined in (a member template's too), or None."""
+    body = g.node.parent
+    if body is not None and body.type == "template_declaration":
+        body = body.parent
+    return body.parent if body is not None and body.type == "field_declaration_list" else None
+
+
+def _template_param_names(model: "FileModel", decl: ts.Node) -> "list[str | None] | None":
+    """The names of a template declaration's parameters (None for one that is not a plain type or
+    value parameter: a pack, a default, a template template parameter)."""
+    plist = decl.child_by_field_name("parameters")
+    if plist is None:
+        return None
+    out: list[str | None] = []
+    for p in plist.named_children:
+        if p.type == "comment":
+            continue
+        if p.type == "type_parameter_declaration":
+            ids = [c for c in p.named_children if c.type == "type_identifier"]
+            out.append(model.text(ids[0]) if len(ids) == 1 else None)
+        elif p.type == "parameter_declaration":
+            d = p.child_by_field_name("declarator")
+            out.append(model.text(d) if d is not None and d.type == "identifier" else None)
+        else:
+            out.append(None)
+    return out
+
+
+def _split_args(text: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
 
 
 def declared_type_name(model: "FileModel", v: "Var") -> str | None:
@@ -79,14 +149,17 @@ def declared_type_name(model: "FileModel", v: "Var") -> str | None:
     return model.text(t)
 
 
-def bound_callables(model: "FileModel", f: "Function", bindings: Mapping[str, str] | None) -> dict[int, "Function"]:
+def bound_callables(model: "FileModel", f: "Function", bindings: Mapping[str, str] | None,
+                    struct_args: dict | None = None) -> dict[int, "Function"]:
     """``id(Var) -> Function`` for the names a call in ``f`` may use under ``bindings``: a
     function-pointer template parameter bound to a function, and a parameter or local of a type
-    parameter bound to a functor."""
+    parameter bound to a functor. ``struct_args``, when given, receives ``id(Var) -> {parameter:
+    argument}`` for a functor that is an instance of a struct template (:func:`functor_binding`)."""
     out: dict[int, Function] = {}
     if not bindings:
         return out
     functors: dict[str, Function] = {}
+    targs: dict[str, dict[str, str]] = {}
     for name, text in bindings.items():
         tv = f.template_params.get(name)
         if tv is None:
@@ -96,14 +169,17 @@ def bound_callables(model: "FileModel", f: "Function", bindings: Mapping[str, st
             if g is not None:
                 out[id(tv)] = g
         else:
-            g = functor_operator(model, text)
-            if g is not None:
-                functors[name] = g
+            got = functor_binding(model, text)
+            if got is not None:
+                functors[name], targs[name] = got
     if functors:
         for v in list(f.params) + list(getattr(f, "vars", ())):
-            g = functors.get(declared_type_name(model, v) or "")
+            tname = declared_type_name(model, v) or ""
+            g = functors.get(tname)
             if g is not None:
                 out[id(v)] = g
+                if targs[tname] and struct_args is not None:
+                    struct_args[id(v)] = targs[tname]
     return out
 
 
@@ -163,8 +239,7 @@ def _argument_type(model: "FileModel", a: ts.Node) -> str | None:
 
 def display_name(model: "FileModel", g: "Function") -> str:
     """``g``'s name, with its struct for a member (``AddOp::operator()``)."""
-    body = g.node.parent
-    owner = body.parent if body is not None and body.type == "field_declaration_list" else None
+    owner = _owner(g)
     sname = owner.child_by_field_name("name") if owner is not None else None
     return f"{model.text(sname)}::{g.name}" if sname is not None else g.name
 
