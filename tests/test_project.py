@@ -203,6 +203,52 @@ def test_compile_commands_at_the_repository_root(tmp_path):
     assert pre["__CUDA_ARCH__"] == "750" and pre["FUSED"] == "0"
 
 
+def test_a_compile_command_makes_the_defines_complete(tmp_path):
+    """A compile command lists every -D of the build: a name no -D, header or #define sets is undefined
+    (conditions.COMPLETE) -- unless a header the build may read was not (not found, a forced include),
+    or the `defines-complete` setting says otherwise. An include the file's branches leave out under
+    complete defines is not one the build reads."""
+    from shaderlint.engine import predefined_for
+    from shaderlint.languages.conditions import COMPLETE
+
+    _tree(tmp_path, {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "src/k.cu": '#include "lib.h"\n#include "mode.h"\n#if defined(USE_HIP)\n#include <hipblas/hipblas.h>\n#endif\n'
+                    '#ifdef MAYBE_LIB\n#include "gone.h"\n#endif\n',
+        "src/lib.h": "#define LIB 1\n#ifdef MAYBE_LIB\n#define HALF 1\n#endif\n#ifdef __FAST_MATH__\n#define FAST 1\n#endif\n"
+                     "#if defined(USE_MUSA)\n#define DECL_MUSA\n#endif\n",
+        # CFG is lib.h's; mode.h is walked without lib.h's macros: CFG stays unknown there. DECL_MUSA is
+        # defined only under USE_MUSA, undefined: a second walk decides mode.h's include of <musa/fp16.h>
+        "src/mode.h": "#ifdef LIB\n#define MODE 1\n#else\n#define MODE 2\n#endif\n"
+                      "#ifdef DECL_MUSA\n#include <musa/fp16.h>\n#endif\n",
+    })
+    cmd = "nvcc -DFUSED -arch=sm_80 -c k.cu"
+    (tmp_path / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(tmp_path / "src"), "file": "k.cu", "command": cmd}]))
+    ctx = _ctx(tmp_path, "src/k.cu")
+    assert not ctx.unread
+    pre = dict(predefined_for(Settings(), "cuda", ctx))
+    assert COMPLETE in pre and pre["FUSED"] == "1"
+    assert COMPLETE not in dict(predefined_for(Settings(defines_complete=False), "cuda", ctx))
+    assert "HALF" not in pre and "DECL_MUSA" not in pre  # undefined: only MAYBE_LIB / USE_MUSA define them
+    assert pre["FAST"] == pre["MODE"] == "\0unknown" and pre["LIB"] == "1"  # __FAST_MATH__ may be predefined
+    # a project header the build reads but the analysis does not find: anything may be defined
+    (tmp_path / "src/k.cu").write_text('#include "lib.h"\n#include "generated.h"\n')
+    ctx = _ctx(tmp_path, "src/k.cu")
+    assert ctx.unread and COMPLETE not in dict(predefined_for(Settings(), "cuda", ctx))
+    (tmp_path / "src/k.cu").write_text('#include "lib.h"\n')
+    (tmp_path / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(tmp_path / "src"), "file": "k.cu", "command": cmd + " -include config.h"}]))
+    ctx = _ctx(tmp_path, "src/k.cu")
+    assert ctx.flags.forced_includes == ("config.h",) and ctx.unread
+    assert COMPLETE not in dict(predefined_for(Settings(), "cuda", ctx))
+    # no compile command: only the setting makes the claim
+    (tmp_path / "compile_commands.json").unlink()
+    ctx = _ctx(tmp_path, "src/k.cu")
+    assert COMPLETE not in dict(predefined_for(Settings(), "cuda", ctx))
+    assert COMPLETE in dict(predefined_for(Settings(defines_complete=True), "cuda", ctx))
+
+
 def test_context_digest_changes_with_a_header(tmp_path):
     _tree(tmp_path, {"k.cu": '#include "a.h"\n', "a.h": "#define N 1\n"})
     d1 = _ctx(tmp_path, "k.cu").digest()

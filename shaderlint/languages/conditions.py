@@ -29,6 +29,16 @@ is defined (``#ifndef __CUDA_ARCH__`` is host code). Its value is ``10 * major +
 configured NVIDIA target (``sm_90`` -> 900); with no target configured it is defined with an unknown
 value, so ``#if __CUDA_ARCH__ >= 800`` keeps both branches. On a non-NVIDIA target (a HIP build) it is
 unknown altogether.
+
+*Complete* defines (the :data:`COMPLETE` entry of the predefined macros: the ``defines-complete``
+setting, or a compile command from ``compile_commands.json``, with every project header the file
+includes read): the build's ``-D`` flags are all known, so a name that no ``-D``, no predefined macro,
+no header read and no ``#define`` of the file defines is *undefined*, as the preprocessor says
+(``#if defined(GGML_USE_HIPBLAS)`` is false, ``#ifndef CC_TURING`` true) — except the names headers
+that are never read may define (:func:`may_be_predefined`: the compiler's and the C library's reserved
+``__x`` / ``_X`` names and the toolkit's ``CUDART_VERSION``, ``INT_MAX``, ``GL_ES``...), which stay
+unknown. A name whose state is not known (defined differently in branches that may or may not be
+read, or left so by a header) is :data:`UNSET` in the state then, and stays unknown.
 """
 
 from __future__ import annotations
@@ -40,6 +50,11 @@ from shaderlint.model.source import Source
 
 #: A predefined macro that is defined but whose value is not known (``__CUDA_ARCH__`` with no target).
 OPAQUE = "\0opaque"
+#: The body of a macro whose state (defined or not, and how) is not known, where an absent name is
+#: undefined (complete defines); the same string as ``shaderlint.project.includes.UNKNOWN_STATE``.
+UNSET = "\0unknown"
+#: The predefined-macro entry (never an identifier) saying the build's defines are complete.
+COMPLETE = "\0complete"
 _MISSING = object()  # a name whose definition is unknown (absent from the state)
 
 Predefined = tuple[tuple[str, str | None], ...]  # (name, body; None: known to be undefined)
@@ -57,11 +72,12 @@ def parse_define(text: str) -> tuple[str, str] | None:
     return m.group(1), ("1" if m.group(2) is None else m.group(2).strip())
 
 
-def predefined(language: str, target: str | None, defines: Iterable[str] = ()) -> Predefined:
+def predefined(language: str, target: str | None, defines: Iterable[str] = (), complete: bool = False) -> Predefined:
     """The macros a build of ``language`` for the configured ``target`` (None: none configured) has
     before the file's first line: ``__CUDA_ARCH__`` for CUDA (see the module docstring), then the
-    ``defines`` setting (which wins: ``-D__CUDA_ARCH__=...`` is the user's word)."""
-    out: dict[str, str | None] = {}
+    ``defines`` setting (which wins: ``-D__CUDA_ARCH__=...`` is the user's word); with ``complete``,
+    the :data:`COMPLETE` entry (every other name is undefined, see the module docstring)."""
+    out: dict[str, str | None] = {COMPLETE: "1"} if complete else {}
     if language == "cuda":
         arch = _cuda_arch(target)
         if arch is not None:
@@ -71,6 +87,26 @@ def predefined(language: str, target: str | None, defines: Iterable[str] = ()) -
         if got is not None:
             out[got[0]] = got[1]
     return tuple(out.items())
+
+
+#: Names of macros that headers the analysis never reads (the toolkit's, the C and C++ libraries', the
+#: graphics APIs') or the compiler itself may define, besides the reserved ``__x`` and ``_X`` names:
+#: CUDA's ``CUDART_VERSION`` and ``CUDA_VERSION``, CUB's and Thrust's versions, ``<limits.h>`` and
+#: ``<float.h>`` limits, ``<math.h>``'s ``M_PI``, GLSL's ``GL_ES`` and extension macros, Python's.
+_PREDEFINED_NAME = re.compile(
+    r"_[A-Z_]\w*|(?:CUDA|CUDART|CUB|THRUST|CUTLASS|CUTE|CURAND|CUBLAS|CUBLASLT|CUSPARSE|CUFFT|CUSOLVER|CUDNN|NCCL|NVTX|"
+    r"NVRTC|NV|HIP|HIPCUB|ROCM|ROCPRIM|GL|VK|VULKAN|METAL|PY|PYPY|PYBIND11|TORCH|C10|AT|EIGEN|INT\d*|UINT\d*|"
+    r"INTMAX|UINTMAX|INTPTR|UINTPTR|PTRDIFF|SIZE|SSIZE|WCHAR|WINT|SIG_ATOMIC|CHAR|SCHAR|UCHAR|SHRT|USHRT|LONG|"
+    r"ULONG|LLONG|ULLONG|FLT|DBL|LDBL|DECIMAL|FP|MATH|M|HUGE|EXIT|RAND|EOF|BUFSIZ|FILENAME|FOPEN|L|TMP|SEEK|"
+    r"CLOCKS|TIME|MB)_\w*|NULL|INFINITY|NAN|HUGE_VAL\w*|EOF|RAND_MAX|MB_LEN_MAX|CHAR_BIT|"
+    r"errno|assert|offsetof|linux|unix|i386|GL_ES|TRUE|FALSE|WIN32|WIN64|APPLE|BYTE_ORDER|LITTLE_ENDIAN|"
+    r"BIG_ENDIAN|PDP_ENDIAN|PATH_MAX|NAME_MAX|PAGE_SIZE|CLOCKS_PER_SEC|MAP_\w+|O_\w+|S_\w+")
+
+
+def may_be_predefined(name: str) -> bool:
+    """Whether a header that is never read or the compiler may define the macro ``name`` (see
+    :data:`_PREDEFINED_NAME`): such a name stays unknown under complete defines."""
+    return _PREDEFINED_NAME.fullmatch(name) is not None
 
 
 def _cuda_arch(target: str | None) -> str | None:
@@ -134,7 +170,15 @@ class Evaluator:
 
     def __init__(self, state: dict[str, str | None]) -> None:
         self.state = state
+        self.complete = COMPLETE in state
         self._bodies: dict[str, list] = {}
+
+    def lookup(self, name: str):
+        """``name``'s body, None when it is known to be undefined, :data:`_MISSING` when unknown."""
+        body = self.state.get(name, _MISSING)
+        if body is _MISSING:
+            return None if self.complete and not may_be_predefined(name) else _MISSING
+        return _MISSING if body == UNSET else body
 
     def value(self, cond: str) -> int | None:
         """The condition's value (0 false, other true) or None when unknown."""
@@ -167,14 +211,14 @@ class Evaluator:
                     name, i = toks[i + 1][1], i + 2
                 else:
                     raise _Unknown
-                body = self.state.get(name, _MISSING)
+                body = self.lookup(name)
                 out.append(("val", None if body is _MISSING else (0 if body is None else 1, False)))
                 continue
             i += 1
             if kind != "id":
                 out.append((kind, val))
                 continue
-            body = self.state.get(val, _MISSING)
+            body = self.lookup(val)
             if i < n and toks[i] == ("op", "("):  # a function-like macro's call (or __has_include(...))
                 depth, j = 0, i
                 while j < n:
@@ -354,7 +398,7 @@ def macro_delta(source: Source, predefined: Predefined = ()) -> tuple[list[tuple
     start = dict(predefined)
     delta = {k: state.get(k, _MISSING) for k in set(state) | set(start)
              if state.get(k, _MISSING) != start.get(k, _MISSING)}
-    return regions, delta
+    return regions, {k: _MISSING if v == UNSET else v for k, v in delta.items()}
 
 
 def _walk(source: Source, predefined: Predefined) -> tuple[list[tuple[int, int]], dict[str, object]]:
@@ -374,10 +418,7 @@ def _walk(source: Source, predefined: Predefined) -> tuple[list[tuple[int, int]]
     def set_macro(name: str, body) -> None:
         if stack:
             stack[-1].saved.setdefault(name, state.get(name, _MISSING))
-        if body is _MISSING:
-            state.pop(name, None)
-        else:
-            state[name] = body
+        state[name] = UNSET if body is _MISSING else body  # (not absent: under complete defines, undefined)
         ev._bodies.pop(name, None)
 
     def end_branch(g: _Group) -> None:
@@ -449,7 +490,7 @@ def _walk(source: Source, predefined: Predefined) -> tuple[list[tuple[int, int]]
         g = stack.pop()
         if not g.inert:
             for name in g.saved:
-                state.pop(name, None)
+                state[name] = UNSET
     return out, state
 
 
@@ -460,7 +501,7 @@ def _condition(ev: Evaluator, kind: bytes, m: re.Match) -> int | None:
     name = _NAME.match(text)
     if name is None:
         return None
-    body = ev.state.get(name.group(0), _MISSING)
+    body = ev.lookup(name.group(0))
     if body is _MISSING:
         return None
     defined = body is not None
