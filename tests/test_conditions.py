@@ -145,6 +145,42 @@ def test_complete_defines_make_names_nothing_defines_undefined():
     assert "#define __CUDA_ARCH__ 1300" in text and "bounded" not in text
 
 
+ALTERNATIVES = """#ifdef W64
+#define WARP 64
+#else
+#define WARP 32
+#endif
+#if WARP >= 32
+at_least_32
+#endif
+#if WARP == 32
+exactly_32
+#endif
+#ifndef WARP
+no_warp
+#endif
+#ifdef MAYBE
+#define T 1
+#endif
+#if T > 1
+t_above_1
+#endif
+"""
+
+
+def test_a_condition_every_alternative_decides_alike_is_decided():
+    """WARP is 64 or 32 after the group: `WARP >= 32` and `defined WARP` hold either way, `WARP ==
+    32` is unknown. T is 1 or unknown (a -D may define it), or with complete defines 1 or undefined:
+    `T > 1` is false both ways then."""
+    text = live_text(ALTERNATIVES)
+    assert "at_least_32" in text and "#if WARP >= 32" not in text
+    assert "exactly_32" in text and "#if WARP == 32" in text
+    assert "no_warp" not in text
+    assert "t_above_1" in text and "#if T > 1" in text
+    assert "t_above_1" not in live_text(ALTERNATIVES, predefined("cuda", "sm_80", complete=True))
+    assert "exactly_32" not in live_text(ALTERNATIVES, predefined("cuda", "sm_80", ("W64",)))
+
+
 def test_dead_branches_nest_and_lines_stay():
     code = "#if 0\n#if 1\nx\n#else\ny\n#endif\n#define Z 1\n#endif\n#ifdef Z\nz\n#endif\n"
     text = live_text(code)

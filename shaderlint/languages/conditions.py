@@ -18,8 +18,10 @@ body). ``false && x`` and ``true || x`` are decided whatever ``x`` is.
 
 A branch is *dead* only when its condition is decidedly false (or an earlier branch of its group is
 decidedly taken); every other branch is read, as before. A ``#define`` in a branch that may or may
-not be read leaves the name unknown after the ``#endif`` unless every way through the group ends with
-the same definition. Dead branches are blanked in the parsed copy (``dead-branch`` masks): the
+not be read leaves the name with :class:`Alternatives` after the ``#endif`` (each way through the
+group: a body, undefined, or unknown; at most :data:`MAX_ALTERNATIVES`, else unknown), one value when
+every way ends with the same definition; a condition is decided when every combination of its names'
+alternatives decides it alike. Dead branches are blanked in the parsed copy (``dead-branch`` masks): the
 grammar, the model and the rules never see them, and their ``#define`` lines define nothing. When one
 branch of a group is decidedly taken (or every branch is dead), the group's directive lines are
 blanked too and that branch's code reads as unconditional.
@@ -55,6 +57,17 @@ OPAQUE = "\0opaque"
 UNSET = "\0unknown"
 #: The predefined-macro entry (never an identifier) saying the build's defines are complete.
 COMPLETE = "\0complete"
+MAX_ALTERNATIVES = 4  # bodies a name may have after a group whose branches define it differently
+_MAX_COMBINATIONS = 64  # evaluations of one condition over its names' alternatives
+
+
+class Alternatives(tuple):
+    """A macro's state after a group whose branches leave it differently: each way it may be (a body,
+    None for undefined, :data:`UNSET` for unknown). A condition every alternative decides alike is
+    decided (``#ifdef W64 / #define WARP 64 / #else / #define WARP 32 / #endif`` then ``#if WARP >=
+    32``)."""
+
+    __slots__ = ()
 _MISSING = object()  # a name whose definition is unknown (absent from the state)
 
 Predefined = tuple[tuple[str, str | None], ...]  # (name, body; None: known to be undefined)
@@ -172,16 +185,50 @@ class Evaluator:
         self.state = state
         self.complete = COMPLETE in state
         self._bodies: dict[str, list] = {}
+        self._choice: dict[str, object] = {}  # name -> the alternative taken in this evaluation
+        self._seen: dict[str, Alternatives] = {}  # names with alternatives met in this evaluation
 
     def lookup(self, name: str):
         """``name``'s body, None when it is known to be undefined, :data:`_MISSING` when unknown."""
         body = self.state.get(name, _MISSING)
         if body is _MISSING:
             return None if self.complete and not may_be_predefined(name) else _MISSING
+        if isinstance(body, Alternatives):
+            if name not in self._choice:
+                self._seen.setdefault(name, body)
+                return _MISSING
+            body = self._choice[name]
         return _MISSING if body == UNSET else body
 
     def value(self, cond: str) -> int | None:
-        """The condition's value (0 false, other true) or None when unknown."""
+        """The condition's value (0 false, other true) or None when unknown; with names that have
+        :class:`Alternatives`, the value every combination of them gives, when they agree."""
+        self._seen = {}
+        got = self._value(cond)
+        if got is not None or not self._seen:
+            return got
+        names = list(self._seen.items())
+        combos = 1
+        for _, alts in names:
+            combos *= len(alts)
+        if combos > _MAX_COMBINATIONS:
+            return None
+        import itertools
+
+        seen, found = set(self._seen), None
+        try:
+            for pick in itertools.product(*(alts for _, alts in names)):
+                self._choice = {n: b for (n, _), b in zip(names, pick)}
+                self._seen = {}
+                v = self._value(cond)
+                if v is None or set(self._seen) - seen or (found is not None and bool(v) != bool(found)):
+                    return None
+                found = v
+        finally:
+            self._choice = {}
+        return None if found is None else int(bool(found))
+
+    def _value(self, cond: str) -> int | None:
         try:
             toks = self._expand(_lex(cond), frozenset(), [0])
             if not toks or any(k == "?" for k, _ in toks):
@@ -239,9 +286,9 @@ class Evaluator:
             elif body is None:
                 out.append(("val", (0, False)))  # an identifier no macro replaces is 0
             else:
-                sub = self._bodies.get(val)
+                sub = self._bodies.get(body)
                 if sub is None:
-                    sub = self._bodies[val] = _lex(body)
+                    sub = self._bodies[body] = _lex(body)
                 count[0] += len(sub)
                 if count[0] > _MAX_TOKENS:
                     raise _Unknown
@@ -480,7 +527,7 @@ def _walk(source: Source, predefined: Predefined) -> tuple[list[tuple[int, int]]
             end_branch(g)
             g.directives.append(m)
             stack.pop()
-            _close(g, state, set_macro, out)
+            _close(g, state, set_macro, out, ev.complete)
             continue
         end_branch(g)
         g.directives.append(m)
@@ -501,14 +548,13 @@ def _condition(ev: Evaluator, kind: bytes, m: re.Match) -> int | None:
     name = _NAME.match(text)
     if name is None:
         return None
-    body = ev.lookup(name.group(0))
-    if body is _MISSING:
+    defined = ev.value(f"defined {name.group(0)}")
+    if defined is None:
         return None
-    defined = body is not None
-    return int(defined != (kind in (b"ifndef", b"elifndef")))
+    return int(bool(defined) != (kind in (b"ifndef", b"elifndef")))
 
 
-def _close(g: _Group, state: dict, set_macro, out: list[tuple[int, int]]) -> None:
+def _close(g: _Group, state: dict, set_macro, out: list[tuple[int, int]], complete: bool = False) -> None:
     """At ``#endif``: the macros after the group (what every way through it agrees on) and the spans
     to blank."""
     paths = list(g.ends)
@@ -516,13 +562,26 @@ def _close(g: _Group, state: dict, set_macro, out: list[tuple[int, int]]) -> Non
         paths.append({})  # no branch read: the names keep their values from before the group
     for name, before in list(g.saved.items()):
         vals = [p.get(name, before) for p in paths]
-        set_macro(name, vals[0] if all(v == vals[0] for v in vals) else _MISSING)
+        absent = None if complete and not may_be_predefined(name) else UNSET  # what an absent name is
+        set_macro(name, vals[0] if all(v == vals[0] for v in vals) else _alternatives(vals, absent))
     ds = g.directives
     for k, st in enumerate(g.status):
         if st == "dead":
             out.append((_line_end(ds[k]), ds[k + 1].start()))
     if "live" not in g.status:  # one branch taken, or none read at all: no condition is left to keep
         out.extend((d.start(), _line_end(d)) for d in ds)
+
+
+def _alternatives(vals: list, absent):
+    """The state of a name the ways through a group leave as ``vals`` (not all alike; ``absent``: what
+    a name absent from the state is, undefined or unknown)."""
+    out: dict = {}
+    for v in vals:
+        for x in (v if isinstance(v, Alternatives) else (v,)):
+            out[absent if x is _MISSING else x] = None
+    if len(out) > MAX_ALTERNATIVES or list(out) == [UNSET]:
+        return _MISSING
+    return Alternatives(out)
 
 
 def _line_end(m: re.Match) -> int:
