@@ -169,6 +169,22 @@ def test_headers_are_scanned_once_per_run(tmp_path):
     assert project.headers_scanned == 2
 
 
+def test_a_header_is_walked_once_for_builds_that_differ_only_in_names_it_never_mentions(tmp_path):
+    """Two files whose compile commands define different macros, neither of which the shared header
+    mentions: the second file's context walks no header again (with complete defines, each file's
+    own names would otherwise make every header's walk its own)."""
+    _tree(tmp_path, {".git/HEAD": "ref: refs/heads/main\n", "common.h": "#ifndef N\n#define N 4\n#endif\n",
+                     "k0.cu": '#include "common.h"\n#define OWN0 1\n', "k1.cu": '#include "common.h"\n'})
+    (tmp_path / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(tmp_path), "file": "k0.cu", "command": "nvcc -DX=1 -arch=sm_80 -c k0.cu"},
+        {"directory": str(tmp_path), "file": "k1.cu", "command": "nvcc -DY=2 -arch=sm_80 -c k1.cu"}]))
+    project = Project()
+    assert _ctx(tmp_path, "k0.cu", project=project).macros["N"].body == "4"
+    scanned = project.headers_scanned
+    assert _ctx(tmp_path, "k1.cu", project=project).macros["N"].body == "4"
+    assert project.headers_scanned == scanned
+
+
 def test_compile_flags():
     f = parse_flags(["nvcc", "-I", "inc", "-Iabs/../two", "-isystem", "/usr/x", "-DFUSED", "-D", "N=4", "-UOLD",
                      "-gencode", "arch=compute_80,code=sm_80", "-std=c++17", "-c", "k.cu"], "/build")

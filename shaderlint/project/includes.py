@@ -306,6 +306,7 @@ class Project:
         self._cache_reads = cache_reads  # False (a language server): read again for each context
         self._data: dict[str, bytes | None] = {}
         self._headers: dict[tuple[str, tuple], _Header] = {}
+        self._mentions: dict[str, frozenset[str]] = {}  # header digest -> names its directives mention
         self._dbs: dict[str, CompileDB | None] = {}
         self._db_for_dir: dict[str, CompileDB | None] = {}
         self._resolve_cache: dict[tuple, str | None] = {}
@@ -573,6 +574,7 @@ class Project:
         else:
             digest = hashlib.sha256(data).hexdigest()
             self._digests[path] = (data, digest)
+        predefined = self._relevant(digest, data, predefined)
         key = (digest, predefined)
         h = self._headers.get(key)
         if h is None or h.path != path:
@@ -583,6 +585,29 @@ class Project:
                 h = self._scan_header(path, data, digest, predefined)
             self._headers[key] = h
         return h
+
+    def _relevant(self, digest: str, data: bytes, predefined: tuple) -> tuple:
+        """The part of ``predefined`` the header's walk can read: the names its directives mention,
+        the bodies' names of those kept, and the complete-defines entry (a name it never mentions
+        is never looked up, so its walk is the same without it). Headers are then walked once for
+        all the files whose build macros differ only elsewhere (complete defines give each file its
+        own set of unknown names)."""
+        names = self._mentions.get(digest)
+        if names is None:
+            names = self._mentions[digest] = frozenset(
+                m.group(0).decode("ascii") for d in _DIRECTIVE_TEXT.finditer(data) for m in _IDENT.finditer(d.group(1)))
+        table = dict(predefined)
+        keep = {k for k in table if k in names or k.startswith("\0")}
+        todo = list(keep)
+        while todo:  # names a kept body expands to
+            body = table.get(todo.pop())
+            if isinstance(body, str):
+                for w in _IDENT.findall(body.encode("utf-8", "surrogateescape")):
+                    w = w.decode("ascii")
+                    if w in table and w not in keep:
+                        keep.add(w)
+                        todo.append(w)
+        return predefined if len(keep) == len(table) else tuple((k, v) for k, v in predefined if k in keep)
 
     def _scan_header(self, path: str, data: bytes, digest: str, predefined: tuple) -> _Header:
         from shaderlint.languages.conditions import OPAQUE, UNKNOWN, macro_delta
@@ -710,6 +735,10 @@ class Project:
 
 
 _DEFINE_NAME = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+#: The text of the directives whose names a header's walk reads (``#if`` … ``#define`` / ``#undef``).
+_DIRECTIVE_TEXT = re.compile(
+    rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|define|undef)\b((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_IDENT = re.compile(rb"[A-Za-z_]\w*")
 
 
 def _defined_names(data: bytes) -> set[str]:
