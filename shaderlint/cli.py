@@ -388,7 +388,10 @@ def show_settings(args: argparse.Namespace, resolver: SettingsResolver, files: l
              "facts = {" + ", ".join(f'{k} = "{v}"' for k, v in st.facts_for(path).items()) + "}  # for this file",
              f"host-code = {'true' if st.host_code else 'false'}",
              f"compiler = {json.dumps(st.compiler)}",
-             f"defines = {arr(st.defines)}", f"include-dirs = {arr(st.include_dirs)}"]
+             f"defines = {arr(st.defines)}",
+             "defines-complete = " + ("(when compile_commands.json gives the flags)" if st.defines_complete is None
+                                      else "true" if st.defines_complete else "false"),
+             f"include-dirs = {arr(st.include_dirs)}"]
     if language:
         lines.append(f"# active target: {resolve_target(st, language).name}")
         lines.append("# rules: " + " ".join(r.code for r in enabled_rules(st, language, path)))

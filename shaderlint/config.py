@@ -66,6 +66,9 @@ class Settings:
     extension: tuple[tuple[str, str], ...] = ()  # ((".fs", "glsl"), ...): extra extension -> language
     max_file_size: int = MAX_FILE_SIZE  # bytes; larger files are not analysed (0: no limit)
     defines: tuple[str, ...] = ()  # the build's -D flags: "FUSED", "N=4" (shaderlint.languages.conditions)
+    #: ``defines-complete``: the build's -D flags are all known, so a name nothing defines is undefined
+    #: in ``#if`` (shaderlint.project.includes.defines_complete); None: when compile_commands.json gives them
+    defines_complete: bool | None = None
     #: A compiler lint runs may call for exact figures (SL505, SL506): "none", "ptxas" or "auto".
     compiler: str = "none"
     host_code: bool = True  # read host launch code for kernel facts (shaderlint.host.index)
@@ -96,7 +99,7 @@ class Settings:
         return repr((self.select, self.ignore, self.extend_select, self.per_file_ignores, self.target,
                      self.occupancy_threshold, self.facts, self.extension,
                      self.base_dir() if self.config_path else None, self.max_file_size, self.defines,
-                     self.compiler, compiler_identity(self.compiler), self.include_dirs))
+                     self.defines_complete, self.compiler, compiler_identity(self.compiler), self.include_dirs))
 
     def base_dir(self) -> str:
         """The directory globs are relative to: the config file's, else the current one."""
@@ -217,7 +220,7 @@ def rule_enabled(code: str, default_on: bool, select: tuple[str, ...], ignore: t
 
 CONFIG_KEYS = ("extend", "select", "ignore", "extend-select", "per-file-ignores", "target", "occupancy-threshold",
                "exclude", "extend-exclude", "extension", "facts", "threadgroup-size", "grid-size", "dispatch",
-               "time-budget", "max-file-size", "defines", "compiler", "host-code", "include-dirs")
+               "time-budget", "max-file-size", "defines", "defines-complete", "compiler", "host-code", "include-dirs")
 LANGUAGES = ("metal", "cuda", "glsl")
 FACT_KEYS = ("threadgroup-size", "grid-size", "dispatch")
 DISPATCH_VALUES = ("threads", "threadgroups")
@@ -331,7 +334,8 @@ def layer(base: Settings, own: Settings, table: dict[str, Any]) -> Settings:
     if "per-file-ignores" in table:
         kw["per_file_ignores"] = own.per_file_ignores
     for key, attr in (("target", "target"), ("occupancy-threshold", "occupancy_threshold"),
-                      ("time-budget", "time_budget"), ("defines", "defines"), ("compiler", "compiler"),
+                      ("time-budget", "time_budget"), ("defines", "defines"),
+                      ("defines-complete", "defines_complete"), ("compiler", "compiler"),
                       ("host-code", "host_code"), ("include-dirs", "include_dirs")):
         if key in table:
             kw[attr] = getattr(own, attr)
@@ -485,6 +489,11 @@ def settings_from_table(table: dict[str, Any], path: str = "<config>") -> Settin
         kw["host_code"] = v
     if "defines" in table:
         kw["defines"] = check_defines(table["defines"], where("defines"))
+    if "defines-complete" in table:
+        v = table["defines-complete"]
+        if not isinstance(v, bool):
+            raise ConfigError(f"{where('defines-complete')} must be true or false, not {v!r}")
+        kw["defines_complete"] = v
     if "include-dirs" in table:
         kw["include_dirs"] = check_include_dirs(table["include-dirs"], where("include-dirs"), path)
     if "exclude" in table or "extend-exclude" in table:

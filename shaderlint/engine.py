@@ -73,9 +73,10 @@ def predefined_for(settings: Settings, language: str, file_context=None):
 
     if file_context is None:
         return predefined(language, settings.target, settings.defines)
-    from shaderlint.project.includes import build_predefined, context_predefined
+    from shaderlint.project.includes import build_predefined, context_predefined, defines_complete
 
-    return context_predefined(build_predefined(settings, language, file_context.flags), file_context)
+    return context_predefined(build_predefined(settings, language, file_context.flags), file_context,
+                              defines_complete(settings, file_context))
 
 
 def lint_source(path: str, data: bytes, settings: Settings | None = None, language: str | None = None,

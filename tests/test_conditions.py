@@ -104,6 +104,83 @@ v4
     assert "v4" not in text and "#define V 3" in text and "#define V 4" not in text
 
 
+GGML = """#if defined(GGML_USE_HIPBLAS)
+#define __CUDA_ARCH__ 1300
+#endif
+#ifndef CC_TURING
+#define CC_TURING 700
+#endif
+#if __CUDA_ARCH__ < CC_TURING
+bounded
+#endif
+#if CUDART_VERSION >= 12000 || defined(_WIN32) || INT_MAX > 0
+toolkit
+#endif
+#ifdef CUDART_VERSION
+#define T 2
+#endif
+#if T == 2
+t2
+#endif
+#ifdef NDEBUG
+nodebug
+#endif
+"""
+
+
+def test_complete_defines_make_names_nothing_defines_undefined():
+    """ggml's launch bound under `#if __CUDA_ARCH__ < CC_TURING`: with the build's defines complete,
+    GGML_USE_HIPBLAS is undefined (the file's `__CUDA_ARCH__ 1300` is not read) and CC_TURING is the
+    file's 700, so sm_80 does not read the branch. Names a header never read or the compiler may define
+    (CUDART_VERSION, _WIN32, INT_MAX) stay unknown, and so does one a branch read or not defines."""
+    sm80 = predefined("cuda", "sm_80")
+    assert "bounded" in live_text(GGML, sm80) and "nodebug" in live_text(GGML, sm80)  # not complete: unknown
+    text = live_text(GGML, predefined("cuda", "sm_80", complete=True))
+    assert "bounded" not in text and "1300" not in text and "#define CC_TURING 700" in text
+    assert "toolkit" in text and "#if CUDART_VERSION" in text
+    assert "nodebug" not in text
+    assert "#if T == 2" in text and "t2" in text  # T is 2 or undefined: unknown, not undefined
+    assert "bounded" in live_text(GGML, predefined("cuda", "sm_75", ("CC_TURING=800",), complete=True))
+    text = live_text(GGML, predefined("cuda", "sm_90", ("GGML_USE_HIPBLAS",), complete=True))
+    assert "#define __CUDA_ARCH__ 1300" in text and "bounded" not in text
+
+
+ALTERNATIVES = """#ifdef W64
+#define WARP 64
+#else
+#define WARP 32
+#endif
+#if WARP >= 32
+at_least_32
+#endif
+#if WARP == 32
+exactly_32
+#endif
+#ifndef WARP
+no_warp
+#endif
+#ifdef MAYBE
+#define T 1
+#endif
+#if T > 1
+t_above_1
+#endif
+"""
+
+
+def test_a_condition_every_alternative_decides_alike_is_decided():
+    """WARP is 64 or 32 after the group: `WARP >= 32` and `defined WARP` hold either way, `WARP ==
+    32` is unknown. T is 1 or unknown (a -D may define it), or with complete defines 1 or undefined:
+    `T > 1` is false both ways then."""
+    text = live_text(ALTERNATIVES)
+    assert "at_least_32" in text and "#if WARP >= 32" not in text
+    assert "exactly_32" in text and "#if WARP == 32" in text
+    assert "no_warp" not in text
+    assert "t_above_1" in text and "#if T > 1" in text
+    assert "t_above_1" not in live_text(ALTERNATIVES, predefined("cuda", "sm_80", complete=True))
+    assert "exactly_32" not in live_text(ALTERNATIVES, predefined("cuda", "sm_80", ("W64",)))
+
+
 def test_dead_branches_nest_and_lines_stay():
     code = "#if 0\n#if 1\nx\n#else\ny\n#endif\n#define Z 1\n#endif\n#ifdef Z\nz\n#endif\n"
     text = live_text(code)

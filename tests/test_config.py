@@ -136,6 +136,22 @@ def test_defines_and_target_decide_branches_in_a_run(root, capsys):
     assert codes() == ["SL403"]  # no target: __CUDA_ARCH__'s value is unknown
 
 
+def test_defines_complete_decides_the_names_no_define_sets(root, capsys):
+    """`defines-complete = true`: OLD_PATH, which no -D, header or #define sets, is undefined (0), so
+    the sm_90 build does not read the divergent barrier's branch; without it the name is unknown."""
+    write(root / "k.cu", ARCH)
+    codes = lambda *argv: [d["code"] for d in lint_json(capsys, "k.cu", *argv)[1]]  # noqa: E731
+    write(root / "shaderlint.toml", 'select = ["SL403"]\ntarget = "sm_90"\ndefines-complete = true\n')
+    assert codes() == []
+    assert codes("--config", 'defines = ["OLD_PATH"]') == ["SL403"]
+    assert codes("--config", "defines-complete = false") == ["SL403"]
+    write(root / "shaderlint.toml", 'select = ["SL403"]\ndefines-complete = true\n')
+    assert codes() == ["SL403"]  # no target: __CUDA_ARCH__'s value is still unknown
+    write(root / "shaderlint.toml", 'defines-complete = "yes"\n')
+    with pytest.raises(ConfigError, match="defines-complete"):
+        load_config(str(root / "shaderlint.toml"))
+
+
 def test_defines_setting_and_layering(root):
     write(root / "base.toml", 'defines = ["A", "N = 4"]\n')
     write(root / "shaderlint.toml", 'extend = "base.toml"\n')

@@ -169,6 +169,22 @@ def test_headers_are_scanned_once_per_run(tmp_path):
     assert project.headers_scanned == 2
 
 
+def test_a_header_is_walked_once_for_builds_that_differ_only_in_names_it_never_mentions(tmp_path):
+    """Two files whose compile commands define different macros, neither of which the shared header
+    mentions: the second file's context walks no header again (with complete defines, each file's
+    own names would otherwise make every header's walk its own)."""
+    _tree(tmp_path, {".git/HEAD": "ref: refs/heads/main\n", "common.h": "#ifndef N\n#define N 4\n#endif\n",
+                     "k0.cu": '#include "common.h"\n#define OWN0 1\n', "k1.cu": '#include "common.h"\n'})
+    (tmp_path / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(tmp_path), "file": "k0.cu", "command": "nvcc -DX=1 -arch=sm_80 -c k0.cu"},
+        {"directory": str(tmp_path), "file": "k1.cu", "command": "nvcc -DY=2 -arch=sm_80 -c k1.cu"}]))
+    project = Project()
+    assert _ctx(tmp_path, "k0.cu", project=project).macros["N"].body == "4"
+    scanned = project.headers_scanned
+    assert _ctx(tmp_path, "k1.cu", project=project).macros["N"].body == "4"
+    assert project.headers_scanned == scanned
+
+
 def test_compile_flags():
     f = parse_flags(["nvcc", "-I", "inc", "-Iabs/../two", "-isystem", "/usr/x", "-DFUSED", "-D", "N=4", "-UOLD",
                      "-gencode", "arch=compute_80,code=sm_80", "-std=c++17", "-c", "k.cu"], "/build")
@@ -201,6 +217,53 @@ def test_compile_commands_at_the_repository_root(tmp_path):
     # the configured `defines` and target are the user's word
     pre = dict(predefined_for(Settings(defines=("FUSED=0",), target="sm_75"), "cuda", ctx))
     assert pre["__CUDA_ARCH__"] == "750" and pre["FUSED"] == "0"
+
+
+def test_a_compile_command_makes_the_defines_complete(tmp_path):
+    """A compile command lists every -D of the build: a name no -D, header or #define sets is undefined
+    (conditions.COMPLETE) -- unless a header the build may read was not (not found, a forced include),
+    or the `defines-complete` setting says otherwise. An include the file's branches leave out under
+    complete defines is not one the build reads."""
+    from shaderlint.engine import predefined_for
+    from shaderlint.languages.conditions import COMPLETE
+
+    _tree(tmp_path, {
+        ".git/HEAD": "ref: refs/heads/main\n",
+        "src/k.cu": '#include "lib.h"\n#include "mode.h"\n#if defined(USE_HIP)\n#include <hipblas/hipblas.h>\n#endif\n'
+                    '#ifdef MAYBE_LIB\n#include "gone.h"\n#endif\n',
+        "src/lib.h": "#define LIB 1\n#ifdef MAYBE_LIB\n#define HALF 1\n#endif\n#ifdef __FAST_MATH__\n#define FAST 1\n#endif\n"
+                     "#if defined(USE_MUSA)\n#define DECL_MUSA\n#endif\n",
+        # CFG is lib.h's; mode.h is walked without lib.h's macros: CFG stays unknown there. DECL_MUSA is
+        # defined only under USE_MUSA, undefined: a second walk decides mode.h's include of <musa/fp16.h>
+        "src/mode.h": "#ifdef LIB\n#define MODE 1\n#else\n#define MODE 2\n#endif\n"
+                      "#ifdef DECL_MUSA\n#include <musa/fp16.h>\n#endif\n",
+    })
+    cmd = "nvcc -DFUSED -arch=sm_80 -c k.cu"
+    (tmp_path / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(tmp_path / "src"), "file": "k.cu", "command": cmd}]))
+    ctx = _ctx(tmp_path, "src/k.cu")
+    assert not ctx.unread
+    pre = dict(predefined_for(Settings(), "cuda", ctx))
+    assert COMPLETE in pre and pre["FUSED"] == "1"
+    assert COMPLETE not in dict(predefined_for(Settings(defines_complete=False), "cuda", ctx))
+    assert "HALF" not in pre and "DECL_MUSA" not in pre  # undefined: only MAYBE_LIB / USE_MUSA define them
+    # FAST: 1 or unknown (__FAST_MATH__ may be predefined); MODE: 1 or 2 (LIB stays unknown in mode.h)
+    assert pre["FAST"] == ("1", "\0unknown") and set(pre["MODE"]) == {"1", "2"} and pre["LIB"] == "1"
+    # a project header the build reads but the analysis does not find: anything may be defined
+    (tmp_path / "src/k.cu").write_text('#include "lib.h"\n#include "generated.h"\n')
+    ctx = _ctx(tmp_path, "src/k.cu")
+    assert ctx.unread and COMPLETE not in dict(predefined_for(Settings(), "cuda", ctx))
+    (tmp_path / "src/k.cu").write_text('#include "lib.h"\n')
+    (tmp_path / "compile_commands.json").write_text(json.dumps([{
+        "directory": str(tmp_path / "src"), "file": "k.cu", "command": cmd + " -include config.h"}]))
+    ctx = _ctx(tmp_path, "src/k.cu")
+    assert ctx.flags.forced_includes == ("config.h",) and ctx.unread
+    assert COMPLETE not in dict(predefined_for(Settings(), "cuda", ctx))
+    # no compile command: only the setting makes the claim
+    (tmp_path / "compile_commands.json").unlink()
+    ctx = _ctx(tmp_path, "src/k.cu")
+    assert COMPLETE not in dict(predefined_for(Settings(), "cuda", ctx))
+    assert COMPLETE in dict(predefined_for(Settings(defines_complete=True), "cuda", ctx))
 
 
 def test_context_digest_changes_with_a_header(tmp_path):

@@ -18,8 +18,10 @@ body). ``false && x`` and ``true || x`` are decided whatever ``x`` is.
 
 A branch is *dead* only when its condition is decidedly false (or an earlier branch of its group is
 decidedly taken); every other branch is read, as before. A ``#define`` in a branch that may or may
-not be read leaves the name unknown after the ``#endif`` unless every way through the group ends with
-the same definition. Dead branches are blanked in the parsed copy (``dead-branch`` masks): the
+not be read leaves the name with :class:`Alternatives` after the ``#endif`` (each way through the
+group: a body, undefined, or unknown; at most :data:`MAX_ALTERNATIVES`, else unknown), one value when
+every way ends with the same definition; a condition is decided when every combination of its names'
+alternatives decides it alike. Dead branches are blanked in the parsed copy (``dead-branch`` masks): the
 grammar, the model and the rules never see them, and their ``#define`` lines define nothing. When one
 branch of a group is decidedly taken (or every branch is dead), the group's directive lines are
 blanked too and that branch's code reads as unconditional.
@@ -29,6 +31,16 @@ is defined (``#ifndef __CUDA_ARCH__`` is host code). Its value is ``10 * major +
 configured NVIDIA target (``sm_90`` -> 900); with no target configured it is defined with an unknown
 value, so ``#if __CUDA_ARCH__ >= 800`` keeps both branches. On a non-NVIDIA target (a HIP build) it is
 unknown altogether.
+
+*Complete* defines (the :data:`COMPLETE` entry of the predefined macros: the ``defines-complete``
+setting, or a compile command from ``compile_commands.json``, with every project header the file
+includes read): the build's ``-D`` flags are all known, so a name that no ``-D``, no predefined macro,
+no header read and no ``#define`` of the file defines is *undefined*, as the preprocessor says
+(``#if defined(GGML_USE_HIPBLAS)`` is false, ``#ifndef CC_TURING`` true) — except the names headers
+that are never read may define (:func:`may_be_predefined`: the compiler's and the C library's reserved
+``__x`` / ``_X`` names and the toolkit's ``CUDART_VERSION``, ``INT_MAX``, ``GL_ES``...), which stay
+unknown. A name whose state is not known (defined differently in branches that may or may not be
+read, or left so by a header) is :data:`UNSET` in the state then, and stays unknown.
 """
 
 from __future__ import annotations
@@ -40,6 +52,22 @@ from shaderlint.model.source import Source
 
 #: A predefined macro that is defined but whose value is not known (``__CUDA_ARCH__`` with no target).
 OPAQUE = "\0opaque"
+#: The body of a macro whose state (defined or not, and how) is not known, where an absent name is
+#: undefined (complete defines); the same string as ``shaderlint.project.includes.UNKNOWN_STATE``.
+UNSET = "\0unknown"
+#: The predefined-macro entry (never an identifier) saying the build's defines are complete.
+COMPLETE = "\0complete"
+MAX_ALTERNATIVES = 4  # bodies a name may have after a group whose branches define it differently
+_MAX_COMBINATIONS = 64  # evaluations of one condition over its names' alternatives
+
+
+class Alternatives(tuple):
+    """A macro's state after a group whose branches leave it differently: each way it may be (a body,
+    None for undefined, :data:`UNSET` for unknown). A condition every alternative decides alike is
+    decided (``#ifdef W64 / #define WARP 64 / #else / #define WARP 32 / #endif`` then ``#if WARP >=
+    32``)."""
+
+    __slots__ = ()
 _MISSING = object()  # a name whose definition is unknown (absent from the state)
 
 Predefined = tuple[tuple[str, str | None], ...]  # (name, body; None: known to be undefined)
@@ -57,11 +85,12 @@ def parse_define(text: str) -> tuple[str, str] | None:
     return m.group(1), ("1" if m.group(2) is None else m.group(2).strip())
 
 
-def predefined(language: str, target: str | None, defines: Iterable[str] = ()) -> Predefined:
+def predefined(language: str, target: str | None, defines: Iterable[str] = (), complete: bool = False) -> Predefined:
     """The macros a build of ``language`` for the configured ``target`` (None: none configured) has
     before the file's first line: ``__CUDA_ARCH__`` for CUDA (see the module docstring), then the
-    ``defines`` setting (which wins: ``-D__CUDA_ARCH__=...`` is the user's word)."""
-    out: dict[str, str | None] = {}
+    ``defines`` setting (which wins: ``-D__CUDA_ARCH__=...`` is the user's word); with ``complete``,
+    the :data:`COMPLETE` entry (every other name is undefined, see the module docstring)."""
+    out: dict[str, str | None] = {COMPLETE: "1"} if complete else {}
     if language == "cuda":
         arch = _cuda_arch(target)
         if arch is not None:
@@ -71,6 +100,26 @@ def predefined(language: str, target: str | None, defines: Iterable[str] = ()) -
         if got is not None:
             out[got[0]] = got[1]
     return tuple(out.items())
+
+
+#: Names of macros that headers the analysis never reads (the toolkit's, the C and C++ libraries', the
+#: graphics APIs') or the compiler itself may define, besides the reserved ``__x`` and ``_X`` names:
+#: CUDA's ``CUDART_VERSION`` and ``CUDA_VERSION``, CUB's and Thrust's versions, ``<limits.h>`` and
+#: ``<float.h>`` limits, ``<math.h>``'s ``M_PI``, GLSL's ``GL_ES`` and extension macros, Python's.
+_PREDEFINED_NAME = re.compile(
+    r"_[A-Z_]\w*|(?:CUDA|CUDART|CUB|THRUST|CUTLASS|CUTE|CURAND|CUBLAS|CUBLASLT|CUSPARSE|CUFFT|CUSOLVER|CUDNN|NCCL|NVTX|"
+    r"NVRTC|NV|HIP|HIPCUB|ROCM|ROCPRIM|GL|VK|VULKAN|METAL|PY|PYPY|PYBIND11|TORCH|C10|AT|EIGEN|INT\d*|UINT\d*|"
+    r"INTMAX|UINTMAX|INTPTR|UINTPTR|PTRDIFF|SIZE|SSIZE|WCHAR|WINT|SIG_ATOMIC|CHAR|SCHAR|UCHAR|SHRT|USHRT|LONG|"
+    r"ULONG|LLONG|ULLONG|FLT|DBL|LDBL|DECIMAL|FP|MATH|M|HUGE|EXIT|RAND|EOF|BUFSIZ|FILENAME|FOPEN|L|TMP|SEEK|"
+    r"CLOCKS|TIME|MB)_\w*|NULL|INFINITY|NAN|HUGE_VAL\w*|EOF|RAND_MAX|MB_LEN_MAX|CHAR_BIT|"
+    r"errno|assert|offsetof|linux|unix|i386|GL_ES|TRUE|FALSE|WIN32|WIN64|APPLE|BYTE_ORDER|LITTLE_ENDIAN|"
+    r"BIG_ENDIAN|PDP_ENDIAN|PATH_MAX|NAME_MAX|PAGE_SIZE|CLOCKS_PER_SEC|MAP_\w+|O_\w+|S_\w+")
+
+
+def may_be_predefined(name: str) -> bool:
+    """Whether a header that is never read or the compiler may define the macro ``name`` (see
+    :data:`_PREDEFINED_NAME`): such a name stays unknown under complete defines."""
+    return _PREDEFINED_NAME.fullmatch(name) is not None
 
 
 def _cuda_arch(target: str | None) -> str | None:
@@ -134,10 +183,52 @@ class Evaluator:
 
     def __init__(self, state: dict[str, str | None]) -> None:
         self.state = state
+        self.complete = COMPLETE in state
         self._bodies: dict[str, list] = {}
+        self._choice: dict[str, object] = {}  # name -> the alternative taken in this evaluation
+        self._seen: dict[str, Alternatives] = {}  # names with alternatives met in this evaluation
+
+    def lookup(self, name: str):
+        """``name``'s body, None when it is known to be undefined, :data:`_MISSING` when unknown."""
+        body = self.state.get(name, _MISSING)
+        if body is _MISSING:
+            return None if self.complete and not may_be_predefined(name) else _MISSING
+        if isinstance(body, Alternatives):
+            if name not in self._choice:
+                self._seen.setdefault(name, body)
+                return _MISSING
+            body = self._choice[name]
+        return _MISSING if body == UNSET else body
 
     def value(self, cond: str) -> int | None:
-        """The condition's value (0 false, other true) or None when unknown."""
+        """The condition's value (0 false, other true) or None when unknown; with names that have
+        :class:`Alternatives`, the value every combination of them gives, when they agree."""
+        self._seen = {}
+        got = self._value(cond)
+        if got is not None or not self._seen:
+            return got
+        names = list(self._seen.items())
+        combos = 1
+        for _, alts in names:
+            combos *= len(alts)
+        if combos > _MAX_COMBINATIONS:
+            return None
+        import itertools
+
+        seen, found = set(self._seen), None
+        try:
+            for pick in itertools.product(*(alts for _, alts in names)):
+                self._choice = {n: b for (n, _), b in zip(names, pick)}
+                self._seen = {}
+                v = self._value(cond)
+                if v is None or set(self._seen) - seen or (found is not None and bool(v) != bool(found)):
+                    return None
+                found = v
+        finally:
+            self._choice = {}
+        return None if found is None else int(bool(found))
+
+    def _value(self, cond: str) -> int | None:
         try:
             toks = self._expand(_lex(cond), frozenset(), [0])
             if not toks or any(k == "?" for k, _ in toks):
@@ -167,14 +258,14 @@ class Evaluator:
                     name, i = toks[i + 1][1], i + 2
                 else:
                     raise _Unknown
-                body = self.state.get(name, _MISSING)
+                body = self.lookup(name)
                 out.append(("val", None if body is _MISSING else (0 if body is None else 1, False)))
                 continue
             i += 1
             if kind != "id":
                 out.append((kind, val))
                 continue
-            body = self.state.get(val, _MISSING)
+            body = self.lookup(val)
             if i < n and toks[i] == ("op", "("):  # a function-like macro's call (or __has_include(...))
                 depth, j = 0, i
                 while j < n:
@@ -195,9 +286,9 @@ class Evaluator:
             elif body is None:
                 out.append(("val", (0, False)))  # an identifier no macro replaces is 0
             else:
-                sub = self._bodies.get(val)
+                sub = self._bodies.get(body)
                 if sub is None:
-                    sub = self._bodies[val] = _lex(body)
+                    sub = self._bodies[body] = _lex(body)
                 count[0] += len(sub)
                 if count[0] > _MAX_TOKENS:
                     raise _Unknown
@@ -354,7 +445,7 @@ def macro_delta(source: Source, predefined: Predefined = ()) -> tuple[list[tuple
     start = dict(predefined)
     delta = {k: state.get(k, _MISSING) for k in set(state) | set(start)
              if state.get(k, _MISSING) != start.get(k, _MISSING)}
-    return regions, delta
+    return regions, {k: _MISSING if v == UNSET else v for k, v in delta.items()}
 
 
 def _walk(source: Source, predefined: Predefined) -> tuple[list[tuple[int, int]], dict[str, object]]:
@@ -374,10 +465,7 @@ def _walk(source: Source, predefined: Predefined) -> tuple[list[tuple[int, int]]
     def set_macro(name: str, body) -> None:
         if stack:
             stack[-1].saved.setdefault(name, state.get(name, _MISSING))
-        if body is _MISSING:
-            state.pop(name, None)
-        else:
-            state[name] = body
+        state[name] = UNSET if body is _MISSING else body  # (not absent: under complete defines, undefined)
         ev._bodies.pop(name, None)
 
     def end_branch(g: _Group) -> None:
@@ -439,7 +527,7 @@ def _walk(source: Source, predefined: Predefined) -> tuple[list[tuple[int, int]]
             end_branch(g)
             g.directives.append(m)
             stack.pop()
-            _close(g, state, set_macro, out)
+            _close(g, state, set_macro, out, ev.complete)
             continue
         end_branch(g)
         g.directives.append(m)
@@ -449,7 +537,7 @@ def _walk(source: Source, predefined: Predefined) -> tuple[list[tuple[int, int]]
         g = stack.pop()
         if not g.inert:
             for name in g.saved:
-                state.pop(name, None)
+                state[name] = UNSET
     return out, state
 
 
@@ -460,14 +548,13 @@ def _condition(ev: Evaluator, kind: bytes, m: re.Match) -> int | None:
     name = _NAME.match(text)
     if name is None:
         return None
-    body = ev.state.get(name.group(0), _MISSING)
-    if body is _MISSING:
+    defined = ev.value(f"defined {name.group(0)}")
+    if defined is None:
         return None
-    defined = body is not None
-    return int(defined != (kind in (b"ifndef", b"elifndef")))
+    return int(bool(defined) != (kind in (b"ifndef", b"elifndef")))
 
 
-def _close(g: _Group, state: dict, set_macro, out: list[tuple[int, int]]) -> None:
+def _close(g: _Group, state: dict, set_macro, out: list[tuple[int, int]], complete: bool = False) -> None:
     """At ``#endif``: the macros after the group (what every way through it agrees on) and the spans
     to blank."""
     paths = list(g.ends)
@@ -475,13 +562,26 @@ def _close(g: _Group, state: dict, set_macro, out: list[tuple[int, int]]) -> Non
         paths.append({})  # no branch read: the names keep their values from before the group
     for name, before in list(g.saved.items()):
         vals = [p.get(name, before) for p in paths]
-        set_macro(name, vals[0] if all(v == vals[0] for v in vals) else _MISSING)
+        absent = None if complete and not may_be_predefined(name) else UNSET  # what an absent name is
+        set_macro(name, vals[0] if all(v == vals[0] for v in vals) else _alternatives(vals, absent))
     ds = g.directives
     for k, st in enumerate(g.status):
         if st == "dead":
             out.append((_line_end(ds[k]), ds[k + 1].start()))
     if "live" not in g.status:  # one branch taken, or none read at all: no condition is left to keep
         out.extend((d.start(), _line_end(d)) for d in ds)
+
+
+def _alternatives(vals: list, absent):
+    """The state of a name the ways through a group leave as ``vals`` (not all alike; ``absent``: what
+    a name absent from the state is, undefined or unknown)."""
+    out: dict = {}
+    for v in vals:
+        for x in (v if isinstance(v, Alternatives) else (v,)):
+            out[absent if x is _MISSING else x] = None
+    if len(out) > MAX_ALTERNATIVES or list(out) == [UNSET]:
+        return _MISSING
+    return Alternatives(out)
 
 
 def _line_end(m: re.Match) -> int:

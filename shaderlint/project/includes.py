@@ -36,7 +36,7 @@ import shlex
 import stat
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 from shaderlint.project.macros import MacroDef, scan_macros
@@ -104,6 +104,7 @@ class Flags:
     undefines: tuple[str, ...] = ()
     arch: str | None = None  # "sm_80", "gfx90a"; None: none or several (the value is not known)
     std: str | None = None
+    forced_includes: tuple[str, ...] = ()  # "-include" / "-imacros" / "--pre-include" operands (not read)
 
 
 @dataclass(frozen=True)
@@ -119,11 +120,14 @@ class FileContext:
     uncertain: frozenset[str] = frozenset()  # names the headers define differently in branches not decided
     flags: Flags | None = None  # from compile_commands.json
     truncated: bool = False  # a bound (depth, bytes, files) stopped the walk
+    #: a header the build reads was not: a project include (quoted or not) not found or unreadable, a
+    #: forced include of the compile command, or a bound reached (it may define any macro)
+    unread: bool = False
 
     def digest(self) -> str:
         """What the lint cache key takes of the context: the headers' digests, the flags, the includer."""
         h = hashlib.sha256()
-        h.update(repr((self.includer, self.files, self.unresolved, self.flags, self.truncated)).encode(
+        h.update(repr((self.includer, self.files, self.unresolved, self.flags, self.truncated, self.unread)).encode(
             "utf-8", "surrogateescape"))
         return h.hexdigest()[:32]
 
@@ -144,6 +148,7 @@ def parse_flags(args: list[str], directory: str) -> Flags:
     defs: list[str] = []
     undefs: list[str] = []
     archs: list[str] = []
+    forced: list[str] = []
     std = None
 
     def path(p: str) -> str:
@@ -177,10 +182,15 @@ def parse_flags(args: list[str], directory: str) -> Flags:
             elif a == "-std" and nxt is not None:
                 std = nxt
                 i += 1
+            elif a in ("-include", "-imacros", "--pre-include", "-pre-include", "--include") and nxt is not None:
+                forced.append(nxt)
+                i += 1
+            elif a.startswith(("--pre-include=", "-include=", "-imacros=")):
+                forced.append(a.partition("=")[2])
         i += 1
     uniq = list(dict.fromkeys(archs))
     return Flags(tuple(dict.fromkeys(inc)), tuple(dict.fromkeys(sysd)), tuple(defs), tuple(undefs),
-                 uniq[0] if len(uniq) == 1 else None, std)
+                 uniq[0] if len(uniq) == 1 else None, std, tuple(forced))
 
 
 def _archs(opt: str, val: str) -> list[str]:
@@ -296,6 +306,7 @@ class Project:
         self._cache_reads = cache_reads  # False (a language server): read again for each context
         self._data: dict[str, bytes | None] = {}
         self._headers: dict[tuple[str, tuple], _Header] = {}
+        self._mentions: dict[str, frozenset[str]] = {}  # header digest -> names its directives mention
         self._dbs: dict[str, CompileDB | None] = {}
         self._db_for_dir: dict[str, CompileDB | None] = {}
         self._resolve_cache: dict[tuple, str | None] = {}
@@ -563,6 +574,7 @@ class Project:
         else:
             digest = hashlib.sha256(data).hexdigest()
             self._digests[path] = (data, digest)
+        predefined = self._relevant(digest, data, predefined)
         key = (digest, predefined)
         h = self._headers.get(key)
         if h is None or h.path != path:
@@ -573,6 +585,29 @@ class Project:
                 h = self._scan_header(path, data, digest, predefined)
             self._headers[key] = h
         return h
+
+    def _relevant(self, digest: str, data: bytes, predefined: tuple) -> tuple:
+        """The part of ``predefined`` the header's walk can read: the names its directives mention,
+        the bodies' names of those kept, and the complete-defines entry (a name it never mentions
+        is never looked up, so its walk is the same without it). Headers are then walked once for
+        all the files whose build macros differ only elsewhere (complete defines give each file its
+        own set of unknown names)."""
+        names = self._mentions.get(digest)
+        if names is None:
+            names = self._mentions[digest] = frozenset(
+                m.group(0).decode("ascii") for d in _DIRECTIVE_TEXT.finditer(data) for m in _IDENT.finditer(d.group(1)))
+        table = dict(predefined)
+        keep = {k for k in table if k in names or k.startswith("\0")}
+        todo = list(keep)
+        while todo:  # names a kept body expands to
+            body = table.get(todo.pop())
+            if isinstance(body, str):
+                for w in _IDENT.findall(body.encode("utf-8", "surrogateescape")):
+                    w = w.decode("ascii")
+                    if w in table and w not in keep:
+                        keep.add(w)
+                        todo.append(w)
+        return predefined if len(keep) == len(table) else tuple((k, v) for k, v in predefined if k in keep)
 
     def _scan_header(self, path: str, data: bytes, digest: str, predefined: tuple) -> _Header:
         from shaderlint.languages.conditions import OPAQUE, UNKNOWN, macro_delta
@@ -597,10 +632,15 @@ class Project:
                 includer_data: bytes | None = None) -> FileContext:
         """The context of ``path`` (bytes ``data``) linted with ``settings``; for a header analysed in
         the context of the file ``includer`` (bytes ``includer_data``), the macros in force where
-        ``includer`` (transitively) includes it, then its own includes."""
-        from shaderlint.languages.conditions import macro_delta
-        from shaderlint.model.source import Source
+        ``includer`` (transitively) includes it, then its own includes.
 
+        When the build's defines may be complete (:func:`defines_complete`), the includes are walked a
+        second time with that claim: a name that no header read in the first walk and no ``#define``
+        of the file (or includer) defines is undefined in the headers' ``#if`` too (``GGML_USE_HIP``:
+        its branch's ``#include <hipblas/hipblas.h>`` is not read by the build), while those names
+        stay unknown there (each header is walked with the build's macros, not with what the
+        headers before it define); a name the first walk's headers define that the second leaves
+        unsettled is unknown to the file."""
         path = os.path.normpath(os.path.abspath(path))
         flags_src = includer if includer is not None else path
         db = self.compile_db(flags_src, settings)
@@ -608,12 +648,53 @@ class Project:
         dirs = tuple(getattr(settings, "include_dirs", ()) or ()) + (flags.include_dirs if flags else ())
         system = flags.system_dirs if flags else ()
         build = build_predefined(settings, language, flags)
-        walk = _Walk(self, dirs, system, build)
+        args = (path, data, includer, includer_data, flags, dirs, system)
+        ctx, own_missing = self._context(*args, build, build)
+        said = getattr(settings, "defines_complete", None)
+        if not (flags is not None if said is None else said) or ctx.truncated \
+                or (flags is not None and flags.forced_includes):
+            return replace(ctx, unread=True) if own_missing else ctx
+        from shaderlint.languages.conditions import COMPLETE, UNSET, macro_delta
+        from shaderlint.model.source import Source
+
+        known = set(dict(build))
+        own = (_defined_names(data) | _defined_names(includer_data or b"")) - known
+        headers = (set(ctx.macros) | {k for k, _ in ctx.state}) - known
+        for _ in range(COMPLETE_PASSES):
+            # (the names the headers may define only shrink from pass to pass: each pass reads a subset
+            # of the branches the one before read, so a name none of them defines is undefined)
+            file_pre = ((COMPLETE, "1"),) + build + tuple((n, UNSET) for n in sorted(headers))
+            header_pre = file_pre + tuple((n, UNSET) for n in sorted(own - headers))
+            ctx, own_missing = self._context(*args, file_pre, header_pre)
+            now = (set(ctx.macros) | {k for k, _ in ctx.state}) - known
+            if now == headers:
+                break
+            headers = now
+        settled = {k for k, _ in ctx.state}
+        ctx = replace(ctx, state=ctx.state + tuple((n, UNKNOWN_STATE) for n in sorted(headers - settled)))
+        if own_missing and not ctx.unread:
+            # an include the file's branches leave out under complete defines is not read by the build
+            # either (``#if defined(GGML_USE_HIPBLAS)`` / ``#include <hipblas/hipblas.h>``)
+            gone, _ = macro_delta(Source(path, data), context_predefined(build, ctx, True))
+            if any(not any(a <= o < b for a, b in gone) for o in own_missing):
+                ctx = replace(ctx, unread=True)
+        return ctx
+
+    def _context(self, path: str, data: bytes, includer: str | None, includer_data: bytes | None,
+                 flags: Flags | None, dirs: tuple[str, ...], system: tuple[str, ...], file_pre: tuple,
+                 header_pre: tuple) -> tuple[FileContext, list[int]]:
+        """One walk of the includes: the file's (and includer's) branches decided with ``file_pre``,
+        the headers' with ``header_pre``; and where the file's own project includes that were not
+        found are (offsets)."""
+        from shaderlint.languages.conditions import macro_delta
+        from shaderlint.model.source import Source
+
+        walk = _Walk(self, dirs, system, header_pre)
         if includer is not None and includer_data is not None:
             inc_path = os.path.normpath(os.path.abspath(includer))
             walk.visited.add(inc_path)
             src = Source(inc_path, includer_data)
-            dead, _ = macro_delta(src, build)
+            dead, _ = macro_delta(src, file_pre)
             direct = None
             walk.stop = path
             for inc in _scan_includes(src, dead):
@@ -627,9 +708,9 @@ class Project:
                         break
             if direct is not None:  # the includer's own macros before the #include line
                 before = includer_data[:direct.offset]
-                _, own = macro_delta(Source(inc_path, before), build)
+                _, own = macro_delta(Source(inc_path, before), file_pre)
                 walk.apply_delta(own)
-                for k, d in scan_macros(inc_path, before, build).items():
+                for k, d in scan_macros(inc_path, before, file_pre).items():
                     walk.macros.pop(k, None)
                     walk.macros[k] = d
                 walk.uncertain.update(_uncertain(inc_path, before, []))
@@ -637,18 +718,38 @@ class Project:
             walk.stopped = False
         walk.visited.add(path)
         src = Source(path, data)
-        dead, _ = macro_delta(src, build)
+        dead, _ = macro_delta(src, file_pre)
+        own_missing: list[int] = []  # offsets of the file's own project includes not found
         for inc in _scan_includes(src, dead):
             target = self.resolve(inc, path, dirs, system)
             if target is None:
-                if not is_toolkit(inc.name) and inc.quoted:
-                    walk.unresolved.append(inc.name)
+                if walk.missing(inc, header=False):
+                    own_missing.append(inc.offset)
                 continue
             walk.visit(target, 1)
+        unread = walk.unread or walk.truncated or bool(flags is not None and flags.forced_includes)
         return FileContext(path, os.path.normpath(os.path.abspath(includer)) if includer else None,
                            tuple(walk.files), tuple(dict.fromkeys(walk.unresolved)), walk.macros,
-                           tuple(walk.state.items()), frozenset(walk.uncertain), flags, walk.truncated)
+                           tuple(walk.state.items()), frozenset(walk.uncertain), flags, walk.truncated,
+                           unread), own_missing
 
+
+_DEFINE_NAME = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
+#: The text of the directives whose names a header's walk reads (``#if`` … ``#define`` / ``#undef``).
+_DIRECTIVE_TEXT = re.compile(
+    rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|define|undef)\b((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_IDENT = re.compile(rb"[A-Za-z_]\w*")
+
+
+def _defined_names(data: bytes) -> set[str]:
+    """Every name a ``#define`` line of ``data`` defines, in any branch (a cheap over-approximation)."""
+    return {m.group(1).decode("ascii") for m in _DEFINE_NAME.finditer(data)} if b"define" in data else set()
+
+
+#: Walks of a file's includes under complete defines, at most (:meth:`Project.context`): each decides
+#: the branches on names the headers of the walk before defined nowhere (llama.cpp's
+#: ``GGML_COMMON_DECL_MUSA``, defined by ``common.cuh`` under ``GGML_USE_MUSA``).
+COMPLETE_PASSES = 3
 
 RACY_NS = 2_000_000_000  # a file modified this recently when read is checked by content next time
 
@@ -697,6 +798,7 @@ class _Walk:
         self.uncertain: set[str] = set()
         self.bytes = 0
         self.truncated = False
+        self.unread = False  # a project header found nowhere or unreadable (FileContext.unread)
         self.stop: str | None = None  # a header to stop before (the one analysed in an includer's context)
         self.stopped = False
 
@@ -719,6 +821,7 @@ class _Walk:
             return
         data = self.project.read(path)
         if data is None:
+            self.unread = True
             return
         if self.bytes + len(data) > MAX_BYTES:
             self.truncated = True
@@ -729,8 +832,7 @@ class _Walk:
         self.files.append((path, h.digest))
         for inc, target in self.project.targets(h, self.dirs, self.system):
             if target is None:
-                if not is_toolkit(inc.name) and inc.quoted:
-                    self.unresolved.append(inc.name)
+                self.missing(inc)
                 continue
             self.visit(target, depth + 1)
             if self.stopped:
@@ -740,6 +842,20 @@ class _Walk:
             self.macros.pop(k, None)  # the later definition comes later in the order
             self.macros[k] = d
         self.uncertain.update(h.uncertain)
+
+    def missing(self, inc: Include, header: bool = True) -> bool:
+        """``inc`` (of a header; else of the file itself) was not found: whether it is a project
+        header, whose macros are unknown (``unread``, for a header's include). ``<name.h>`` with no
+        directory is a system header (``<intrin.h>``, ``<endian.h>``, ``<cxxabi.h>``, ``<ciso646>``):
+        like the toolkit's, its macros are the platform's (conditions.may_be_predefined)."""
+        if is_toolkit(inc.name):
+            return False
+        if not inc.quoted and "/" not in inc.name:
+            return False
+        self.unread = self.unread or header
+        if inc.quoted:
+            self.unresolved.append(inc.name)
+        return True
 
 
 def build_predefined(settings, language: str | None, flags: Flags | None) -> tuple:
@@ -772,17 +888,31 @@ def build_predefined(settings, language: str | None, flags: Flags | None) -> tup
     return tuple(out.items())
 
 
-def context_predefined(build: tuple, context: FileContext | None) -> tuple:
+def defines_complete(settings, context: FileContext | None) -> bool:
+    """Whether the build's defines are complete for the file (:data:`shaderlint.languages.conditions.COMPLETE`):
+    the ``defines-complete`` setting, by default true when the flags come from a compile command
+    (``compile_commands.json`` lists every ``-D`` of the compile) — and in either case only when the
+    context read every project header the file includes (a header not read may define anything)."""
+    if context is None or context.unread:
+        return False
+    said = getattr(settings, "defines_complete", None)
+    return context.flags is not None if said is None else bool(said)
+
+
+def context_predefined(build: tuple, context: FileContext | None, complete: bool = False) -> tuple:
     """The build's macros with the headers' on top (``#if`` decisions): a name a header leaves
-    unknown is unknown."""
-    if context is None or not context.state:
+    unknown is unknown. ``complete`` (:func:`defines_complete`): every other name is undefined."""
+    if context is None or (not context.state and not complete):
         return build
-    out = dict(build)
+    from shaderlint.languages.conditions import COMPLETE
+
+    out = {COMPLETE: "1"} if complete else {}
+    out.update(build)
     for k, v in context.state:
-        if v == UNKNOWN_STATE:
+        if v == UNKNOWN_STATE and not complete:
             out.pop(k, None)
         else:
-            out[k] = v
+            out[k] = v  # (complete: UNKNOWN_STATE is conditions.UNSET, unknown)
     return tuple(out.items())
 
 
@@ -796,4 +926,5 @@ def included_headers(contexts: Iterable[FileContext]) -> list[str]:
 
 
 __all__ = ["CompileDB", "FileContext", "Flags", "Include", "Project", "build_predefined", "context_predefined",
+           "defines_complete",
            "is_toolkit", "parse_flags"]

@@ -285,7 +285,8 @@ def _context(project: Project, path: str, data: bytes, settings, language: str, 
         ctx = project.context(path, data, settings, language, includer, includer_data)
     except (RecursionError, ValueError, OSError):  # never fail a run over the context: lint the file alone
         return None
-    return None if ctx.empty else ctx
+    # (kept when empty under ``defines-complete``: it says the file includes no header left unread)
+    return None if ctx.empty and not getattr(settings, "defines_complete", None) else ctx
 
 
 # ---- the plan kept across runs ---------------------------------------------------------------------
