@@ -786,31 +786,6 @@ __global__ void k(float* y, const float* x) { copy<CALL>(y + threadIdx.x * 8, x 
     assert implicit.peak == explicit.peak
 
 
-def test_an_object_like_macro_as_a_helper_template_argument_is_bound():
-    """``vec_dot_impl<VDR_Q4_0_Q8_1_MMQ>(...)`` (ggml): the parser reads the macro as a type; it is the
-    file's constant 4, so the helper's loops over ``vdr`` unroll and ``u[2 * vdr]`` stays in registers,
-    as with ``dot<4>``: 25 registers, as ptxas 13.0 on sm_80 (unbound, the loops stayed rolled: 36)."""
-    src = """
-#define VDR 4
-template <int vdr>
-__device__ __forceinline__ float dot(const int* v, const int* y) {
-    int u[2 * vdr];
-#pragma unroll
-    for (int l = 0; l < vdr; ++l) { u[2 * l] = y[l]; u[2 * l + 1] = y[l + 8]; }
-    int s = 0;
-#pragma unroll
-    for (int l = 0; l < 2 * vdr; ++l) s = __dp4a(v[l], u[l], s);
-    return (float)s;
-}
-__global__ void k(float* out, const int* x, const int* y) {
-    out[threadIdx.x] = dot<ARG>(x + threadIdx.x * 8, y + blockIdx.x * 16);
-}
-"""
-    named, literal = estimate(src.replace("ARG", "VDR")), estimate(src.replace("ARG", "4"))
-    assert literal.stack_bytes == 0 and named.stack_bytes == 0, named.notes
-    assert named.registers == literal.registers and named.peak == literal.peak
-
-
 OVERLOADS = """
 __device__ __forceinline__ int red(int x) { return x + 1; }
 __device__ __forceinline__ float4 red(float4 a) {

@@ -1715,10 +1715,6 @@ class Walker:
                         return self.env[id(v)]
                     if (v.is_const or v.is_constexpr) and v.init is not None:
                         return evaluate(self.m, v.init, self.env)
-                elif v is None:  # an object-like macro of the file (``f<VDR_Q4_0_Q8_1_MMQ>``)
-                    got = self.m.macros.get(self.m.text(kids[0]))
-                    if isinstance(got, int) and not isinstance(got, bool):
-                        return got
         return val
 
     def bind_function_arg(self, tv, a: ts.Node) -> bool:
