@@ -3,6 +3,9 @@
     python bench/throughput.py                   # build a >= 300,000-line corpus in a temp dir
     python bench/throughput.py --corpus DIR      # use an existing tree of shaders
     python bench/throughput.py --profile 25      # also cProfile an in-process lint, top 25 functions
+    python bench/throughput.py --corpus DIR --fifth-only --repeat 3 --against OLD
+                                                 # only the in-process phases of every fifth file (the
+                                                 # estimator/model ratios), each round a fresh process
 
 The corpus is generated from ``examples/`` and ``tests/fixtures/`` (not the
 ``.fixed`` siblings): each copy renames the file's own functions, structs,
@@ -56,7 +59,9 @@ def _snapshot(tree: Path = ROOT) -> Path:
     return snap
 
 
-SNAPSHOT = _snapshot()
+#: ``--fifth-only`` measures another checkout by running this file with the environment variable
+#: naming it: the snapshot is then of that tree's package (this file's phase code, its package).
+SNAPSHOT = _snapshot(Path(os.environ.get("SHADERLINT_BENCH_TREE") or ROOT).resolve())
 sys.path.insert(0, str(SNAPSHOT))
 
 from shaderlint.languages import FRONT_ENDS, language_for_path  # noqa: E402
@@ -286,6 +291,46 @@ def profile(files: list[tuple[str, bytes]], top: int) -> str:
     return s.getvalue() + "\n".join(lines) + "\n"
 
 
+def fifth_round(files: list[tuple[str, bytes]]) -> dict:
+    """One round of the in-process phases of every fifth file, default rules and every rule (one
+    process: header models and other per-process memos are shared by the two, as in the full run)."""
+    from shaderlint.config import Settings
+
+    sample = files[::5]
+    per_file: list[tuple[float, str]] = []
+    ph = phases(sample, per_file)
+    ph_all = phases(sample, None, Settings(extend_select=("ALL",)))
+    lat = sorted(t for t, _ in per_file)
+    return {"default": ph, "all": ph_all, "p95_ms": lat[min(len(lat) - 1, int(0.95 * len(lat)))] * 1000}
+
+
+def fifth_only(corpus: Path, repeat: int, against: str | None) -> int:
+    """``--fifth-only``: rounds of :func:`fifth_round` in fresh processes (this tree's, interleaved with
+    ``against``'s when given); per tree, each phase's least CPU over the rounds and the ratios."""
+    trees = ([("against", str(Path(against).resolve()))] if against else []) + [("this tree", str(ROOT))]
+    got: dict[str, list[dict]] = {name: [] for name, _ in trees}
+    for _ in range(repeat):
+        for name, tree in trees:
+            env = dict(os.environ, SHADERLINT_BENCH_TREE=tree)
+            proc = subprocess.run([sys.executable, __file__, "--corpus", str(corpus), "--fifth-child"], env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            if proc.returncode != 0:
+                sys.exit(f"--fifth-only round failed for {tree}:\n{proc.stderr.decode()[-2000:]}")
+            got[name].append(json.loads(proc.stdout.decode().strip().splitlines()[-1]))
+    for name, tree in trees:
+        rounds = got[name]
+        print(f"{name} ({tree}), every fifth file, least CPU of {len(rounds)} round(s):")
+        for rules in ("default", "all"):
+            best = {k: min(r[rules][k] for r in rounds) for k in rounds[0][rules]}
+            label = "default rules" if rules == "default" else "every rule   "
+            print(f"  {label}: " + ", ".join(f"{k} {v:.2f} s" for k, v in best.items())
+                  + f"; estimator / model {best['estimator'] / max(best['model'], 1e-9):.2f}")
+            ratios = [r[rules]["estimator"] / max(r[rules]["model"], 1e-9) for r in rounds]
+            print(f"    estimator / model per round: {', '.join(f'{x:.2f}' for x in ratios)}")
+        print(f"  per-file lint CPU p95 (default rules): {min(r['p95_ms'] for r in rounds):.1f} ms")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", help="lint this directory instead of generating a corpus")
@@ -299,7 +344,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--against", metavar="TREE",
                     help="another checkout (its shaderlint/ package) whose cold -j 1 and warm runs are "
                          "interleaved with this tree's: the A/B speed-up in one run")
+    ap.add_argument("--fifth-only", action="store_true",
+                    help="only the in-process CPU by phase of every fifth file, with default rules and with every "
+                         "rule (the estimator/model ratios), each of --repeat rounds in a fresh process, "
+                         "interleaved with --against's")
+    ap.add_argument("--fifth-child", action="store_true", help=argparse.SUPPRESS)  # one --fifth-only round
     args = ap.parse_args(argv)
+    if args.fifth_only or args.fifth_child:
+        if not args.corpus:
+            ap.error("--fifth-only needs --corpus")
+        if args.fifth_child:
+            print(json.dumps(fifth_round(corpus_files(Path(args.corpus).resolve()))))
+            return 0
+        return fifth_only(Path(args.corpus).resolve(), args.repeat, args.against)
 
     work = Path(tempfile.mkdtemp(prefix="shaderlint-bench-"))
     try:

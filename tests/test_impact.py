@@ -350,3 +350,81 @@ __global__ void staged(float* out, const float* in) {
         o = est.occupancy
         assert (o.threads_per_group, o.occupancy, o.limiter, o.limits) in seen
     assert any(o.limiter == THREADGROUP_MEMORY for o in possible)
+
+
+OCCUPANCY_ONLY = [  # (path, source, occupancy the impact shows: decided or not by registers)
+    ("k.metal", """
+#include <metal_stdlib>
+using namespace metal;
+[[max_total_threads_per_threadgroup(64)]]
+kernel void tile(device float* out [[buffer(0)]], uint tid [[thread_position_in_threadgroup]],
+                 uint gid [[thread_position_in_grid]]) {
+    threadgroup float buf[4096];
+    buf[tid] = out[gid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[gid] = buf[(tid + 1) & 63] * 2.0f;
+}
+""", 0.0625),  # threadgroup memory limits it at any register count
+    ("k.metal", """
+#include <metal_stdlib>
+using namespace metal;
+kernel void scale(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) { out[gid] *= 2.0f; }
+""", None),
+    ("k.comp", """
+#version 450
+layout(local_size_x = 64) in;
+shared float s[8192];
+layout(std430, binding = 0) buffer B { float d[]; };
+void main() {
+    s[gl_LocalInvocationID.x] = d[gl_GlobalInvocationID.x];
+    barrier();
+    d[gl_GlobalInvocationID.x] = s[(gl_LocalInvocationID.x + 1) & 63];
+}
+""", 0.125),
+    ("k.comp", """
+#version 450
+layout(local_size_x = 64) in;
+layout(std430, binding = 0) buffer B { float d[]; };
+void main() { d[gl_GlobalInvocationID.x] *= 2.0; }
+""", None),
+]
+
+
+def test_occupancy_only_impacts_skip_the_walk_where_no_interval_is_measured(monkeypatch):
+    """A finding whose rule has no what-if shows the occupancy alone, where the estimate's uncertainty
+    cannot change it. Where no interval was measured (Metal, GLSL) that is the same answer at 1 register
+    and at the register cap: it is found from the group size, threadgroup memory and cap without walking
+    the kernel, and is the one the full estimate gives. CUDA (an interval around the estimate, unseen
+    calls widen it) still walks."""
+    from shaderlint.diagnostics import Impact
+    from shaderlint.estimate import liveness, registers
+    from shaderlint.estimate.targets import default_target
+
+    class Marker(Rule):
+        code = "SL999"
+        name = "marker"
+        languages = frozenset({"cuda", "metal", "glsl"})
+
+    walks = []
+    run = liveness.Walker.run
+    monkeypatch.setattr(liveness.Walker, "run", lambda self: walks.append(self.f.name) or run(self))
+    monkeypatch.setattr(registers, "_SHARED", type(registers._SHARED)())  # no estimate from another test
+
+    def model(path, src):
+        return build_model(FRONT_ENDS["metal" if path.endswith(".metal") else "glsl" if path.endswith(".comp")
+                                     else "cuda"].parse(Source(path, src.encode())))
+
+    for path, src, shown, name in [c + (None,) for c in OCCUPANCY_ONLY] + [("k.cu", SMALL_CUDA, None, "sm_80"),
+                                                                           ("k.cu", SMALL_CUDA, None, "sm_86")]:
+        m = model(path, src)
+        f = m.kernels[0]
+        target = get_target(name) if name else default_target(m.language)  # (sm_86: no interval measured)
+        walks.clear()
+        fd = Finding(f.body.start_byte + 5, f.body.start_byte + 6, "x", kernel=f.name)
+        ((_, out),) = whatif.attach_impacts(m, [(Marker, fd)], target)
+        assert walks == ([f.name] if m.language == "cuda" else [])
+        full = registers.estimate_kernel(m, f, target, facts=f.facts)  # the walk's answer
+        want = round(full.occupancy_value, 4) if whatif.occupancy_decided(m, target, full) else None
+        assert out.impact == Impact(target=target.name, occupancy_before=want)
+        if m.language != "cuda":
+            assert want == shown

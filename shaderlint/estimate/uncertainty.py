@@ -92,6 +92,12 @@ def register_interval(language: str, target_name: str, registers: float | None) 
     return Interval(low, high, float(cov) if isinstance(cov, (int, float)) else None, int(q["kernels"]))
 
 
+def measured(language: str, target_name: str) -> bool:
+    """Whether intervals were measured for ``target_name`` in ``language`` at all (where not,
+    :func:`register_interval` is None for every register count)."""
+    return isinstance(_archs(language).get(target_name), dict)
+
+
 def coverage(language: str, target_name: str) -> float | None:
     """How often such intervals held for projects left out of the measurement (leave-one-project-out)."""
     arch = _archs(language).get(target_name)

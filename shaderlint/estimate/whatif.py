@@ -147,6 +147,10 @@ def impact_of(model, function, adjustment: Adjustment | None, target, facts: Map
     merged = {**(facts or {}), **function.facts}
     if bindings is _FIRST:
         bindings = _bindings(model, function)
+    if adjustment is None:
+        got = _occupancy_only(model, function, target, bindings, merged)
+        if got is not None:
+            return got
     before = cached_estimate(model, function, target, bindings=bindings, facts=merged)
     occ_before = _round(before.occupancy_value) if occupancy_decided(model, target, before) else None
     if adjustment is None or not before.complete:
@@ -157,6 +161,36 @@ def impact_of(model, function, adjustment: Adjustment | None, target, facts: Map
     if occ_before is None or not occupancy_decided(model, target, after, before.registers_exact):
         impact = replace(impact, occupancy_before=None, occupancy_after=None)
     return impact
+
+
+def _occupancy_only(model, function, target, bindings, facts) -> Impact | None:
+    """The impact :func:`impact_of` gives without an adjustment, found without walking the kernel when
+    the walk's figures cannot change it (None otherwise: estimate it). Such an impact shows the
+    occupancy alone, where :func:`occupancy_decided` holds; that reads the estimate's register count
+    only through the interval measured around it and its unseen calls. Where no interval was measured
+    for the language and target (Metal, GLSL) and the walk finds no unseen calls (it counts them in
+    CUDA only), the range is every count from 1 to the register cap: decided when the occupancy is the
+    same at both ends, and then it is the estimate's own (the occupancy only falls as registers grow,
+    and the estimate's count is in that range), all from the group size, threadgroup bytes and register
+    cap the estimate would use (:func:`~shaderlint.estimate.registers.occupancy_shape`). The kernel is
+    then estimated only for a finding whose advice changes it."""
+    from shaderlint.estimate.registers import _occupancy, occupancy_shape
+    from shaderlint.estimate.uncertainty import measured
+
+    language = getattr(model, "language", "")
+    if language == "cuda" or measured(language, target.name):
+        return None
+    threads, shared, cap = occupancy_shape(model, function, target, bindings=bindings, facts=facts)
+    if cap < 1:
+        return None
+    threads = threads if threads is not None and threads >= 1 else None  # (None: the best case over sizes)
+    ends = set()
+    for regs in (1.0, float(cap)):
+        o, _ = _occupancy(target, threads, regs, shared, [], function)
+        if o is None:
+            return Impact(target=target.name, occupancy_before=None)
+        ends.add(round(o.occupancy, 4))
+    return Impact(target=target.name, occupancy_before=ends.pop() if len(ends) == 1 else None)
 
 
 def occupancy_decided(model, target, est: KernelEstimate, base: float | None = None) -> bool:
