@@ -571,9 +571,14 @@ class HostIndex:
         command line's own walk collected with :func:`shaderlint.discovery.discover`'s ``side``);
         None walks ``paths`` here. Never raises: an index that cannot be built is empty (host facts
         are an extra; the lint goes on without them)."""
+        from shaderlint.collector import collector_paused
+
         stores: list[ScanStore] = []
         try:
-            return cls._build(paths, kernel_files, settings_for, exclude, read, cache_dir, stores, walked)
+            # (the collector paused, as over a file's analysis: the scans' allocations live until the run
+            # ends, and the collections they would trigger traverse them and free nearly nothing)
+            with collector_paused():
+                return cls._build(paths, kernel_files, settings_for, exclude, read, cache_dir, stores, walked)
         except Exception:
             return cls()
         finally:
