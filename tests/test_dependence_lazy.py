@@ -121,3 +121,40 @@ def test_an_interrupted_fixpoint_starts_over_when_asked_again(monkeypatch):
     eager = _model("k.cu", BARRIER)
     eager._ensure_dependence()
     assert model.var_deps and _answers(model) == _answers(eager)
+
+
+REWRITTEN = """
+__global__ void k(const float* a, float* out) {
+    float s = a[threadIdx.x];
+    s = s * 2.0f;
+    out[threadIdx.x] = s;
+}
+"""
+
+
+def test_the_flows_structure_is_answered_without_the_fixpoint(runs):
+    """model.write_flow (which writes reach a use) collects the writes without running the fixpoint;
+    the fixpoint, asked later, takes the same flow over, and the answers are the eager build's."""
+    model = _model("k.cu", REWRITTEN)
+    f = model.functions[0]
+    s = next(v for v in f.vars if v.name == "s")
+    use = _last_s(model)
+    flow = model.write_flow
+    got = flow.reaching(s, use)
+    assert runs == [] and got is not None and len(got) == 1  # (only `s = s * 2.0f` reaches the store)
+    assert model.var_deps and runs == [1] and model.flow is flow and model.write_flow is flow
+    eager = _model("k.cu", REWRITTEN)
+    eager._ensure_dependence()
+    assert _answers(model) == _answers(eager)
+    assert len(eager.flow.reaching(eager.functions[0].vars[0], _last_s(eager))) == 1
+    assert got[0] in flow.deps  # (the fixpoint filled the flow the structure question made)
+
+
+def _last_s(model):
+    stack, found = [model.functions[0].body], []
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier" and model.text(n) == "s":
+            found.append(n)
+        stack.extend(n.named_children)
+    return max(found, key=lambda n: n.start_byte)

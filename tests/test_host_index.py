@@ -439,6 +439,64 @@ def test_unchanged_files_are_not_read_again(project, monkeypatch):
     assert opened == [] and amb2.by_file == {}
 
 
+def test_a_host_file_no_scanner_reads_is_not_hashed_nor_kept(project, monkeypatch):
+    """A host file without any scanner's marker (most C++ files) gets no content key and no scan in the
+    store: its stat record names the NOTHING key, and a warm build neither reads nor scans it."""
+    import json
+
+    import shaderlint.host.index as index
+
+    monkeypatch.setattr(index.ScanStore, "RACY_NS", 0)
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
+                    "host/other.cpp": "int f() { return 1; }\n"})
+    hashed: list[str] = []
+    real_key = index.ScanStore.key
+    monkeypatch.setattr(index.ScanStore, "key", staticmethod(lambda p, d: hashed.append(p) or real_key(p, d)))
+    cold, opened = _build_counting_reads(monkeypatch, project)
+    assert "host/other.cpp" in opened and "host/other.cpp" not in hashed and "host/main.cpp" in hashed
+    stored = json.loads(next((project / ".cache" / "host").glob("scans-*.json")).read_bytes())
+    records = {k.split("\0")[1]: v for files in stored["files"].values() for k, v in files.items()}
+    assert records["host/other.cpp"].split("|")[1] == index.NOTHING
+    assert len(stored["scans"]) == 1  # (main.cpp's launches only)
+    warm, opened = _build_counting_reads(monkeypatch, project)
+    assert opened == [] and warm.by_file == cold.by_file and warm.host_files == cold.host_files == 3
+
+
+def test_a_scanner_finds_nothing_where_it_does_not_want_the_file():
+    """``wanted`` is false only where every scanner returns no record: each registered test against its
+    scanner, on every file of the host test projects (and launches through each CUDA/HIP API) read as
+    each extension the scanner takes."""
+    from pathlib import Path
+
+    import shaderlint.host.index as index
+    from shaderlint.host import _WANTS, ALL_SCANNERS
+
+    index.load_scanners()
+    samples = [p.read_bytes() for p in (Path(__file__).parent / "host_projects").rglob("*") if p.is_file()]
+    samples += [host_cpp(64).replace("cudaLaunchKernel", api).encode()  # (no `<<<` in these)
+                for api in ("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "hipLaunchKernelGGL")]
+    checked = 0
+    for ext, scanners in ALL_SCANNERS.items():
+        for scanner in scanners:
+            test = _WANTS.get(scanner)
+            if test is None:
+                continue
+            for data in samples:
+                if not test(data):
+                    assert scanner(f"x{ext}", data) == [], (scanner, ext)
+                    checked += 1
+    assert checked
+    # CUDA's test is the scanner's own first step: each marker alone is wanted, and read
+    import shaderlint.host.cuda as cuda
+
+    for api in ("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "hipLaunchKernelGGL"):
+        data = host_cpp(64).replace("cudaLaunchKernel", api).encode()
+        assert cuda._wants(data) and [x.kernel for x in cuda._scan("x.cpp", data)] == ["scale"], api
+    data = b"void run(float* x) { scale<<<1, 64>>>(x, 64); }\n"
+    assert cuda._wants(data) and [x.kernel for x in cuda._scan("x.cu", data)] == ["scale"]
+    assert not cuda._wants(b"void kernelLaunch(); int Launch = 1;\n")
+
+
 def test_an_edit_that_keeps_size_and_modification_time_is_seen(project, monkeypatch):
     """Same size, the old modification time put back: the change time differs, the file is read."""
     import shaderlint.host.index as index

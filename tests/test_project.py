@@ -476,3 +476,26 @@ def test_a_header_kernel_template_is_bound_by_its_includers_launch(project_dir, 
 
     rows = [(r["kernel"], r["threads_per_group"]) for r in json.loads(out)]
     assert rows == [("scale<128>", 128)]
+
+
+def test_headers_in_one_includers_context_walk_the_includer_once(tmp_path, monkeypatch):
+    """Several headers analysed in the context of one includer: its live #include lines are found once
+    (kept by path, build macros and bytes), and bytes that changed are walked again."""
+    import shaderlint.languages.conditions as conditions
+
+    _tree(tmp_path, {"src/a.h": "#define A 1\n", "src/b.h": "#define B A\n", "src/c.h": "int c;\n"})
+    includer = str(tmp_path / "src" / "k.cu")
+    data = b'#include "a.h"\n#if 0\n#include "c.h"\n#endif\n#include "b.h"\n'
+    walked: list[int] = []
+    real = conditions.macro_delta
+    monkeypatch.setattr(conditions, "macro_delta", lambda src, build=(): walked.append(len(src.data)) or real(src, build))
+    project = Project()
+    b = project.context(str(tmp_path / "src" / "b.h"), b"int b;\n", Settings(), "cuda", includer, data)
+    a = project.context(str(tmp_path / "src" / "a.h"), b"#define A 1\n", Settings(), "cuda", includer, data)
+    assert walked.count(len(data)) == 1
+    assert [os.path.basename(p) for p, _ in b.files] == ["a.h"] and "A" in b.macros  # (not c.h: dead)
+    assert a.files == ()
+    # the includer edited (same path): its includes are read from the new bytes
+    data2 = b'#include "c.h"\n#include "b.h"\n'
+    b2 = project.context(str(tmp_path / "src" / "b.h"), b"int b;\n", Settings(), "cuda", includer, data2)
+    assert walked.count(len(data2)) == 1 and [os.path.basename(p) for p, _ in b2.files] == ["c.h"]

@@ -105,13 +105,29 @@ Scanner = Callable[[str, bytes], list[HostLaunch]]
 #: language modules. Several languages may share an extension (``.cpp``: CUDA host code, metal-cpp,
 #: Vulkan); :func:`scanners_for` gives them all.
 ALL_SCANNERS: dict[str, list[Scanner]] = {}
+#: Per scanner, a test of a file's bytes that is false only when the scanner finds nothing there (the
+#: words every record it reads needs, searched for: most host files have none). See :func:`wanted`.
+_WANTS: dict[Scanner, Callable[[bytes], bool]] = {}
 
 
-def register(extensions: tuple[str, ...], scanner: Scanner) -> None:
+def register(extensions: tuple[str, ...], scanner: Scanner, wants: Callable[[bytes], bool] | None = None) -> None:
+    """Register ``scanner`` for ``extensions``; ``wants(data)``, when given, is false for the bytes in
+    which the scanner finds nothing (it may be true for some of those too)."""
     for ext in extensions:
         found = ALL_SCANNERS.setdefault(ext.lower(), [])
         if scanner not in found:
             found.append(scanner)
+    if wants is not None:
+        _WANTS[scanner] = wants
+
+
+def wanted(scanners: list[Scanner], data: bytes) -> bool:
+    """Whether one of ``scanners`` may find a record in ``data`` (False: every one finds none)."""
+    for scanner in scanners:
+        test = _WANTS.get(scanner)
+        if test is None or test(data):
+            return True
+    return False
 
 
 def scanners_for(path: str) -> list[Scanner]:

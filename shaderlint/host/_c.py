@@ -264,6 +264,7 @@ class Constants:
         nodes, functions, self.also = _interesting(root, budget, language, also)
         if functions is not None:
             self._enclosing = _Enclosing(functions)
+        taints: dict[int, bool] = {}  # call id -> whether it may change the names handed to it
         for n in nodes:
             t = n.type
             if t == "preproc_def":
@@ -289,11 +290,17 @@ class Constants:
                         scope.inits.setdefault(text(d), []).append(None)
             elif t in ("assignment_expression", "update_expression", "pointer_expression"):
                 self._taint(n)
-            elif t == "identifier" and n.parent is not None and n.parent.type == "argument_list":
-                call = n.parent.parent
-                if call is not None and call.type == "call_expression" and callee_name(call) not in PURE_CALLS \
-                        and not any(c.type == "kernel_call_syntax" for c in call.children):
-                    self.scope_of(n).tainted.add(text(n))
+            elif t == "identifier":
+                # (``Node.parent`` descends from the root: asked once per level, the call's test once per call)
+                lst = n.parent
+                call = lst.parent if lst is not None and lst.type == "argument_list" else None
+                if call is not None and call.type == "call_expression":
+                    taint = taints.get(call.id)
+                    if taint is None:
+                        taint = taints[call.id] = callee_name(call) not in PURE_CALLS \
+                            and not any(c.type == "kernel_call_syntax" for c in call.children)
+                    if taint:
+                        self.scope_of(n).tainted.add(text(n))
 
     def scope_of(self, node: ts.Node) -> Scope:
         """The scope of the innermost function around ``node`` (the file's outside any)."""
@@ -331,8 +338,10 @@ class Constants:
     def _declaration(self, d: ts.Node) -> None:
         scope = self.scope_of(d)
         is_const = any(c.type == "type_qualifier" and text(c) in ("const", "constexpr") for c in d.children)
-        if d.parent is not None and d.parent.type in ("for_statement", "for_range_loop", "condition_clause"):
-            is_const = False  # a loop counter
+        if is_const:
+            p = d.parent
+            if p is not None and p.type in ("for_statement", "for_range_loop", "condition_clause"):
+                is_const = False  # a loop counter
         for decl in d.children_by_field_name("declarator"):
             name, init = _declared(decl)
             if name is None or (decl.type == "function_declarator" and scope is self.file):

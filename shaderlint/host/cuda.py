@@ -26,6 +26,8 @@ from shaderlint.model.expr import unparen
 
 EXTENSIONS = (".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp")
 _MARKERS = (b"<<<", b"cudaLaunchKernel", b"cudaLaunchCooperativeKernel", b"hipLaunchKernelGGL")
+#: In every marker but ``<<<``: a file without it (most host files) is searched twice, not four times.
+_API_MARK = b"Launch"
 #: Launch functions taking (kernel, grid, block, …); HIP's hipLaunchKernelGGL has the same layout.
 _LAUNCH_APIS = ("cudaLaunchKernel", "cudaLaunchCooperativeKernel", "hipLaunchKernelGGL")
 #: Calls that take a kernel but do not launch it.
@@ -47,11 +49,16 @@ MAX_RECORDS = 5000
 def scan(path: str, data: bytes) -> list[HostLaunch]:
     """The kernel launches in one host file. Never raises."""
     try:
-        if not any(m in data for m in _MARKERS):
+        if not _wants(data):
             return []
         return _scan(path, data)
     except Exception:
         return []
+
+
+def _wants(data: bytes) -> bool:
+    """Whether ``data`` holds one of the markers (:func:`scan` reads nothing in a file without)."""
+    return b"<<<" in data or _API_MARK in data and any(m in data for m in _MARKERS[1:])
 
 
 def _scan(path: str, data: bytes) -> list[HostLaunch]:
@@ -234,6 +241,11 @@ def _function_value(arg):
     """The name in an argument that may be a function used as a value: ``k``, ``&k``, ``(void*)k``,
     ``k<float>``, ``ns::k``."""
     a = unparen(arg)
+    t = a.type
+    if t in _NAMES:
+        return a
+    if t != "cast_expression" and t != "pointer_expression":
+        return None  # (most values: a call, a literal, arithmetic)
     for _ in range(4):
         if a.type == "cast_expression":
             a = a.child_by_field_name("value") or a
@@ -242,9 +254,12 @@ def _function_value(arg):
         else:
             break
         a = unparen(a)
-    if a.type in ("identifier", "template_function", "qualified_identifier"):
+    if a.type in _NAMES:
         return a
     return None
+
+
+_NAMES = frozenset({"identifier", "template_function", "qualified_identifier"})
 
 
 def _is_variable(consts: Constants, ident, name: str) -> bool:
@@ -252,4 +267,4 @@ def _is_variable(consts: Constants, ident, name: str) -> bool:
     return name in consts.macros or name in consts.scope_of(ident).inits or name in consts.file.inits
 
 
-register(EXTENSIONS, scan)
+register(EXTENSIONS, scan, _wants)

@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shaderlint.host import HostLaunch, Span, Truncation, scanners_for
+from shaderlint.host import HostLaunch, Span, Truncation, scanners_for, wanted
 from shaderlint.host._vulkan_summary import VulkanSummary
 
 if TYPE_CHECKING:
@@ -122,9 +122,11 @@ class ScanStore:
 
     Every value in the file is a string (format 3), so that loading it makes one object per entry and
     no container the cyclic garbage collector would traverse for the rest of the run: a scan is the
-    JSON text of its launch list (``""`` for none, which most host files have), decoded when asked for
-    (:meth:`get`); a file's record is ``"size mtime ctime inode device|key|names"`` (the ``stat``
-    part empty when not trusted; names space-separated, ``-`` for none recorded)."""
+    JSON text of its launch list (``""`` for none), decoded when asked for (:meth:`get`); a file's record
+    is ``"size mtime ctime inode device|key|names"`` (the ``stat`` part empty when not trusted; names
+    space-separated, ``-`` for none recorded). A file in which no scanner can find anything
+    (:func:`shaderlint.host.wanted`: most host files) is neither hashed nor given a scan: its record's
+    key is :data:`NOTHING`."""
 
     FORMAT = 3
     #: ``stat`` data recorded less than this after the file's modification or change time are not trusted.
@@ -421,7 +423,15 @@ def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[H
     return _scan_keyed(path, data, store)[1]
 
 
+#: The scan key of a file in which no scanner finds anything (:func:`shaderlint.host.wanted`): neither
+#: hashed nor kept in the scan store (its ``files`` record names this key, whose scan is no launch).
+NOTHING = "-"
+
+
 def _scan_keyed(path: str, data: bytes, store: ScanStore | None = None) -> tuple[str, tuple[HostLaunch, ...]]:
+    scanners = scanners_for(path)
+    if not wanted(scanners, data):
+        return NOTHING, ()
     key = ScanStore.key(path, data)
     hit = _SCANNED.get(key)
     if hit is not None:
@@ -436,7 +446,7 @@ def _scan_keyed(path: str, data: bytes, store: ScanStore | None = None) -> tuple
             _SCANNED[key] = kept
             return key, kept
     out: list[HostLaunch] = []
-    for scanner in scanners_for(path):
+    for scanner in scanners:
         try:
             out.extend(scanner(path, data))
         except Exception:
@@ -561,9 +571,14 @@ class HostIndex:
         command line's own walk collected with :func:`shaderlint.discovery.discover`'s ``side``);
         None walks ``paths`` here. Never raises: an index that cannot be built is empty (host facts
         are an extra; the lint goes on without them)."""
+        from shaderlint.collector import collector_paused
+
         stores: list[ScanStore] = []
         try:
-            return cls._build(paths, kernel_files, settings_for, exclude, read, cache_dir, stores, walked)
+            # (the collector paused, as over a file's analysis: the scans' allocations live until the run
+            # ends, and the collections they would trigger traverse them and free nearly nothing)
+            with collector_paused():
+                return cls._build(paths, kernel_files, settings_for, exclude, read, cache_dir, stores, walked)
         except Exception:
             return cls()
         finally:
@@ -661,7 +676,7 @@ class HostIndex:
                 launches = names = None
                 got = store.known(hp, st) if use_stat else None  # type: ignore[union-attr]
                 if got is not None:
-                    launches = _SCANNED.get(got[0])
+                    launches = () if got[0] == NOTHING else _SCANNED.get(got[0])
                     if launches is None:
                         launches = store.get(got[0])  # type: ignore[union-attr]
                     names = None if got[1] is None else set(got[1])

@@ -123,6 +123,10 @@ def _scan_cpp_dispatches(path: str, data: bytes) -> list[HostLaunch]:
     return scan_metal_cpp(path, data) if b"dispatchThread" in data else []
 
 
-register((".swift",), scan_swift)
-register((".m", ".mm"), scan_objc)
-register((".cpp", ".cc", ".cxx", ".hpp"), _scan_cpp_dispatches)
+def _triggered(data: bytes) -> bool:
+    return any(t in data for t in _TRIGGER)  # (:func:`_analyse` reads no file without one)
+
+
+register((".swift",), scan_swift, _triggered)
+register((".m", ".mm"), scan_objc, _triggered)
+register((".cpp", ".cc", ".cxx", ".hpp"), _scan_cpp_dispatches, lambda data: b"dispatchThread" in data)

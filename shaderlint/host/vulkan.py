@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from shaderlint.host import HostLaunch, Span, register
-from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, parse, text, walk
+from shaderlint.host._c import MAX_NODES, Constants, LineIndex, args_of, callee_name, nodes_of_types, parse, text, walk
 from shaderlint.host._truncation import ConstantsReader
 from shaderlint.host._truncation import read as read_truncations
 from shaderlint.model.expr import unparen
@@ -201,10 +201,14 @@ def _defined_ints(data: bytes) -> dict[str, int]:
             if len(v) == 1 and v[0] is not None and mentions.get(k, 0) == 1}
 
 
+#: The nodes :func:`_scan_tree` reads.
+_SCANNED_TYPES = ("string_literal", "call_expression", "type_identifier", "field_identifier")
+
+
 def _scan_tree(tree, consts: Constants, lines: LineIndex, data: bytes, budget: list[int]) -> list[HostLaunch]:
     file = _Fn()
     fns: dict[int, _Fn] = {}
-    for n in walk(tree.root_node, [MAX_NODES]):
+    for n in nodes_of_types(tree.root_node, _SCANNED_TYPES, [MAX_NODES], tree.language):
         t = n.type
         if t == "string_literal":
             s = "".join(text(c) for c in n.named_children if c.type == "string_content")
@@ -415,4 +419,4 @@ def _data_words(ref, consts: Constants, where: list | None = None) -> list[int] 
     return [int(v) for v in vals if v is not None]
 
 
-register(EXTENSIONS, scan_with_summary)
+register(EXTENSIONS, scan_with_summary, lambda data: b"Pipeline" in data)  # (its first test)

@@ -212,6 +212,19 @@ class FileModel(ExprAnalysis):
         self._flow = value
 
     @property
+    def write_flow(self) -> ReachingWrites | None:
+        """:attr:`flow` for the questions its structure answers (``reaching``, ``tracks``,
+        ``may_change``, ``by_value``: which writes reach a use), without running the dependence
+        fixpoint, which only fills its ``deps``: the writes are collected here when the fixpoint has
+        not run, and the fixpoint takes them (and this flow) over when it does."""
+        if not self._dependence_pending:
+            return self._flow
+        got = self.__dict__.get("_collected_writes")
+        if got is None:
+            got = self._collected_writes = _Builder(self).collect_writes()
+        return got[-1]
+
+    @property
     def kernels(self) -> list[Function]:
         return [f for f in self.functions if f.is_entry]
 
@@ -1224,14 +1237,44 @@ class _Builder:
             if self.lang == "glsl" and g.address_space in ("in",) and m.stage not in ("compute", None):
                 deps[g] = frozenset({B.LOCAL})
         m.var_deps = deps
+        # (collected already when a question to the flow's structure came first: model.write_flow)
+        collected = m.__dict__.pop("_collected_writes", None)
+        mem_refs, writes, unknown_stores, opaque_writes, conds, flow = collected or self.collect_writes()
+        for v in mem_refs:
+            deps[v] = frozenset({B.UNKNOWN_DEP})
+        m.flow = flow
+        from shaderlint.model.expr import DependenceTooDeep  # noqa: PLC0415
+        intrinsic0 = dict(m._intrinsic_deps)
+        initial = dict(deps)
+        try:
+            # the expressions compiled to their leaves (FileModel._dep_formula): the same values
+            if not compiled:
+                raise DependenceTooDeep
+            m._dep_leaves, m._dep_forms, m._dep_specs = {}, {}, {}
+            self._fixpoint(writes, conds, opaque_writes, unknown_stores, compiled=True)
+        except DependenceTooDeep:  # an expression nested too deep for that: walk the trees
+            deps.clear()
+            deps.update(initial)
+            flow.deps.clear()
+            m._intrinsic_deps = dict(intrinsic0)
+            m._dep_leaves = None
+            self._fixpoint(writes, conds, opaque_writes, unknown_stores, compiled=False)
+        finally:
+            m._dep_leaves, m._dep_forms, m._dep_specs = None, {}, {}
+        m._dep_reads = None
+        m._deps_cache.clear()
+
+    def collect_writes(self) -> tuple:
+        """(memory references, writes, unknown stores, opaque writes, their conditions, the
+        :class:`ReachingWrites` over them): what the dependence fixpoint runs on, collected from the
+        finished model (pure functions of the tree)."""
+        m = self.m
         # References bound to memory (`int& count = smem_ints[0];`, `auto& s = *reinterpret_cast<S*>(smem);`,
         # `auto& bin = storage.bin;` on a reference parameter) name that memory: a read is a load (not
         # known either way, like a shared-memory read) and a write is a store, which leaves the
         # reference bound where it was. vLLM's top-k kernels publish a shared threshold through such
         # references from one thread (`if (tid == 0) s_bin = b;`), barrier, then branch on it.
         mem_refs = self.memory_references()
-        for v in mem_refs:
-            deps[v] = frozenset({B.UNKNOWN_DEP})
         # Every write to a local variable: (target var, rhs nodes, statement)
         writes: list[tuple[Var, list[ts.Node], ts.Node]] = []
         unknown_stores: set[int] = set()  # stores that may go through a pointer member (see below)
@@ -1287,27 +1330,7 @@ class _Builder:
         conds = [_value_conditions(m, stmt) for _, _, stmt in writes]  # structure: computed once
         # Each write's own dependence too: a use that a later plain `v = …;` dominates sees only the
         # writes that can reach it (model.flow), not the union over the variable's writes.
-        flow = m.flow = ReachingWrites(m, writes, conds, mem_refs)
-        from shaderlint.model.expr import DependenceTooDeep  # noqa: PLC0415
-        intrinsic0 = dict(m._intrinsic_deps)
-        initial = dict(deps)
-        try:
-            # the expressions compiled to their leaves (FileModel._dep_formula): the same values
-            if not compiled:
-                raise DependenceTooDeep
-            m._dep_leaves, m._dep_forms, m._dep_specs = {}, {}, {}
-            self._fixpoint(writes, conds, opaque_writes, unknown_stores, compiled=True)
-        except DependenceTooDeep:  # an expression nested too deep for that: walk the trees
-            deps.clear()
-            deps.update(initial)
-            flow.deps.clear()
-            m._intrinsic_deps = dict(intrinsic0)
-            m._dep_leaves = None
-            self._fixpoint(writes, conds, opaque_writes, unknown_stores, compiled=False)
-        finally:
-            m._dep_leaves, m._dep_forms, m._dep_specs = None, {}, {}
-        m._dep_reads = None
-        m._deps_cache.clear()
+        return mem_refs, writes, unknown_stores, opaque_writes, conds, ReachingWrites(m, writes, conds, mem_refs)
 
     def _fixpoint(self, writes: list[tuple[Var, list[ts.Node], ts.Node]], conds: list[list[ts.Node]],
                   opaque_writes: set[int], unknown_stores: set[int], compiled: bool) -> None:

@@ -138,7 +138,7 @@ def _unchanged(model: "FileModel", var: "Var") -> bool:
             return False  # a `static` local keeps what the previous call left in it... once initialized
     if assigned_values(model, var) is None and not var.is_param:
         return False  # `++`, compound assignment or `&var`
-    flow = model.flow
+    flow = model.write_flow
     return flow is not None and not flow.may_change(var)
 
 
@@ -527,7 +527,7 @@ def _var_multiple(model: "FileModel", ident: ts.Node, d: int | None, dnode: ts.N
             return False
         return _callers_pass_multiple(model, f, var, d, depth, seen)
     values = assigned_values(model, var)
-    flow = model.flow
+    flow = model.write_flow
     if not values or flow is None or flow.may_change(var) or _is_reference(var):
         return False
     key = f"var:{id(var)}"

@@ -1544,7 +1544,7 @@ def _compute_reductions(model: "FileModel", f: Function) -> dict[Var, ts.Node]:
 def _reduction_of_use(model: "FileModel", v: Var, use: ts.Node, reduced: dict[Var, ts.Node]) -> ts.Node | None:
     """The reduction ``v`` holds at ``use``: from the writes that reach it when the reaching
     definitions decide them, else from any of its writes."""
-    flow = model.flow
+    flow = model.write_flow
     keys = flow.reaching(v, use) if flow is not None else None
     origins = model.__dict__.get("_sync_write_origins", {})
     if keys is None:
@@ -1952,7 +1952,7 @@ class _ThreadValues:
         ws = self.writes.get(id(var))
         if not ws:
             return []  # never written: its value on entry (a kernel argument, or nothing)
-        flow = self.m.flow
+        flow = self.m.write_flow
         if flow is None or not flow.tracks(var):
             return None
         out: list = []

@@ -313,6 +313,9 @@ class Project:
         self._resolve_probes: dict[tuple, list[str]] = {}
         self._vcs_probe_cache: dict[str, list[str]] = {}  # recording: the paths each answer rests on
         self._digests: dict[str, tuple[bytes, str]] = {}  # path -> (the bytes read, their digest)
+        # (includer path, build macros) -> (its bytes, its live #includes): a file including many headers
+        # analysed in its context is walked once for them all (the latest few includers kept)
+        self._includer_scans: dict[tuple[str, tuple], tuple[bytes, list[Include]]] = {}
         self.headers_scanned = 0  # walks of a header (each once per content and build macros)
         # Recording (shaderlint.project.run keeps a run's plan across runs): what every path consulted
         # was found to be (path -> fingerprint, see `fingerprint`), and the paths the current context
@@ -627,6 +630,23 @@ class Project:
                 out[k] = OPAQUE
         return _Header(path, digest, includes, out, macros, _uncertain(path, data, dead))
 
+    def _includer_includes(self, path: str, data: bytes, build: tuple) -> list[Include]:
+        """The live ``#include`` lines of an includer (``data`` at ``path``) under the build's macros."""
+        from shaderlint.languages.conditions import macro_delta
+        from shaderlint.model.source import Source
+
+        key = (path, build)
+        got = self._includer_scans.get(key)
+        if got is not None and (got[0] is data or got[0] == data):
+            return got[1]
+        src = Source(path, data)
+        dead, _ = macro_delta(src, build)
+        includes = _scan_includes(src, dead)
+        if len(self._includer_scans) >= 8:
+            self._includer_scans.clear()
+        self._includer_scans[key] = (data, includes)
+        return includes
+
     # -- contexts --
     def context(self, path: str, data: bytes, settings, language: str | None, includer: str | None = None,
                 includer_data: bytes | None = None) -> FileContext:
@@ -693,11 +713,9 @@ class Project:
         if includer is not None and includer_data is not None:
             inc_path = os.path.normpath(os.path.abspath(includer))
             walk.visited.add(inc_path)
-            src = Source(inc_path, includer_data)
-            dead, _ = macro_delta(src, file_pre)
             direct = None
             walk.stop = path
-            for inc in _scan_includes(src, dead):
+            for inc in self._includer_includes(inc_path, includer_data, file_pre):
                 target = self.resolve(inc, inc_path, dirs, system)
                 if target == path:
                     direct = inc

@@ -115,7 +115,17 @@ def plan_run(files: Sequence[str], settings_for: Callable[[str], object], accept
     """The plan for linting ``files`` (see the module docstring). ``accept_header(path)``: whether a
     header found through the includes may be added (None: add none). Files that cannot be read are
     left to the caller (they get no context here). ``cache_dir``: the lint cache directory, where the
-    plan is kept for the next run (:class:`PlanStore`; not with ``read``)."""
+    plan is kept for the next run (:class:`PlanStore`; not with ``read``). The cyclic garbage collector is
+    paused meanwhile (:func:`shaderlint.collector.collector_paused`: the contexts live until the run
+    ends)."""
+    from shaderlint.collector import collector_paused
+
+    with collector_paused():
+        return _plan_run(files, settings_for, accept_header, read, project, cache_dir)
+
+
+def _plan_run(files: Sequence[str], settings_for: Callable[[str], object], accept_header: Callable[[str], bool] | None,
+              read: Callable[[str], bytes] | None, project: Project | None, cache_dir: str | None) -> RunPlan:
     project = project or Project()
     plan = RunPlan(list(files), project=project)
     plan.contexts.project = project

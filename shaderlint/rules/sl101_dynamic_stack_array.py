@@ -319,7 +319,7 @@ def _written_at(model, idx) -> bool:
         if call is None or call.type != "call_expression":
             return True
         args = [a for a in p.named_children if a.type != "comment"]
-        flow = model.flow
+        flow = model.write_flow
         name = model.callee_name(call)
         return flow is None or not name or n not in args or not flow.by_value(call, name, args.index(n))
     return False

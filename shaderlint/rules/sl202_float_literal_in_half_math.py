@@ -126,6 +126,8 @@ class FloatLiteralInHalfMath(Rule):
         left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
         if op is None or left is None or right is None or model.text(op) not in ARITH:
             return
+        if float_literal(model, right) is None and float_literal(model, left) is None:
+            return  # (most operations: asked before the type, which costs more)
         if not is_wide_float(model.type_of(node)):
             return
         for lit_side, other in ((right, left), (left, right)):
@@ -143,9 +145,11 @@ class FloatLiteralInHalfMath(Rule):
             return
         if model.language != "metal":
             return  # GLSL has no implicit float -> float16_t conversion: `h *= 0.5` does not compile
-        lt = model.type_of(left)
         lit = float_literal(model, right)
-        if lit is None or not lt.is_half:
+        if lit is None:
+            return
+        lt = model.type_of(left)
+        if not lt.is_half:
             return
         if not is_wide_float(arithmetic_result(lt, model.literal_type(lit), model.language)):
             return

@@ -122,8 +122,8 @@ class TruncatingGridDivision(Rule):
         done: set[int] = set()
         for site in model.launches:
             kernel = model.function_by_name.get(site.kernel)
-            if kernel is None or kernel.body is None or is_grid_stride(model, kernel):
-                continue  # unknown kernel, or one that covers any size with a grid-stride loop
+            if kernel is None or kernel.body is None:
+                continue  # unknown kernel
             if site.grid is None or site.block is None:
                 continue
             grid, block = dim_exprs(model, site.grid), dim_exprs(model, site.block)
@@ -135,8 +135,8 @@ class TruncatingGridDivision(Rule):
                 div = _truncating(model, site, expr, bexpr)
                 if div is not None and div[0].id not in done:
                     divisions.append(div)
-            if not divisions:
-                continue
+            if not divisions or is_grid_stride(model, kernel):
+                continue  # (asked last, the costliest test) a kernel that covers any size with a grid-stride loop
             for d, _, _ in divisions:
                 done.add(d.id)
             first, num, den = divisions[0]
