@@ -157,6 +157,10 @@ class _Loop:
     #: (CUDA) registers of one copy's address per memory stream when ptxas keeps every copy of a
     #: loop unrolled at run time with a step it does not know in flight: 2 with a 64-bit counter, else 1
     copy_address: float = 0.0
+    #: (CUDA) a load of the body sits under a branch the walk cannot decide (``if``, ``?:``): the
+    #: copies of a loop unrolled at run time are separate blocks, and ptxas does not keep every
+    #: copy's loads and addresses in flight across them
+    branchy: bool = False
     #: unrolled, its copies are separate basic blocks (AMD: branches or barriers in the body; ACO
     #: schedules, and so moves loads up, within one block only)
     blocks: bool = False
@@ -241,6 +245,8 @@ class Walker:
         # 29-31 registers whatever its loads (1-4 per iteration), 10 with `c += blockDim.x` (rolled)
         self.fills: list[tuple[int, int]] = []
         self.loops: list[_Loop] = []
+        #: ``len(self.loops)`` when each enclosing branch the walk could not decide opened
+        self.branch_depths: list[int] = []
         self.frames: list[_Frame] = [_Frame(0, {})]
         pack = _pack_param(model, kernel.node)
         if pack is not None:  # `Args... args` of the kernel: as many parameters as a call takes
@@ -626,12 +632,14 @@ class Walker:
                 self.step()
                 self.record(self.ev(cond)[0])
             before = dict(self.env)
+            self.branch_depths.append(len(self.loops))
             if cons is not None:
                 self.stmt(cons)
             after_cons = self.env
             self.env = dict(before)
             if alt is not None:
                 self.stmt(alt)
+            self.branch_depths.pop()
             # a variable keeps a known value only when both paths agree
             for k in set(after_cons) | set(self.env):
                 if after_cons.get(k) != self.env.get(k) or k not in after_cons or k not in self.env:
@@ -1095,7 +1103,13 @@ class Walker:
             copies = self.c.runtime_unroll  # a small counted loop: unrolled at run time (with a remainder)
         if copies > 1 and lp.loads:
             amount = (min(copies, self.c.hoist) - 1) * lp.loads * self.c.hoist_weight
-            if lp.copy_address and lp.factor == 1:
+            if lp.copy_address and lp.factor == 1 and lp.branchy:
+                # loads under a branch: each copy is its own block, only its counter and one value
+                # ahead (measured, nvcc 13.0 sm_80: `long i; i += (long)blockDim.x * gridDim.x` with
+                # `if (i < s) d[i] = x[i]; else d[i] = y[i - s];`, 1-3 loads, 2-4 streams, `?:`
+                # too: +8 to +11 registers over the rolled loop, not every copy's loads and addresses)
+                amount = (copies - 1) * (lp.copy_address + 1)
+            elif lp.copy_address and lp.factor == 1:
                 # every copy's loads and addresses in flight (measured: `long c; c += blockDim.x *
                 # gridDim.x` or `c += st`, one load: +10 to +12 registers over the rolled loop, +16 for a
                 # copy; `int c; c += st` with 1-4 loads: 16, 24, 32, 32 against 10-16 rolled)
@@ -1340,8 +1354,10 @@ class Walker:
             return self.assign_to(left, right, compound=op != "=", op=op)
         if t == "conditional_expression":
             pc, wc = self.ev(n.child_by_field_name("condition"))
+            self.branch_depths.append(len(self.loops))
             pa, wa = self.ev(n.child_by_field_name("consequence"))
             pb, wb = self.ev(n.child_by_field_name("alternative"))
+            self.branch_depths.pop()
             res = self.wt(n)
             return max(pc, wc + pa, wc + wa + pb, res), res
         if t == "cast_expression":
@@ -2481,6 +2497,13 @@ class Walker:
             return peak, addr
         if self.loops:
             self.loops[-1].loads += el
+            if self.branch_depths and self.branch_depths[-1]:
+                # under a branch inside the loops opened before it: the innermost loop unrolled at
+                # run time among them (and the unrolled ones inside it) has a branchy body
+                for lp in reversed(self.loops[:self.branch_depths[-1]]):
+                    lp.branchy = True
+                    if not lp.unrolled:
+                        break
         self.stmt_loads += el
         return max(peak, el), el
 
