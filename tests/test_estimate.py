@@ -1858,6 +1858,30 @@ def test_copies_of_a_branchy_body_do_not_keep_every_load_in_flight():
     assert estimate(head.replace("BODY", "if (sizeof(unsigned) == 4) dst[i] = x[i];")).registers == 28
 
 
+def test_a_temporary_functor_is_walked():
+    """`Op()(a, b)` and `Acc<float, 16>()(p, s)` (deepspeed's `divide<half, 8>()(x, s)`): nvcc inlines
+    the temporary's operator(), the struct template's arguments bound (ptxas, nvcc 13.0, sm_80: 32
+    registers; the walk left both calls out: 9)."""
+    src = """
+struct Div { __device__ float operator()(float a, float b) const { return sinf(a) / b; } };
+template <typename T, int N> struct Acc { __device__ T operator()(const T* p, int s) const {
+    T r[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) r[k] = p[k * s];
+    T t = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) t += r[k] * r[(k + 1) % N];
+    return t; } };
+__global__ void k(const float* x, const float* y, float* o, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) o[i] = Div()(x[i], y[i]) + Acc<float, 16>()(x + i, n); }
+"""
+    e = estimate(src)
+    assert "inlined: Div::operator(), Acc::operator()" in e.notes, e.notes
+    assert 26 <= e.registers <= 34, e.registers
+    # a constructor with arguments keeps state the walk does not model: not walked
+    assert "Div::operator()" not in " ".join(estimate(src.replace("Div()(", "Div(1)(")).notes)
+
+
 def test_a_computed_step_is_held_through_the_loop():
     """`i += (size_t)gridDim.x * blockDim.x` is computed once and kept (64 bits) through the loop, in an
     explicit loop and in a range-for whose iterator's operator++ adds it (dlib's grid_stride_range):

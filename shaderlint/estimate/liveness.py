@@ -41,7 +41,7 @@ from shaderlint.estimate.headers import header_callable, header_function, overlo
 from shaderlint.estimate.uniform import (
     DIVERGENT_BUILTINS, divergent_expression, divergent_vars, divergent_vars_in_call, uniform_component,
 )
-from shaderlint.model.callables import callable_of, display_name
+from shaderlint.model.callables import callable_of, display_name, functor_binding
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
 _MAX_VISITS = 250_000
@@ -1576,6 +1576,10 @@ class Walker:
             if targs:  # `normal_functor<double>`: its type parameters for the operator's body
                 bound_types = {k: t for k, t in ((k, self.resolve_type_text(a)) for k, a in targs.items())
                                if t.is_known}
+        if g is None and fn is not None and fn.type == "call_expression" and self.lang == "cuda":
+            got = self.temporary_functor(fn, len(args))
+            if got is not None:  # `Op()(a, b)`, `divide<half, 8>()(x, s)`: the temporary's operator()
+                return self.inline(n, got[0], args, fn, got[1], bound_types=got[2])
         if g is None and fn is not None and fn.type == "identifier":
             lam = self.lambda_of(fn)
             if lam is not None:
@@ -1648,6 +1652,36 @@ class Walker:
                     and not parse_type_name(plain).is_known:  # `int64_t(x)`, `uint8_t(v)`: a cast, not code
                 self.unseen.append(plain)  # code the walk cannot see: its registers are not counted
         return max(peak, held, res) + extra, res
+
+    def temporary_functor(self, fn: ts.Node, nargs: int):
+        """(operator(), its struct template's value arguments and its type arguments, by parameter name)
+        of a call on a temporary functor ``T()`` / ``T<A, N>()`` whose struct the file defines, with one
+        ``operator()`` of ``nargs`` parameters (nvcc inlines it as any helper); None otherwise."""
+        if [a for a in self.m.call_args(fn) if a.type != "comment"]:
+            return None  # a constructor with arguments: the object's state is not modelled
+        inner = fn.child_by_field_name("function")
+        if inner is None or inner.type not in ("identifier", "template_function", "qualified_identifier",
+                                                "type_identifier"):
+            return None
+        got = functor_binding(self.m, self.m.text(inner))
+        if got is None or len(got[0].params) != nargs:
+            return None
+        op, targs = got
+        values: dict = {}  # by name: the struct's parameters are no Vars of the operator's model
+        types: dict = {}
+        tl = inner.child_by_field_name("arguments") if inner.type == "template_function" else None
+        nodes = [c for c in tl.named_children if c.type != "comment"] if tl is not None else []
+        if len(nodes) != len(targs):
+            return None
+        for name, a in zip(targs, nodes):
+            val = self.template_arg_value(a)
+            if val is not None:
+                values[name] = val
+                continue
+            t = self.resolve_type_text(self.m.text(a))
+            if t.is_known:
+                types[name] = t
+        return op, values, types
 
     def method_of(self, fn: ts.Node, nargs: int):
         """(model, method) a member call ``obj.f(...)`` / ``p->f(...)`` runs: the one definition of
