@@ -1882,6 +1882,31 @@ __global__ void k(const float* x, const float* y, float* o, int n) {
     assert "Div::operator()" not in " ".join(estimate(src.replace("Div()(", "Div(1)(")).notes)
 
 
+def test_unrolled_copies_that_may_exit_keep_no_loads_in_flight():
+    """A `break` or the kernel's `return` under a run-time condition in an unrolled loop (llama.cpp's
+    dequantize_block_q8_0_f16<need_check>): each copy may end the loop, and ptxas (nvcc 13.0, sm_80)
+    moves no copy's load above it: 11 registers with the check, 31 without (17 loads batched)."""
+    src = """#include <cstdint>
+template <bool chk>
+__global__ void ex(const int* __restrict__ x, int* __restrict__ y, const int64_t k) {
+    __shared__ int vals[544];
+    const int* x0 = x + blockIdx.x * 544;
+#pragma unroll
+    for (int ix0 = 0; ix0 < 544; ix0 += 32) {
+        if (chk && 544 * (int64_t)blockIdx.x + ix0 + threadIdx.x >= k) EXIT;
+        vals[ix0 + threadIdx.x] = x0[ix0 + threadIdx.x];
+    }
+    __syncthreads();
+    y[blockIdx.x * 32 + threadIdx.x] = vals[threadIdx.x * 17 % 544];
+}
+"""
+    for exit_ in ("break", "return"):
+        checked = estimate(src.replace("EXIT", exit_), bindings={"chk": "true"})
+        plain = estimate(src.replace("EXIT", exit_), bindings={"chk": "false"})
+        assert checked.registers <= 12, (exit_, checked.registers)
+        assert plain.registers > checked.registers, (exit_, plain.registers, checked.registers)
+
+
 def test_a_computed_step_is_held_through_the_loop():
     """`i += (size_t)gridDim.x * blockDim.x` is computed once and kept (64 bits) through the loop, in an
     explicit loop and in a range-for whose iterator's operator++ adds it (dlib's grid_stride_range):

@@ -161,6 +161,9 @@ class _Loop:
     #: copies of a loop unrolled at run time are separate blocks, and ptxas does not keep every
     #: copy's loads and addresses in flight across them
     branchy: bool = False
+    #: a `break` (or the kernel's `return`) the walk could not rule out: the copies of an unrolled
+    #: loop are blocks that may end it, and ptxas does not move a copy's loads above the exit
+    exits: bool = False
     #: unrolled, its copies are separate basic blocks (AMD: branches or barriers in the body; ACO
     #: schedules, and so moves loads up, within one block only)
     blocks: bool = False
@@ -654,6 +657,9 @@ class Walker:
         elif t == "for_range_loop":
             self.range_loop(n)
         elif t == "return_statement":
+            if len(self.frames) == 1 and not self.lambda_depth:  # the kernel's own return
+                for lp in self.loops:
+                    lp.exits = True
             kids = [c for c in n.named_children if c.type != "comment"]
             if kids:
                 self.step()
@@ -669,7 +675,10 @@ class Walker:
         elif t in ("parenthesized_expression", "condition_clause"):
             self.step()
             self.record(self.ev(n)[0])
-        elif t in ("comment", "break_statement", "continue_statement", "goto_statement", "preproc_call",
+        elif t == "break_statement":
+            if self.loops:
+                self.loops[-1].exits = True
+        elif t in ("comment", "continue_statement", "goto_statement", "preproc_call",
                    "preproc_def", "preproc_function_def", "type_definition", "struct_specifier", "ERROR"):
             return
         else:
@@ -1119,7 +1128,7 @@ class Walker:
                 self.fills.append((start, end))
 
     def close_unrolled(self, lp: _Loop) -> None:
-        if lp.trips > 1 and lp.loads and not lp.blocks:
+        if lp.trips > 1 and lp.loads and not lp.blocks and not (lp.exits and self.lang == "cuda"):
             per_iter = lp.loads / lp.trips
             amount = min((min(lp.trips, self.c.hoist) - 1) * per_iter * self.c.hoist_weight, self.c.hoist_cap)
             if amount > 0:
