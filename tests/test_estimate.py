@@ -1932,6 +1932,19 @@ __global__ void fl(const float* __restrict__ x, const float* __restrict__ y, flo
         assert abs(e.registers - ptxas) <= 2, (v, e.registers, ptxas)
 
 
+def test_a_store_only_loop_unrolled_with_an_unknown_step_keeps_its_copies_addresses():
+    """Unrolled at run time with a step it does not know, a loop that only stores (llama.cpp's
+    tri_kernel zeroing a row) still computes every copy's address ahead: ptxas (nvcc 13.0, sm_80)
+    20 registers for a 64-bit counter (12 rolled), 18 for `int i; i += st` (8 rolled)."""
+    e64 = estimate("#include <cstdint>\n__global__ void k(float* dst, int64_t n, int64_t a) {\n"
+                   "    const int64_t s = (int64_t)blockIdx.x + a;\n"
+                   "    for (int64_t i = threadIdx.x + s; i < n; i += blockDim.x) dst[i] = 0.0f; }\n")
+    e32 = estimate("__global__ void k(float* dst, int n, int a, int st) {\n"
+                   "    for (int i = threadIdx.x + a; i < n; i += st) dst[i] = 0.0f; }\n")
+    assert 16 <= e64.registers <= 22, e64.registers
+    assert 13 <= e32.registers <= 20, e32.registers
+
+
 def test_a_computed_step_is_held_through_the_loop():
     """`i += (size_t)gridDim.x * blockDim.x` is computed once and kept (64 bits) through the loop, in an
     explicit loop and in a range-for whose iterator's operator++ adds it (dlib's grid_stride_range):
