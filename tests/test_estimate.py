@@ -1945,6 +1945,26 @@ def test_a_store_only_loop_unrolled_with_an_unknown_step_keeps_its_copies_addres
     assert 13 <= e32.registers <= 20, e32.registers
 
 
+def test_copies_into_shared_memory_issue_their_loads_together():
+    """A run of `sh[..] = g[..];` statements (llama.cpp's rwkv_wkv7_f32_t1_warp_row staging ten rows,
+    dequantize_block_q8_0_f16's unrolled copy loop): ptxas (nvcc 13.0, sm_80) issues the loads
+    together, also across a `__syncthreads()`: 14, 18 and 24 registers for 2, 4 and 10 copies, 24
+    with a barrier after each (the walk gave 11, 12, 12); another statement between them ends the run
+    in the walk."""
+    def kernel(n: int, between: str = "") -> str:
+        lines = [f"    sh[{j}][lane] = r[base + lane + {j} * 64 * {1 if j % 2 else 3}];{between}" for j in range(n)]
+        return ("__global__ void k(const float* __restrict__ r, float* o, int C) {\n"
+                f"    __shared__ float sh[{n}][64]; int lane = threadIdx.x; int base = blockIdx.x * C;\n"
+                + "\n".join(lines) + "\n"
+                f"    __syncthreads(); float s = 0; for (int j = 0; j < {n}; ++j) s += sh[j][(lane + j) & 63];\n"
+                "    o[base + lane] = s; }\n")
+    ten = estimate(kernel(10))
+    assert 17 <= ten.registers <= 26, ten.registers
+    assert estimate(kernel(2)).registers <= 14
+    assert 17 <= estimate(kernel(10, " __syncthreads();")).registers <= 26
+    assert estimate(kernel(10, " o[lane] = 0.f;")).registers <= 13
+
+
 def test_a_computed_step_is_held_through_the_loop():
     """`i += (size_t)gridDim.x * blockDim.x` is computed once and kept (64 bits) through the loop, in an
     explicit loop and in a range-for whose iterator's operator++ adds it (dlib's grid_stride_range):
