@@ -1839,6 +1839,132 @@ def test_unrolled_copies_of_a_loop_with_an_unknown_step_keep_their_loads_in_flig
         assert abs(e.registers - ptxas) <= 2, (loads, e.registers, ptxas)
 
 
+def test_copies_of_a_branchy_body_do_not_keep_every_load_in_flight():
+    """Unrolled at run time with a 64-bit counter and a computed step, a body whose loads sit under a
+    branch (`if`/`else`, `?:`) is a block per copy: ptxas (nvcc 13.0, sm_80) takes 22-26 registers
+    (llama.cpp's concat_cont<T, 0>: 30), not the 32 of every copy's loads and addresses in flight; the
+    same loop without the branch keeps them (28)."""
+    head = ("#include <cstdint>\n__global__ void k(const unsigned* x, const unsigned* y, unsigned* dst, int64_t n, "
+            "int64_t s0) {\n    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n; "
+            "i += (int64_t)blockDim.x * gridDim.x) { BODY } }\n")
+    for body, ptxas in (("if (i < s0) dst[i] = x[i]; else dst[i] = y[i - s0];", 24),
+                        ("dst[i] = i < s0 ? x[i] : y[i - s0];", 24),
+                        ("if (i < s0) dst[i] = x[i];", 22),
+                        ("unsigned v = y[i]; if (i < s0) v += x[i]; dst[i] = v;", 26)):
+        e = estimate(head.replace("BODY", body))
+        assert abs(e.registers - ptxas) <= 2, (body, e.registers, ptxas)
+    assert estimate(head.replace("BODY", "dst[i] = x[i];")).registers == 28
+    # a branch the walk decides (a constant condition) leaves the copies in flight
+    assert estimate(head.replace("BODY", "if (sizeof(unsigned) == 4) dst[i] = x[i];")).registers == 28
+
+
+def test_a_temporary_functor_is_walked():
+    """`Op()(a, b)` and `Acc<float, 16>()(p, s)` (deepspeed's `divide<half, 8>()(x, s)`): nvcc inlines
+    the temporary's operator(), the struct template's arguments bound (ptxas, nvcc 13.0, sm_80: 32
+    registers; the walk left both calls out: 9)."""
+    src = """
+struct Div { __device__ float operator()(float a, float b) const { return sinf(a) / b; } };
+template <typename T, int N> struct Acc { __device__ T operator()(const T* p, int s) const {
+    T r[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) r[k] = p[k * s];
+    T t = 0;
+#pragma unroll
+    for (int k = 0; k < N; ++k) t += r[k] * r[(k + 1) % N];
+    return t; } };
+__global__ void k(const float* x, const float* y, float* o, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) o[i] = Div()(x[i], y[i]) + Acc<float, 16>()(x + i, n); }
+"""
+    e = estimate(src)
+    assert "inlined: Div::operator(), Acc::operator()" in e.notes, e.notes
+    assert 26 <= e.registers <= 34, e.registers
+    # a constructor with arguments keeps state the walk does not model: not walked
+    assert "Div::operator()" not in " ".join(estimate(src.replace("Div()(", "Div(1)(")).notes)
+
+
+def test_unrolled_copies_that_may_exit_keep_no_loads_in_flight():
+    """A `break` or the kernel's `return` under a run-time condition in an unrolled loop (llama.cpp's
+    dequantize_block_q8_0_f16<need_check>): each copy may end the loop, and ptxas (nvcc 13.0, sm_80)
+    moves no copy's load above it: 11 registers with the check, 31 without (17 loads batched)."""
+    src = """#include <cstdint>
+template <bool chk>
+__global__ void ex(const int* __restrict__ x, int* __restrict__ y, const int64_t k) {
+    __shared__ int vals[544];
+    const int* x0 = x + blockIdx.x * 544;
+#pragma unroll
+    for (int ix0 = 0; ix0 < 544; ix0 += 32) {
+        if (chk && 544 * (int64_t)blockIdx.x + ix0 + threadIdx.x >= k) EXIT;
+        vals[ix0 + threadIdx.x] = x0[ix0 + threadIdx.x];
+    }
+    __syncthreads();
+    y[blockIdx.x * 32 + threadIdx.x] = vals[threadIdx.x * 17 % 544];
+}
+"""
+    for exit_ in ("break", "return"):
+        checked = estimate(src.replace("EXIT", exit_), bindings={"chk": "true"})
+        plain = estimate(src.replace("EXIT", exit_), bindings={"chk": "false"})
+        assert checked.registers <= 12, (exit_, checked.registers)
+        assert plain.registers > checked.registers, (exit_, plain.registers, checked.registers)
+
+
+def test_a_constant_step_loop_with_its_loads_in_an_unrolled_loop_is_filled():
+    """A constant-step loop whose loads all sit in a `#pragma unroll` loop of its body (ctransformers'
+    dequantize_mul_mat_vec<qk, qr, f>) is batched as any constant-step loop: ptxas (nvcc 13.0, sm_80)
+    32 and 31 registers for V = 2 and 4 (the walk gave 17 and 21: the loads were not the loop's)."""
+    src = """
+template <int V>
+__global__ void fl(const float* __restrict__ x, const float* __restrict__ y, float* __restrict__ dst, const int ncols, const int nrows) {
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row >= nrows) return;
+    float tmp = 0.0f;
+    for (int i = 0; i < ncols; i += 64) {
+        const int col = i + V * threadIdx.x;
+#pragma unroll
+        for (int j = 0; j < V; j += 2) {
+            tmp += x[row * ncols + col + j] * y[col + j] + x[row * ncols + col + j + 1] * y[col + j + 1];
+        }
+    }
+    if (threadIdx.x == 0) dst[row] = tmp;
+}
+"""
+    for v, ptxas in (("2", 32), ("4", 31)):
+        e = estimate(src, bindings={"V": v})
+        assert abs(e.registers - ptxas) <= 2, (v, e.registers, ptxas)
+
+
+def test_a_store_only_loop_unrolled_with_an_unknown_step_keeps_its_copies_addresses():
+    """Unrolled at run time with a step it does not know, a loop that only stores (llama.cpp's
+    tri_kernel zeroing a row) still computes every copy's address ahead: ptxas (nvcc 13.0, sm_80)
+    20 registers for a 64-bit counter (12 rolled), 18 for `int i; i += st` (8 rolled)."""
+    e64 = estimate("#include <cstdint>\n__global__ void k(float* dst, int64_t n, int64_t a) {\n"
+                   "    const int64_t s = (int64_t)blockIdx.x + a;\n"
+                   "    for (int64_t i = threadIdx.x + s; i < n; i += blockDim.x) dst[i] = 0.0f; }\n")
+    e32 = estimate("__global__ void k(float* dst, int n, int a, int st) {\n"
+                   "    for (int i = threadIdx.x + a; i < n; i += st) dst[i] = 0.0f; }\n")
+    assert 16 <= e64.registers <= 22, e64.registers
+    assert 13 <= e32.registers <= 20, e32.registers
+
+
+def test_copies_into_shared_memory_issue_their_loads_together():
+    """A run of `sh[..] = g[..];` statements (llama.cpp's rwkv_wkv7_f32_t1_warp_row staging ten rows,
+    dequantize_block_q8_0_f16's unrolled copy loop): ptxas (nvcc 13.0, sm_80) issues the loads
+    together, also across a `__syncthreads()`: 14, 18 and 24 registers for 2, 4 and 10 copies, 24
+    with a barrier after each (the walk gave 11, 12, 12); another statement between them ends the run
+    in the walk."""
+    def kernel(n: int, between: str = "") -> str:
+        lines = [f"    sh[{j}][lane] = r[base + lane + {j} * 64 * {1 if j % 2 else 3}];{between}" for j in range(n)]
+        return ("__global__ void k(const float* __restrict__ r, float* o, int C) {\n"
+                f"    __shared__ float sh[{n}][64]; int lane = threadIdx.x; int base = blockIdx.x * C;\n"
+                + "\n".join(lines) + "\n"
+                f"    __syncthreads(); float s = 0; for (int j = 0; j < {n}; ++j) s += sh[j][(lane + j) & 63];\n"
+                "    o[base + lane] = s; }\n")
+    ten = estimate(kernel(10))
+    assert 17 <= ten.registers <= 26, ten.registers
+    assert estimate(kernel(2)).registers <= 14
+    assert 17 <= estimate(kernel(10, " __syncthreads();")).registers <= 26
+    assert estimate(kernel(10, " o[lane] = 0.f;")).registers <= 13
+
+
 def test_a_computed_step_is_held_through_the_loop():
     """`i += (size_t)gridDim.x * blockDim.x` is computed once and kept (64 bits) through the loop, in an
     explicit loop and in a range-for whose iterator's operator++ adds it (dlib's grid_stride_range):
