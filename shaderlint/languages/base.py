@@ -1270,7 +1270,7 @@ def split_attribute(text: str) -> list[tuple[str, tuple[str, ...]]]:
         if not m:
             continue
         name = m.group(1).split("::")[-1]
-        args = tuple(a.strip() for a in _split_args(m.group(2))) if m.group(2) is not None else ()
+        args = tuple(a.strip() for a in split_args(m.group(2))) if m.group(2) is not None else ()
         out.append((name, args))
     return out
 
@@ -1292,7 +1292,9 @@ def _split_items(inner: str) -> list[str]:
     return items
 
 
-def _split_args(text: str) -> list[str]:
+def split_args(text: str) -> list[str]:
+    """``"float, A<b, c>"`` -> ``["float", " A<b, c>"]``: the top-level comma-separated parts (not
+    stripped), commas inside ``<>``, ``()`` and ``[]`` kept."""
     if "," not in text:
         return [text] if text.strip() else []
     out, depth, cur = [], 0, ""

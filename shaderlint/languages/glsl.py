@@ -28,7 +28,7 @@ import tree_sitter_glsl
 from shaderlint.languages.base import (
     header_macros_for,
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _code_only, _condition_text, _flat_conditional_groups,
-    _macro_argument_semicolons, _next_code, _prev_code_byte, _split_args, mask_dangling_else,
+    _macro_argument_semicolons, _next_code, _prev_code_byte, mask_dangling_else, split_args,
     mask_unbalanced_conditionals,
     _strip_comments, line_starts_with, mask_loop_macros, mask_split_headers, match_at, name_asks_unroll,
     on_directive_line, scan_code, scan_directives,
@@ -138,7 +138,7 @@ class GlslFrontEnd(FrontEnd):
         ``shaderlint.project.macros.MacroDef``), used as statements without ``;``."""
         masks: list[Mask] = []
         for m in scan_code(source, _LAYOUT_INOUT, starts=(b"layout",)):
-            args = tuple(a.strip() for a in _split_args(m.group(1).decode("utf-8", "replace")))
+            args = tuple(a.strip() for a in split_args(m.group(1).decode("utf-8", "replace")))
             masks.append(Mask(m.start(), m.end(), "layout", m.group(0).decode("utf-8", "replace"), m.group(2).decode(), args))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _PRECISION, starts=(b"precision",)):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import tree_sitter as ts
 
+from shaderlint.languages.base import split_args
 from shaderlint.model.expr import unparen
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def functor_binding(model: "FileModel", type_name: str) -> "tuple[Function, dict
     args: list[str] = []
     lt = text.find("<")
     if lt > 0 and text.endswith(">"):
-        args = _split_args(text[lt + 1:-1])
+        args = [a.strip() for a in split_args(text[lt + 1:-1])]
         text = text[:lt].strip()
     name = text.split("::")[-1].strip()
     if not name.isidentifier() or name not in model.structs:
@@ -118,23 +119,6 @@ def _template_param_names(model: "FileModel", decl: ts.Node) -> "list[str | None
             out.append(model.text(d) if d is not None and d.type == "identifier" else None)
         else:
             out.append(None)
-    return out
-
-
-def _split_args(text: str) -> list[str]:
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        if ch in "<([":
-            depth += 1
-        elif ch in ">)]":
-            depth -= 1
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
     return out
 
 
