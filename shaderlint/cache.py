@@ -57,10 +57,12 @@ def code_stamp() -> str:
     return h.hexdigest()[:16]
 
 
-def entry_key(path: str, data: bytes, settings: Settings, host: str = "") -> str:
-    """``host``: the digest of the host facts that apply to the file (shaderlint.host.index)."""
+def entry_key(path: str, data: bytes, settings: Settings, host: str = "", settings_key: str | None = None) -> str:
+    """``host``: the digest of the host facts that apply to the file (shaderlint.host.index).
+    ``settings_key``: ``settings.key()`` when the caller has it (a run asks once per settings)."""
     h = hashlib.sha256()
-    for part in (str(FORMAT), __version__, code_stamp(), os.path.abspath(path), settings.key(), host):
+    for part in (str(FORMAT), __version__, code_stamp(), os.path.abspath(path),
+                 settings.key() if settings_key is None else settings_key, host):
         h.update(part.encode("utf-8", "surrogateescape"))
         h.update(b"\0")
     h.update(data)

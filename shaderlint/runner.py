@@ -174,6 +174,8 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
     results: list[FileResult | None] = [None] * len(paths)
     pending: list[_Job] = []
     caches: dict[str, Cache] = {}
+    # (per settings object of this run, most files sharing one: its cache, its key for entry_key)
+    by_settings: dict[int, tuple[Settings, Cache, str]] = {}
     contexts = plan.contexts if plan is not None else {}
     languages = plan.languages if plan is not None else {}
     # The look-ups allocate the cached results of a whole run (diagnostics, suppressions, results),
@@ -198,12 +200,17 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
             lazy = plan is not None and path in getattr(contexts, "lazy", ())
             ctx = None if lazy else contexts.get(path)
             if use_cache and (language or settings.language_for(path)) is not None:
-                cache_dir = cache_dir_for(settings)
-                cache = caches.setdefault(cache_dir, Cache(cache_dir))
+                known = by_settings.get(id(settings))
+                if known is None or known[0] is not settings:
+                    cache_dir = cache_dir_for(settings)
+                    known = by_settings[id(settings)] = (settings, caches.setdefault(cache_dir, Cache(cache_dir)),
+                                                         settings.key())
+                cache, skey = known[1], known[2]
+                cache_dir = cache.directory
                 facts_digest = facts.digest() if facts is not None else ""
                 digest = contexts.digest(path) if lazy else ctx.digest() if ctx is not None else None
                 extra = facts_digest + (f"\0{language or ''}\0{digest}" if language is not None or digest is not None else "")
-                key = entry_key(path, data, settings, extra)
+                key = entry_key(path, data, settings, extra, skey)
                 hit = cache.get(key, path)
                 if hit is not None:
                     diags, sups, language, unread = hit
@@ -217,7 +224,7 @@ def lint_files(paths: Sequence[str], settings_for: Callable[[str], Settings], jo
                     now = ctx.digest() if ctx is not None else None
                     if now != digest:  # changed since the plan was checked: key the result by what it is linted with
                         key = entry_key(path, data, settings, facts_digest + (
-                            f"\0{language or ''}\0{now}" if language is not None or now is not None else ""))
+                            f"\0{language or ''}\0{now}" if language is not None or now is not None else ""), skey)
             elif lazy:
                 ctx = contexts.get(path)
             pending.append(_Job(i, path, data, settings, cache_dir, key, facts, language, ctx))

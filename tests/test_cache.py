@@ -259,3 +259,28 @@ def test_a_run_answered_from_the_cache_does_not_import_the_analysis(project):
     analysis = {"shaderlint.engine", "shaderlint.rules.registry", "shaderlint.model.build"}
     assert analysis <= imported[0] and not analysis & imported[1]
     assert outs[0] == outs[1] == outs[2] and json.loads(outs[0])
+
+
+def test_each_settings_keys_its_own_files_in_one_run(tmp_path, monkeypatch):
+    # lint_files computes a settings' key once per run: files under two settings in one run must
+    # still be keyed by their own (and entry_key's settings_key is exactly settings.key())
+    from dataclasses import replace
+
+    from shaderlint.runner import lint_files
+
+    monkeypatch.setenv("SHADERLINT_CACHE_DIR", str(tmp_path / "cache"))
+    src = b"kernel void k(device float* a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = 1.0; }\n"
+    paths = []
+    for name in ("a.metal", "b.metal", "c.metal"):
+        (tmp_path / name).write_bytes(src)
+        paths.append(str(tmp_path / name))
+    s1 = Settings()
+    s2 = replace(Settings(), ignore=("SL101",))
+    assert s1.key() != s2.key()
+    pick = {paths[0]: s1, paths[1]: s2, paths[2]: s1}
+    lint_files(paths, pick.__getitem__, jobs=1)
+    cache = Cache(cache_dir_for(s1))
+    for p in paths:
+        assert entry_key(p, src, pick[p], "", pick[p].key()) == entry_key(p, src, pick[p])
+        assert cache.get(entry_key(p, src, pick[p]), p) is not None
+    assert cache.get(entry_key(paths[1], src, s1), paths[1]) is None

@@ -134,3 +134,10 @@ def scanners_for(path: str) -> list[Scanner]:
     """Every scanner registered for ``path``'s extension."""
     dot = path.rfind(".")
     return list(ALL_SCANNERS.get(path[dot:].lower(), ())) if dot > path.rfind("/") else []
+
+
+def has_scanners(path: str) -> bool:
+    """Whether a scanner is registered for ``path``'s extension (``bool(scanners_for(path))``,
+    without copying the list: asked for every file a run's walk finds)."""
+    dot = path.rfind(".")
+    return dot > path.rfind("/") and bool(ALL_SCANNERS.get(path[dot:].lower()))

@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shaderlint.host import HostLaunch, Span, Truncation, scanners_for, wanted
+from shaderlint.host import HostLaunch, Span, Truncation, has_scanners, scanners_for, wanted
 from shaderlint.host._vulkan_summary import VulkanSummary
 
 if TYPE_CHECKING:
@@ -621,7 +621,7 @@ class HostIndex:
         c_files: list[str] = []  # C and C++ host files (those not summarised are searched: _unseen)
 
         def host_or_metal(p: str) -> str | None:
-            if scanners_for(p):
+            if has_scanners(p):
                 return "host"
             return "metal" if _norm(p) not in kernels and settings(p).language_for(p) == "metal" else None
 
@@ -638,7 +638,7 @@ class HostIndex:
         trusted = use_stat
         oldest = time.time_ns() - ScanStore.RACY_NS
         for hp in walked:
-            if not scanners_for(hp):
+            if not has_scanners(hp):
                 if _norm(hp) not in kernels:
                     other_metal.append(hp)
                     parts.append(f"m\0{hp}")
