@@ -693,21 +693,15 @@ def _radv_row(path: str, model, est: KernelEstimate, r, target: Target) -> Row:
         notes.append(f"RADV's own occupancy: {r.waves_per_simd} waves per SIMD{doubled}")
     notes.extend(r.notes)
     threads = r.threads_per_group or est.threads_per_group
-    bound = False
     if not _declares_workgroup_size(model):
         # glslang gives a compute shader that names no size (the application injects it, as ncnn
         # does) a workgroup of one invocation: RADV measured that shader, not the one that runs.
         notes.append("the shader declares no workgroup size: glslang compiled it as one invocation per "
                      "workgroup, so RADV's figures are for that and may differ at the size the application sets")
         threads = est.threads_per_group
-    occ = None
-    try:
-        if threads:
-            occ = occupancy(target, threads, r.vgprs, shared)
-        else:
-            occ, bound = _best_occupancy(target, r.vgprs, shared, notes)
-    except ValueError:
-        occ = None
+    from shaderlint.estimate.registers import _occupancy
+
+    occ, bound = _occupancy(target, threads or None, float(r.vgprs), shared, notes, est.function)  # (unknown: best case)
     return Row(
         path=path, kernel=est.name, line=kernel_line(model, est.function.name_node.start_byte),
         language="glsl", threads_per_group=threads, registers=r.vgprs, registers_source="radv",
@@ -726,20 +720,6 @@ def _declares_workgroup_size(model) -> bool:
         return True
     text = model.source.data if isinstance(model.source.data, bytes) else bytes(model.source.data)
     return b"local_size_" in text
-
-
-def _best_occupancy(target: Target, registers: int, shared: int, notes: list[str]):
-    """The best occupancy over the group sizes ``target`` allows (the group size unknown), as the
-    estimate's rows show it: (occupancy, True) with a note, or (None, False)."""
-    best = None
-    for t in range(target.simd_width, target.max_threads_per_group + 1, target.simd_width):
-        o = occupancy(target, t, registers, shared)
-        if best is None or o.occupancy > best.occupancy:
-            best = o
-    if best is None:
-        return None, False
-    notes.append(f"threads per group unknown: best case over group sizes ({best.threads_per_group} threads)")
-    return best, True
 
 
 def _static_shared(e: KernelEstimate) -> int:

@@ -240,12 +240,11 @@ def _group_threads(model, f, facts: Mapping[str, str] | None,
         origin = {"launch_bounds": "__launch_bounds__", "max_total_threads": "max_total_threads_per_threadgroup",
                   "local_size": "local_size", "annotation": "annotation"}.get(f.group_size.origin, f.group_size.origin)
         return f.group_size.total, origin
-    if getattr(model, "language", None) == "glsl" and getattr(model, "workgroup_size", None) is None:
-        from shaderlint.estimate.uniform import workgroup_size
+    from shaderlint.estimate.uniform import included_workgroup_size
 
-        included = workgroup_size(model)  # ``layout(local_size_…) in;`` in a file the shader includes
-        if included and all(isinstance(d, int) for d in included):  # (an axis of a specialization constant: None)
-            return math.prod(included), "local_size in an included file"
+    included = included_workgroup_size(model)  # ``layout(local_size_…) in;`` in a file the shader includes
+    if included:
+        return math.prod(included), "local_size in an included file"
     for key in ("threadgroup-size",):
         val = (facts or {}).get(key)
         if val:

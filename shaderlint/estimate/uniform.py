@@ -71,6 +71,15 @@ def workgroup_size(model):
     return got
 
 
+
+def included_workgroup_size(model) -> tuple[int, ...] | None:
+    """The workgroup size a GLSL shader that declares none takes from a file it includes, when every
+    axis is a number (an axis of a specialization constant is None there: unknown); else None."""
+    if getattr(model, "language", None) != "glsl" or getattr(model, "workgroup_size", None) is not None:
+        return None
+    size = tuple(workgroup_size(model) or ())
+    return size if size and all(isinstance(d, int) for d in size) else None
+
 #: Calls whose result is the same in every invocation whatever their arguments.
 _UNIFORM_CALLS = frozenset({
     "subgroupBroadcastFirst", "subgroupBroadcast", "subgroupAdd", "subgroupMul", "subgroupMin", "subgroupMax",

@@ -26,6 +26,7 @@ from typing import Any
 
 from lsprotocol import types
 
+from shaderlint.estimate.uniform import included_workgroup_size
 from shaderlint.formatters.text import percent
 from shaderlint.model.kernel import Function
 from shaderlint.rules.registry import get_rule
@@ -140,16 +141,6 @@ def summarize(doc: Document, function: Function, target: Any, facts: dict[str, s
     return s
 
 
-def _included_workgroup_size(model) -> tuple[int, ...] | None:
-    """A GLSL shader's workgroup size declared in a file it includes (as the estimate reads it)."""
-    if getattr(model, "language", None) != "glsl" or getattr(model, "workgroup_size", None) is not None:
-        return None
-    from shaderlint.estimate.uniform import workgroup_size
-
-    size = tuple(workgroup_size(model) or ())
-    return size if size and all(isinstance(d, int) for d in size) else None  # (None: a specialization constant)
-
-
 def kernel_markdown(doc: Document, s: KernelSummary) -> str:
     fn = s.function
     model = doc.result.model
@@ -158,7 +149,7 @@ def kernel_markdown(doc: Document, s: KernelSummary) -> str:
     if gs is not None:
         dims = "×".join(str(d) for d in gs.dims)
         lines.append(f"- threads per group: {gs.total} ({dims}), from {_ORIGIN.get(gs.origin, gs.origin)}")
-    elif (included := _included_workgroup_size(model)) is not None:
+    elif (included := included_workgroup_size(model)) is not None:
         dims = "×".join(str(d) for d in included)
         lines.append(f"- threads per group: {math.prod(included)} ({dims}), from `layout(local_size_…) in;` "
                      "in an included file")
