@@ -2116,3 +2116,35 @@ __global__ void vdiv(const uint8_t* in, half* out, const half* sc, int n, int g)
 }
 """
     assert estimate(div).registers >= 22
+
+
+def test_an_address_read_twice_in_a_statement_is_loaded_once():
+    """`q[i] & 3 ... (q[i] >> 2) & 3` in one expression (ctransformers' dequantize_mul_mat_vec_q2_k):
+    nvcc loads each address once, as if the code named the value (ptxas, nvcc 13.0: 21 registers on
+    sm_80, 24 on sm_90 both ways; the walk gave the repeated form 23, the named one 17). Through a
+    `volatile` pointer every read is a load (ptxas 25)."""
+    src = """
+__global__ void k(const unsigned char* __restrict__ q, const float* __restrict__ y, float* __restrict__ o, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    o[i] = y[8 * i] * (A & 3) + y[8 * i + 1] * ((A >> 2) & 3) + y[8 * i + 2] * ((A >> 4) & 3)
+         + y[8 * i + 3] * ((A >> 6) & 3) + y[8 * i + 4] * (B & 3) + y[8 * i + 5] * ((B >> 2) & 3)
+         + y[8 * i + 6] * ((B >> 4) & 3) + y[8 * i + 7] * ((B >> 6) & 3);
+}
+"""
+    repeated = estimate(src.replace("A", "q[i]").replace("B", "q[i + n]"))
+    named = estimate(src.replace("if (i >= n) return;", "if (i >= n) return;\n    const unsigned char a = q[i], b = q[i + n];")
+                     .replace("A", "a").replace("B", "b"))
+    assert repeated.registers == named.registers, (repeated.registers, named.registers)
+    volatile = estimate(src.replace("A", "q[i]").replace("B", "q[i + n]")
+                        .replace("const unsigned char* __restrict__ q", "volatile unsigned char* q"))
+    assert volatile.registers > repeated.registers, (volatile.registers, repeated.registers)
+    # a call between two reads may write memory: the second is a load again
+    sums = """__device__ float g(float* p);
+__global__ void c(const float* __restrict__ p, float* __restrict__ o, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    o[i] = (p[i] + p[i + n] + p[i + 2 * n] + p[i + 3 * n] + p[i + 4 * n] + p[i + 5 * n] + p[i + 6 * n] + p[i + 7 * n])
+         * MID * (p[i] + p[i + n] + p[i + 2 * n] + p[i + 3 * n] + p[i + 4 * n] + p[i + 5 * n] + p[i + 6 * n] + p[i + 7 * n]);
+}
+"""
+    assert estimate(sums.replace("MID", "g(o)")).registers >= estimate(sums.replace("MID", "o[n]")).registers + 6

@@ -289,6 +289,9 @@ class Walker:
         self.stack_bytes_extra = 0
         self.consumed: set[int] = set()  # statements walked as the detached body of a loop
         self.stmt_loads = 0.0  # load results of the statement being evaluated
+        #: (CUDA) addresses the statement being evaluated has loaded from (``memory``): nvcc loads an
+        #: address an expression reads twice once, when nothing in between may write memory
+        self.stmt_seen: set = set()
         # Memoized per walker: answers that depend on the node or variable only (``info`` is fixed
         # at a variable's first use, promote/demote/stack_vars for the whole walk).
         self._wt: dict[int, float] = {}
@@ -652,6 +655,8 @@ class Walker:
         if self.stmt_loads:
             peak = max(peak, self.c.batch * self.stmt_loads + self.c.address)
             self.stmt_loads = 0.0
+        if self.stmt_seen:
+            self.stmt_seen.clear()
         extra, pos = self.extra, self.pos
         if peak > extra[pos]:
             extra[pos] = peak
@@ -1507,6 +1512,8 @@ class Walker:
             if kind == 4:
                 return self.ev_binary(n)
             return self.ev_unary(n)
+        if self.stmt_seen and t in ("update_expression", "assignment_expression", "call_expression"):
+            self.stmt_seen.clear()  # (it may change an address or write memory)
         if t == "update_expression":
             arg = n.child_by_field_name("argument")
             a = unparen(arg) if arg is not None else None
@@ -1524,8 +1531,11 @@ class Walker:
         if t == "conditional_expression":
             pc, wc = self.ev(n.child_by_field_name("condition"))
             self.branch_depths.append(len(self.loops))
+            seen = set(self.stmt_seen)
             pa, wa = self.ev(n.child_by_field_name("consequence"))
+            self.stmt_seen = set(seen)
             pb, wb = self.ev(n.child_by_field_name("alternative"))
+            self.stmt_seen = seen  # (what one arm loaded is not loaded on the other path)
             self.branch_depths.pop()
             res = self.wt(n)
             return max(pc, wc + pa, wc + wa + pb, res), res
@@ -2700,6 +2710,14 @@ class Walker:
                     lp.streams.add(id(bv))
                     break
         el = self.wt(n) if not address_only else 0.0
+        if not write and not address_only and self.lang == "cuda" and not (
+                bv is not None and "volatile" in bv.qualifiers):
+            # the same address read again in the statement (`q[l] & 3 ... (q[l] >> 2) & 3`, ctransformers'
+            # dequantize_mul_mat_vec_q2_k): nvcc loads it once; the value is a register, no load in flight
+            key = (self.m.text(n), self.frames[-1].id, tuple([env.get(d) for d in _dependencies(m, n)]))
+            if key in self.stmt_seen:
+                return max(pb, el), el
+            self.stmt_seen.add(key)
         peak = max(pb, wb + ip, wb + iw + addr)  # computing the address
         if write:
             rp, rw = rhs if rhs else (0.0, 0.0)
@@ -2834,14 +2852,24 @@ _OUT_QUALIFIERS = frozenset({"out", "inout"})
 def _alias_of(model, at: ts.Node, name: str) -> ts.Node | None:
     """The type a ``using name = ...;`` alias visible at ``at`` stands for (the innermost block, struct
     body or the file declaring it), or None."""
+    try:
+        memo = model._walk_aliases
+    except AttributeError:
+        memo = model._walk_aliases = {}
     n = at.parent
     while n is not None:
         if n.type in ("compound_statement", "field_declaration_list", "translation_unit", "declaration_list"):
-            for c in n.named_children:
-                if c.type == "alias_declaration":
-                    nm = c.child_by_field_name("name")
-                    if nm is not None and model.text(nm) == name:
-                        return c.child_by_field_name("type")
+            aliases = memo.get(n.id)
+            if aliases is None:  # (a scope's aliases, found once per model)
+                aliases = memo[n.id] = {}
+                for c in n.named_children:
+                    if c.type == "alias_declaration":
+                        nm = c.child_by_field_name("name")
+                        if nm is not None:
+                            aliases[model.text(nm)] = c.child_by_field_name("type")
+            got = aliases.get(name)
+            if got is not None:
+                return got
         n = n.parent
     return None
 
