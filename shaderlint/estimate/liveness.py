@@ -2664,6 +2664,10 @@ class Walker:
         if write and compound and self.unit == 32 and self.lang == "cuda" and inf.elem.kind == "float" \
                 and inf.elem.bits == 16 and inf.elem.width == 1 and table is None:
             self.packed.add(id(v))  # `buf[j] += r[j]`, `buf[j] *= g` in half: pairs (pack_pairs)
+        elif not write and id(v) not in self.packed and self.unit == 32 and self.lang == "cuda" \
+                and inf.elem.kind == "float" and inf.elem.bits == 16 and inf.elem.width == 1 and table is None \
+                and self.half_operand(n):
+            self.packed.add(id(v))  # `a[k] * q[k] + b[k] * p[k]` in half: pairs too (pack_pairs)
         if dynamic:
             elems = self.element_indices(inf.dims, ())
         else:
@@ -2680,6 +2684,29 @@ class Walker:
         if write:
             return max(idx_peak, rp), 0.0
         return idx_peak, 0.0
+
+    def half_operand(self, n: ts.Node) -> bool:
+        """Whether the element ``n`` is an operand of a ``+``, ``-`` or ``*`` whose other operand is a
+        16-bit float too (half arithmetic, which nvcc computes on pairs: ptxas, nvcc 13.0, sm_80/sm_90,
+        four arrays of 8 halves loaded 16 bytes at a time and combined as `a[k] = a[k] * q[k] + b[k] *
+        p[k]` take 24/26 registers, the same on 4 floats 28/30)."""
+        p = n.parent
+        while p is not None and p.type == "parenthesized_expression":
+            n, p = p, p.parent
+        if p is None or p.type != "binary_expression":
+            return False
+        op, _, left, right = binary_parts(self.m, p)
+        if op not in ("+", "-", "*"):
+            return False
+        other = unparen(right if left is not None and left.id == n.id else left) if left is not None \
+            and right is not None else None
+        if other is None:
+            return False
+        base = self.chain(other)[0] if other.type == "subscript_expression" else other
+        v = self.m.resolve(base) if base.type == "identifier" else None
+        t = self.info(v).elem if v is not None and (other.type == "subscript_expression" or not v.is_array) \
+            else self.m.type_of(other)
+        return t.kind == "float" and t.bits == 16 and t.width == 1
 
     def touch_array(self, v, prefix) -> None:
         if not self.in_registers(v):
