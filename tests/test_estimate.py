@@ -2148,6 +2148,11 @@ __global__ void c(const float* __restrict__ p, float* __restrict__ o, int n) {
 }
 """
     assert estimate(sums.replace("MID", "g(o)")).registers >= estimate(sums.replace("MID", "o[n]")).registers + 6
+    # ... also what the call's own arguments read
+    inside = sums.replace("__device__ float g(float* p);", "__device__ float g(float* p, float x);")
+    first = "(p[i] + p[i + n] + p[i + 2 * n] + p[i + 3 * n] + p[i + 4 * n] + p[i + 5 * n] + p[i + 6 * n] + p[i + 7 * n])"
+    assert estimate(inside.replace(first + "\n         * MID", "g(o, " + first + ")")).registers \
+        >= estimate(inside.replace(first + "\n         * MID", "o[n] * " + first)).registers + 6
 
 
 def test_halves_combined_by_half_arithmetic_are_kept_in_pairs():

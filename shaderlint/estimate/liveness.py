@@ -494,7 +494,10 @@ class Walker:
             count = values[m.text(size)]
         if not isinstance(count, int) or count <= 0:
             return None
-        etext = m.text(data[0].child_by_field_name("type"))
+        etype = data[0].child_by_field_name("type")
+        if etype is None:
+            return None
+        etext = m.text(etype)
         for _ in range(4):  # `using Element = T;` in the struct
             if etext in types:
                 break
@@ -1544,7 +1547,10 @@ class Walker:
             res = self.wt(n)
             return max(p, res), (res if w or res > w else w)
         if t == "call_expression":
-            return self.ev_call(n)
+            got = self.ev_call(n)
+            if self.stmt_seen:
+                self.stmt_seen.clear()  # (the call may have written what its arguments read)
+            return got
         if t in ("initializer_list", "argument_list", "comma_expression", "compound_literal_expression"):
             return self.ev_seq([c for c in n.named_children if c.type != "comment"])
         if t in ("lambda_expression",):
