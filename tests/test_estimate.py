@@ -1814,6 +1814,76 @@ def test_loads_in_flight_stop_at_the_occupancy_the_demand_allows():
                     "    float s = 0.f; for (int c = threadIdx.x; c < n; c += st) s += x[c]; y[0] = s; }").registers < 20
 
 
+MMQ = """
+#define WS 32
+__device__ __forceinline__ float dot(const int* __restrict__ xq, const int* __restrict__ yq,
+                                     const float* __restrict__ xd, const float* __restrict__ yd, int i, int j, int k) {
+    int s = 0;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) s = __dp4a(xq[i * (WS + 1) + k + l], yq[j * WS + k + l], s);
+    return s * xd[i] * yd[j];
+}
+__global__ void mmq(const int* __restrict__ gx, const int* __restrict__ gy, const float* __restrict__ gd,
+                    float* __restrict__ dst, int nb, int nrows) {
+    __shared__ int tx[MY * (WS + 1)];
+    __shared__ int ty[MX * WS];
+    __shared__ float txd[MY];
+    __shared__ float tyd[MX];
+    float sum[MY / WS][MX / 4] = {0.0f};
+    for (int ib = 0; ib < nb; ib++) {
+#pragma unroll
+        for (int i = 0; i < MY; i += 4)
+            tx[(threadIdx.y + i) * (WS + 1) + threadIdx.x] = gx[(ib * MY + threadIdx.y + i) * WS + threadIdx.x];
+#pragma unroll
+        for (int j = 0; j < MX; j += 4)
+            ty[(threadIdx.y + j) * WS + threadIdx.x] = gy[(ib * MX + threadIdx.y + j) * WS + threadIdx.x];
+        if (threadIdx.y == 0) { txd[threadIdx.x] = gd[ib * 64 + threadIdx.x]; tyd[threadIdx.x % MX] = gd[ib * 64 + 32 + threadIdx.x]; }
+        __syncthreads();
+        for (int k = 0; k < WS; k += 4) {
+#pragma unroll
+            for (int j = 0; j < MX; j += 4) {
+#pragma unroll
+                for (int i = 0; i < MY; i += WS)
+                    sum[i / WS][j / 4] += dot(tx, ty, txd, tyd, threadIdx.x + i, threadIdx.y + j, k);
+            }
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int j = 0; j < MX; j += 4)
+#pragma unroll
+        for (int i = 0; i < MY; i += WS)
+            dst[(blockIdx.y * MX + j + threadIdx.y) * nrows + blockIdx.x * MY + threadIdx.x + i] = sum[i / WS][j / 4];
+}
+"""
+
+
+def test_loads_of_an_unrolled_nest_take_the_top_of_the_next_occupancy_step():
+    """ggml's mul_mat_q shape (a runtime loop around an unrolled nest of 4-int dot products from
+    shared tiles): above full occupancy, ptxas (nvcc 13.0, sm_80 and sm_90) keeps the nest's loads in
+    flight past the occupancy step of the demand without them, up to the top of the step they reach:
+    64 accumulators 128 registers (96 without spills, `-maxrregcount`), 16 accumulators 56 (38), 32
+    accumulators 72 (59). The walk stopped at the step of the demand without the loads: 96, 48, 64."""
+    for mx, my, ptxas in ((64, 128, 128), (32, 64, 56), (64, 64, 72)):
+        src = f"#define MX {mx}\n#define MY {my}\n" + MMQ
+        for target in (SM80, get_target("sm_90")):
+            assert estimate(src, target=target).registers == ptxas, (mx, my, target.name)
+
+
+def test_copies_of_a_runtime_loop_stay_within_the_step_of_the_demand_without_them():
+    """A loop unrolled at run time (its copies' loads in flight) is not a nest: with 24 accumulators
+    and 6 loads per iteration ptxas (nvcc 13.0, sm_80) takes 48 registers, 43 without spills; the
+    copies' loads would reach 67."""
+    params = ", ".join(f"const float* __restrict__ x{j}" for j in range(6))
+    body = " + ".join(f"x{j}[c]" for j in range(6))
+    src = (f"__global__ void k({params}, float* dst, const int n, int st) {{ float a[24];\n"
+           "#pragma unroll\n for (int q = 0; q < 24; ++q) a[q] = dst[q * n];\n"
+           f"    for (int c = threadIdx.x; c < n; c += st) {{ float v = {body};\n"
+           "#pragma unroll\n for (int q = 0; q < 24; ++q) a[q] = a[q] * v + q; }\n"
+           "#pragma unroll\n for (int q = 0; q < 24; ++q) dst[q] = a[q]; }\n")
+    assert estimate(src).registers == 48
+
+
 def test_64_bit_counters_of_the_grid_geometry():
     """nvcc 13.0 leaves `for (int64_t i = blockIdx.y; i < n; i += gridDim.y)` rolled (one load in the
     PTX, 12 registers; llama.cpp's convert_unary) but unrolls the same loop from `blockIdx.y * 2` or

@@ -246,6 +246,8 @@ class Walker:
         # loads of further loop iterations in flight (latency hiding): kept apart so that the peak
         # without them (the demand before a scheduler moves loads up: ``peak_unhoisted``) is known
         self.hoists: list[tuple[int, int, float]] = []
+        # those of loops unrolled at compile time (a block of independent loads; ``peak(nests=True)``)
+        self.nest_hoists: list[tuple[int, int, float]] = []
         # (start, end) of the loops whose loads ptxas batches up to the full-occupancy registers:
         # measured with nvcc 13.0 (sm_80, sm_90), `for (int c = tid; c < n; c += 32) s += y[c];` takes
         # 29-31 registers whatever its loads (1-4 per iteration), 10 with `c += blockDim.x` (rolled)
@@ -1300,6 +1302,8 @@ class Walker:
             amount = min((min(lp.trips, self.c.hoist) - 1) * per_iter * self.c.hoist_weight, self.c.hoist_cap)
             if amount > 0:
                 self.hoists.append((lp.start, self.pos + 1, amount))
+                if lp.unrolled_loads or (self.loops and self.loops[-1].unrolled):  # in a nest
+                    self.nest_hoists.append(self.hoists[-1])
         if self.loops:
             self.loops[-1].loads += 0  # loads of an unrolled loop stay with it
             outer = self.loops[-1]
@@ -2816,9 +2820,10 @@ class Walker:
                 out.append(k)
         return tuple(out)
 
-    def peak(self, hoisted: bool = True) -> float:
+    def peak(self, hoisted: bool = True, nests: bool = False) -> float:
         """The most registers live at once; ``hoisted=False``: without the loads of further loop
-        iterations in flight (``hoists``), and without recording ``_here``."""
+        iterations in flight (``hoists``), and without recording ``_here``; ``nests=True`` (with
+        ``hoisted=False``): with the loads in flight of the loops unrolled at compile time only."""
         end = max([self.pos + 2] + list(self.last.values())) + 2
         diff = [0.0] * (end + 2)
         for k, s in self.first.items():
@@ -2827,7 +2832,8 @@ class Walker:
                 continue
             diff[s] += c
             diff[self.last[k] + 1] -= c
-        for s, e, amount in (self.regions + self.hoists if hoisted else self.regions):
+        for s, e, amount in (self.regions + self.hoists if hoisted else
+                             self.regions + self.nest_hoists if nests else self.regions):
             diff[max(0, s)] += amount
             diff[min(end, e) + 1] -= amount
         cur = 0.0
