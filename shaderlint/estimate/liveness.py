@@ -29,6 +29,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
 
 import tree_sitter as ts
 
@@ -52,6 +53,11 @@ _STATEMENTS = frozenset({
     "labeled_statement", "break_statement", "continue_statement", "goto_statement", "for_range_loop",
     "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "else_clause",
 })
+# Statements :meth:`Walker._stmt` walks as a sequence of their children, and those of them that are
+# an ``#if`` group (GLSL: its undecided branches are alternatives)
+_BLOCKS = frozenset({"compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
+                     "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"})
+_PREPROC_IFS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif"})
 _BRANCHES = frozenset({
     "if_statement", "for_statement", "while_statement", "do_statement", "switch_statement", "return_statement",
     "break_statement", "continue_statement", "goto_statement", "for_range_loop",
@@ -608,11 +614,26 @@ class Walker:
         if self.visits > _MAX_VISITS:
             raise _Budget
         t = n.type
-        if t in ("preproc_if", "preproc_ifdef", "preproc_elif") and self.lang == "glsl" \
-                and n.child_by_field_name("alternative") is not None:
-            self.preproc_alternatives(n)
-        elif t in ("compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
-                   "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"):
+        # (the most frequent kinds tested first)
+        if t == "expression_statement":
+            staging = self.lang == "cuda" and self.staging(n)
+            if not staging and self.staged and not self.has_barrier(n):  # (loads move above a barrier)
+                self.end_staging()
+            kids = self._syntax.get(("kids", n.id))  # (the same nodes at every walk of the statement)
+            if kids is None:
+                kids = self._syntax[("kids", n.id)] = n.named_children
+            for c in kids:
+                if c.type != "comment":
+                    self.pos += 2  # step(), inlined
+                    self.record(self.ev(c)[0])
+            if staging:
+                if not self.staged:
+                    self.staged_from = self.pos
+                self.staged += 1
+        elif t in _BLOCKS:
+            if t in _PREPROC_IFS and self.lang == "glsl" and n.child_by_field_name("alternative") is not None:
+                self.preproc_alternatives(n)
+                return
             kids = self._syntax.get(("kids", n.id))  # (the same nodes at every walk of the statement)
             if kids is None:
                 kids = self._syntax[("kids", n.id)] = n.named_children
@@ -622,18 +643,6 @@ class Walker:
                 self.stmt(c)
         elif t == "declaration":
             self.declaration(n)
-        elif t == "expression_statement":
-            staging = self.lang == "cuda" and self.staging(n)
-            if not staging and self.staged and not self.has_barrier(n):  # (loads move above a barrier)
-                self.end_staging()
-            for c in n.named_children:
-                if c.type != "comment":
-                    self.pos += 2  # step(), inlined
-                    self.record(self.ev(c)[0])
-            if staging:
-                if not self.staged:
-                    self.staged_from = self.pos
-                self.staged += 1
         elif t == "if_statement":
             cond = n.child_by_field_name("condition")
             value = cond
@@ -880,8 +889,14 @@ class Walker:
             self.record(peak)
             count = inf.count or 0
             el, table = self.shape(v)[2:]
-            for idx in self.element_indices(inf.dims, ()):
-                self.def_keys(("e", self.frames[-1].id, id(v), idx), table, None, el)
+            fid, vid = self.frames[-1].id, id(v)
+            if table is None:  # (def_keys inlined: one key per element)
+                define = self.define
+                for idx in self.element_indices(inf.dims, ()):
+                    define(("e", fid, vid, idx), el)
+            else:
+                for idx in self.element_indices(inf.dims, ()):
+                    self.def_keys(("e", fid, vid, idx), table, None, el)
             self.arrays[id(v)] = v
             if count > 4096:
                 self.notes.append(f"array '{v.name}' has {count} elements")
@@ -1112,7 +1127,10 @@ class Walker:
     def staging(self, n: ts.Node) -> bool:
         """Whether the statement ``n`` is `shared[i] = global[j];` (a copy into shared memory, casts
         allowed; memoized per model)."""
-        memo = self.m.__dict__.setdefault("_staging", {})
+        try:
+            memo = self.m._staging
+        except AttributeError:
+            memo = self.m._staging = {}
         got = memo.get(n.id)
         if got is None:
             got = False
@@ -1218,7 +1236,8 @@ class Walker:
             entry = cache[tuple(x.id if x is not None else None for x in parts)] = (deps, {})
         deps, results = entry
         env = self.env
-        key = tuple([(x, x.__class__) for x in [env.get(d, _MISSING) for d in deps]])
+        vals = tuple(map(env.get, deps, repeat(_MISSING)))
+        key = (vals, tuple(map(type, vals)))  # (as evaluate's memo: 1, 1.0 and True apart)
         got = results.get(key)
         if got is None:
             got = results[key] = self._trip_values(init, cond, update, body)
@@ -2553,14 +2572,27 @@ class Walker:
         else:
             elems = self.element_indices(inf.dims, tuple([int(x) for x in vals[: len(inf.dims)]]))
         comps = self.pick(table, field) if field is not None else None
-        for i in elems:
-            k = ("e", frame_id, id(v), i)
-            if write and not compound and (comps is not None or table is None or field is None):
-                self.def_keys(k, table, comps, el)
+        vid = id(v)
+        if table is None:  # (one key per element: use_keys and def_keys, inlined)
+            use, define = self.use, self.define
+            if write and not compound:
+                for i in elems:
+                    define(("e", frame_id, vid, i), el)
             else:
-                self.use_keys(k, table, comps, el)
-                if write:
+                for i in elems:
+                    k = ("e", frame_id, vid, i)
+                    use(k, el)
+                    if write:
+                        define(k, el)
+        else:
+            for i in elems:
+                k = ("e", frame_id, vid, i)
+                if write and not compound and (comps is not None or field is None):
                     self.def_keys(k, table, comps, el)
+                else:
+                    self.use_keys(k, table, comps, el)
+                    if write:
+                        self.def_keys(k, table, comps, el)
         if write:
             return max(idx_peak, rp), 0.0
         return idx_peak, 0.0
@@ -2673,14 +2705,15 @@ class Walker:
         for s, e, amount in (self.regions + self.hoists if hoisted else self.regions):
             diff[max(0, s)] += amount
             diff[min(end, e) + 1] -= amount
-        cur = 0.0
-        extra = self.extra
-        out = [0.0] * (end + 1)
+        # the running sum of ``diff`` (the same additions in the same order as a loop would make), plus
+        # the temporaries recorded at the few positions ``extra`` holds (adding 0.0 elsewhere changes nothing)
+        out = list(accumulate(diff[:end + 1], initial=0.0))
+        del out[0]
         if hoisted:
             self._here = out
-        for p in range(end + 1):
-            cur += diff[p]
-            out[p] = cur + extra.get(p, 0.0)
+        for p, x in self.extra.items():
+            if p <= end:
+                out[p] += x
         if hoisted and self.fills:
             level = self.fill_level()
             for s, e in self.fills:

@@ -1036,7 +1036,14 @@ def _kernel_callables(model, f, bindings, struct_args: dict | None = None) -> di
 
 
 def _touched(walker: Walker, v) -> bool:
-    return id(v) in walker.dynamic or any(isinstance(k, tuple) and len(k) == 4 and k[2] == id(v) for k in walker.first)
+    if id(v) in walker.dynamic:
+        return True
+    # the arrays whose elements the walk keyed (``("e", frame, id(array), index)``), found once per walk
+    # (the walk is over: its keys no longer change)
+    got = walker.__dict__.get("_element_arrays")
+    if got is None:
+        got = walker._element_arrays = {k[2] for k in walker.first if isinstance(k, tuple) and len(k) == 4}
+    return id(v) in got
 
 
 def _private_arrays(model, f, walker: Walker) -> Iterable:
