@@ -294,6 +294,12 @@ class Walker:
         self.lang = model.language
         self.stack_bytes_extra = 0
         self.consumed: set[int] = set()  # statements walked as the detached body of a loop
+        # Arrays not in registers: id -> the visits the walk would have made of their initializers had
+        # they been (None: an initializer other than a list of literals), and the ids of those a
+        # pointer local was initialized into. What a what-if keeping them in registers would walk
+        # differently (registers._first_walk_dynamic).
+        self.init_visits: dict[int, int | None] = {}
+        self.pointed: set[int] = set()
         self.stmt_loads = 0.0  # load results of the statement being evaluated
         # Memoized per walker: answers that depend on the node or variable only (``info`` is fixed
         # at a variable's first use, promote/demote/stack_vars for the whole walk).
@@ -811,7 +817,10 @@ class Walker:
             return None
         av = self.m.resolve(a)
         tgt = self.array_of(av) if av is not None and av.is_array else None
-        if tgt is None or len(self.info(tgt[1]).dims) != 1 or not self.in_registers(tgt[1]):
+        if tgt is None or len(self.info(tgt[1]).dims) != 1:
+            return None
+        if not self.in_registers(tgt[1]):
+            self.pointed.add(id(tgt[1]))  # (in registers, the pointer would name its elements)
             return None
         off = 0
         if off_node is not None:
@@ -903,6 +912,10 @@ class Walker:
         else:
             self.step()
             self.record(self.ev(init)[0] if init.type != "initializer_list" else 1.0)
+            # what walking its initializer in registers would visit (registers._first_walk_dynamic)
+            n = _literal_visits(init) if init.type == "initializer_list" else None
+            had = self.init_visits.get(id(v), 0)
+            self.init_visits[id(v)] = None if n is None or had is None else had + n
 
     def element_indices(self, dims: tuple[int | None, ...], prefix: tuple) -> list[tuple]:
         """Every element index of an array of ``dims`` starting with ``prefix`` (memoized per
@@ -2734,6 +2747,25 @@ class Walker:
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _literal_visits(init: ts.Node) -> int | None:
+    """The visits :meth:`Walker.ev_seq` makes of the items of the initializer list ``init`` when they
+    are literals or lists of literals (nothing else happens then), else None."""
+    n = 0
+    for c in init.named_children:
+        if c.type == "comment":
+            continue
+        if c.type == "initializer_list":
+            inner = _literal_visits(c)
+            if inner is None:
+                return None
+            n += 1 + inner
+        elif _EV_KIND.get(c.type) == 0:
+            n += 1
+        else:
+            return None
+    return n
 
 
 def _included_global(model, name: str):
