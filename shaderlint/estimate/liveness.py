@@ -1614,7 +1614,10 @@ class Walker:
         return p, 0.0
 
     def ev_binary(self, n: ts.Node) -> tuple[float, float]:
-        op, opn, left, right = binary_parts(self.m, n)
+        try:  # (binary_parts' memo read in place: the walk's most frequent expression)
+            op, opn, left, right = self.m._binary_parts[n.id]
+        except (AttributeError, KeyError):
+            op, opn, left, right = binary_parts(self.m, n)
         pa, wa = self.ev(left)
         pb, wb = self.ev(right)
         peak = min(max(pa, wa + pb), max(pb, wb + pa))
@@ -1667,11 +1670,15 @@ class Walker:
 
     def ev_call(self, n: ts.Node) -> tuple[float, float]:
         m = self.m
-        name = m.callee_name(n)
-        args = [a for a in m.call_args(n) if a.type != "comment"]
-        fn = n.child_by_field_name("function")
-        while fn is not None and fn.type == "qualified_identifier" and fn.child_by_field_name("name") is not None:
-            fn = fn.child_by_field_name("name")  # `reduce::partitioned<Add, N>(x)`: its template arguments bind
+        parts = self._syntax.get(("call", n.id))  # (the call's syntax: the same at every walk of it)
+        if parts is None:
+            fn = n.child_by_field_name("function")
+            while fn is not None and fn.type == "qualified_identifier" and fn.child_by_field_name("name") is not None:
+                fn = fn.child_by_field_name("name")  # `reduce::partitioned<Add, N>(x)`: its template arguments bind
+            parts = self._syntax[("call", n.id)] = (
+                m.callee_name(n), tuple([a for a in m.call_args(n) if a.type != "comment"]), fn)
+        name, args, fn = parts
+        args = list(args)
         g = callable_of(m, n, self.callables) if self.callables else None
         bound = g is not None
         bound_env = None
@@ -2463,7 +2470,14 @@ class Walker:
             return None
 
     def assigned_vars(self, node: ts.Node) -> list:
-        """Variables assigned (``=``, ``op=``, ``++``) inside ``node``."""
+        """Variables assigned (``=``, ``op=``, ``++``) inside ``node`` (memoized per model: shared, not to
+        be modified)."""
+        got = self._syntax.get(("assigned", node.id))
+        if got is None:
+            got = self._syntax[("assigned", node.id)] = self._assigned_vars(node)
+        return got
+
+    def _assigned_vars(self, node: ts.Node) -> list:
         out = []
         for a in self.m.nodes("assign") + self.m.nodes("update"):
             if node.start_byte <= a.start_byte < node.end_byte:
