@@ -1517,7 +1517,11 @@ class Walker:
             val = evaluate(self.m, n, self.env)
             if val is not None:
                 return 0.0, 0.0
-        self.use_var(v)
+        shape = self._var_shape.get(id(v)) or self.shape(v)  # (use_var with the key found above)
+        if shape[1] is None:
+            self.use(k, shape[0])
+        else:
+            self.use_keys(k, shape[1], None, shape[0])
         return 0.0, 0.0
 
     def ident_kind(self, v) -> int:
@@ -2541,8 +2545,12 @@ class Walker:
     def access(self, n: ts.Node, write: bool, rhs: tuple[float, float] | None = None, compound: bool = False,
                address_only: bool = False, field: str | None = None) -> tuple[float, float]:
         """``a[i]…`` read or written; ``field`` when only ``a[i].x`` is touched."""
-        base, idx = self.chain(n)
-        bv = self.m.resolve(base) if base.type == "identifier" else None
+        parts = self._syntax.get(("access", n.id))  # (base, indices, the base's variable: per model)
+        if parts is None:
+            base, idx = self.chain(n)
+            parts = self._syntax[("access", n.id)] = (
+                base, idx, self.m.resolve(base) if base.type == "identifier" else None)
+        base, idx, bv = parts
         tgt = self.array_of(bv) if bv is not None else None
         if tgt is None and bv is not None and self.ptr_alias:
             tgt = self.ptr_alias.get(id(bv))
@@ -2597,7 +2605,10 @@ class Walker:
         if dynamic:
             elems = self.element_indices(inf.dims, ())
         else:
-            elems = self.element_indices(inf.dims, tuple([int(x) for x in vals[: len(inf.dims)]]))
+            nd = len(inf.dims)
+            prefix = tuple([int(x) for x in vals[:nd]])
+            # (every dimension indexed: the one element, as element_indices would list it)
+            elems = (prefix,) if len(vals) >= nd else self.element_indices(inf.dims, prefix)
         comps = self.pick(table, field) if field is not None else None
         vid = id(v)
         if table is None:  # (one key per element: use_keys and def_keys, inlined)
