@@ -270,3 +270,19 @@ def test_a_what_if_starts_from_the_walk_as_written_only_when_that_walk_tells():
     past = first[:3] + (_MAX_VISITS - 5,) + first[4:]
     assert _first_walk_dynamic(past, {4}) is None  # its literals would take the what-if past the limit
     assert _first_walk_dynamic(past, {1}) == {2, 3, 4, 5}
+
+
+def test_a_headers_names_are_every_name_followed_by_a_call_or_template_bracket(tmp_path):
+    """headers._names: the names a header may define a function of, whole names only (the search does
+    not try again inside a name whose start did not match: such a try cannot match)."""
+    import re
+
+    from shaderlint.estimate import headers
+
+    text = ("__device__ float foo(int a1b) { return bar<T> (a1b) + 1baz(x) + q_r2 (y) + abc_def\n<x>; }\n"
+            "#define P(n) n##tail( ab cd( 0x1f(  e_f_g;h(")
+    path = tmp_path / "h.cuh"
+    path.write_text(text)
+    names = headers._names(str(path))
+    assert names == {b"foo", b"bar", b"baz", b"q_r2", b"abc_def", b"P", b"tail", b"cd", b"x1f", b"h"}
+    assert names == frozenset(re.findall(rb"([A-Za-z_]\w*)\s*[(<]", text.encode()))  # the plain search's
