@@ -183,19 +183,106 @@ def test_a_what_if_keeping_arrays_in_registers_starts_from_the_walk_as_written(m
     slow, _ = figures(False)
     assert fast[1:] == slow[1:]
     assert fast[0].stack_arrays == slow[0].stack_arrays == {"h": 64, "g": 32, "big": 4096}
-    # every what-if but the one of `big` (initialized, not in registers as written) skips its first walk
+    # every what-if skips its first walk, `big`'s too (not in registers as written, initialized with
+    # literals: in registers, the what-if only visits them)
     firsts = [p for p, s in fast_walks if p and not s]
-    assert len(firsts) == 1 and firsts[0] == frozenset({id(arrays["big"])})
-    assert len(walks) - len(fast_walks) == 3
+    assert firsts == []
+    assert len(walks) - len(fast_walks) == 4
+
+
+def _what_if_walks(monkeypatch, src: str, names: tuple, skip: bool):
+    """(figures of the what-if keeping the arrays ``names`` of ``src``'s kernel in registers, its walks as
+    (arrays promoted, arrays on the stack)), from the first walk as written (``skip``) or from a walk of its own."""
+    from shaderlint.estimate import liveness, registers
+    from shaderlint.estimate.registers import Adjustment
+
+    walks = []
+    run = liveness.Walker.run
+
+    def counting(self):
+        walks.append((frozenset(self.promote), frozenset(self.stack_vars)))
+        return run(self)
+
+    with monkeypatch.context() as mp:
+        mp.setattr(liveness.Walker, "run", counting)
+        if not skip:
+            mp.setattr(registers, "_first_walk_dynamic", lambda *a, **kw: None)
+        m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", src.encode())))
+        f = m.kernels[0]
+        arrays = {v.name: v for v in f.vars if v.is_array}
+        estimate_kernel(m, f, SM80)
+        del walks[:]
+        e = estimate_kernel(m, f, SM80, adjust=Adjustment(promote=tuple(arrays[n] for n in names)))
+    return (e.registers, e.registers_exact, e.peak, e.stack_bytes, e.stack_arrays, e.notes, e.complete), \
+        [(len(p), len(s)) for p, s in walks]
+
+
+def test_a_what_if_walks_its_own_first_walk_where_the_walk_as_written_differs(monkeypatch):
+    from shaderlint.estimate import liveness
+
+    # `big` initialized with a value the walk reads, or a pointer into it: in registers, the what-if
+    # walks what the walk as written did not
+    for init, extra in (("{1.0f, (float)n}", ""), ("{1.0f, 2.0f}", "float* p = big + 4; p[0] = 1.0f;")):
+        src = WHAT_IFS.replace("{1.0f, 2.0f};", init + "; " + extra)
+        fast, fast_walks = _what_if_walks(monkeypatch, src, ("big",), True)
+        slow, slow_walks = _what_if_walks(monkeypatch, src, ("big",), False)
+        assert fast == slow and fast_walks == slow_walks, init
+        assert fast_walks[0] == (1, 0), init  # a first walk of its own
+    # the literals the what-if visits would take its walk past the visit limit: walked, and cut alike
+    lits = ", ".join(["1.0f"] * 200)
+    src = WHAT_IFS.replace("{1.0f, 2.0f}", "{" + lits + "}")
+    with monkeypatch.context() as mp:
+        limit = {}
+
+        def visits_as_written(self):
+            result = run(self)
+            limit.setdefault("visits", self.visits)
+            return result
+
+        run = liveness.Walker.run
+        mp.setattr(liveness.Walker, "run", visits_as_written)
+        m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", src.encode())))
+        estimate_kernel(m, m.kernels[0], SM80)
+    monkeypatch.setattr(liveness, "_MAX_VISITS", limit["visits"] + 100)  # complete as written, not in the what-if
+    fast, fast_walks = _what_if_walks(monkeypatch, src, ("big",), True)
+    slow, slow_walks = _what_if_walks(monkeypatch, src, ("big",), False)
+    assert fast == slow and not fast[-1]
+    assert fast_walks == slow_walks and len(fast_walks) == 1
 
 
 def test_a_what_if_starts_from_the_walk_as_written_only_when_that_walk_tells():
     from shaderlint.estimate.registers import _first_walk_dynamic
 
-    first = (frozenset({1, 2, 3}), True, frozenset({1, 2}))
-    assert _first_walk_dynamic(first, {1}) == {2, 3}
-    assert _first_walk_dynamic(first, {1, 2}) == {3}
+    from shaderlint.estimate.liveness import _MAX_VISITS
+
+    # 1, 2 in registers as written; 3 not, initialized by something else than literals; 4 not, with 10
+    # literals; 5 not, with a pointer local into it
+    first = (frozenset({1, 2, 3, 4, 5}), True, frozenset({1, 2}), 1000, {3: None, 4: 10}, frozenset({5}))
+    assert _first_walk_dynamic(first, {1}) == {2, 3, 4, 5}
+    assert _first_walk_dynamic(first, {1, 2}) == {3, 4, 5}
     assert _first_walk_dynamic(None, {1}) is None  # no walk as written yet
-    assert _first_walk_dynamic((first[0], False, first[2]), {1}) is None  # cut at the visit limit
+    assert _first_walk_dynamic((first[0], False) + first[2:], {1}) is None  # cut at the visit limit
     assert _first_walk_dynamic(first, {3}) is None  # not in registers as written, initialized
-    assert _first_walk_dynamic(first, {3}, frozenset({3})) == {1, 2}  # ... without an initializer
+    assert _first_walk_dynamic(first, {3}, frozenset({3})) == {1, 2, 4, 5}  # ... without an initializer
+    assert _first_walk_dynamic(first, {4}) == {1, 2, 3, 5}  # ... with literals
+    assert _first_walk_dynamic(first, {5}) is None  # a pointer into it
+    assert _first_walk_dynamic(first, {5}, frozenset({5})) is None
+    past = first[:3] + (_MAX_VISITS - 5,) + first[4:]
+    assert _first_walk_dynamic(past, {4}) is None  # its literals would take the what-if past the limit
+    assert _first_walk_dynamic(past, {1}) == {2, 3, 4, 5}
+
+
+def test_a_headers_names_are_every_name_followed_by_a_call_or_template_bracket(tmp_path):
+    """headers._names: the names a header may define a function of, whole names only (the search does
+    not try again inside a name whose start did not match: such a try cannot match)."""
+    import re
+
+    from shaderlint.estimate import headers
+
+    text = ("__device__ float foo(int a1b) { return bar<T> (a1b) + 1baz(x) + q_r2 (y) + abc_def\n<x>; }\n"
+            "#define P(n) n##tail( ab cd( 0x1f(  e_f_g;h(")
+    path = tmp_path / "h.cuh"
+    path.write_text(text)
+    names = headers._names(str(path))
+    assert names == {b"foo", b"bar", b"baz", b"q_r2", b"abc_def", b"P", b"tail", b"cd", b"x1f", b"h"}
+    assert names == frozenset(re.findall(rb"([A-Za-z_]\w*)\s*[(<]", text.encode()))  # the plain search's

@@ -29,6 +29,7 @@ import math
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import accumulate, repeat
 
 import tree_sitter as ts
 
@@ -52,6 +53,11 @@ _STATEMENTS = frozenset({
     "labeled_statement", "break_statement", "continue_statement", "goto_statement", "for_range_loop",
     "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "else_clause",
 })
+# Statements :meth:`Walker._stmt` walks as a sequence of their children, and those of them that are
+# an ``#if`` group (GLSL: its undecided branches are alternatives)
+_BLOCKS = frozenset({"compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
+                     "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"})
+_PREPROC_IFS = frozenset({"preproc_if", "preproc_ifdef", "preproc_elif"})
 _BRANCHES = frozenset({
     "if_statement", "for_statement", "while_statement", "do_statement", "switch_statement", "return_statement",
     "break_statement", "continue_statement", "goto_statement", "for_range_loop",
@@ -290,6 +296,12 @@ class Walker:
         self.lang = model.language
         self.stack_bytes_extra = 0
         self.consumed: set[int] = set()  # statements walked as the detached body of a loop
+        # Arrays not in registers: id -> the visits the walk would have made of their initializers had
+        # they been (None: an initializer other than a list of literals), and the ids of those a
+        # pointer local was initialized into. What a what-if keeping them in registers would walk
+        # differently (registers._first_walk_dynamic).
+        self.init_visits: dict[int, int | None] = {}
+        self.pointed: set[int] = set()
         self.stmt_loads = 0.0  # load results of the statement being evaluated
         #: (CUDA) addresses the statement being evaluated has loaded from (``memory``): nvcc loads an
         #: address an expression reads twice once, when nothing in between may write memory
@@ -712,11 +724,26 @@ class Walker:
         if self.visits > _MAX_VISITS:
             raise _Budget
         t = n.type
-        if t in ("preproc_if", "preproc_ifdef", "preproc_elif") and self.lang == "glsl" \
-                and n.child_by_field_name("alternative") is not None:
-            self.preproc_alternatives(n)
-        elif t in ("compound_statement", "else_clause", "labeled_statement", "case_statement", "preproc_if",
-                   "preproc_ifdef", "preproc_else", "preproc_elif", "translation_unit"):
+        # (the most frequent kinds tested first)
+        if t == "expression_statement":
+            staging = self.lang == "cuda" and self.staging(n)
+            if not staging and self.staged and not self.has_barrier(n):  # (loads move above a barrier)
+                self.end_staging()
+            kids = self._syntax.get(("kids", n.id))  # (the same nodes at every walk of the statement)
+            if kids is None:
+                kids = self._syntax[("kids", n.id)] = n.named_children
+            for c in kids:
+                if c.type != "comment":
+                    self.pos += 2  # step(), inlined
+                    self.record(self.ev(c)[0])
+            if staging:
+                if not self.staged:
+                    self.staged_from = self.pos
+                self.staged += 1
+        elif t in _BLOCKS:
+            if t in _PREPROC_IFS and self.lang == "glsl" and n.child_by_field_name("alternative") is not None:
+                self.preproc_alternatives(n)
+                return
             kids = self._syntax.get(("kids", n.id))  # (the same nodes at every walk of the statement)
             if kids is None:
                 kids = self._syntax[("kids", n.id)] = n.named_children
@@ -726,18 +753,6 @@ class Walker:
                 self.stmt(c)
         elif t == "declaration":
             self.declaration(n)
-        elif t == "expression_statement":
-            staging = self.lang == "cuda" and self.staging(n)
-            if not staging and self.staged and not self.has_barrier(n):  # (loads move above a barrier)
-                self.end_staging()
-            for c in n.named_children:
-                if c.type != "comment":
-                    self.pos += 2  # step(), inlined
-                    self.record(self.ev(c)[0])
-            if staging:
-                if not self.staged:
-                    self.staged_from = self.pos
-                self.staged += 1
         elif t == "if_statement":
             cond = n.child_by_field_name("condition")
             value = cond
@@ -906,7 +921,10 @@ class Walker:
             return None
         av = self.m.resolve(a)
         tgt = self.array_of(av) if av is not None and av.is_array else None
-        if tgt is None or len(self.info(tgt[1]).dims) != 1 or not self.in_registers(tgt[1]):
+        if tgt is None or len(self.info(tgt[1]).dims) != 1:
+            return None
+        if not self.in_registers(tgt[1]):
+            self.pointed.add(id(tgt[1]))  # (in registers, the pointer would name its elements)
             return None
         off = 0
         if off_node is not None:
@@ -984,14 +1002,24 @@ class Walker:
             self.record(peak)
             count = inf.count or 0
             el, table = self.shape(v)[2:]
-            for idx in self.element_indices(inf.dims, ()):
-                self.def_keys(("e", self.frames[-1].id, id(v), idx), table, None, el)
+            fid, vid = self.frames[-1].id, id(v)
+            if table is None:  # (def_keys inlined: one key per element)
+                define = self.define
+                for idx in self.element_indices(inf.dims, ()):
+                    define(("e", fid, vid, idx), el)
+            else:
+                for idx in self.element_indices(inf.dims, ()):
+                    self.def_keys(("e", fid, vid, idx), table, None, el)
             self.arrays[id(v)] = v
             if count > 4096:
                 self.notes.append(f"array '{v.name}' has {count} elements")
         else:
             self.step()
             self.record(self.ev(init)[0] if init.type != "initializer_list" else 1.0)
+            # what walking its initializer in registers would visit (registers._first_walk_dynamic)
+            n = _literal_visits(init) if init.type == "initializer_list" else None
+            had = self.init_visits.get(id(v), 0)
+            self.init_visits[id(v)] = None if n is None or had is None else had + n
 
     def element_indices(self, dims: tuple[int | None, ...], prefix: tuple) -> list[tuple]:
         """Every element index of an array of ``dims`` starting with ``prefix`` (memoized per
@@ -1216,7 +1244,10 @@ class Walker:
     def staging(self, n: ts.Node) -> bool:
         """Whether the statement ``n`` is `shared[i] = global[j];` (a copy into shared memory, casts
         allowed; memoized per model)."""
-        memo = self.m.__dict__.setdefault("_staging", {})
+        try:
+            memo = self.m._staging
+        except AttributeError:
+            memo = self.m._staging = {}
         got = memo.get(n.id)
         if got is None:
             got = False
@@ -1324,7 +1355,8 @@ class Walker:
             entry = cache[tuple(x.id if x is not None else None for x in parts)] = (deps, {})
         deps, results = entry
         env = self.env
-        key = tuple([(x, x.__class__) for x in [env.get(d, _MISSING) for d in deps]])
+        vals = tuple(map(env.get, deps, repeat(_MISSING)))
+        key = (vals, tuple(map(type, vals)))  # (as evaluate's memo: 1, 1.0 and True apart)
         got = results.get(key)
         if got is None:
             got = results[key] = self._trip_values(init, cond, update, body)
@@ -1599,7 +1631,11 @@ class Walker:
             val = evaluate(self.m, n, self.env)
             if val is not None:
                 return 0.0, 0.0
-        self.use_var(v)
+        shape = self._var_shape.get(id(v)) or self.shape(v)  # (use_var with the key found above)
+        if shape[1] is None:
+            self.use(k, shape[0])
+        else:
+            self.use_keys(k, shape[1], None, shape[0])
         return 0.0, 0.0
 
     def ident_kind(self, v) -> int:
@@ -1696,7 +1732,10 @@ class Walker:
         return p, 0.0
 
     def ev_binary(self, n: ts.Node) -> tuple[float, float]:
-        op, opn, left, right = binary_parts(self.m, n)
+        try:  # (binary_parts' memo read in place: the walk's most frequent expression)
+            op, opn, left, right = self.m._binary_parts[n.id]
+        except (AttributeError, KeyError):
+            op, opn, left, right = binary_parts(self.m, n)
         pa, wa = self.ev(left)
         pb, wb = self.ev(right)
         peak = min(max(pa, wa + pb), max(pb, wb + pa))
@@ -1749,11 +1788,15 @@ class Walker:
 
     def ev_call(self, n: ts.Node) -> tuple[float, float]:
         m = self.m
-        name = m.callee_name(n)
-        args = [a for a in m.call_args(n) if a.type != "comment"]
-        fn = n.child_by_field_name("function")
-        while fn is not None and fn.type == "qualified_identifier" and fn.child_by_field_name("name") is not None:
-            fn = fn.child_by_field_name("name")  # `reduce::partitioned<Add, N>(x)`: its template arguments bind
+        parts = self._syntax.get(("call", n.id))  # (the call's syntax: the same at every walk of it)
+        if parts is None:
+            fn = n.child_by_field_name("function")
+            while fn is not None and fn.type == "qualified_identifier" and fn.child_by_field_name("name") is not None:
+                fn = fn.child_by_field_name("name")  # `reduce::partitioned<Add, N>(x)`: its template arguments bind
+            parts = self._syntax[("call", n.id)] = (
+                m.callee_name(n), tuple([a for a in m.call_args(n) if a.type != "comment"]), fn)
+        name, args, fn = parts
+        args = list(args)
         g = callable_of(m, n, self.callables) if self.callables else None
         bound = g is not None
         bound_env = None
@@ -2552,7 +2595,14 @@ class Walker:
             return None
 
     def assigned_vars(self, node: ts.Node) -> list:
-        """Variables assigned (``=``, ``op=``, ``++``) inside ``node``."""
+        """Variables assigned (``=``, ``op=``, ``++``) inside ``node`` (memoized per model: shared, not to
+        be modified)."""
+        got = self._syntax.get(("assigned", node.id))
+        if got is None:
+            got = self._syntax[("assigned", node.id)] = self._assigned_vars(node)
+        return got
+
+    def _assigned_vars(self, node: ts.Node) -> list:
         out = []
         for a in self.m.nodes("assign") + self.m.nodes("update"):
             if node.start_byte <= a.start_byte < node.end_byte:
@@ -2616,8 +2666,12 @@ class Walker:
     def access(self, n: ts.Node, write: bool, rhs: tuple[float, float] | None = None, compound: bool = False,
                address_only: bool = False, field: str | None = None) -> tuple[float, float]:
         """``a[i]…`` read or written; ``field`` when only ``a[i].x`` is touched."""
-        base, idx = self.chain(n)
-        bv = self.m.resolve(base) if base.type == "identifier" else None
+        parts = self._syntax.get(("access", n.id))  # (base, indices, the base's variable: per model)
+        if parts is None:
+            base, idx = self.chain(n)
+            parts = self._syntax[("access", n.id)] = (
+                base, idx, self.m.resolve(base) if base.type == "identifier" else None)
+        base, idx, bv = parts
         if bv is None and base.type == "field_expression" and self.lang == "cuda":
             bv = self.array_member(base)  # `yv.v[j]`: element j of an array in a struct (``array_struct``)
             base = base.child_by_field_name("argument") if bv is not None else base
@@ -2681,16 +2735,32 @@ class Walker:
         if dynamic:
             elems = self.element_indices(inf.dims, ())
         else:
-            elems = self.element_indices(inf.dims, tuple([int(x) for x in vals[: len(inf.dims)]]))
+            nd = len(inf.dims)
+            prefix = tuple([int(x) for x in vals[:nd]])
+            # (every dimension indexed: the one element, as element_indices would list it)
+            elems = (prefix,) if len(vals) >= nd else self.element_indices(inf.dims, prefix)
         comps = self.pick(table, field) if field is not None else None
-        for i in elems:
-            k = ("e", frame_id, id(v), i)
-            if write and not compound and (comps is not None or table is None or field is None):
-                self.def_keys(k, table, comps, el)
+        vid = id(v)
+        if table is None:  # (one key per element: use_keys and def_keys, inlined)
+            use, define = self.use, self.define
+            if write and not compound:
+                for i in elems:
+                    define(("e", frame_id, vid, i), el)
             else:
-                self.use_keys(k, table, comps, el)
-                if write:
+                for i in elems:
+                    k = ("e", frame_id, vid, i)
+                    use(k, el)
+                    if write:
+                        define(k, el)
+        else:
+            for i in elems:
+                k = ("e", frame_id, vid, i)
+                if write and not compound and (comps is not None or field is None):
                     self.def_keys(k, table, comps, el)
+                else:
+                    self.use_keys(k, table, comps, el)
+                    if write:
+                        self.def_keys(k, table, comps, el)
         if write:
             return max(idx_peak, rp), 0.0
         return idx_peak, 0.0
@@ -2836,14 +2906,15 @@ class Walker:
                              self.regions + self.nest_hoists if nests else self.regions):
             diff[max(0, s)] += amount
             diff[min(end, e) + 1] -= amount
-        cur = 0.0
-        extra = self.extra
-        out = [0.0] * (end + 1)
+        # the running sum of ``diff`` (the same additions in the same order as a loop would make), plus
+        # the temporaries recorded at the few positions ``extra`` holds (adding 0.0 elsewhere changes nothing)
+        out = list(accumulate(diff[:end + 1], initial=0.0))
+        del out[0]
         if hoisted:
             self._here = out
-        for p in range(end + 1):
-            cur += diff[p]
-            out[p] = cur + extra.get(p, 0.0)
+        for p, x in self.extra.items():
+            if p <= end:
+                out[p] += x
         if hoisted and self.fills:
             level = self.fill_level()
             for s, e in self.fills:
@@ -2864,6 +2935,25 @@ class Walker:
 
 
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+
+
+def _literal_visits(init: ts.Node) -> int | None:
+    """The visits :meth:`Walker.ev_seq` makes of the items of the initializer list ``init`` when they
+    are literals or lists of literals (nothing else happens then), else None."""
+    n = 0
+    for c in init.named_children:
+        if c.type == "comment":
+            continue
+        if c.type == "initializer_list":
+            inner = _literal_visits(c)
+            if inner is None:
+                return None
+            n += 1 + inner
+        elif _EV_KIND.get(c.type) == 0:
+            n += 1
+        else:
+            return None
+    return n
 
 
 def _included_global(model, name: str):

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 
 import tree_sitter as ts
 
-from shaderlint.estimate import aco
+from shaderlint.estimate import aco, liveness
 from shaderlint.estimate.headers import header_callable
 from shaderlint.estimate.liveness import Walker
 from shaderlint.estimate.occupancy import Occupancy, occupancy, same_occupancy_registers
@@ -1003,7 +1003,8 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
         result = walker.run()
         if i == 0 and not stack_vars and not promote and not demote and not cheap:
             cache[first_key] = (frozenset(walker.dynamic), result.complete,
-                                frozenset(k for k, v in walker._in_registers.items() if v))
+                                frozenset(k for k, v in walker._in_registers.items() if v),
+                                walker.visits, dict(walker.init_visits), frozenset(walker.pointed))
         new = set(walker.dynamic) - stack_vars
         if not new:
             break
@@ -1017,21 +1018,35 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
 
 def _first_walk_dynamic(first, promote: set[int], uninitialized: frozenset = frozenset()) -> set[int] | None:
     """The arrays the first walk of a what-if promoting the arrays ``promote`` finds indexed at run
-    time, from ``first``, (arrays found indexed at run time, complete, arrays answered in registers)
-    of the first walk of the kernel as written; None when it cannot tell (no such walk, cut at the
-    visit limit, or a promoted array with an initializer that was not in registers there: its
-    initializer's expressions are walked in one case and not in the other).
+    time, from ``first``, (arrays found indexed at run time, complete, arrays answered in registers,
+    visits, ``Walker.init_visits``, ``Walker.pointed``) of the first walk of the kernel as written;
+    None when it cannot tell (no such walk, cut at the visit limit, a promoted array not in registers
+    there with an initializer other than a list of literals or with a pointer local initialized into
+    it, or the visits of such lists would take the what-if's walk past the visit limit).
 
     The two walks differ only where a promoted array is asked about (``Walker.in_registers``,
     ``Walker.mark_dynamic``): in the what-if, an access counts its elements (no visit, no value of
     the environment) where the walk as written may mark the array indexed at run time and count a
-    stack load; an initializer is walked alike when the array is in registers in both. Every node is
-    visited in the same order under the same values, so every other array is marked at the same
-    accesses."""
+    stack load; an initializer is walked alike when the array is in registers in both. An array
+    that was not in registers as written had its initializer list skipped there: in the what-if its
+    literals are visited (``init_visits``: visits, nothing else). Every node is visited in the same
+    order under the same values, so every other array is marked at the same accesses."""
     if first is None:
         return None
-    dynamic, complete, in_registers = first
-    if not complete or not all(k in in_registers or k in uninitialized for k in promote):
+    dynamic, complete, in_registers, visits, init_visits, pointed = first
+    if not complete:
+        return None
+    extra = 0
+    for k in promote:
+        if k in in_registers:
+            continue
+        if k in pointed:
+            return None
+        n = 0 if k in uninitialized else init_visits.get(k, 0)
+        if n is None:
+            return None
+        extra += n
+    if visits + extra > liveness._MAX_VISITS:
         return None
     return set(dynamic) - promote
 
@@ -1060,7 +1075,14 @@ def _kernel_callables(model, f, bindings, struct_args: dict | None = None) -> di
 
 
 def _touched(walker: Walker, v) -> bool:
-    return id(v) in walker.dynamic or any(isinstance(k, tuple) and len(k) == 4 and k[2] == id(v) for k in walker.first)
+    if id(v) in walker.dynamic:
+        return True
+    # the arrays whose elements the walk keyed (``("e", frame, id(array), index)``), found once per walk
+    # (the walk is over: its keys no longer change)
+    got = walker.__dict__.get("_element_arrays")
+    if got is None:
+        got = walker._element_arrays = {k[2] for k in walker.first if isinstance(k, tuple) and len(k) == 4}
+    return id(v) in got
 
 
 def _private_arrays(model, f, walker: Walker) -> Iterable:

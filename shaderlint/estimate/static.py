@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from itertools import repeat
 
 import tree_sitter as ts
 
@@ -419,8 +420,13 @@ def _evaluate_memo(model, node: ts.Node, env: Env | None):
     if entry is None:
         entry = memo[node.id] = (_dependencies(model, node), {})
     deps, results = entry
-    if env and deps:
-        key = tuple([(x, x.__class__) for x in [env.get(d, _MISSING) for d in deps]])
+    if env and deps:  # the values and their types (1, 1.0 and True are equal keys otherwise)
+        if len(deps) == 1:  # (most indices: one counter; a node's keys all have the same shape)
+            x = env.get(deps[0], _MISSING)
+            key = (x, x.__class__)
+        else:
+            vals = tuple(map(env.get, deps, repeat(_MISSING)))
+            key = (vals, tuple(map(type, vals)))
     else:
         key = ()
     try:

@@ -132,8 +132,10 @@ class ExprAnalysis:
     def resolve(self: "FileModel", ident: ts.Node) -> Var | None:
         """The variable an identifier refers to (innermost visible declaration), or None."""
         key = ident.id
-        if key in self._resolve_cache:
-            return self._resolve_cache[key]
+        try:
+            return self._resolve_cache[key]  # (one lookup where a hit is the common case)
+        except KeyError:
+            pass
         name = self.text(ident) if ident.type != "qualified_identifier" else self.text(ident).split("::")[-1]
         best: Var | None = None
         pos = ident.start_byte
