@@ -104,3 +104,105 @@ def test_barrier_flow_loop_memo_keys_on_the_entry_state():
     # without the write after it, the barrier orders nothing and is reported (the test reads the flow)
     r = lint_source("k.metal", _NESTED_LOOPS.replace(b"s[tid] = out[i];", b"out[i] = 0.0f;"), Settings(select=("SL402",)))
     assert [d.code for d in r.diagnostics] == ["SL402"]
+
+
+def _resolve_reference(model, ident):
+    """The linear scan ``resolve`` replaced: every declaration of the name, the visible one whose
+    scope starts last (of equal starts, the last declared)."""
+    name = model.text(ident).split("::")[-1]
+    best = None
+    pos = ident.start_byte
+    for v in model._vars_by_name.get(name, ()):
+        s, e = v.scope
+        if e <= pos and s < pos and v.function is not None and not v.is_param:
+            e = model._branch_scope_end(v, e)
+        if s <= pos < e and (v.is_param or v.is_global or v.node.start_byte <= pos or v.template_param):
+            if best is None or s >= best.scope[0]:
+                best = v
+    return best
+
+
+_RESOLVE_CASES = """
+#define N 4
+__constant__ float x[N];
+int g;
+template <int T> __global__ void k(float* x, int T2, int n) {
+    int i = threadIdx.x;
+    x[i] = g + T;
+    { int i = 2; x[i] = i; { float g = 1.f; x[i] = g; } }
+    for (int i = 0; i < n; ++i) { x[i] += i; }
+#if defined(FAST)
+    int m = 1;
+#else
+    int m = 2;
+#endif
+    x[m] = m;
+    int a = 1, b = a, a2 = b;
+    if (n) { int c = a; } else { int c = b; x[c] = c; }
+    x[i] = i + a2;
+}
+__device__ int h(int i) { int j = i; return j + g; }
+__device__ int h2(int g) { int i = g; { int g = i; return g; } }
+template <typename T> __device__ T tt(T v) { T w = v; return w; }
+__device__ int dup(int p, int p) { int q = p, q = 2; return q + p; }
+"""
+
+
+def test_resolve_matches_the_linear_scan():
+    """Every identifier resolves to what the scan over all the name's declarations gives: shadowing in
+    nested blocks and loops, locals declared in #if/#else branches (visible after the #endif),
+    several declarators, parameters, template parameters, globals and a macro; and declarations whose
+    scopes start at one offset (a name declared twice in one declaration or parameter list: the last
+    one wins)."""
+    from shaderlint.languages import FRONT_ENDS
+    from shaderlint.model.build import build_model
+
+    model = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", _RESOLVE_CASES.encode())))
+    stack, seen, found = [model.root], 0, 0
+    while stack:
+        n = stack.pop()
+        if n.type == "identifier":
+            seen += 1
+            got = model.resolve(n)
+            assert got is _resolve_reference(model, n), (model.text(n), n.start_byte)
+            found += got is not None
+        stack.extend(n.named_children)
+    assert seen > 60 and found > 40  # (the cases above are read, not an empty tree)
+
+
+_REDUCER_CASES = """
+__device__ float outer_sum(float v) { return mid_sum(v) * 2.f; }
+__device__ float mid_sum(float v) { float s = warp_sum(v); return s; }
+__device__ float warp_sum(float v) {
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_down_sync(0xffffffff, v, o);
+    return v;
+}
+__device__ float plain(float v) { return v + 1.f; }
+__device__ float lane_max(float v) { return __reduce_max_sync(0xffffffff, (unsigned) v); }
+__global__ void k(float* out, const float* in) {
+    float s = outer_sum(in[threadIdx.x]);
+    float p = plain(s);
+    if (threadIdx.x % 32 == 0) out[0] = p;
+}
+"""
+
+
+def test_reducing_helpers_found_through_chains_of_helpers(monkeypatch):
+    """The text test that skips helpers naming no reduction, shuffle or reducing helper finds the same
+    reducing helpers and kernel reductions as walking every helper: a helper calling a reducer defined
+    after it is found in a later round (its text names a reducer found by then)."""
+    from shaderlint.languages import FRONT_ENDS
+    from shaderlint.model import sync
+    from shaderlint.model.build import build_model
+
+    def answers():
+        model = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", _REDUCER_CASES.encode())))
+        kernel = next(f for f in model.functions if f.name == "k")
+        reducers = {name: node.start_byte for name, node in sync.reducing_functions(model).items()}
+        reduced = {v.name: node.start_byte for v, node in sync.simd_reductions(model, kernel).items()}
+        return reducers, reduced
+
+    fast = answers()
+    monkeypatch.setattr(sync, "_may_reduce", lambda model, f: True)
+    assert fast == answers()
+    assert set(fast[0]) == {"outer_sum", "mid_sum", "warp_sum", "lane_max"} and set(fast[1]) >= {"s", "p"}

@@ -109,6 +109,10 @@ def compared_with(model, cond: ts.Node, var) -> ts.Node | None:
     return None
 
 
+def _scope_start(v: Var) -> int:
+    return v.scope[0]
+
+
 class ExprAnalysis:
     """Answers questions about expressions. Requires the FileModel attributes."""
 
@@ -138,14 +142,30 @@ class ExprAnalysis:
             pass
         name = self.text(ident) if ident.type != "qualified_identifier" else self.text(ident).split("::")[-1]
         best: Var | None = None
-        pos = ident.start_byte
-        for v in self._vars_by_name.get(name, ()):
-            s, e = v.scope
-            if e <= pos and s < pos and v.function is not None and not v.is_param:
-                e = self._branch_scope_end(v, e)
-            if s <= pos < e and (v.is_param or v.is_global or v.node.start_byte <= pos or v.template_param):
-                if best is None or s >= best.scope[0]:
+        found = self._vars_by_name.get(name)
+        if found:
+            # The visible declaration whose scope starts last (of several starting at one offset, the
+            # last declared): the declarations by scope start (stable), tried from the last one starting
+            # at or before the use backwards; the first visible one is it.
+            index = self.__dict__.get("_resolve_index")
+            if index is None:
+                index = self._resolve_index = {}
+            got = index.get(name)
+            if got is None or got[0] != len(found):  # (declarations are only appended, while the model is built)
+                ordered = sorted(found, key=_scope_start)
+                got = index[name] = (len(found), [v.scope[0] for v in ordered], ordered)
+            _, starts, ordered = got
+            pos = ident.start_byte
+            i = bisect.bisect_right(starts, pos) - 1
+            while i >= 0:
+                v = ordered[i]
+                s, e = v.scope
+                if e <= pos and s < pos and v.function is not None and not v.is_param:
+                    e = self._branch_scope_end(v, e)
+                if pos < e and (v.is_param or v.is_global or v.node.start_byte <= pos or v.template_param):
                     best = v
+                    break
+                i -= 1
         self._resolve_cache[key] = best
         return best
 

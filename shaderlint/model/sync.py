@@ -1480,6 +1480,8 @@ def reducing_functions(model: "FileModel") -> dict[str, ts.Node]:
                 continue
             if f.name in synchronising_functions(model):
                 continue  # it synchronises the group: its result combines every SIMD group (block_reduce)
+            if not _may_reduce(model, f):
+                continue
             reduced = _compute_reductions(model, f)
             for r in _returns(f.body):
                 origin = _reduction_in(model, f, r, reduced, None)
@@ -1511,8 +1513,19 @@ def simd_reductions(model: "FileModel", f: Function) -> dict[Var, ts.Node]:
     reducing_functions(model)
     cache = model.__dict__.setdefault("_sync_reduced", {})
     if f.name not in cache:
-        cache[f.name] = _compute_reductions(model, f)
+        cache[f.name] = _compute_reductions(model, f) if _may_reduce(model, f) else {}
     return cache[f.name]
+
+
+def _may_reduce(model: "FileModel", f: Function) -> bool:
+    """Whether the text of ``f`` names a SIMD reduction, a shuffle or a reducing helper found so far:
+    every reduction :func:`_reduction_in` finds starts at a call of one of them in ``f`` (a local
+    holds one only after such a call was found), so without any :func:`_compute_reductions` finds
+    nothing and no return carries one (a text search instead of walks of every write)."""
+    data = model.source.data[f.node.start_byte:f.node.end_byte]
+    lang = model.language
+    return any(n.encode() in data for n in SIMD_REDUCTIONS[lang] | SIMD_SHUFFLES[lang]) or any(
+        n.encode() in data for n in getattr(model, "_sync_reducers", {}))
 
 
 def _compute_reductions(model: "FileModel", f: Function) -> dict[Var, ts.Node]:
