@@ -1870,6 +1870,31 @@ def test_loads_of_an_unrolled_nest_take_the_top_of_the_next_occupancy_step():
             assert estimate(src, target=target).registers == ptxas, (mx, my, target.name)
 
 
+def test_clamps_of_loop_invariant_values_in_unrolled_copies_are_held_through_the_runtime_loop():
+    """ggml's mul_mat_q clamps each y row it copies (`min(col0 + threadIdx.y + j, ncols - 1)`): the
+    clamps (times the row stride) of the loop-invariant values are computed once before the runtime
+    `ib` loop, one register per unrolled copy held through it. The nest test's kernel so clamped takes
+    64 and 96 registers (ptxas, nvcc 13.0, sm_80 and sm_90) for 8 and 16 rows against 56 and 72; a
+    clamp that reads the loop's counter is computed in the loop (sm_90 56 and 72 again)."""
+    plain = "gy[(ib * MX + threadIdx.y + j) * WS + threadIdx.x]"
+    clamped = "gy[(min((int)(blockIdx.y * MX + threadIdx.y + j), BOUND) * nb + ib) * WS + threadIdx.x]"
+    assert plain in MMQ
+    src = MMQ.replace("int nb, int nrows)", "int nb, int nrows, int ncols)").replace(plain, clamped)
+    for mx, ptxas, rolled in ((32, 64, 56), (64, 96, 72)):
+        head = f"#define MX {mx}\n#define MY 64\n"
+        for target in (SM80, get_target("sm_90")):
+            assert estimate(head + src.replace("BOUND", "ncols - 1"), target=target).registers == ptxas, (mx, target.name)
+            assert estimate(head + src.replace("BOUND", "ncols - 1 - ib"), target=target).registers == rolled
+        # a named clamp (`const int c = min(...)`) is the same value
+        named = (head + src.replace("BOUND", "ncols - 1")
+                 .replace("for (int j = 0; j < MX; j += 4)\n", "for (int j = 0; j < MX; j += 4) {\n"
+                          "            const int c = min((int)(blockIdx.y * MX + threadIdx.y + j), ncols - 1);\n")
+                 .replace("gy[(min((int)(blockIdx.y * MX + threadIdx.y + j), ncols - 1) * nb + ib) * WS + threadIdx.x];",
+                          "gy[(c * nb + ib) * WS + threadIdx.x]; }"))
+        assert "const int c" in named and "c * nb" in named
+        assert estimate(named).registers == ptxas, mx
+
+
 def test_copies_of_a_runtime_loop_stay_within_the_step_of_the_demand_without_them():
     """A loop unrolled at run time (its copies' loads in flight) is not a nest: with 24 accumulators
     and 6 loads per iteration ptxas (nvcc 13.0, sm_80) takes 48 registers, 43 without spills; the
