@@ -42,7 +42,7 @@ from shaderlint.estimate.headers import header_callable, header_function, overlo
 from shaderlint.estimate.uniform import (
     DIVERGENT_BUILTINS, divergent_expression, divergent_vars, divergent_vars_in_call, uniform_component,
 )
-from shaderlint.model.callables import _template_param_names, callable_of, display_name, functor_binding
+from shaderlint.model.callables import template_param_names, callable_of, display_name, functor_binding
 from shaderlint.model.types import UNKNOWN, Type, parse_type_name
 
 _MAX_VISITS = 250_000
@@ -494,7 +494,7 @@ class Walker:
             return None
         size = decls[0].child_by_field_name("size")
         tmpl = sd.node.parent
-        names = _template_param_names(m, tmpl) if tmpl is not None and tmpl.type == "template_declaration" else []
+        names = template_param_names(m, tmpl) if tmpl is not None and tmpl.type == "template_declaration" else []
         if names is None or len(names) != len(args) or None in names:
             return None
         values: dict = {}

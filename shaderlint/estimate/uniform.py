@@ -71,7 +71,6 @@ def workgroup_size(model):
     return got
 
 
-
 def included_workgroup_size(model) -> tuple[int, ...] | None:
     """The workgroup size a GLSL shader that declares none takes from a file it includes, when every
     axis is a number (an axis of a specialization constant is None there: unknown); else None."""
@@ -79,6 +78,7 @@ def included_workgroup_size(model) -> tuple[int, ...] | None:
         return None
     size = tuple(workgroup_size(model) or ())
     return size if size and all(isinstance(d, int) for d in size) else None
+
 
 #: Calls whose result is the same in every invocation whatever their arguments.
 _UNIFORM_CALLS = frozenset({

@@ -84,7 +84,7 @@ def functor_binding(model: "FileModel", type_name: str) -> "tuple[Function, dict
     if len(ops) != 1 or ops[0].body is None:
         return None
     owner = _owner(ops[0])
-    tparams = _template_param_names(model, owner.parent) if owner.parent is not None \
+    tparams = template_param_names(model, owner.parent) if owner.parent is not None \
         and owner.parent.type == "template_declaration" else None
     if tparams is None:
         return (ops[0], {}) if not args else None
@@ -101,7 +101,7 @@ def _owner(g: "Function") -> ts.Node | None:
     return body.parent if body is not None and body.type == "field_declaration_list" else None
 
 
-def _template_param_names(model: "FileModel", decl: ts.Node) -> "list[str | None] | None":
+def template_param_names(model: "FileModel", decl: ts.Node) -> "list[str | None] | None":
     """The names of a template declaration's parameters (None for one that is not a plain type or
     value parameter: a pack, a default, a template template parameter)."""
     plist = decl.child_by_field_name("parameters")
