@@ -1553,43 +1553,86 @@ def control_conditions(m: FileModel, node: ts.Node) -> list[ts.Node]:
     hit = cache.get(node.id)
     if hit is not None:
         return hit
-    out: list[ts.Node] = []
-    cache[node.id] = out
     f = m.function_at(node.start_byte)
-    stop = f.node if f is not None else None
-    chain: list[ts.Node] = []  # the ancestors below ``stop``, nearest first (``.parent`` costs O(depth))
-    p = node.parent
-    while p is not None and p != stop:
-        chain.append(p)
-        p = p.parent
-    in_loop = [False] * len(chain)  # in_loop[i]: a loop among chain[i:] (what _in_loop(chain[i]) says)
-    for i in range(len(chain) - 1, -1, -1):
-        in_loop[i] = chain[i].type in ("for_statement", "while_statement", "do_statement") or (
-            i + 1 < len(chain) and in_loop[i + 1])
-    child = node
-    for i, parent in enumerate(chain):
-        t = parent.type
-        if t in ("if_statement", "switch_statement", "conditional_expression"):
-            cond = parent.child_by_field_name("condition")
-            if cond is not None and child != cond:
-                out.append(cond)
-        elif t in _LOOP_TYPES:
-            cond = parent.child_by_field_name("condition")
-            if child != cond and child != parent.child_by_field_name("initializer"):
-                if cond is not None:
-                    out.append(cond)
-                body = parent.child_by_field_name("body")
-                if body is not None:
-                    out.extend(_live_guards(m, _exit_guards(m, body, True, False), node))
-        elif t == "binary_expression" and child == parent.child_by_field_name("right"):
-            op = parent.child_by_field_name("operator")
-            left = parent.child_by_field_name("left")
-            if op is not None and left is not None and m.text(op) in ("&&", "||"):
-                out.append(left)
-        if t in ("compound_statement", "case_statement"):
-            out.extend(_live_guards(m, _guards_before(m, child, in_loop[i]), node))
-        child = parent
+    flat, guards = _control_levels(m, node, f.node if f is not None else None)
+    if True in guards and any(g and _excludable(m, c) for c, g in zip(flat, guards)) and branch_literals(m, node):
+        # only the exit guards whose exits can be compiled together with ``node``: an early return in
+        # ``#if !X`` does not skip a barrier in ``#if X`` (see :mod:`shaderlint.model.preproc`); a guard
+        # stays when any exit statement under it is not in a branch exclusive with ``node``
+        out = [c for c, g in zip(flat, guards) if not (g and _exits_exclusive(m, c, node))]
+    else:
+        out = list(flat)
+    cache[node.id] = out
     return out
+
+
+_LOOPS3 = ("for_statement", "while_statement", "do_statement")
+
+
+def _control_levels(m: FileModel, node: ts.Node, stop: ts.Node | None) -> tuple[tuple[ts.Node, ...], tuple[bool, ...]]:
+    """What :func:`control_conditions` collects from the ancestors of ``node`` below ``stop``
+    before the exit guards are filtered for ``node``: the conditions, nearest
+    first, and which of them are exit guards. Memoized per node: a node's answer is its own level's
+    followed by its parent's, so the nodes of a function share their ancestors' work and each
+    ``.parent`` (which costs time proportional to the node's depth) is asked once."""
+    memo = m.__dict__.get("_control_levels")
+    if memo is None:
+        memo = m._control_levels = {}
+    sid = stop.id if stop is not None else None
+    path: list[tuple[ts.Node, ts.Node]] = []  # (node, parent) from ``node`` up to a memoized node
+    x = node
+    while True:
+        got = memo.get((x.id, sid))
+        if got is not None:
+            break
+        p = x.parent
+        if p is None or p == stop:
+            got = memo[(x.id, sid)] = ((), (), False)
+            break
+        path.append((x, p))
+        x = p
+    flat, guards, in_loop = got  # (in_loop: a loop among the node's ancestors below ``stop``)
+    for x, p in reversed(path):
+        in_loop = p.type in _LOOPS3 or in_loop
+        own, own_guards = _control_level(m, x, p, in_loop)
+        if own:
+            flat = own + flat
+            guards = own_guards + guards
+        memo[(x.id, sid)] = (flat, guards, in_loop)
+    return flat, guards
+
+
+def _control_level(m: FileModel, child: ts.Node, parent: ts.Node,
+                   in_loop: bool) -> tuple[tuple[ts.Node, ...], tuple[bool, ...]]:
+    """The conditions the ancestor ``parent`` adds for the code in its child ``child`` (exit guards
+    not filtered), and which of them are exit guards."""
+    out: list[ts.Node] = []
+    t = parent.type
+    n = 0  # conditions before the exit guards
+    if t in ("if_statement", "switch_statement", "conditional_expression"):
+        cond = parent.child_by_field_name("condition")
+        if cond is not None and child != cond:
+            out.append(cond)
+    elif t in _LOOP_TYPES:
+        cond = parent.child_by_field_name("condition")
+        if child != cond and child != parent.child_by_field_name("initializer"):
+            if cond is not None:
+                out.append(cond)
+            n = len(out)
+            body = parent.child_by_field_name("body")
+            if body is not None:
+                out.extend(_exit_guards(m, body, True, False))
+    elif t == "binary_expression" and child == parent.child_by_field_name("right"):
+        op = parent.child_by_field_name("operator")
+        left = parent.child_by_field_name("left")
+        if op is not None and left is not None and m.text(op) in ("&&", "||"):
+            out.append(left)
+    if t in ("compound_statement", "case_statement"):
+        n = len(out)
+        out.extend(_guards_before(m, child, in_loop))
+    elif t not in _LOOP_TYPES:
+        n = len(out)
+    return tuple(out), (False,) * n + (True,) * (len(out) - n)
 
 
 def _value_conditions(m: FileModel, stmt: ts.Node) -> list[ts.Node]:
@@ -1635,28 +1678,37 @@ def _only_returns(stmt: ts.Node, guard: ts.Node) -> bool:
     return found
 
 
-def _live_guards(m: FileModel, guards: list[ts.Node], node: ts.Node) -> list[ts.Node]:
-    """The exit guards whose exits can be compiled together with ``node``: an early return in
-    ``#if !X`` does not skip a barrier in ``#if X`` (see :mod:`shaderlint.model.preproc`). A guard
-    stays when any exit statement under it is not in a branch exclusive with ``node``."""
-    if not guards or not branch_literals(m, node):
-        return guards
-    return [g for g in guards if not _exits_exclusive(m, g, node)]
-
-
 def _exits_exclusive(m: FileModel, guard: ts.Node, node: ts.Node) -> bool:
-    stmt = guard.parent
-    if stmt is None:
-        return False
-    exits = []
-    stack = [c for c in stmt.named_children if c.id != guard.id]
-    while stack:
-        n = stack.pop()
-        if n.type in ("return_statement", "break_statement", "continue_statement"):
-            exits.append(n)
-        elif n.type not in ("function_definition", "lambda_expression"):
-            stack.extend(n.named_children)
-    return bool(exits) and all(exclusive(m, e, node) for e in exits)
+    return _excludable(m, guard) and all(exclusive(m, e, node) for e in _guard_exits(m, guard))
+
+
+def _guard_exits(m: FileModel, guard: ts.Node) -> list[ts.Node]:
+    """The exit statements under the statement ``guard`` decides (memoized per guard)."""
+    cache = m.__dict__.setdefault("_guard_exits_cache", {})
+    got = cache.get(guard.id)
+    if got is None:
+        got = cache[guard.id] = []
+        stmt = guard.parent
+        if stmt is not None:
+            stack = [c for c in stmt.named_children if c.id != guard.id]
+            while stack:
+                n = stack.pop()
+                if n.type in ("return_statement", "break_statement", "continue_statement"):
+                    got.append(n)
+                elif n.type not in ("function_definition", "lambda_expression"):
+                    stack.extend(n.named_children)
+    return got
+
+
+def _excludable(m: FileModel, guard: ts.Node) -> bool:
+    """Whether ``guard``'s exits may all be exclusive with some node: there are some, and each sits
+    in a preprocessor branch (:func:`shaderlint.model.preproc.exclusive` is False for any other)."""
+    cache = m.__dict__.setdefault("_excludable_cache", {})
+    got = cache.get(guard.id)
+    if got is None:
+        exits = _guard_exits(m, guard)
+        got = cache[guard.id] = bool(exits) and all(branch_literals(m, e) for e in exits)
+    return got
 
 
 def _guards_before(m: FileModel, stmt: ts.Node, in_loop: bool) -> list[ts.Node]:
