@@ -575,7 +575,18 @@ def space_names(language: str, spaces: frozenset[str]) -> str:
 
 
 def var_bits(model: "FileModel", v: Var) -> int:
-    """The memory a use of ``v`` may touch (TG/DEV/TEX bits); ALL when it may point anywhere."""
+    """The memory a use of ``v`` may touch (TG/DEV/TEX bits); ALL when it may point anywhere.
+    Memoized per variable (a use costs a dictionary lookup)."""
+    cache = model.__dict__.get("_sync_var_bits")
+    if cache is None:
+        cache = model._sync_var_bits = {}
+    got = cache.get(v)
+    if got is None:
+        got = cache[v] = _var_bits(model, v)
+    return got
+
+
+def _var_bits(model: "FileModel", v: Var) -> int:
     lang, s, kind = model.language, v.address_space, v.type.kind
     if lang == "metal":
         if s in ("threadgroup", "threadgroup_imageblock"):
@@ -619,12 +630,12 @@ def function_bits(model: "FileModel", f: Function, _seen: frozenset[str] = froze
     if f.body is None or f.name in _seen:
         return ALL
     bits = ALL if opaque_masks(model, f.body.start_byte, f.body.end_byte) else 0
-    stack = [f.body]
+    stack: list[tuple[ts.Node, ts.Node | None]] = [(f.body, None)]  # (node, its parent when known)
     while stack and bits & ALL != ALL:
-        n = stack.pop()
+        n, parent = stack.pop()
         if n.type == "identifier":
-            b = ident_bits(model, n)
-            bits |= b if b or not _vague(model, n) else _VAGUE
+            b = ident_bits(model, n, parent)
+            bits |= b if b or not _vague(model, n, parent) else _VAGUE
         elif n.type == "call_expression":
             callee = model.function_by_name.get(model.callee_name(n))
             if callee is not None and callee is not f:
@@ -633,7 +644,7 @@ def function_bits(model: "FileModel", f: Function, _seen: frozenset[str] = froze
                 bits |= call_bits(model, n)
         elif n.type in ("gnu_asm_expression", "asm_statement", "lambda_expression"):
             bits = ALL
-        stack.extend(n.named_children)
+        stack.extend((c, n) for c in n.named_children)
     cache[f.name] = bits
     return bits
 
@@ -704,19 +715,20 @@ def _type_names(model: "FileModel") -> frozenset[str]:
     return got
 
 
-def ident_bits(model: "FileModel", n: ts.Node) -> int:
+def ident_bits(model: "FileModel", n: ts.Node, parent: ts.Node | None = None) -> int:
     """Memory a use of identifier ``n`` may touch. An undeclared name (a header's or the including
     file's global, a same-file macro that is not a constant) counts as every space where it is used
-    as memory: indexed, dereferenced, a field's base, written, or its address taken."""
+    as memory: indexed, dereferenced, a field's base, written, or its address taken. (``parent``:
+    ``n.parent`` when the caller has it, which costs time proportional to the node's depth.)"""
     v = model.resolve(n)
     if v is not None:
         return var_bits(model, v) if v.node != n else 0
-    p = n.parent
+    p = parent if parent is not None else n.parent
     if p is None or p.type == "call_expression" and p.child_by_field_name("function") == n:
         return 0
     if _is_macro(model, n):
         return ALL
-    if not _used_as_memory(n):
+    if not _used_as_memory(n, p):
         return 0
     name = model.text(n)
     if model._builtin(name) is not None or name in model.macros or name in model.enums \
@@ -725,10 +737,10 @@ def ident_bits(model: "FileModel", n: ts.Node) -> int:
     return ALL
 
 
-def _used_as_memory(n: ts.Node) -> bool:
+def _used_as_memory(n: ts.Node, p: ts.Node) -> bool:
     """Indexed, dereferenced (``*p``, ``p->x``), written, or a field of it indexed or written. Reading
-    a field (``p.n_cols``: GLSL push constants and uniform blocks an include declares) is not."""
-    p = n.parent
+    a field (``p.n_cols``: GLSL push constants and uniform blocks an include declares) is not.
+    (``p``: ``n.parent``.)"""
     t = p.type
     if t == "subscript_expression":
         return p.child_by_field_name("argument") == n
@@ -742,23 +754,23 @@ def _used_as_memory(n: ts.Node) -> bool:
             return True
         outer = p.parent
         return outer is not None and (outer.type == "subscript_expression" and outer.child_by_field_name("argument") == p
-                                      or _written(p))
-    return _written(n)
+                                      or _written(p, outer))
+    return _written(n, p)
 
 
-def _written(n: ts.Node) -> bool:
-    p = n.parent
+def _written(n: ts.Node, p: ts.Node) -> bool:
+    """``n`` (whose parent is ``p``) is assigned or incremented."""
     if p.type == "assignment_expression":
         return p.child_by_field_name("left") == n
     return p.type == "update_expression"
 
 
-def _vague(model: "FileModel", n: ts.Node) -> bool:
+def _vague(model: "FileModel", n: ts.Node, parent: ts.Node | None = None) -> bool:
     """An undeclared name whose meaning the analysis cannot see (a header's constant or macro): the
-    barrier-removal fix is not offered across it."""
+    barrier-removal fix is not offered across it. (``parent``: ``n.parent`` when the caller has it.)"""
     if model.resolve(n) is not None:
         return False
-    p = n.parent
+    p = parent if parent is not None else n.parent
     if p is None or p.type in ("qualified_identifier", "field_expression") and p.child_by_field_name("argument") != n:
         return False
     if p.type == "call_expression" and p.child_by_field_name("function") == n:
@@ -779,11 +791,12 @@ def _is_macro(model: "FileModel", ident: ts.Node) -> bool:
 _INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include\b", re.M)
 
 
-def _included_array(model: "FileModel", ident: ts.Node) -> bool:
+def _included_array(model: "FileModel", ident: ts.Node, parent: ts.Node | None = None) -> bool:
     """An array the file indexes but does not declare, in a file that ``#include``s others
     (llama.cpp's soft_max_large1.comp reduces through ``shared FLOAT_TYPE vals[]`` declared in
-    soft_max_large_common.glsl): it may be shared memory, so it counts as touching every space."""
-    p = ident.parent
+    soft_max_large_common.glsl): it may be shared memory, so it counts as touching every space.
+    (``parent``: ``ident.parent`` when the caller has it.)"""
+    p = parent if parent is not None else ident.parent
     if p is None or p.type != "subscript_expression" or p.child_by_field_name("argument") != ident:
         return False
     if model._builtin(model.text(ident)) is not None:
@@ -913,10 +926,10 @@ def _flows(model: "FileModel", f: Function, orders: dict, exchanges: bool):
         return None
 
 
-def _shared_address(model: "FileModel", ident: ts.Node) -> bool:
+def _shared_address(model: "FileModel", ident: ts.Node, parent: ts.Node | None = None) -> bool:
     """``ident[i]`` where ``i`` is the same for every thread of the group (``scales[row]`` with
-    ``row`` from the group's position)."""
-    p = ident.parent
+    ``row`` from the group's position). (``parent``: ``ident.parent`` when the caller has it.)"""
+    p = parent if parent is not None else ident.parent
     if p is None or p.type != "subscript_expression" or p.child_by_field_name("argument") != ident:
         return False
     idx = subscript_index(p)
@@ -1097,25 +1110,28 @@ class _Flow:
         out: list[tuple[str, int]] = []
         if self.gap(node.start_byte, node.end_byte):
             out.append(("touch", _ALLW))
-        self._collect(node, out)
+        self._collect(node, out, None)
         self._events[node.id] = out
         return out
 
-    def _collect(self, n: ts.Node, out: list[tuple[str, int]]) -> None:
+    def _collect(self, n: ts.Node, out: list[tuple[str, int]], parent: ts.Node | None) -> None:
+        """Append the events of ``n`` (whose parent is ``parent``, None when not known)."""
         m = self.m
         t = n.type
         if t == "identifier":
-            bits = ident_bits(m, n)
-            if not bits and m.resolve(n) is None and (_included_array(m, n) or m.text(n) in self.bindings):
+            if parent is None:
+                parent = n.parent
+            bits = ident_bits(m, n, parent)
+            if not bits and m.resolve(n) is None and (_included_array(m, n, parent) or m.text(n) in self.bindings):
                 bits = ALL  # (a structured binding is not a variable of the model)
             if bits:
                 v = m.resolve(n)
                 if v is not None and _read_only(m, v):
                     out.append(("touch", bits))
                 else:
-                    shared = bits & self.unordered and self.exchanges and _shared_address(m, n)  # (asks for thread dependence)
+                    shared = bits & self.unordered and self.exchanges and _shared_address(m, n, parent)  # (asks for thread dependence)
                     out.append(("touch", bits | bits << _W | (bits << _U if shared else 0)))
-            elif _vague(m, n):
+            elif _vague(m, n, parent):
                 out.append(("touch", _VAGUE))
             return
         if t in ("lambda_expression", "gnu_asm_expression", "asm_statement"):
@@ -1124,7 +1140,7 @@ class _Flow:
         if t == "goto_statement":
             raise Unsupported
         for c in n.named_children:
-            self._collect(c, out)
+            self._collect(c, out, n)
         if t == "call_expression":
             if n.id in self.orders:
                 out.append(("barrier", n.id))
