@@ -431,7 +431,10 @@ class _Builder:
         # variable-length arrays, nor does GLSL): a name the file cannot resolve that sizes an array
         # (`float acc[TILE / 4];` with TILE from a header, or from a `#define` whose body is not
         # evaluated here) is a compile-time constant of unknown value wherever it appears.
+        data = m.parsed.parse_bytes
         for d in m.nodes("declaration"):
+            if not _may_hold(data, d, b"[", b"["):
+                continue  # no array declarator (its `[` token is in the parsed text)
             for decl in d.children_by_field_name("declarator"):
                 for size in self.unwrap_declarator(decl)[1]:
                     if size is not None:
@@ -564,8 +567,11 @@ class _Builder:
         return out
 
     def attrs_of(self, start: int, end: int) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        masks = self.m.parsed.attrs_after.get(end, []) + self.m.parsed.attrs_before.get(start, [])
-        return tuple((mk.value, mk.args) for mk in masks)
+        parsed = self.m.parsed
+        after, before = parsed.attrs_after.get(end), parsed.attrs_before.get(start)
+        if after is None and before is None:
+            return ()  # (most declarations)
+        return tuple((mk.value, mk.args) for mk in (after or []) + (before or []))
 
     def address_space_of(self, decl: ts.Node, declarator_start: int) -> str | None:
         p = self.m.parsed
@@ -781,17 +787,25 @@ class _Builder:
 
     def collect_locals(self) -> None:
         m = self.m
+        bodies: dict[int, tuple[int, int]] = {}  # id(function) -> its body's range
         for d in m.nodes("declaration"):
-            f = m.function_at(d.start_byte)
-            if f is None or f.body is None or not (f.body.start_byte <= d.start_byte < f.body.end_byte):
+            start = d.start_byte
+            f = m.function_at(start)
+            if f is None or f.body is None:
+                continue
+            body = bodies.get(id(f))
+            if body is None:
+                body = bodies[id(f)] = (f.body.start_byte, f.body.end_byte)
+            if not (body[0] <= start < body[1]):
                 continue
             scope_node = d.parent
             if scope_node is not None and scope_node.type in ("for_statement", "for_range_loop"):
-                scope = (d.start_byte, scope_node.end_byte)
+                scope = (start, scope_node.end_byte)
             else:
-                scope = (d.start_byte, scope_node.end_byte if scope_node is not None else f.node.end_byte)
-            for decl in self.declarators(d):
-                v = self.make_var(d, decl, d.child_by_field_name("type"), scope, f)
+                scope = (start, scope_node.end_byte if scope_node is not None else f.node.end_byte)
+            type_node = d.child_by_field_name("type")
+            for decl in d.children_by_field_name("declarator"):
+                v = self.make_var(d, decl, type_node, scope, f)
                 if v is not None:
                     f.vars.append(v)
 
@@ -1015,7 +1029,17 @@ class _Builder:
 
     def _declared_var(self, f, declarator: ts.Node) -> Var | None:
         nm, _, _ = self.unwrap_declarator(declarator)
-        return next((v for v in f.vars if v.node == nm), None) if nm is not None else None
+        if nm is None:
+            return None
+        # the first of f's locals declared at ``nm``: by node id (one tree), from a map made per
+        # function at its first loop (the locals are all collected by then), not a scan per loop
+        maps = self.__dict__.setdefault("_vars_by_node", {})
+        by_node = maps.get(id(f))
+        if by_node is None:
+            by_node = maps[id(f)] = {}
+            for v in f.vars:
+                by_node.setdefault(v.node.id, v)
+        return by_node.get(nm.id)
 
     def _update_of(self, update: ts.Node, var: Var) -> ts.Node | None:
         """The part of a comma-separated loop update (``++ldg, col += C``) that steps ``var``; None
@@ -1179,8 +1203,12 @@ class _Builder:
             if space is None:
                 continue
             f.accesses.append(Access(node, base, space, node.id in written, _index_of(node)))
+        text = m.source.data  # (what ``self.text`` reads)
         for node in m.nodes("field"):
-            f = m.function_at(node.start_byte)
+            s, e = node.start_byte, node.end_byte
+            if e - s <= 4096 and text.find(b"->", s, e) < 0:
+                continue  # `a.b`: no `->` in its text (a long node is not searched: nested ones would be quadratic)
+            f = m.function_at(s)
             if f is None:
                 continue
             op = node.child_by_field_name("operator")
