@@ -1555,12 +1555,23 @@ def _compute_reductions(model: "FileModel", f: Function) -> dict[Var, ts.Node]:
     writes = _writes(model, f)
     for v, _, stmt, _ in writes:
         by_var.setdefault(id(v), []).append((stmt.start_byte, (id(v), stmt.id)))
+    # The walk of a right side reaches the same nodes every round until it finds a reduction (only
+    # what the variables it reads hold changes): a write whose walk found none and reached no variable
+    # now holding one finds none again, and is not walked again.
+    reached: dict[int, set[Var]] = {}  # write index -> the variables its last walk reached
+    selves: dict[int, Var | None] = {}
     for _ in range(8):
         changed = False
-        for v, rhs, stmt, combines in writes:
+        for i, (v, rhs, stmt, combines) in enumerate(writes):
             if (id(v), stmt.id) in origins:
                 continue
-            origin = _reduction_in(model, f, rhs, reduced, v if combines or mentions(model, rhs, v) else None)
+            seen = reached.get(i)
+            if seen is not None and not any(x in reduced for x in seen):
+                continue
+            if i not in selves:
+                selves[i] = v if combines or mentions(model, rhs, v) else None
+            seen = reached[i] = set()
+            origin = _reduction_in(model, f, rhs, reduced, selves[i], seen)
             if origin is not None:
                 origins[(id(v), stmt.id)] = origin
                 reduced.setdefault(v, origin)
@@ -1586,9 +1597,10 @@ def _reduction_of_use(model: "FileModel", v: Var, use: ts.Node, reduced: dict[Va
 
 
 def _reduction_in(model: "FileModel", f: Function, expr: ts.Node, reduced: dict[Var, ts.Node],
-                  self_var: Var | None) -> ts.Node | None:
+                  self_var: Var | None, reached: set[Var] | None = None) -> ts.Node | None:
     """The reduction a value computed by ``expr`` carries, if any. A shuffle counts as one when the
-    value it shuffles is ``self_var`` (the tree ``v += shuffle_down(v, o)``)."""
+    value it shuffles is ``self_var`` (the tree ``v += shuffle_down(v, o)``). ``reached``, when
+    given, collects the variables the walk reads (the nodes it visits do not depend on ``reduced``)."""
     lang = model.language
     stack = [expr]
     while stack:
@@ -1596,6 +1608,8 @@ def _reduction_in(model: "FileModel", f: Function, expr: ts.Node, reduced: dict[
         t = n.type
         if t == "identifier":
             v = model.resolve(n)
+            if v is not None and reached is not None:
+                reached.add(v)
             if v is not None and v in reduced:
                 origin = _reduction_of_use(model, v, n, reduced)
                 if origin is not None:
@@ -1650,20 +1664,26 @@ def spans_several_simd_groups(model: "FileModel", f: Function, width: int) -> bo
     if f.body is None:
         return False
     shift = width.bit_length() - 1
-    stack = [f.body]
-    while stack:
-        n = stack.pop()
-        if n.type == "identifier" and model.text(n) in ("gl_SubgroupID", "gl_NumSubgroups") and model.resolve(n) is None:
-            return True
-        if n.type == "binary_expression":
-            op = model.text(n.child_by_field_name("operator"))
-            left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
-            if op in ("/", ">>") and left is not None and right is not None:
-                rv = model.const_value(right)
-                if ((op == "/" and (rv == width or model.text(right) == "warpSize")) or (op == ">>" and rv == shift)) \
-                        and B.LOCAL in model.deps(left):  # (last: it needs the dependence fixpoint)
-                    return True
-        stack.extend(n.named_children)
+    body = f.body
+    start, end = body.start_byte, body.end_byte
+    data = model.source.data
+    # (found from the text and the model's captures, not by a walk of every node of the body)
+    for name in (b"gl_SubgroupID", b"gl_NumSubgroups"):
+        pos = data.find(name, start, end)
+        while pos >= 0:
+            n = body.descendant_for_byte_range(pos, pos + len(name))
+            if n is not None and n.type == "identifier" and n.start_byte == pos and n.end_byte == pos + len(name) \
+                    and model.resolve(n) is None:
+                return True
+            pos = data.find(name, pos + 1, end)
+    for n in nodes_in(model, "binary", start, end):
+        op = model.text(n.child_by_field_name("operator"))
+        left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
+        if op in ("/", ">>") and left is not None and right is not None:
+            rv = model.const_value(right)
+            if ((op == "/" and (rv == width or model.text(right) == "warpSize")) or (op == ">>" and rv == shift)) \
+                    and B.LOCAL in model.deps(left):  # (last: it needs the dependence fixpoint)
+                return True
     return False
 
 
