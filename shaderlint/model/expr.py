@@ -38,6 +38,7 @@ MAX_EXPR_DEPTH = 200
 _SHAPE_QUERIES = frozenset({"size", "shape", "rank", "depth", "cosize"})
 _SWIZZLE = re.compile(r"^(?:[xyzw]{1,4}|[rgba]{1,4}|[stpq]{1,4})$")
 _NOT_CONST = object()
+_UNRESOLVED = object()  # (not in the resolve cache yet)
 
 
 _TYPE_WORDS = re.compile(r"\b(const|volatile|struct|metal|thread|device|constant)\b")
@@ -136,10 +137,9 @@ class ExprAnalysis:
     def resolve(self: "FileModel", ident: ts.Node) -> Var | None:
         """The variable an identifier refers to (innermost visible declaration), or None."""
         key = ident.id
-        try:
-            return self._resolve_cache[key]  # (one lookup where a hit is the common case)
-        except KeyError:
-            pass
+        got = self._resolve_cache.get(key, _UNRESOLVED)
+        if got is not _UNRESOLVED:
+            return got  # (one lookup; a miss raises no exception)
         name = self.text(ident) if ident.type != "qualified_identifier" else self.text(ident).split("::")[-1]
         best: Var | None = None
         found = self._vars_by_name.get(name)
