@@ -91,11 +91,11 @@ class SplitStructLoad(Rule):
             memory = {a.node.id: a for a in f.accesses if a.space in spaces}
             reads: dict[tuple, list] = {}
             for fe in nodes_in(model, "field", f.body.start_byte, f.body.end_byte):
-                if is_store(fe):
-                    continue
                 key, struct = _element(model, fe, memory)
+                if key is None or struct is None:
+                    continue
                 fld = fe.child_by_field_name("field")
-                if key is None or fld is None or struct is None:
+                if fld is None or is_store(fe):  # (asked last: ``Node.parent`` costs time proportional to the depth)
                     continue
                 reads.setdefault(key, []).append((fe, model.text(fld), struct))
             for key, items in reads.items():
