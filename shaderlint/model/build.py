@@ -1791,6 +1791,7 @@ def _exit_guards(m: FileModel, stmt: ts.Node, brk: bool, cont: bool) -> list[ts.
         return cache[key]
     out: list[ts.Node] = []
     seen: set[int] = set()
+    data = m.source.data
     stack: list[tuple[ts.Node, tuple[ts.Node, ...], bool, bool]] = [(stmt, (), brk, cont)]
     while stack:
         n, guards, b, c = stack.pop()
@@ -1803,18 +1804,25 @@ def _exit_guards(m: FileModel, stmt: ts.Node, brk: bool, cont: bool) -> list[ts.
             continue
         if t in ("function_definition", "lambda_expression", "break_statement", "continue_statement"):
             continue
-        cond = n.child_by_field_name("condition") if t in (
-            "if_statement", "switch_statement", "conditional_expression") + _LOOP_TYPES else None
+        cond = n.child_by_field_name("condition") if t in _GUARDING else None
+        init = n.child_by_field_name("initializer") if cond is not None else None
         nb, nc = b, c
         if t in _LOOP_TYPES:
             nb = nc = False  # break/continue inside a nested loop stay there; returns still leave
         elif t == "switch_statement":
             nb = False
         for ch in n.named_children:
-            g = guards + (cond,) if cond is not None and ch != cond and ch != n.child_by_field_name("initializer") else guards
+            s, e = ch.start_byte, ch.end_byte
+            if data.find(b"return", s, e) < 0 and not (nb and data.find(b"break", s, e) >= 0) \
+                    and not (nc and data.find(b"continue", s, e) >= 0):
+                continue  # no exit statement in its text (as for ``stmt`` above): nothing to walk
+            g = guards + (cond,) if cond is not None and ch != cond and ch != init else guards
             stack.append((ch, g, nb, nc))
     cache[key] = out
     return out
+
+
+_GUARDING = ("if_statement", "switch_statement", "conditional_expression") + _LOOP_TYPES
 
 
 def _in_loop(node: ts.Node, stop: ts.Node | None) -> bool:

@@ -355,17 +355,29 @@ class ExprAnalysis:
 
     def callee_name(self: "FileModel", call: ts.Node) -> str:
         """The called function's name (``f``, ``ns::f`` -> ``f``, ``f<T>``, ``obj.f``); memoized per node."""
-        return _memo(self, "_callee_cache", call, self._callee_name)
+        cache = self.__dict__.get("_callee_cache")
+        if cache is None:
+            cache = self._callee_cache = {}
+        got = cache.get(call.id)
+        if got is None:
+            got = cache[call.id] = self._callee_name(call)
+        return got
 
     def _callee_name(self: "FileModel", call: ts.Node) -> str:
         fn = call.child_by_field_name("function")
         if fn is None:
             return ""
-        while fn.type == "qualified_identifier" and fn.child_by_field_name("name") is not None:
-            fn = fn.child_by_field_name("name")  # `ns::f<T>`: f (not `T>`)
-        if fn.type == "template_function":
+        t = fn.type
+        while t == "qualified_identifier":
+            name = fn.child_by_field_name("name")
+            if name is None:
+                break
+            fn = name  # `ns::f<T>`: f (not `T>`)
+            t = fn.type
+        if t == "template_function":
             fn = fn.child_by_field_name("name") or fn
-        if fn.type == "field_expression":
+            t = fn.type
+        if t == "field_expression":
             f = fn.child_by_field_name("field")
             return self.text(f) if f is not None else ""
         return self.text(fn).split("::")[-1]
