@@ -703,6 +703,7 @@ class Walker:
             self.notes.append("kernel too large to walk completely; the estimate covers its first part")
         if self.packed:
             self.pack_pairs()
+        self._walked = True  # (the values' intervals are final: ``peak`` keeps their sums)
         return WalkResult(self.peak(), {}, {}, self.notes, self.inlined, complete, list(self.unseen))
 
     def pack_pairs(self) -> None:
@@ -1781,43 +1782,56 @@ class Walker:
         return 0.0
 
     def ev_field(self, n: ts.Node) -> tuple[float, float]:
-        arg = n.child_by_field_name("argument")
-        fld = n.child_by_field_name("field")
-        op = n.child_by_field_name("operator")
+        parts = self._syntax.get(("field", n.id))  # (the expression's syntax: the same at every walk of it)
+        if parts is None:
+            parts = self._syntax[("field", n.id)] = self._field_parts(n)
+        arg, a, fld, arrow, fname, indexed = parts
         if arg is None or fld is None:
             return 0.0, 0.0
-        a = unparen(arg)
         if a.type == "identifier" and self.m.resolve(a) is None:
             name = self.m.text(a)
             if name in _FREE_BUILTINS:
                 return 0.0, 0.0
             if self.scalar_file and name.startswith("gl_") and (
-                    name not in DIVERGENT_BUILTINS or uniform_component(self.m, name, self.m.text(fld))):
+                    name not in DIVERGENT_BUILTINS or uniform_component(self.m, name, fname)):
                 return 0.0, 0.0  # gl_WorkGroupID, gl_NumSubgroups, gl_GlobalInvocationID.y of a 1-high group: SGPRs
             if name in ("threadIdx", "blockIdx") or name.startswith("gl_"):
-                self.use(("b", name + "." + self.m.text(fld)), self.unit / 32 if name.startswith("gl_") else 1.0,
+                self.use(("b", name + "." + fname), self.unit / 32 if name.startswith("gl_") else 1.0,
                          invariant=True)
             return 0.0, 0.0
-        if op is not None and self.m.text(op) == "->":
+        if arrow:
             return self.memory(n, a, [], write=False)
         if a.type == "identifier":
             v = self.m.resolve(a)
             if v is not None and self.is_register_var(v):
-                self.use_var(v, self.pick(self.var_table(v), self.m.text(fld)))
+                self.use_var(v, self.pick(self.var_table(v), fname))
                 return 0.0, 0.0
         if a.type == "subscript_expression":
-            up = n.parent
-            if up is not None and up.type == "subscript_expression" \
-                    and up.child_by_field_name("argument") == n:
+            if indexed:
                 # `data_a[ib].qs[j]` (GLSL), `x[b].qs[j]` (CUDA): an array member indexed further, its
                 # address only (one load, not two)
-                return self.access(a, write=False, address_only=True, field=self.m.text(fld))
-            return self.access(a, write=False, field=self.m.text(fld))
+                return self.access(a, write=False, address_only=True, field=fname)
+            return self.access(a, write=False, field=fname)
         p, w = self.ev(arg)
         if w:
             res = self.wt(n)
             return max(p, res), res
         return p, 0.0
+
+    def _field_parts(self, n: ts.Node) -> tuple:
+        """(argument, argument unparenthesized, field node, ``->``, field name, indexed further: the
+        argument of a subscript) of the field expression ``n`` (memoized per model by ``ev_field``)."""
+        arg = n.child_by_field_name("argument")
+        fld = n.child_by_field_name("field")
+        op = n.child_by_field_name("operator")
+        if arg is None or fld is None:
+            return arg, None, fld, False, "", False
+        a = unparen(arg)
+        indexed = False
+        if a.type == "subscript_expression":
+            up = n.parent
+            indexed = up is not None and up.type == "subscript_expression" and up.child_by_field_name("argument") == n
+        return arg, a, fld, op is not None and self.m.text(op) == "->", self.m.text(fld), indexed
 
     def ev_binary(self, n: ts.Node) -> tuple[float, float]:
         try:  # (binary_parts' memo read in place: the walk's most frequent expression)
@@ -2780,7 +2794,14 @@ class Walker:
         if bv is None and base.type == "field_expression" and self.lang == "cuda":
             bv = self.array_member(base)  # `yv.v[j]`: element j of an array in a struct (``array_struct``)
             base = base.child_by_field_name("argument") if bv is not None else base
-        tgt = self.array_of(bv) if bv is not None else None
+        if bv is not None:
+            private = None if bv.is_param else self._private_array.get(id(bv))
+            if private is None:
+                tgt = self.array_of(bv)
+            else:  # (array_of's answer from its memo, read in place)
+                tgt = (self.frames[-1].id, bv) if private else None
+        else:
+            tgt = None
         if tgt is None and bv is not None and self.ptr_alias:
             tgt = self.ptr_alias.get(id(bv))
         rp, rw = rhs if rhs else (0.0, 0.0)
@@ -3006,14 +3027,22 @@ class Walker:
         """The most registers live at once; ``hoisted=False``: without the loads of further loop
         iterations in flight (``hoists``), and without recording ``_here``; ``nests=True`` (with
         ``hoisted=False``): with the loads in flight of the loops unrolled at compile time only."""
-        end = max([self.pos + 2] + list(self.last.values())) + 2
-        diff = [0.0] * (end + 2)
-        for k, s in self.first.items():
-            c = self.cost[k]
-            if not c:
-                continue
-            diff[s] += c
-            diff[self.last[k] + 1] -= c
+        keys = self.__dict__.get("_key_diff")
+        if keys is None:
+            end = max([self.pos + 2] + list(self.last.values())) + 2
+            diff = [0.0] * (end + 2)
+            cost, last = self.cost, self.last
+            for k, s in self.first.items():
+                c = cost[k]
+                if not c:
+                    continue
+                diff[s] += c
+                diff[last[k] + 1] -= c
+            if self.__dict__.get("_walked"):  # (after the walk: the same sums for every peak asked)
+                self._key_diff = (end, diff)
+                diff = list(diff)
+        else:
+            end, diff = keys[0], list(keys[1])
         for s, e, amount in (self.regions + self.hoists if hoisted else
                              self.regions + self.nest_hoists if nests else self.regions):
             diff[max(0, s)] += amount
@@ -3030,9 +3059,9 @@ class Walker:
         if hoisted and self.fills:
             level = self.fill_level()
             for s, e in self.fills:
-                for p in range(max(0, s), min(end, e) + 1):
-                    if out[p] < level:
-                        out[p] = level
+                a, b = max(0, s), min(end, e) + 1
+                if a < b:  # (each position below the level raised to it, in one pass over the span)
+                    out[a:b] = [level if x < level else x for x in out[a:b]]
         return max(0.0, max(out))
 
     def fill_level(self) -> float:
