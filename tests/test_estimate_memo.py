@@ -286,3 +286,40 @@ def test_a_headers_names_are_every_name_followed_by_a_call_or_template_bracket(t
     names = headers._names(str(path))
     assert names == {b"foo", b"bar", b"baz", b"q_r2", b"abc_def", b"P", b"tail", b"cd", b"x1f", b"h"}
     assert names == frozenset(re.findall(rb"([A-Za-z_]\w*)\s*[(<]", text.encode()))  # the plain search's
+
+
+def test_a_named_cast_parses_no_header(tmp_path, monkeypatch):
+    """``static_cast<T>(x)``, ``reinterpret_cast<T*>(p)``: C++ keywords, never a helper of a header. A
+    header whose text follows them with ``<`` (so that ``headers._names`` lists them) is not parsed to
+    look for one; a helper the kernel does call still is, and the estimate is the same."""
+    from shaderlint.estimate import headers
+
+    (tmp_path / "casts.cuh").write_text(
+        "#pragma once\n__device__ inline float* as_f(void* p) { return reinterpret_cast<float*>(p); }\n"
+        "__device__ inline int as_i(float x) { return static_cast<int>(x); }\n")
+    (tmp_path / "helper.cuh").write_text("#pragma once\n__device__ inline float twice(float v) { return v * 2.f; }\n")
+    src = tmp_path / "k.cu"
+    code = ('#include "casts.cuh"\n#include "helper.cuh"\n'
+            "__global__ void k(void* raw, float* out) {\n"
+            "    const float* in = reinterpret_cast<const float*>(raw);\n"
+            "    out[threadIdx.x] = twice(in[threadIdx.x]) + static_cast<float>(threadIdx.x);\n}\n")
+    src.write_text(code)
+    assert b"static_cast" in headers._names(str(tmp_path / "casts.cuh"))
+    loaded: list[str] = []
+    load = headers._load
+
+    def counting(path, model):
+        loaded.append(path.rsplit("/", 1)[-1])
+        return load(path, model)
+
+    monkeypatch.setattr(headers, "_load", counting)
+    headers._MODELS.clear()
+    e = estimate(code, path=str(src))
+    assert loaded == ["helper.cuh"], loaded  # the helper's header only, for `twice`
+    assert any(n.startswith("inlined: ") and "twice" in n for n in e.notes), e.notes
+    monkeypatch.setattr(headers, "_CXX_KEYWORDS", frozenset())  # as before: the casts parse casts.cuh
+    loaded.clear()
+    headers._MODELS.clear()
+    before = estimate(code, path=str(src))
+    assert "casts.cuh" in loaded, loaded
+    assert (before.registers_exact, before.notes) == (e.registers_exact, e.notes)

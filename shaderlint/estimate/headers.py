@@ -217,6 +217,15 @@ def _lookup(model, name: str) -> list:
     return got
 
 
+#: C++ keywords written like calls (``static_cast<T>(x)``, ``sizeof(x)``): the walk asks for a helper
+#: of the name, and the headers whose text has the name followed by ``<`` or ``(`` would be parsed to
+#: find none.
+_CXX_KEYWORDS = frozenset({
+    "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast", "sizeof", "alignof", "decltype",
+    "typeid", "noexcept", "static_assert", "alignas",
+})
+
+
 def header_function(model, name: str, nargs: int, arg_types=None):
     """(header model, function) for a call of ``name`` with ``nargs`` arguments that the file's
     headers define once (with that many parameters, or as the only function of the name), or
@@ -224,8 +233,8 @@ def header_function(model, name: str, nargs: int, arg_types=None):
     types (``arg_types``: a callable giving the arguments' types, asked only then: llama.cpp's
     ``warp_reduce_sum(float)`` against its ``int``, ``float2`` and ``half2`` overloads); None
     otherwise."""
-    if not name or not name.isidentifier():
-        return None
+    if not name or not name.isidentifier() or (name in _CXX_KEYWORDS and model.language == "cuda"):
+        return None  # (a C++ keyword names no function: no header is parsed to look for one)
     cands = _lookup(model, name)
     if not cands:
         return None

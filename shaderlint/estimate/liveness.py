@@ -703,6 +703,7 @@ class Walker:
             self.notes.append("kernel too large to walk completely; the estimate covers its first part")
         if self.packed:
             self.pack_pairs()
+        self._walked = True  # (the values' intervals are final: ``peak`` keeps their sums)
         return WalkResult(self.peak(), {}, {}, self.notes, self.inlined, complete, list(self.unseen))
 
     def pack_pairs(self) -> None:
@@ -733,7 +734,13 @@ class Walker:
         t = n.type
         # (the most frequent kinds tested first)
         if t == "expression_statement":
-            staging = self.lang == "cuda" and self.staging(n)
+            if self.lang == "cuda":
+                try:  # (staging's memo read in place)
+                    staging = self.m._staging[n.id]
+                except (AttributeError, KeyError):
+                    staging = self.staging(n)
+            else:
+                staging = False
             if not staging and self.staged and not self.has_barrier(n):  # (loads move above a barrier)
                 self.end_staging()
             kids = self._syntax.get(("kids", n.id))  # (the same nodes at every walk of the statement)
@@ -754,10 +761,17 @@ class Walker:
             kids = self._syntax.get(("kids", n.id))  # (the same nodes at every walk of the statement)
             if kids is None:
                 kids = self._syntax[("kids", n.id)] = n.named_children
+            spans = self._open_spans
             for c in kids:
                 if t == "case_statement" and c == n.child_by_field_name("value") or c.id in self.consumed:
                     continue
-                self.stmt(c)
+                mark = len(spans)  # (stmt(), inlined)
+                self._stmt(c)
+                if len(spans) > mark:
+                    end = self.pos + 1
+                    for span in spans[mark:]:
+                        span[1] = end
+                    del spans[mark:]
         elif t == "declaration":
             self.declaration(n)
         elif t == "if_statement":
@@ -1631,7 +1645,10 @@ class Walker:
                     return 0.0, 0.0
             return self.assign_to(arg, None, compound=True)
         if t == "assignment_expression":
-            op, opn, left, right = binary_parts(self.m, n)  # (the same fields as a binary expression's)
+            try:  # (binary_parts' memo read in place; the same fields as a binary expression's)
+                op, opn, left, right = self.m._binary_parts[n.id]
+            except (AttributeError, KeyError):
+                op, opn, left, right = binary_parts(self.m, n)
             if opn is None:
                 op = self.m.text(opn)
             return self.assign_to(left, right, compound=op != "=", op=op)
@@ -1662,7 +1679,10 @@ class Walker:
         return self.ev_seq([c for c in n.named_children if c.type != "comment"])
 
     def ev_ident(self, n: ts.Node) -> tuple[float, float]:
-        v = self.m.resolve(n)
+        try:  # (resolve's memo read in place)
+            v = self.m._resolve_cache[n.id]
+        except KeyError:
+            v = self.m.resolve(n)
         if v is None:
             name = self.m.text(n)
             if self.lambda_depth:
@@ -1674,14 +1694,15 @@ class Walker:
                     and not (self.scalar_file and name not in DIVERGENT_BUILTINS):
                 self.use(("b", name), self.type_cost(self.m.type_of(n)), invariant=True)
             return 0.0, 0.0
-        if id(v) in self.env:
+        vid = id(v)
+        if vid in self.env:
             return 0.0, 0.0
-        if self.ptr_alias and id(v) in self.ptr_alias:  # a pointer into a private array: its elements
-            self.touch_array(self.ptr_alias[id(v)][1], None)
+        if self.ptr_alias and vid in self.ptr_alias:  # a pointer into a private array: its elements
+            self.touch_array(self.ptr_alias[vid][1], None)
             return 0.0, 0.0
-        kind = self._ident_kind.get(id(v))
+        kind = self._ident_kind.get(vid)
         if kind is None:
-            kind = self._ident_kind[id(v)] = self.ident_kind(v)
+            kind = self._ident_kind[vid] = self.ident_kind(v)
         if kind == 0:
             return 0.0, 0.0
         if kind == 1:
@@ -1699,7 +1720,7 @@ class Walker:
             val = evaluate(self.m, n, self.env)
             if val is not None:
                 return 0.0, 0.0
-        shape = self._var_shape.get(id(v)) or self.shape(v)  # (use_var with the key found above)
+        shape = self._var_shape.get(vid) or self.shape(v)  # (use_var with the key found above)
         if shape[1] is None:
             self.use(k, shape[0])
         else:
@@ -1761,43 +1782,56 @@ class Walker:
         return 0.0
 
     def ev_field(self, n: ts.Node) -> tuple[float, float]:
-        arg = n.child_by_field_name("argument")
-        fld = n.child_by_field_name("field")
-        op = n.child_by_field_name("operator")
+        parts = self._syntax.get(("field", n.id))  # (the expression's syntax: the same at every walk of it)
+        if parts is None:
+            parts = self._syntax[("field", n.id)] = self._field_parts(n)
+        arg, a, fld, arrow, fname, indexed = parts
         if arg is None or fld is None:
             return 0.0, 0.0
-        a = unparen(arg)
         if a.type == "identifier" and self.m.resolve(a) is None:
             name = self.m.text(a)
             if name in _FREE_BUILTINS:
                 return 0.0, 0.0
             if self.scalar_file and name.startswith("gl_") and (
-                    name not in DIVERGENT_BUILTINS or uniform_component(self.m, name, self.m.text(fld))):
+                    name not in DIVERGENT_BUILTINS or uniform_component(self.m, name, fname)):
                 return 0.0, 0.0  # gl_WorkGroupID, gl_NumSubgroups, gl_GlobalInvocationID.y of a 1-high group: SGPRs
             if name in ("threadIdx", "blockIdx") or name.startswith("gl_"):
-                self.use(("b", name + "." + self.m.text(fld)), self.unit / 32 if name.startswith("gl_") else 1.0,
+                self.use(("b", name + "." + fname), self.unit / 32 if name.startswith("gl_") else 1.0,
                          invariant=True)
             return 0.0, 0.0
-        if op is not None and self.m.text(op) == "->":
+        if arrow:
             return self.memory(n, a, [], write=False)
         if a.type == "identifier":
             v = self.m.resolve(a)
             if v is not None and self.is_register_var(v):
-                self.use_var(v, self.pick(self.var_table(v), self.m.text(fld)))
+                self.use_var(v, self.pick(self.var_table(v), fname))
                 return 0.0, 0.0
         if a.type == "subscript_expression":
-            up = n.parent
-            if up is not None and up.type == "subscript_expression" \
-                    and up.child_by_field_name("argument") == n:
+            if indexed:
                 # `data_a[ib].qs[j]` (GLSL), `x[b].qs[j]` (CUDA): an array member indexed further, its
                 # address only (one load, not two)
-                return self.access(a, write=False, address_only=True, field=self.m.text(fld))
-            return self.access(a, write=False, field=self.m.text(fld))
+                return self.access(a, write=False, address_only=True, field=fname)
+            return self.access(a, write=False, field=fname)
         p, w = self.ev(arg)
         if w:
             res = self.wt(n)
             return max(p, res), res
         return p, 0.0
+
+    def _field_parts(self, n: ts.Node) -> tuple:
+        """(argument, argument unparenthesized, field node, ``->``, field name, indexed further: the
+        argument of a subscript) of the field expression ``n`` (memoized per model by ``ev_field``)."""
+        arg = n.child_by_field_name("argument")
+        fld = n.child_by_field_name("field")
+        op = n.child_by_field_name("operator")
+        if arg is None or fld is None:
+            return arg, None, fld, False, "", False
+        a = unparen(arg)
+        indexed = False
+        if a.type == "subscript_expression":
+            up = n.parent
+            indexed = up is not None and up.type == "subscript_expression" and up.child_by_field_name("argument") == n
+        return arg, a, fld, op is not None and self.m.text(op) == "->", self.m.text(fld), indexed
 
     def ev_binary(self, n: ts.Node) -> tuple[float, float]:
         try:  # (binary_parts' memo read in place: the walk's most frequent expression)
@@ -1806,10 +1840,21 @@ class Walker:
             op, opn, left, right = binary_parts(self.m, n)
         pa, wa = self.ev(left)
         pb, wb = self.ev(right)
-        peak = min(max(pa, wa + pb), max(pb, wb + pa))
+        # min(max(pa, wa + pb), max(pb, wb + pa)) without the builtins' calls: max(a, b) is
+        # ``b if b > a else a`` and min(a, b) ``b if b < a else a`` (the first argument on ties)
+        x = wa + pb
+        first = x if x > pa else pa
+        x = wb + pa
+        second = x if x > pb else pb
+        peak = second if second < first else first
         res = self._wt.get(n.id)
         if res is None:
             res = self.wt(n)
+        if not (op in ("/", "%") and right is not None):  # (no division: max(peak, wa + wb, res), inlined)
+            x = wa + wb
+            if x > peak:
+                peak = x
+            return (res if res > peak else peak) + 0.0, res
         extra = 0.0
         if op in ("/", "%") and right is not None and (opn is None or self.costly_division(opn)):
             lt = self.m.type_of(left) if left is not None else UNKNOWN
@@ -2556,7 +2601,8 @@ class Walker:
     def assign_to(self, left: ts.Node | None, right: ts.Node | None, compound: bool, op: str = "=") -> tuple[float, float]:
         if left is None:
             return self.ev(right)
-        left = unparen(left)
+        if left.type == "parenthesized_expression":
+            left = unparen(left)
         pr, wr = self.ev(right) if right is not None else (0.0, 0.0)
         extra = 0.0
         if op in ("/=", "%=") and right is not None and evaluate(self.m, right, self.env) is None:
@@ -2566,7 +2612,10 @@ class Walker:
                 if lt.is_integer and rt.is_integer:
                     extra = self.c.int_div
         if left.type == "identifier":
-            v = self.m.resolve(left)
+            try:  # (resolve's memo read in place)
+                v = self.m._resolve_cache[left.id]
+            except KeyError:
+                v = self.m.resolve(left)
             if v is None or v.template_param:
                 return pr + extra, 0.0
             register = self.is_register_var(v)  # (nothing below changes it before it is read again)
@@ -2745,7 +2794,14 @@ class Walker:
         if bv is None and base.type == "field_expression" and self.lang == "cuda":
             bv = self.array_member(base)  # `yv.v[j]`: element j of an array in a struct (``array_struct``)
             base = base.child_by_field_name("argument") if bv is not None else base
-        tgt = self.array_of(bv) if bv is not None else None
+        if bv is not None:
+            private = None if bv.is_param else self._private_array.get(id(bv))
+            if private is None:
+                tgt = self.array_of(bv)
+            else:  # (array_of's answer from its memo, read in place)
+                tgt = (self.frames[-1].id, bv) if private else None
+        else:
+            tgt = None
         if tgt is None and bv is not None and self.ptr_alias:
             tgt = self.ptr_alias.get(id(bv))
         rp, rw = rhs if rhs else (0.0, 0.0)
@@ -2772,9 +2828,14 @@ class Walker:
                     return 0.0, 0.0
             return self.memory(n, base, idx, write, rhs, compound=compound, address_only=address_only)
         frame_id, v = tgt[:2]
-        inf = self.info(v)
+        vid = id(v)
+        inf = self._info.get(vid) or self.info(v)
         m, env = self.m, self.env
-        vals = [_evaluate_memo(m, i, env) if i is not None else None for i in idx]
+        if len(idx) == 1:  # (the one index of most accesses)
+            i = idx[0]
+            vals = [_evaluate_memo(m, i, env) if i is not None else None]
+        else:
+            vals = [_evaluate_memo(m, i, env) if i is not None else None for i in idx]
         if len(tgt) == 3 and vals and isinstance(vals[0], int):
             vals[0] += tgt[2]  # through a pointer into the array
         if self.lambda_depth and None in vals:
@@ -2784,24 +2845,27 @@ class Walker:
             idx_peak, idx_w = self.ev_seq([i for i, x in zip(idx, vals) if i is not None and x is None])
         else:  # (every index constant: nothing to evaluate)
             idx_peak = idx_w = 0.0
-        el, table = self.shape(v)[2:]
+        el, table = (self._var_shape.get(vid) or self.shape(v))[2:]
         if field is not None and table is not None and not dynamic:
             el = sum(table[c] for c in (self.pick(table, field) or table))
-        if not self.in_registers(v) or (dynamic and id(v) not in self.promote and not self.indexed_in_registers(v)):
+        in_registers = self._in_registers.get(vid)  # (in_registers' memo read in place)
+        if in_registers is None:
+            in_registers = self.in_registers(v)
+        if not in_registers or (dynamic and vid not in self.promote and not self.indexed_in_registers(v)):
             if dynamic:
                 self.mark_dynamic(v)
             peak = max(idx_peak, idx_w + 1.0)
             if write:
                 return max(peak, rp + 1.0 + idx_w, rw + 1.0), 0.0
             return max(peak, el), el
-        self.arrays[id(v)] = v
+        self.arrays[vid] = v
         if write and compound and self.unit == 32 and self.lang == "cuda" and inf.elem.kind == "float" \
                 and inf.elem.bits == 16 and inf.elem.width == 1 and table is None:
-            self.packed.add(id(v))  # `buf[j] += r[j]`, `buf[j] *= g` in half: pairs (pack_pairs)
-        elif not write and id(v) not in self.packed and self.unit == 32 and self.lang == "cuda" \
+            self.packed.add(vid)  # `buf[j] += r[j]`, `buf[j] *= g` in half: pairs (pack_pairs)
+        elif not write and vid not in self.packed and self.unit == 32 and self.lang == "cuda" \
                 and inf.elem.kind == "float" and inf.elem.bits == 16 and inf.elem.width == 1 and table is None \
                 and self.half_operand(n):
-            self.packed.add(id(v))  # `a[k] * q[k] + b[k] * p[k]` in half: pairs too (pack_pairs)
+            self.packed.add(vid)  # `a[k] * q[k] + b[k] * p[k]` in half: pairs too (pack_pairs)
         if dynamic:
             elems = self.element_indices(inf.dims, ())
         else:
@@ -2810,7 +2874,6 @@ class Walker:
             # (every dimension indexed: the one element, as element_indices would list it)
             elems = (prefix,) if len(vals) >= nd else self.element_indices(inf.dims, prefix)
         comps = self.pick(table, field) if field is not None else None
-        vid = id(v)
         if table is None:  # (one key per element: use_keys and def_keys, inlined)
             use, define = self.use, self.define
             if write and not compound:
@@ -2964,14 +3027,22 @@ class Walker:
         """The most registers live at once; ``hoisted=False``: without the loads of further loop
         iterations in flight (``hoists``), and without recording ``_here``; ``nests=True`` (with
         ``hoisted=False``): with the loads in flight of the loops unrolled at compile time only."""
-        end = max([self.pos + 2] + list(self.last.values())) + 2
-        diff = [0.0] * (end + 2)
-        for k, s in self.first.items():
-            c = self.cost[k]
-            if not c:
-                continue
-            diff[s] += c
-            diff[self.last[k] + 1] -= c
+        keys = self.__dict__.get("_key_diff")
+        if keys is None:
+            end = max([self.pos + 2] + list(self.last.values())) + 2
+            diff = [0.0] * (end + 2)
+            cost, last = self.cost, self.last
+            for k, s in self.first.items():
+                c = cost[k]
+                if not c:
+                    continue
+                diff[s] += c
+                diff[last[k] + 1] -= c
+            if self.__dict__.get("_walked"):  # (after the walk: the same sums for every peak asked)
+                self._key_diff = (end, diff)
+                diff = list(diff)
+        else:
+            end, diff = keys[0], list(keys[1])
         for s, e, amount in (self.regions + self.hoists if hoisted else
                              self.regions + self.nest_hoists if nests else self.regions):
             diff[max(0, s)] += amount
@@ -2988,9 +3059,9 @@ class Walker:
         if hoisted and self.fills:
             level = self.fill_level()
             for s, e in self.fills:
-                for p in range(max(0, s), min(end, e) + 1):
-                    if out[p] < level:
-                        out[p] = level
+                a, b = max(0, s), min(end, e) + 1
+                if a < b:  # (each position below the level raised to it, in one pass over the span)
+                    out[a:b] = [level if x < level else x for x in out[a:b]]
         return max(0.0, max(out))
 
     def fill_level(self) -> float:
