@@ -651,7 +651,7 @@ def mask_statement_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out: list[Mask] = []
     values = None
-    for m in scan_code(source, _STATEMENT_PREFIX_MACRO):
+    for m in code_matches_at(source, _STATEMENT_PREFIX_MACRO, source.caps_word_starts):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
             continue
@@ -741,7 +741,7 @@ def mask_parameter_qualifier_macros(source: Source, buf: bytearray) -> list[Mask
             return False  # inside a longer word
         return _prev_code_byte(source, buf, s)[0] in (b"(", b",")
 
-    return _blank_qualifier_macros(source, buf, _PARAMETER_QUALIFIER_MACRO, opens_parameter)
+    return _blank_qualifier_macros(source, buf, _PARAMETER_QUALIFIER_MACRO, opens_parameter, source.caps_word_starts)
 
 
 def mask_pointer_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
@@ -752,13 +752,15 @@ def mask_pointer_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
     return _blank_qualifier_macros(source, buf, _POINTER_QUALIFIER_MACRO, lambda s: True)
 
 
-def _blank_qualifier_macros(source: Source, buf: bytearray, pattern: re.Pattern[bytes], accept) -> list[Mask]:
+def _blank_qualifier_macros(source: Source, buf: bytearray, pattern: re.Pattern[bytes], accept,
+                            starts: list[int] | None = None) -> list[Mask]:
     """Blank group 1 of ``pattern``'s matches in code where ``accept(start)``, not yet masked, not on a
-    directive line, and not a function-like macro of the file (its use would have parentheses)."""
+    directive line, and not a function-like macro of the file (its use would have parentheses).
+    ``starts``: the offsets where ``pattern`` can match (as for :func:`match_at`), if known."""
     data = source.data
     out: list[Mask] = []
     function_like = None
-    for m in scan_code(source, pattern):
+    for m in scan_code(source, pattern) if starts is None else code_matches_at(source, pattern, starts):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s) or not accept(s):
             continue
@@ -1253,6 +1255,15 @@ def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None, starts: tu
     else:
         matches = match_at(source.data, pattern, word_starts(source.data, starts))
     for m in matches:
+        if not source.in_comment_or_string(m.start()):
+            yield m
+
+
+def code_matches_at(source: Source, pattern: re.Pattern[bytes], starts: list[int]):
+    """:func:`match_at` (``pattern`` tried at ``starts`` only), the matches that start outside comments and
+    string literals. (``starts`` of a pattern opening with an upper-case name of two bytes or more, not
+    after a word byte: :attr:`Source.caps_word_starts`.)"""
+    for m in match_at(source.data, pattern, starts):
         if not source.in_comment_or_string(m.start()):
             yield m
 

@@ -71,7 +71,7 @@ import tree_sitter_cuda
 
 from shaderlint.languages.base import (
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _at_namespace_scope, _blank, _call_arguments,
-    _code_braces, _is_statement_body,
+    _code_braces, _is_statement_body, code_matches_at,
     _macro_argument_semicolons, header_macros_for,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else,
     mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, scan_code, scan_directives, word_starts)
@@ -487,12 +487,23 @@ def _qualifier_macro_starts(source: Source) -> list[int]:
     trying it cost most of its time): a match starting in one holds only upper-case words and blanks, so
     it ends before the ``*/``, and it is dropped as in a comment anyway."""
     data = source.data
-    blocks = [(s, e) for s, e, is_comment in source.lexical if is_comment and data.startswith(b"/*", s)]
-    out, pos = [], 0
-    for s, e in blocks + [(len(data), len(data))]:
-        # the code up to the next block comment (a candidate's blank cannot be the comment's `/`)
-        out.extend(m.start() for m in _QUALIFIER_MACRO_START.finditer(data, pos, s))
-        pos = e
+    # (each block comment, then one past the file's end; a candidate's blank cannot be a comment's `/`)
+    bounds = [(s, e) for s, e, is_comment in source.lexical if is_comment and data.startswith(b"/*", s)]
+    bounds.append((len(data) + 1, len(data) + 1))
+    out, end, k = [], 0, 0
+    match = _QUALIFIER_MACRO_START.match
+    block_start, block_end = bounds[0]
+    # (the match can begin only at Source.caps_word_starts)
+    for i in source.caps_word_starts:
+        while i >= block_end:
+            k += 1
+            block_start, block_end = bounds[k]
+        if i >= block_start or i < end:
+            continue  # in block comment k, or in the last match
+        m = match(data, i)
+        if m is not None:
+            out.append(i)
+            end = m.end()
     return out
 
 
@@ -1002,13 +1013,6 @@ _VARIABLE_QUALIFIER_MACRO = re.compile(
 _UPPER_WORD = re.compile(rb"[A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]*[A-Z0-9](?=[ \t\r\n)])")
 
 
-def _code_matches(source: Source, pattern: re.Pattern[bytes], starts: list[int]):
-    """Matches of ``pattern`` tried at ``starts`` only, outside comments and strings."""
-    for m in match_at(source.data, pattern, starts):
-        if not source.in_comment_or_string(m.start()):
-            yield m
-
-
 _ONE_PARAM_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([ \t]*([A-Za-z_]\w*)[ \t]*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
 
 
@@ -1054,10 +1058,10 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
     out: list[Mask] = []
     function_like = defs = None
     # every pattern but the invocation's opens with an upper-case word followed by a blank or `)`: tried there only
-    words = [w.start() for w in _UPPER_WORD.finditer(data)]
+    words = [w.start() for w in match_at(data, _UPPER_WORD, source.caps_word_starts)]
     if not words:
         return out
-    for m in _code_matches(source, _RETURN_TYPE_MACRO, words):
+    for m in code_matches_at(source, _RETURN_TYPE_MACRO, words):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
             continue
@@ -1073,7 +1077,7 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
             continue  # a type of the file (a template parameter `typename T_OUT`): the return type itself
         out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "macro", defs.get(m.group(1)) or ()))
         _blank(buf, s, e)
-    for m in _code_matches(source, _VARIABLE_QUALIFIER_MACRO, words):
+    for m in code_matches_at(source, _VARIABLE_QUALIFIER_MACRO, words):
         s, e = m.start(1), m.start(1) + len(m.group(1).rstrip())
         if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
             continue
@@ -1105,7 +1109,7 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
             continue
         out.append(Mask(s, found[2] + 1, "macro-invocation", data[s:found[2] + 1].decode("utf-8", "replace"), "prefix"))
         _blank(buf, s, found[2] + 1)
-    for m in _code_matches(source, _TRAILING_LIST_MACRO, words):
+    for m in code_matches_at(source, _TRAILING_LIST_MACRO, words):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s) or not _BEFORE_TRAILING_MACRO.search(
                 data, max(0, s - 64), s):

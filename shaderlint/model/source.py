@@ -31,6 +31,10 @@ _DIRECTIVE_START = re.compile(rb"\n[ \t]*#")
 # `(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(`, with the look-behind after the first byte, so the regex engine
 # skips to the bytes of the class instead of trying the look-behind at every byte.
 _UPPER_CALL = re.compile(rb"([A-Z_](?<![\w.>:][A-Z_])[A-Z0-9_]*)[ \t]*\(")
+# Each byte to its class: upper-case letter `A`, digit or `_` `0`, lower-case letter `a`, any other byte a space
+# (no other byte is a word byte: ``\w`` of a bytes pattern is ASCII).
+_CLASSES = bytes(0x41 if 0x41 <= c <= 0x5A else 0x30 if 0x30 <= c <= 0x39 or c == 0x5F
+                 else 0x61 if 0x61 <= c <= 0x7A else 0x20 for c in range(256))
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +83,25 @@ class Source:
         after a word byte, ``.``, ``->`` or ``::``, in order: where the front ends' macro-call patterns
         can match."""
         return [m.start() for m in _UPPER_CALL.finditer(self.data)]
+
+    @cached_property
+    def caps_word_starts(self) -> list[int]:
+        """Offsets of the upper-case letters not right after a word byte and followed by another
+        upper-case letter, a digit or ``_``, in order: where a name of two bytes or more spelled as
+        macros are (``[A-Z][A-Z0-9_]*[A-Z0-9]``, not inside a longer word) can begin. Found with
+        ``bytes.find`` in the text mapped to byte classes: a pattern opening with ``[A-Z]`` is tried by
+        the regex engine at every upper-case letter of every ``CamelCase`` name, and scanning for the
+        class alone costs several times this."""
+        classes = b" " + self.data.translate(_CLASSES)  # (the space: the file's start is no word byte)
+        find = classes.find
+        out = []
+        for pair in (b" AA", b" A0"):  # (`i` in ``classes`` is the offset of the letter in the file)
+            i = find(pair)
+            while i >= 0:
+                out.append(i)
+                i = find(pair, i + 2)
+        out.sort()
+        return out
 
     @cached_property
     def comments(self) -> list[Comment]:
