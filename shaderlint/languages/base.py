@@ -749,7 +749,21 @@ def mask_pointer_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
     (`#define RESTRICT __restrict__`: the qualifier changes nothing shaderlint reads)."""
     if b"*" not in source.data and b"&" not in source.data:
         return []
-    return _blank_qualifier_macros(source, buf, _POINTER_QUALIFIER_MACRO, lambda s: True)
+    return _blank_qualifier_macros(source, buf, _POINTER_QUALIFIER_MACRO, lambda s: True, _pointer_qualifier_starts(source))
+
+
+def _pointer_qualifier_starts(source: Source) -> list[int]:
+    """Where _POINTER_QUALIFIER_MACRO can match: the ``*`` or ``&`` before blanks before an upper-case name of
+    two bytes or more (from :attr:`Source.caps_word_starts`; a scan for ``[*&]`` stops at every pointer)."""
+    data = source.data
+    out = []
+    for i in source.caps_word_starts:
+        j = i
+        while j > 0 and data[j - 1] in b" \t":
+            j -= 1
+        if j > 0 and data[j - 1] in b"*&":
+            out.append(j - 1)
+    return out
 
 
 def _blank_qualifier_macros(source: Source, buf: bytearray, pattern: re.Pattern[bytes], accept,

@@ -614,10 +614,12 @@ def _specifier_macro_starts(source: Source) -> list[int]:
     data = source.data
     out = []
     for i in source.caps_word_starts:
-        j = i
+        if not i or data[i - 1] not in b" \t":
+            continue
+        j = i - 1
         while j > 0 and data[j - 1] in b" \t":
             j -= 1
-        if j < i:
+        if data[j - 1] in b"_ecn":  # (the last bytes of the specifiers)
             for word in _SPECIFIER_WORDS:
                 if data.endswith(word, 0, j):
                     out.append(j - len(word))

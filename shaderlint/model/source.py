@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
 
-# Comments and string/char literals, so that scanners never look inside them. (A line comment's text is
-# taken a run at a time, `[^\n\\]+`: the same matches as byte by byte, in two thirds of the time.)
+# Comments and string/char literals, so that scanners never look inside them. (Their text is taken a run at
+# a time: a line comment's `[^\n\\]+`, a block comment's `[^*]*+` up to each `*` (the same matches as
+# `/\*.*?(?:\*/|\Z)`), a literal's `[^"\\\n]+`; the same matches as byte by byte, in less time.)
 _LEXICAL = re.compile(
-    rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?",
+    rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*[^*]*+(?:\*+(?!/)[^*]*+)*+(?:\*/|\Z)|\"(?:[^\"\\\n]+|\\.)*+\"?"
+    rb"|'(?:[^'\\\n]+|\\.)*+'?",
     re.S,
 )
 
