@@ -23,6 +23,48 @@ def test_line_starts_match_the_regex_split(data):
     assert Source("f.cu", data).line_starts == _line_starts_reference(data)
 
 
+_CAPS_WORD_REFERENCE = re.compile(rb"(?<![\w])[A-Z][A-Z0-9_]")
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"A", b"AB", b"AB(", b"A1", b"A_", b"Ab", b"aAB", b"_AB", b"1AB", b"x.AB y->CD z::EF #GH",
+    b"CamelCase MAX_X(1) N M2 K_dim __global__ CUTLASS_HOST_DEVICE", b"(AB,CD)\n\tEF\rGH",
+    "é AB \xffCD".encode("latin-1"), b"AB" * 50, b" A A1 A_ AA",
+])
+def test_caps_word_starts_match_the_regex(data):
+    assert Source("f.cu", data).caps_word_starts == [m.start() for m in _CAPS_WORD_REFERENCE.finditer(data)]
+
+
+def test_caps_word_starts_cover_the_patterns_tried_there():
+    """Every match of the patterns tried at Source.caps_word_starts only starts at one of them."""
+    from shaderlint.languages import base, cuda
+
+    data = (b"UNROLL for (;;) {}\nvoid f(const T * RESTRICT p, GRID_CONST Params const p2,\n  MANAGED __device__ int x)\n"
+            b"__global__ LB(128) void k(int a PROF_PARAMS)\nCUTLASS_DEVICE void g(); RET_T f(int); static MAX_N(a, b)")
+    src = Source("f.cu", data)
+    starts = set(src.caps_word_starts)
+    for pattern in (base._STATEMENT_PREFIX_MACRO, base._PARAMETER_QUALIFIER_MACRO, cuda._UPPER_WORD,
+                    cuda._QUALIFIER_MACRO_START, cuda._RETURN_TYPE_MACRO, cuda._TRAILING_LIST_MACRO,
+                    cuda._VARIABLE_QUALIFIER_MACRO):
+        found = [m.start() for m in pattern.finditer(data)]
+        assert found and set(found) <= starts, pattern.pattern
+    assert [m.start() for m in base._POINTER_QUALIFIER_MACRO.finditer(data)] == base._pointer_qualifier_starts(src)
+    assert [m.start() for m in cuda._SPECIFIER_MACRO.finditer(data)] == cuda._specifier_macro_starts(src) != []
+
+
+_LEXICAL_REFERENCE = re.compile(
+    rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?", re.S)
+
+
+@pytest.mark.parametrize("data", [
+    b"/*/ x", b"/**/", b"/***/", b"/* a **/ b", b"/* a * / b */ c", b"/* unclosed", b"/* a */ /* b */",
+    b'"a\\"b" c', b'"unclosed\nx"', b"'\\''", b"'a", b'"\\', b"// a \\\n b\nc", b"x / y * z", b"/*\n*\n*/",
+])
+def test_lexical_spans_match_the_byte_by_byte_regex(data):
+    src = Source("f.cu", data)
+    assert [(s, e) for s, e, _ in src.lexical] == [m.span() for m in _LEXICAL_REFERENCE.finditer(data)]
+
+
 def _has_big_literal_reference(data: bytes) -> bool:
     for m in _BIG_NUMBER.finditer(data):
         text = m.group(0)
