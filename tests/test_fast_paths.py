@@ -52,6 +52,16 @@ def test_caps_word_starts_cover_the_patterns_tried_there():
     assert [m.start() for m in cuda._SPECIFIER_MACRO.finditer(data)] == cuda._specifier_macro_starts(src) != []
 
 
+@pytest.mark.parametrize("data", [
+    b"", b"A(", b"(", b"_(", b"9(", b"A9(", b"a(", b"aB(", b"Ab(", b"FOO_x_BAR(", b"x.FOO(", b"p->FOO(", b"N::FOO(",
+    b"#FOO(", b"FOO \t (", b"FOO\n(", b"(FOO(BAR(", b"MAX(A, B) + MIN (C,D)", b"__global__(", b"(((", "é_X(".encode(),
+])
+def test_upper_call_starts_match_the_forward_regex(data):
+    from shaderlint.model.source import _UPPER_CALL
+
+    assert Source("f.cu", data).upper_call_starts == [m.start() for m in _UPPER_CALL.finditer(data)]
+
+
 _LEXICAL_REFERENCE = re.compile(
     rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?", re.S)
 

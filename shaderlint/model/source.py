@@ -33,6 +33,11 @@ _DIRECTIVE_START = re.compile(rb"\n[ \t]*#")
 # `(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(`, with the look-behind after the first byte, so the regex engine
 # skips to the bytes of the class instead of trying the look-behind at every byte.
 _UPPER_CALL = re.compile(rb"([A-Z_](?<![\w.>:][A-Z_])[A-Z0-9_]*)[ \t]*\(")
+# The same in the reversed text: `(`, blanks, the name backwards (all of the word: it ends with a byte of
+# `[A-Z_]`, no word byte, `.`, `>` or `:` after it). Its first byte is a literal, which the regex engine
+# finds several times faster than the class `[A-Z_]`, at each upper-case letter of every `CamelCase`
+# name; and no match can hold another's `(`, so the matches are those of _UPPER_CALL, in reverse order.
+_UPPER_CALL_REVERSED = re.compile(rb"\([ \t]*[A-Z0-9_]*+(?<=[A-Z_])(?![\w.>:])")
 # Each byte to its class: upper-case letter `A`, digit or `_` `0`, lower-case letter `a`, any other byte a space
 # (no other byte is a word byte: ``\w`` of a bytes pattern is ASCII).
 _CLASSES = bytes(0x41 if 0x41 <= c <= 0x5A else 0x30 if 0x30 <= c <= 0x39 or c == 0x5F
@@ -84,7 +89,10 @@ class Source:
         """Offsets of the upper-case names followed by ``(`` (macro invocations, by convention), not right
         after a word byte, ``.``, ``->`` or ``::``, in order: where the front ends' macro-call patterns
         can match."""
-        return [m.start() for m in _UPPER_CALL.finditer(self.data)]
+        n = len(self.data)
+        starts = [n - m.end() for m in _UPPER_CALL_REVERSED.finditer(self.data[::-1])]
+        starts.reverse()
+        return starts
 
     @cached_property
     def caps_word_starts(self) -> list[int]:
