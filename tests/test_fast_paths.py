@@ -62,6 +62,22 @@ def test_upper_call_starts_match_the_forward_regex(data):
     assert Source("f.cu", data).upper_call_starts == [m.start() for m in _UPPER_CALL.finditer(data)]
 
 
+def test_start_finders_give_the_matches_of_a_full_scan():
+    """The passes that try a pattern only at the starts found from a literal (``= {}``, ``operator``,
+    ``] name``) find what ``finditer`` finds."""
+    from shaderlint.languages import cuda, glsl
+    from shaderlint.languages.base import match_at
+
+    data = (b"void f(Vec w = {}, Args a\t=  { }, int b[2] = {}) { x == {}; y.operator float(); p->\n operator half();"
+            b" q-> operator new(); r.operator  int *(); }\nconst uint[4] g = {1}; vec4[2] pair(float[ 4 ] w, x.y[3] z);"
+            b" const  float[N] h; xconst int[2] k; a[1] b[2] c; 1x[2] d;")
+    for pattern, starts in ((cuda._EMPTY_BRACE_DEFAULT, cuda._empty_brace_starts(data)),
+                            (cuda._CONVERSION_CALL, cuda._member_operator_starts(data)),
+                            (glsl._ARRAY_TYPE_DECL, glsl._array_type_starts(data))):
+        found = [m.span() for m in pattern.finditer(data)]
+        assert len(found) >= 2 and [m.span() for m in match_at(data, pattern, starts)] == found, pattern.pattern
+
+
 _LEXICAL_REFERENCE = re.compile(
     rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?", re.S)
 

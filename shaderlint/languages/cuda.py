@@ -101,7 +101,7 @@ _CLUSTER_DIMS = re.compile(rb"\b__cluster_dims__\s*\((?:[^()]|\([^()]*\))*\)")
 # An empty braced default argument, `Vec w = {}` or `Args a = {}` before `,` or `)`, which the grammar
 # cannot read in a parameter list (the parameter keeps its type and name).
 _EMPTY_BRACE_DEFAULT = re.compile(rb"(?<=[\w\]])[ \t]*(=[ \t]*\{[ \t]*\})(?=\s*[,)])")
-_EMPTY_BRACES = re.compile(rb"=[ \t]*\{[ \t]*\}")  # what every match holds, found fast
+_EMPTY_BRACES = re.compile(rb"=[ \t]*\{[ \t]*\}")  # what every match holds, found fast (its `=`)
 _LAMBDA_SPACE = re.compile(rb"\]\s*((?:(?:__device__|__host__)\s*)+)(?=\()")
 # `operator()<T>(`: template arguments (one level of nesting) between `operator()` and its parameters.
 _OPERATOR_CALL_ARGS = re.compile(rb"\boperator\s*\(\s*\)\s*(<(?:[^<>(){};]|<[^<>(){};]*>)*>)(?=\s*\()")
@@ -110,6 +110,7 @@ _OPERATOR_CALL_ARGS = re.compile(rb"\boperator\s*\(\s*\)\s*(<(?:[^<>(){};]|<[^<>
 # `obj.template operator()<T, 2>(...)`: a call of a generic lambda (or functor) with explicit template arguments.
 _TEMPLATE_OPERATOR_CALL = re.compile(
     rb"(?:\.|->)\s*template\s+operator\s*\(\s*\)\s*<(?:[^<>(){};]|<(?:[^<>(){};]|<[^<>(){};]*>)*>)*>(?=\s*\()")
+_TEMPLATE_OPERATOR_NEEDS = re.compile(rb"template\s+operator\s*\(")  # what every match holds, found fast
 
 # `[&](int i) __attribute__((always_inline)) {`: a GNU attribute between a lambda's parameters and body.
 _LAMBDA_ATTRIBUTE = re.compile(
@@ -1182,6 +1183,35 @@ def header_macro_at(source: Source, start: int, end: int) -> str | None:
     return name.decode()
 
 
+def _empty_brace_starts(data: bytes) -> list[int]:
+    """Where _EMPTY_BRACE_DEFAULT can match: before the blanks before each ``= {}`` (a pattern opening with a
+    look-behind is tried at every byte)."""
+    out = []
+    for m in _EMPTY_BRACES.finditer(data):
+        p = m.start()
+        while p > 0 and data[p - 1] in b" \t":
+            p -= 1
+        out.append(p)
+    return out
+
+
+def _member_operator_starts(data: bytes) -> list[int]:
+    """Where _CONVERSION_CALL can match: the ``.`` or ``->`` before blanks before each ``operator`` (a scan
+    for ``.`` and ``-`` stops at every member access)."""
+    out = []
+    i = data.find(b"operator")
+    while i >= 0:
+        j = i
+        while j > 0 and data[j - 1] in b" \t\n\r\f\v":
+            j -= 1
+        if data.endswith(b".", 0, j):
+            out.append(j - 1)
+        elif data.endswith(b"->", 0, j):
+            out.append(j - 2)
+        i = data.find(b"operator", i + 8)
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -1207,7 +1237,7 @@ class CudaFrontEnd(FrontEnd):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _EMPTY_BRACE_DEFAULT, _EMPTY_BRACES):
+        for m in code_matches_at(source, _EMPTY_BRACE_DEFAULT, _empty_brace_starts(source.data)):
             masks.append(Mask(m.start(1), m.end(1), "default-argument", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _LAMBDA_SPACE):
@@ -1239,7 +1269,7 @@ class CudaFrontEnd(FrontEnd):
                 # args: the expansion's qualifiers when the file defines the name as qualifiers only
                 masks.append(Mask(s, e, "function-qualifier", w.group(0).decode(), "macro", defs.get(w.group(0)) or ()))
                 _blank(buf, s, e)
-        for m in scan_code(source, _TEMPLATE_OPERATOR_CALL, b"operator"):
+        for m in scan_code(source, _TEMPLATE_OPERATOR_CALL, _TEMPLATE_OPERATOR_NEEDS):
             # `launch.template operator()<true>()` reads as `launch()`
             masks.append(Mask(m.start(), m.end(), "template-args", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
@@ -1250,7 +1280,7 @@ class CudaFrontEnd(FrontEnd):
                                (b"__device__", b"__host__")):
             masks.append(Mask(m.start(), m.end(), "ignored-specifier", m.group(0).decode().strip()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _CONVERSION_CALL, b"operator"):
+        for m in code_matches_at(source, _CONVERSION_CALL, _member_operator_starts(source.data)):
             masks.append(Mask(m.start(), m.end(), "conversion-call", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _TYPE_ATTRIBUTE, starts=(b"__attribute__",)):
