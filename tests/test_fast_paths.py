@@ -78,6 +78,13 @@ def test_start_finders_give_the_matches_of_a_full_scan():
         assert len(found) >= 2 and [m.span() for m in match_at(data, pattern, starts)] == found, pattern.pattern
 
 
+@pytest.mark.parametrize("data", [b"", b"A", b" \tB\n", b"a\nB\n  C\n\td\n\r\nE", b"\n\n X", b"#A\n_B\nZ"])
+def test_upper_line_starts_are_line_starts_with(data):
+    from shaderlint.languages.base import line_starts_with
+
+    assert Source("f.cu", data).upper_line_starts == line_starts_with(data, rb"[A-Z]")
+
+
 _LEXICAL_REFERENCE = re.compile(
     rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?", re.S)
 

@@ -611,7 +611,7 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out = []
     defined = None
-    for m in match_at(data, _BARE_MACRO, line_starts_with(data, rb"[A-Z]")):
+    for m in match_at(data, _BARE_MACRO, source.upper_line_starts):
         s, e = m.start(1), m.end(1)
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
@@ -852,7 +852,7 @@ def _namespace_scope_macros(source: Source, buf: bytearray, pattern: re.Pattern[
     ``end(match)`` not yet masked, outside comments, naming a macro the file does not define, where
     only namespace blocks enclose them; and the file's code braces (empty when nothing matched)."""
     data = source.data
-    candidates = [m for m in match_at(data, pattern, line_starts_with(data, rb"[A-Z]"))
+    candidates = [m for m in match_at(data, pattern, source.upper_line_starts)
                   if not source.in_comment_or_string(m.start(1)) and bytes(buf[m.start(1):end(m)]) == data[m.start(1):end(m)]]
     if not candidates:
         return [], []
@@ -1253,8 +1253,13 @@ def line_starts_with(data: bytes, first: bytes) -> list[int]:
 def scan_directives(source: Source, pattern: re.Pattern[bytes]):
     """``pattern.finditer(source.data)`` for a pattern that can match only at the start of a line whose
     first byte other than spaces and tabs is ``#`` (it opens with ``^[ \\t]*#``, MULTILINE): tried at
-    those lines only (:attr:`Source.directive_starts`)."""
-    return match_at(source.data, pattern, source.directive_starts)
+    those lines only (:attr:`Source.directive_starts`). The matches are kept with the source: several
+    passes read the same directives (the conditionals, the macro definitions)."""
+    known = source.directive_matches
+    found = known.get(pattern)
+    if found is None:
+        found = known[pattern] = list(match_at(source.data, pattern, source.directive_starts))
+    return iter(found)
 
 
 def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None, starts: tuple[bytes, ...] | None = None):

@@ -30,7 +30,7 @@ from shaderlint.languages.base import (
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _code_only, _condition_text, _flat_conditional_groups,
     _macro_argument_semicolons, _next_code, _prev_code_byte, mask_dangling_else, split_args,
     mask_unbalanced_conditionals,
-    _strip_comments, line_starts_with, mask_loop_macros, mask_split_headers, match_at, name_asks_unroll,
+    _strip_comments, mask_loop_macros, mask_split_headers, match_at, name_asks_unroll,
     on_directive_line, scan_code, scan_directives, code_matches_at,
 )
 from shaderlint.languages.cuda import mask_statement_macro_calls
@@ -368,12 +368,12 @@ def _mask_declaration_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     a ``;``, which would make it part of a declaration)."""
     data = source.data
     out = []
-    for m in match_at(data, _DECL_MACRO_LINE, line_starts_with(data, rb"[A-Z]")):
+    for m in match_at(data, _DECL_MACRO_LINE, source.upper_line_starts):
         s, e = m.start(1), m.end(0)
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
         define = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(m.group(1)) + rb"\b", re.M)
-        if next(scan_directives(source, define), None) is not None:
+        if next(match_at(data, define, source.directive_starts), None) is not None:  # (not kept: one name's)
             continue  # defined here: the other macro masks decide
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"}", b""):

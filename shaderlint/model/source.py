@@ -27,8 +27,9 @@ _SPLICE = re.compile(rb"\\\r?\n")
 
 _NEXT = (1).__add__  # a line's length -> the offset of the next line's start from its own
 
-# A line feed, then a line whose first byte other than spaces and tabs is '#'.
+# A line feed, then a line whose first byte other than spaces and tabs is '#' (an upper-case letter).
 _DIRECTIVE_START = re.compile(rb"\n[ \t]*#")
+_UPPER_LINE = re.compile(rb"\n[ \t]*[A-Z]")
 # An upper-case name followed by `(`, not right after a word byte, `.`, `->` or `::`; the same matches as
 # `(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(`, with the look-behind after the first byte, so the regex engine
 # skips to the bytes of the class instead of trying the look-behind at every byte.
@@ -83,6 +84,21 @@ class Source:
         starts = [0] if re.match(rb"[ \t]*#", data) else []
         starts.extend(m.start() + 1 for m in _DIRECTIVE_START.finditer(data))
         return starts
+
+    @cached_property
+    def upper_line_starts(self) -> list[int]:
+        """Offsets of the lines whose first byte other than spaces and tabs is an upper-case letter, in
+        order (``shaderlint.languages.base.line_starts_with(data, rb"[A-Z]")``, which several passes ask)."""
+        data = self.data
+        starts = [0] if re.match(rb"[ \t]*[A-Z]", data) else []
+        starts.extend(m.start() + 1 for m in _UPPER_LINE.finditer(data))
+        return starts
+
+    @cached_property
+    def directive_matches(self) -> dict:
+        """Pattern -> its matches at :attr:`directive_starts` (what
+        :func:`shaderlint.languages.base.scan_directives` found, kept for the next pass asking)."""
+        return {}
 
     @cached_property
     def upper_call_starts(self) -> list[int]:
