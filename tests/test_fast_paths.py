@@ -85,6 +85,42 @@ def test_upper_line_starts_are_line_starts_with(data):
     assert Source("f.cu", data).upper_line_starts == line_starts_with(data, rb"[A-Z]")
 
 
+def _prev_code_byte_reference(source: Source, buf: bytearray, pos: int) -> tuple[bytes, int]:
+    data = source.data
+    while pos > 0:
+        pos -= 1
+        c = buf[pos]
+        if c in b" \t\r\n\f\v":
+            continue
+        line_start = data.rfind(b"\n", 0, pos) + 1
+        if data[line_start:pos + 1].lstrip().startswith(b"#"):
+            pos = line_start
+            continue
+        span = source.lexical_span(pos)
+        if span is not None:
+            pos = max(span[0], line_start)
+            continue
+        return bytes([c]), pos
+    return b"", 0
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"   ", b"a", b"  a  ", b"x;" + b" " * 63 + b"\n" * 2 + b"F(", b"x;" + b" \t\r\n\f\v" * 50 + b"F(",
+    b"{" + b" " * 70000 + b"F(", b" " * 300 + b"F(", b"a; // c\n  /* d\n e */ \n#define X\n  \n F(",
+    b"a\n  # pragma x\n" + b" " * 5000 + b"\"s\" F(",
+])
+def test_prev_code_byte_matches_the_byte_by_byte_walk(data):
+    from shaderlint.languages.base import _prev_code_byte
+
+    src = Source("f.cu", data)
+    for blank in (False, True):  # (the masked copy: also with a run of code blanked)
+        buf = bytearray(data)
+        if blank and len(buf) > 4:
+            buf[1:len(buf) // 2] = b" " * (len(buf) // 2 - 1)
+        for pos in range(0, len(data) + 1, max(1, len(data) // 200)):
+            assert _prev_code_byte(src, buf, pos) == _prev_code_byte_reference(src, buf, pos), pos
+
+
 _LEXICAL_REFERENCE = re.compile(
     rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?", re.S)
 

@@ -929,10 +929,19 @@ def _prev_code_byte(source: Source, buf: bytearray, pos: int) -> tuple[bytes, in
     line) and its offset; (b"", 0) at the start of the file."""
     data = source.data
     while pos > 0:
+        # back over the blanks a window at a time (a blanked dead branch is thousands of them)
+        size = 64
+        while True:
+            start = max(0, pos - size)
+            kept = len(buf[start:pos].rstrip(_WS))
+            if kept or not start:
+                pos = start + kept
+                break
+            pos, size = start, min(size * 4, 1 << 16)
+        if not pos:
+            break
         pos -= 1
         c = buf[pos]
-        if c in _WS:
-            continue
         line_start = data.rfind(b"\n", 0, pos) + 1
         if data[line_start:pos + 1].lstrip().startswith(b"#"):
             pos = line_start
