@@ -23,6 +23,117 @@ def test_line_starts_match_the_regex_split(data):
     assert Source("f.cu", data).line_starts == _line_starts_reference(data)
 
 
+_CAPS_WORD_REFERENCE = re.compile(rb"(?<![\w])[A-Z][A-Z0-9_]")
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"A", b"AB", b"AB(", b"A1", b"A_", b"Ab", b"aAB", b"_AB", b"1AB", b"x.AB y->CD z::EF #GH",
+    b"CamelCase MAX_X(1) N M2 K_dim __global__ CUTLASS_HOST_DEVICE", b"(AB,CD)\n\tEF\rGH",
+    "é AB \xffCD".encode("latin-1"), b"AB" * 50, b" A A1 A_ AA",
+])
+def test_caps_word_starts_match_the_regex(data):
+    assert Source("f.cu", data).caps_word_starts == [m.start() for m in _CAPS_WORD_REFERENCE.finditer(data)]
+
+
+def test_caps_word_starts_cover_the_patterns_tried_there():
+    """Every match of the patterns tried at Source.caps_word_starts only starts at one of them."""
+    from shaderlint.languages import base, cuda
+
+    data = (b"UNROLL for (;;) {}\nvoid f(const T * RESTRICT p, GRID_CONST Params const p2,\n  MANAGED __device__ int x)\n"
+            b"__global__ LB(128) void k(int a PROF_PARAMS)\nCUTLASS_DEVICE void g(); RET_T f(int); static MAX_N(a, b)")
+    src = Source("f.cu", data)
+    starts = set(src.caps_word_starts)
+    for pattern in (base._STATEMENT_PREFIX_MACRO, base._PARAMETER_QUALIFIER_MACRO, cuda._UPPER_WORD,
+                    cuda._QUALIFIER_MACRO_START, cuda._RETURN_TYPE_MACRO, cuda._TRAILING_LIST_MACRO,
+                    cuda._VARIABLE_QUALIFIER_MACRO):
+        found = [m.start() for m in pattern.finditer(data)]
+        assert found and set(found) <= starts, pattern.pattern
+    assert [m.start() for m in base._POINTER_QUALIFIER_MACRO.finditer(data)] == base._pointer_qualifier_starts(src)
+    assert [m.start() for m in cuda._SPECIFIER_MACRO.finditer(data)] == cuda._specifier_macro_starts(src) != []
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"A(", b"(", b"_(", b"9(", b"A9(", b"a(", b"aB(", b"Ab(", b"FOO_x_BAR(", b"x.FOO(", b"p->FOO(", b"N::FOO(",
+    b"#FOO(", b"FOO \t (", b"FOO\n(", b"(FOO(BAR(", b"MAX(A, B) + MIN (C,D)", b"__global__(", b"(((", "é_X(".encode(),
+])
+def test_upper_call_starts_match_the_forward_regex(data):
+    from shaderlint.model.source import _UPPER_CALL
+
+    assert Source("f.cu", data).upper_call_starts == [m.start() for m in _UPPER_CALL.finditer(data)]
+
+
+def test_start_finders_give_the_matches_of_a_full_scan():
+    """The passes that try a pattern only at the starts found from a literal (``= {}``, ``operator``,
+    ``] name``) find what ``finditer`` finds."""
+    from shaderlint.languages import cuda, glsl
+    from shaderlint.languages.base import match_at
+
+    data = (b"void f(Vec w = {}, Args a\t=  { }, int b[2] = {}) { x == {}; y.operator float(); p->\n operator half();"
+            b" q-> operator new(); r.operator  int *(); }\nconst uint[4] g = {1}; vec4[2] pair(float[ 4 ] w, x.y[3] z);"
+            b" const  float[N] h; xconst int[2] k; a[1] b[2] c; 1x[2] d;")
+    for pattern, starts in ((cuda._EMPTY_BRACE_DEFAULT, cuda._empty_brace_starts(data)),
+                            (cuda._CONVERSION_CALL, cuda._member_operator_starts(data)),
+                            (glsl._ARRAY_TYPE_DECL, glsl._array_type_starts(data))):
+        found = [m.span() for m in pattern.finditer(data)]
+        assert len(found) >= 2 and [m.span() for m in match_at(data, pattern, starts)] == found, pattern.pattern
+
+
+@pytest.mark.parametrize("data", [b"", b"A", b" \tB\n", b"a\nB\n  C\n\td\n\r\nE", b"\n\n X", b"#A\n_B\nZ"])
+def test_upper_line_starts_are_line_starts_with(data):
+    from shaderlint.languages.base import line_starts_with
+
+    assert Source("f.cu", data).upper_line_starts == line_starts_with(data, rb"[A-Z]")
+
+
+def _prev_code_byte_reference(source: Source, buf: bytearray, pos: int) -> tuple[bytes, int]:
+    data = source.data
+    while pos > 0:
+        pos -= 1
+        c = buf[pos]
+        if c in b" \t\r\n\f\v":
+            continue
+        line_start = data.rfind(b"\n", 0, pos) + 1
+        if data[line_start:pos + 1].lstrip().startswith(b"#"):
+            pos = line_start
+            continue
+        span = source.lexical_span(pos)
+        if span is not None:
+            pos = max(span[0], line_start)
+            continue
+        return bytes([c]), pos
+    return b"", 0
+
+
+@pytest.mark.parametrize("data", [
+    b"", b"   ", b"a", b"  a  ", b"x;" + b" " * 63 + b"\n" * 2 + b"F(", b"x;" + b" \t\r\n\f\v" * 50 + b"F(",
+    b"{" + b" " * 70000 + b"F(", b" " * 300 + b"F(", b"a; // c\n  /* d\n e */ \n#define X\n  \n F(",
+    b"a\n  # pragma x\n" + b" " * 5000 + b"\"s\" F(",
+])
+def test_prev_code_byte_matches_the_byte_by_byte_walk(data):
+    from shaderlint.languages.base import _prev_code_byte
+
+    src = Source("f.cu", data)
+    for blank in (False, True):  # (the masked copy: also with a run of code blanked)
+        buf = bytearray(data)
+        if blank and len(buf) > 4:
+            buf[1:len(buf) // 2] = b" " * (len(buf) // 2 - 1)
+        for pos in range(0, len(data) + 1, max(1, len(data) // 200)):
+            assert _prev_code_byte(src, buf, pos) == _prev_code_byte_reference(src, buf, pos), pos
+
+
+_LEXICAL_REFERENCE = re.compile(
+    rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?", re.S)
+
+
+@pytest.mark.parametrize("data", [
+    b"/*/ x", b"/**/", b"/***/", b"/* a **/ b", b"/* a * / b */ c", b"/* unclosed", b"/* a */ /* b */",
+    b'"a\\"b" c', b'"unclosed\nx"', b"'\\''", b"'a", b'"\\', b"// a \\\n b\nc", b"x / y * z", b"/*\n*\n*/",
+])
+def test_lexical_spans_match_the_byte_by_byte_regex(data):
+    src = Source("f.cu", data)
+    assert [(s, e) for s, e, _ in src.lexical] == [m.span() for m in _LEXICAL_REFERENCE.finditer(data)]
+
+
 def _has_big_literal_reference(data: bytes) -> bool:
     for m in _BIG_NUMBER.finditer(data):
         text = m.group(0)

@@ -611,7 +611,7 @@ def mask_bare_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out = []
     defined = None
-    for m in match_at(data, _BARE_MACRO, line_starts_with(data, rb"[A-Z]")):
+    for m in match_at(data, _BARE_MACRO, source.upper_line_starts):
         s, e = m.start(1), m.end(1)
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
@@ -651,7 +651,7 @@ def mask_statement_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out: list[Mask] = []
     values = None
-    for m in scan_code(source, _STATEMENT_PREFIX_MACRO):
+    for m in code_matches_at(source, _STATEMENT_PREFIX_MACRO, source.caps_word_starts):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
             continue
@@ -741,7 +741,7 @@ def mask_parameter_qualifier_macros(source: Source, buf: bytearray) -> list[Mask
             return False  # inside a longer word
         return _prev_code_byte(source, buf, s)[0] in (b"(", b",")
 
-    return _blank_qualifier_macros(source, buf, _PARAMETER_QUALIFIER_MACRO, opens_parameter)
+    return _blank_qualifier_macros(source, buf, _PARAMETER_QUALIFIER_MACRO, opens_parameter, source.caps_word_starts)
 
 
 def mask_pointer_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
@@ -749,16 +749,32 @@ def mask_pointer_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
     (`#define RESTRICT __restrict__`: the qualifier changes nothing shaderlint reads)."""
     if b"*" not in source.data and b"&" not in source.data:
         return []
-    return _blank_qualifier_macros(source, buf, _POINTER_QUALIFIER_MACRO, lambda s: True)
+    return _blank_qualifier_macros(source, buf, _POINTER_QUALIFIER_MACRO, lambda s: True, _pointer_qualifier_starts(source))
 
 
-def _blank_qualifier_macros(source: Source, buf: bytearray, pattern: re.Pattern[bytes], accept) -> list[Mask]:
+def _pointer_qualifier_starts(source: Source) -> list[int]:
+    """Where _POINTER_QUALIFIER_MACRO can match: the ``*`` or ``&`` before blanks before an upper-case name of
+    two bytes or more (from :attr:`Source.caps_word_starts`; a scan for ``[*&]`` stops at every pointer)."""
+    data = source.data
+    out = []
+    for i in source.caps_word_starts:
+        j = i
+        while j > 0 and data[j - 1] in b" \t":
+            j -= 1
+        if j > 0 and data[j - 1] in b"*&":
+            out.append(j - 1)
+    return out
+
+
+def _blank_qualifier_macros(source: Source, buf: bytearray, pattern: re.Pattern[bytes], accept,
+                            starts: list[int] | None = None) -> list[Mask]:
     """Blank group 1 of ``pattern``'s matches in code where ``accept(start)``, not yet masked, not on a
-    directive line, and not a function-like macro of the file (its use would have parentheses)."""
+    directive line, and not a function-like macro of the file (its use would have parentheses).
+    ``starts``: the offsets where ``pattern`` can match (as for :func:`match_at`), if known."""
     data = source.data
     out: list[Mask] = []
     function_like = None
-    for m in scan_code(source, pattern):
+    for m in scan_code(source, pattern) if starts is None else code_matches_at(source, pattern, starts):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s) or not accept(s):
             continue
@@ -836,7 +852,7 @@ def _namespace_scope_macros(source: Source, buf: bytearray, pattern: re.Pattern[
     ``end(match)`` not yet masked, outside comments, naming a macro the file does not define, where
     only namespace blocks enclose them; and the file's code braces (empty when nothing matched)."""
     data = source.data
-    candidates = [m for m in match_at(data, pattern, line_starts_with(data, rb"[A-Z]"))
+    candidates = [m for m in match_at(data, pattern, source.upper_line_starts)
                   if not source.in_comment_or_string(m.start(1)) and bytes(buf[m.start(1):end(m)]) == data[m.start(1):end(m)]]
     if not candidates:
         return [], []
@@ -913,10 +929,19 @@ def _prev_code_byte(source: Source, buf: bytearray, pos: int) -> tuple[bytes, in
     line) and its offset; (b"", 0) at the start of the file."""
     data = source.data
     while pos > 0:
+        # back over the blanks a window at a time (a blanked dead branch is thousands of them)
+        size = 64
+        while True:
+            start = max(0, pos - size)
+            kept = len(buf[start:pos].rstrip(_WS))
+            if kept or not start:
+                pos = start + kept
+                break
+            pos, size = start, min(size * 4, 1 << 16)
+        if not pos:
+            break
         pos -= 1
         c = buf[pos]
-        if c in _WS:
-            continue
         line_start = data.rfind(b"\n", 0, pos) + 1
         if data[line_start:pos + 1].lstrip().startswith(b"#"):
             pos = line_start
@@ -1237,8 +1262,13 @@ def line_starts_with(data: bytes, first: bytes) -> list[int]:
 def scan_directives(source: Source, pattern: re.Pattern[bytes]):
     """``pattern.finditer(source.data)`` for a pattern that can match only at the start of a line whose
     first byte other than spaces and tabs is ``#`` (it opens with ``^[ \\t]*#``, MULTILINE): tried at
-    those lines only (:attr:`Source.directive_starts`)."""
-    return match_at(source.data, pattern, source.directive_starts)
+    those lines only (:attr:`Source.directive_starts`). The matches are kept with the source: several
+    passes read the same directives (the conditionals, the macro definitions)."""
+    known = source.directive_matches
+    found = known.get(pattern)
+    if found is None:
+        found = known[pattern] = list(match_at(source.data, pattern, source.directive_starts))
+    return iter(found)
 
 
 def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None, starts: tuple[bytes, ...] | None = None):
@@ -1253,6 +1283,15 @@ def scan_code(source: Source, pattern: re.Pattern[bytes], needs=None, starts: tu
     else:
         matches = match_at(source.data, pattern, word_starts(source.data, starts))
     for m in matches:
+        if not source.in_comment_or_string(m.start()):
+            yield m
+
+
+def code_matches_at(source: Source, pattern: re.Pattern[bytes], starts: list[int]):
+    """:func:`match_at` (``pattern`` tried at ``starts`` only), the matches that start outside comments and
+    string literals. (``starts`` of a pattern opening with an upper-case name of two bytes or more, not
+    after a word byte: :attr:`Source.caps_word_starts`.)"""
+    for m in match_at(source.data, pattern, starts):
         if not source.in_comment_or_string(m.start()):
             yield m
 

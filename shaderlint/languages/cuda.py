@@ -71,7 +71,7 @@ import tree_sitter_cuda
 
 from shaderlint.languages.base import (
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _at_namespace_scope, _blank, _call_arguments,
-    _code_braces, _is_statement_body,
+    _code_braces, _is_statement_body, code_matches_at,
     _macro_argument_semicolons, header_macros_for,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else,
     mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, scan_code, scan_directives, word_starts)
@@ -101,7 +101,7 @@ _CLUSTER_DIMS = re.compile(rb"\b__cluster_dims__\s*\((?:[^()]|\([^()]*\))*\)")
 # An empty braced default argument, `Vec w = {}` or `Args a = {}` before `,` or `)`, which the grammar
 # cannot read in a parameter list (the parameter keeps its type and name).
 _EMPTY_BRACE_DEFAULT = re.compile(rb"(?<=[\w\]])[ \t]*(=[ \t]*\{[ \t]*\})(?=\s*[,)])")
-_EMPTY_BRACES = re.compile(rb"=[ \t]*\{[ \t]*\}")  # what every match holds, found fast
+_EMPTY_BRACES = re.compile(rb"=[ \t]*\{[ \t]*\}")  # what every match holds, found fast (its `=`)
 _LAMBDA_SPACE = re.compile(rb"\]\s*((?:(?:__device__|__host__)\s*)+)(?=\()")
 # `operator()<T>(`: template arguments (one level of nesting) between `operator()` and its parameters.
 _OPERATOR_CALL_ARGS = re.compile(rb"\boperator\s*\(\s*\)\s*(<(?:[^<>(){};]|<[^<>(){};]*>)*>)(?=\s*\()")
@@ -110,6 +110,7 @@ _OPERATOR_CALL_ARGS = re.compile(rb"\boperator\s*\(\s*\)\s*(<(?:[^<>(){};]|<[^<>
 # `obj.template operator()<T, 2>(...)`: a call of a generic lambda (or functor) with explicit template arguments.
 _TEMPLATE_OPERATOR_CALL = re.compile(
     rb"(?:\.|->)\s*template\s+operator\s*\(\s*\)\s*<(?:[^<>(){};]|<(?:[^<>(){};]|<[^<>(){};]*>)*>)*>(?=\s*\()")
+_TEMPLATE_OPERATOR_NEEDS = re.compile(rb"template\s+operator\s*\(")  # what every match holds, found fast
 
 # `[&](int i) __attribute__((always_inline)) {`: a GNU attribute between a lambda's parameters and body.
 _LAMBDA_ATTRIBUTE = re.compile(
@@ -487,12 +488,23 @@ def _qualifier_macro_starts(source: Source) -> list[int]:
     trying it cost most of its time): a match starting in one holds only upper-case words and blanks, so
     it ends before the ``*/``, and it is dropped as in a comment anyway."""
     data = source.data
-    blocks = [(s, e) for s, e, is_comment in source.lexical if is_comment and data.startswith(b"/*", s)]
-    out, pos = [], 0
-    for s, e in blocks + [(len(data), len(data))]:
-        # the code up to the next block comment (a candidate's blank cannot be the comment's `/`)
-        out.extend(m.start() for m in _QUALIFIER_MACRO_START.finditer(data, pos, s))
-        pos = e
+    # (each block comment, then one past the file's end; a candidate's blank cannot be a comment's `/`)
+    bounds = [(s, e) for s, e, is_comment in source.lexical if is_comment and data.startswith(b"/*", s)]
+    bounds.append((len(data) + 1, len(data) + 1))
+    out, end, k = [], 0, 0
+    match = _QUALIFIER_MACRO_START.match
+    block_start, block_end = bounds[0]
+    # (the match can begin only at Source.caps_word_starts)
+    for i in source.caps_word_starts:
+        while i >= block_end:
+            k += 1
+            block_start, block_end = bounds[k]
+        if i >= block_start or i < end:
+            continue  # in block comment k, or in the last match
+        m = match(data, i)
+        if m is not None:
+            out.append(i)
+            end = m.end()
     return out
 
 
@@ -585,7 +597,8 @@ def mask_lambda_qualifier_macros(source: Source, buf: bytearray) -> list[Mask]:
 _SPECIFIER_MACRO = re.compile(
     rb"(?<![\w#])(?:__global__|__device__|__host__|__forceinline__|__noinline__|static|inline|constexpr)"
     rb"[ \t]+([A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*\(")
-_SPECIFIER_MACRO_NEEDS = re.compile(rb"(?:__|static|inline|constexpr)[ \t]+[A-Z][A-Z0-9_]*[A-Z0-9][ \t]*\(")
+_SPECIFIER_WORDS = (b"__global__", b"__device__", b"__host__", b"__forceinline__", b"__noinline__", b"static",
+                    b"inline", b"constexpr")
 # After the invocation: more specifiers, a return type and the function's name, then `(` or `<`.
 _FUNCTION_HEADER_REST = re.compile(
     rb"\s*(?:(?:static|inline|extern|constexpr|__forceinline__|__noinline__|__inline__|__host__|__device__|__global__"
@@ -593,6 +606,26 @@ _FUNCTION_HEADER_REST = re.compile(
     rb"[A-Za-z_][\w:]*(?:\s*<[^;{}()]*>)?[\s*&]+(?:operator\s*\S{1,3}|[A-Za-z_~][\w:]*)\s*[(<]")
 _LAUNCH_BOUNDS_BODY = re.compile(rb"__launch_bounds__\s*\(")
 _LAUNCH_BOUNDS = b"__launch_bounds__"
+
+
+def _specifier_macro_starts(source: Source) -> list[int]:
+    """Where _SPECIFIER_MACRO can match: the specifiers before blanks before an upper-case name of two bytes
+    or more (found from :attr:`Source.caps_word_starts`; no specifier is the end of another, and
+    scanning the text for the specifiers, or for ``__`` as a first test, cost several times this)."""
+    data = source.data
+    out = []
+    for i in source.caps_word_starts:
+        if not i or data[i - 1] not in b" \t":
+            continue
+        j = i - 1
+        while j > 0 and data[j - 1] in b" \t":
+            j -= 1
+        if data[j - 1] in b"_ecn":  # (the last bytes of the specifiers)
+            for word in _SPECIFIER_WORDS:
+                if data.endswith(word, 0, j):
+                    out.append(j - len(word))
+                    break
+    return out
 
 
 def mask_specifier_macros(source: Source, buf: bytearray) -> list[Mask]:
@@ -605,9 +638,7 @@ def mask_specifier_macros(source: Source, buf: bytearray) -> list[Mask]:
     data = source.data
     out: list[Mask] = []
     bodies = None
-    for m in scan_code(source, _SPECIFIER_MACRO, _SPECIFIER_MACRO_NEEDS, (
-            b"__global__", b"__device__", b"__host__", b"__forceinline__", b"__noinline__", b"static", b"inline",
-            b"constexpr")):
+    for m in code_matches_at(source, _SPECIFIER_MACRO, _specifier_macro_starts(source)):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
             continue
@@ -1002,13 +1033,6 @@ _VARIABLE_QUALIFIER_MACRO = re.compile(
 _UPPER_WORD = re.compile(rb"[A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]*[A-Z0-9](?=[ \t\r\n)])")
 
 
-def _code_matches(source: Source, pattern: re.Pattern[bytes], starts: list[int]):
-    """Matches of ``pattern`` tried at ``starts`` only, outside comments and strings."""
-    for m in match_at(source.data, pattern, starts):
-        if not source.in_comment_or_string(m.start()):
-            yield m
-
-
 _ONE_PARAM_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([ \t]*([A-Za-z_]\w*)[ \t]*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
 
 
@@ -1054,10 +1078,10 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
     out: list[Mask] = []
     function_like = defs = None
     # every pattern but the invocation's opens with an upper-case word followed by a blank or `)`: tried there only
-    words = [w.start() for w in _UPPER_WORD.finditer(data)]
+    words = [w.start() for w in match_at(data, _UPPER_WORD, source.caps_word_starts)]
     if not words:
         return out
-    for m in _code_matches(source, _RETURN_TYPE_MACRO, words):
+    for m in code_matches_at(source, _RETURN_TYPE_MACRO, words):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or on_directive_line(data, s):
             continue
@@ -1073,7 +1097,7 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
             continue  # a type of the file (a template parameter `typename T_OUT`): the return type itself
         out.append(Mask(s, e, "function-qualifier", m.group(1).decode(), "macro", defs.get(m.group(1)) or ()))
         _blank(buf, s, e)
-    for m in _code_matches(source, _VARIABLE_QUALIFIER_MACRO, words):
+    for m in code_matches_at(source, _VARIABLE_QUALIFIER_MACRO, words):
         s, e = m.start(1), m.start(1) + len(m.group(1).rstrip())
         if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s):
             continue
@@ -1105,7 +1129,7 @@ def mask_misplaced_macros(source: Source, buf: bytearray) -> list[Mask]:
             continue
         out.append(Mask(s, found[2] + 1, "macro-invocation", data[s:found[2] + 1].decode("utf-8", "replace"), "prefix"))
         _blank(buf, s, found[2] + 1)
-    for m in _code_matches(source, _TRAILING_LIST_MACRO, words):
+    for m in code_matches_at(source, _TRAILING_LIST_MACRO, words):
         s, e = m.start(1), m.end(1)
         if bytes(buf[s:e]) != data[s:e] or _in_directive(data, s) or not _BEFORE_TRAILING_MACRO.search(
                 data, max(0, s - 64), s):
@@ -1159,6 +1183,35 @@ def header_macro_at(source: Source, start: int, end: int) -> str | None:
     return name.decode()
 
 
+def _empty_brace_starts(data: bytes) -> list[int]:
+    """Where _EMPTY_BRACE_DEFAULT can match: before the blanks before each ``= {}`` (a pattern opening with a
+    look-behind is tried at every byte)."""
+    out = []
+    for m in _EMPTY_BRACES.finditer(data):
+        p = m.start()
+        while p > 0 and data[p - 1] in b" \t":
+            p -= 1
+        out.append(p)
+    return out
+
+
+def _member_operator_starts(data: bytes) -> list[int]:
+    """Where _CONVERSION_CALL can match: the ``.`` or ``->`` before blanks before each ``operator`` (a scan
+    for ``.`` and ``-`` stops at every member access)."""
+    out = []
+    i = data.find(b"operator")
+    while i >= 0:
+        j = i
+        while j > 0 and data[j - 1] in b" \t\n\r\f\v":
+            j -= 1
+        if data.endswith(b".", 0, j):
+            out.append(j - 1)
+        elif data.endswith(b"->", 0, j):
+            out.append(j - 2)
+        i = data.find(b"operator", i + 8)
+    return out
+
+
 class CudaFrontEnd(FrontEnd):
     name = "cuda"
     extensions = (".cu", ".cuh")
@@ -1184,7 +1237,7 @@ class CudaFrontEnd(FrontEnd):
             text = m.group(0).decode("utf-8", "replace")
             masks.append(Mask(m.start(), m.end(), "launch-attribute", text, "cluster_dims"))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _EMPTY_BRACE_DEFAULT, _EMPTY_BRACES):
+        for m in code_matches_at(source, _EMPTY_BRACE_DEFAULT, _empty_brace_starts(source.data)):
             masks.append(Mask(m.start(1), m.end(1), "default-argument", m.group(1).decode()))
             _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _LAMBDA_SPACE):
@@ -1216,7 +1269,7 @@ class CudaFrontEnd(FrontEnd):
                 # args: the expansion's qualifiers when the file defines the name as qualifiers only
                 masks.append(Mask(s, e, "function-qualifier", w.group(0).decode(), "macro", defs.get(w.group(0)) or ()))
                 _blank(buf, s, e)
-        for m in scan_code(source, _TEMPLATE_OPERATOR_CALL, b"operator"):
+        for m in scan_code(source, _TEMPLATE_OPERATOR_CALL, _TEMPLATE_OPERATOR_NEEDS):
             # `launch.template operator()<true>()` reads as `launch()`
             masks.append(Mask(m.start(), m.end(), "template-args", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
@@ -1227,7 +1280,7 @@ class CudaFrontEnd(FrontEnd):
                                (b"__device__", b"__host__")):
             masks.append(Mask(m.start(), m.end(), "ignored-specifier", m.group(0).decode().strip()))
             _blank(buf, m.start(), m.end())
-        for m in scan_code(source, _CONVERSION_CALL, b"operator"):
+        for m in code_matches_at(source, _CONVERSION_CALL, _member_operator_starts(source.data)):
             masks.append(Mask(m.start(), m.end(), "conversion-call", m.group(0).decode("utf-8", "replace")))
             _blank(buf, m.start(), m.end())
         for m in scan_code(source, _TYPE_ATTRIBUTE, starts=(b"__attribute__",)):

@@ -30,8 +30,8 @@ from shaderlint.languages.base import (
     _BALANCED, _CONDITIONAL, _OBJ_MACRO, FrontEnd, Mask, _blank, _code_only, _condition_text, _flat_conditional_groups,
     _macro_argument_semicolons, _next_code, _prev_code_byte, mask_dangling_else, split_args,
     mask_unbalanced_conditionals,
-    _strip_comments, line_starts_with, mask_loop_macros, mask_split_headers, match_at, name_asks_unroll,
-    on_directive_line, scan_code, scan_directives,
+    _strip_comments, mask_loop_macros, mask_split_headers, match_at, name_asks_unroll,
+    on_directive_line, scan_code, scan_directives, code_matches_at,
 )
 from shaderlint.languages.cuda import mask_statement_macro_calls
 from shaderlint.model.source import Source
@@ -158,7 +158,7 @@ class GlslFrontEnd(FrontEnd):
             if bytes(buf[s:e]) == m.group(1):
                 masks.append(Mask(s, e, "constructor-name", m.group(1).decode()))
                 buf[s + 1:e] = b"_" * (e - s - 1)
-        for m in scan_code(source, _CONST_IN, _CONST_IN_NEEDS):
+        for m in scan_code(source, _CONST_IN, _CONST_IN_NEEDS, (b"const",)):
             masks.append(Mask(m.start(1), m.end(1), "qualifier", "in"))
             _blank(buf, m.start(1), m.end(1))
         for m in scan_code(source, _SCOPE_COHERENT, starts=(
@@ -181,7 +181,7 @@ class GlslFrontEnd(FrontEnd):
             _blank(buf, m.start(), m.end())
         # before `T[N] name`: `data_i[0] SWIZZLE)` is no declaration
         masks.extend(_mask_postfix_macros(source, buf))
-        for m in scan_code(source, _ARRAY_TYPE_DECL, _BRACKET_NAME):
+        for m in code_matches_at(source, _ARRAY_TYPE_DECL, _array_type_starts(source.data)):
             if bytes(buf[m.start():m.end()]) == m.group(0) and _starts_declaration(source, buf, m.start()):
                 masks.append(Mask(m.start(1), m.end(1), "array-type", m.group(1).decode("utf-8", "replace")))
                 _blank(buf, m.start(1), m.end(1))
@@ -227,6 +227,39 @@ class GlslFrontEnd(FrontEnd):
         return None
 
 
+def _array_type_starts(data: bytes) -> list[int]:
+    """Where _ARRAY_TYPE_DECL can match, found from each ``] name`` (_BRACKET_NAME, a literal first byte):
+    back over the brackets, blanks and the type name (the whole word: not after a word byte), and before
+    that over blanks and ``const`` (a pattern opening with a look-behind is tried at every byte)."""
+    out = []
+    for m in _BRACKET_NAME.finditer(data):
+        i = m.start()  # the `]`
+        while i > 0 and data[i - 1] in b" \t":
+            i -= 1
+        while i > 0 and data[i - 1] in _WORD_BYTES:
+            i -= 1
+        while i > 0 and data[i - 1] in b" \t":
+            i -= 1
+        if i == 0 or data[i - 1] != 0x5B:  # `[`
+            continue
+        i -= 1
+        while i > 0 and data[i - 1] in b" \t":
+            i -= 1
+        end = i
+        while i > 0 and data[i - 1] in _WORD_BYTES:
+            i -= 1
+        if i == end:
+            continue
+        j = i
+        while j > 0 and data[j - 1] in b" \t":
+            j -= 1
+        if j < i and data.endswith(b"const", 0, j):
+            out.append(j - 5)  # (tried first: a match there holds the one at the type name)
+        out.append(i)
+    return out
+
+
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _WORD_BEFORE = re.compile(rb"([A-Za-z_]\w*)[ \t\r\n]*$")
 
 
@@ -335,12 +368,12 @@ def _mask_declaration_macro_lines(source: Source, buf: bytearray) -> list[Mask]:
     a ``;``, which would make it part of a declaration)."""
     data = source.data
     out = []
-    for m in match_at(data, _DECL_MACRO_LINE, line_starts_with(data, rb"[A-Z]")):
+    for m in match_at(data, _DECL_MACRO_LINE, source.upper_line_starts):
         s, e = m.start(1), m.end(0)
         if source.in_comment_or_string(s) or bytes(buf[s:e]) != data[s:e]:
             continue
         define = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+" + re.escape(m.group(1)) + rb"\b", re.M)
-        if next(scan_directives(source, define), None) is not None:
+        if next(match_at(data, define, source.directive_starts), None) is not None:  # (not kept: one name's)
             continue  # defined here: the other macro masks decide
         before, _ = _prev_code_byte(source, buf, s)
         if before not in (b";", b"}", b""):

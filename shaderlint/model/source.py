@@ -14,10 +14,12 @@ from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
 
-# Comments and string/char literals, so that scanners never look inside them. (A line comment's text is
-# taken a run at a time, `[^\n\\]+`: the same matches as byte by byte, in two thirds of the time.)
+# Comments and string/char literals, so that scanners never look inside them. (Their text is taken a run at
+# a time: a line comment's `[^\n\\]+`, a block comment's `[^*]*+` up to each `*` (the same matches as
+# `/\*.*?(?:\*/|\Z)`), a literal's `[^"\\\n]+`; the same matches as byte by byte, in less time.)
 _LEXICAL = re.compile(
-    rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*.*?(?:\*/|\Z)|\"(?:\\.|[^\"\\\n])*\"?|'(?:\\.|[^'\\\n])*'?",
+    rb"//(?:[^\n\\]+|\\\r?\n|\\.)*|/\*[^*]*+(?:\*+(?!/)[^*]*+)*+(?:\*/|\Z)|\"(?:[^\"\\\n]+|\\.)*+\"?"
+    rb"|'(?:[^'\\\n]+|\\.)*+'?",
     re.S,
 )
 
@@ -25,12 +27,22 @@ _SPLICE = re.compile(rb"\\\r?\n")
 
 _NEXT = (1).__add__  # a line's length -> the offset of the next line's start from its own
 
-# A line feed, then a line whose first byte other than spaces and tabs is '#'.
+# A line feed, then a line whose first byte other than spaces and tabs is '#' (an upper-case letter).
 _DIRECTIVE_START = re.compile(rb"\n[ \t]*#")
+_UPPER_LINE = re.compile(rb"\n[ \t]*[A-Z]")
 # An upper-case name followed by `(`, not right after a word byte, `.`, `->` or `::`; the same matches as
 # `(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(`, with the look-behind after the first byte, so the regex engine
 # skips to the bytes of the class instead of trying the look-behind at every byte.
 _UPPER_CALL = re.compile(rb"([A-Z_](?<![\w.>:][A-Z_])[A-Z0-9_]*)[ \t]*\(")
+# The same in the reversed text: `(`, blanks, the name backwards (all of the word: it ends with a byte of
+# `[A-Z_]`, no word byte, `.`, `>` or `:` after it). Its first byte is a literal, which the regex engine
+# finds several times faster than the class `[A-Z_]`, at each upper-case letter of every `CamelCase`
+# name; and no match can hold another's `(`, so the matches are those of _UPPER_CALL, in reverse order.
+_UPPER_CALL_REVERSED = re.compile(rb"\([ \t]*[A-Z0-9_]*+(?<=[A-Z_])(?![\w.>:])")
+# Each byte to its class: upper-case letter `A`, digit or `_` `0`, lower-case letter `a`, any other byte a space
+# (no other byte is a word byte: ``\w`` of a bytes pattern is ASCII).
+_CLASSES = bytes(0x41 if 0x41 <= c <= 0x5A else 0x30 if 0x30 <= c <= 0x39 or c == 0x5F
+                 else 0x61 if 0x61 <= c <= 0x7A else 0x20 for c in range(256))
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,11 +86,48 @@ class Source:
         return starts
 
     @cached_property
+    def upper_line_starts(self) -> list[int]:
+        """Offsets of the lines whose first byte other than spaces and tabs is an upper-case letter, in
+        order (``shaderlint.languages.base.line_starts_with(data, rb"[A-Z]")``, which several passes ask)."""
+        data = self.data
+        starts = [0] if re.match(rb"[ \t]*[A-Z]", data) else []
+        starts.extend(m.start() + 1 for m in _UPPER_LINE.finditer(data))
+        return starts
+
+    @cached_property
+    def directive_matches(self) -> dict:
+        """Pattern -> its matches at :attr:`directive_starts` (what
+        :func:`shaderlint.languages.base.scan_directives` found, kept for the next pass asking)."""
+        return {}
+
+    @cached_property
     def upper_call_starts(self) -> list[int]:
         """Offsets of the upper-case names followed by ``(`` (macro invocations, by convention), not right
         after a word byte, ``.``, ``->`` or ``::``, in order: where the front ends' macro-call patterns
         can match."""
-        return [m.start() for m in _UPPER_CALL.finditer(self.data)]
+        n = len(self.data)
+        starts = [n - m.end() for m in _UPPER_CALL_REVERSED.finditer(self.data[::-1])]
+        starts.reverse()
+        return starts
+
+    @cached_property
+    def caps_word_starts(self) -> list[int]:
+        """Offsets of the upper-case letters not right after a word byte and followed by another
+        upper-case letter, a digit or ``_``, in order: where a name of two bytes or more spelled as
+        macros are (``[A-Z][A-Z0-9_]*[A-Z0-9]``, not inside a longer word) can begin. Found with
+        ``bytes.find`` in the text mapped to byte classes: a pattern opening with ``[A-Z]`` is tried by
+        the regex engine at every upper-case letter of every ``CamelCase`` name, and scanning for the
+        class alone costs several times this."""
+        classes = b" " + self.data.translate(_CLASSES)  # (the space: the file's start is no word byte)
+        find = classes.find
+        out = []
+        for pair in (b" AA", b" A0"):  # (`i` in ``classes`` is the offset of the letter in the file)
+            i = find(pair)
+            while i >= 0:
+                out.append(i)
+                i = find(pair, i + 2)
+        out.sort()
+        return out
 
     @cached_property
     def comments(self) -> list[Comment]:
