@@ -1856,7 +1856,7 @@ class Walker:
                 peak = x
             return (res if res > peak else peak) + 0.0, res
         extra = 0.0
-        if op in ("/", "%") and right is not None and (opn is None or self.costly_division(opn)):
+        if opn is None or self.costly_division(opn):  # (a division: the test above)
             lt = self.m.type_of(left) if left is not None else UNKNOWN
             rt = self.m.type_of(right)
             divisor = evaluate(self.m, right, self.env)
