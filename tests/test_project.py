@@ -496,6 +496,6 @@ def test_headers_in_one_includers_context_walk_the_includer_once(tmp_path, monke
     assert [os.path.basename(p) for p, _ in b.files] == ["a.h"] and "A" in b.macros  # (not c.h: dead)
     assert a.files == ()
     # the includer edited (same path): its includes are read from the new bytes
-    data2 = b'#include "c.h"\n#include "b.h"\n'
+    data2 = b'#include "c.h"\n#if defined(NOT_SET) && 0\n#include "a.h"\n#endif\n#include "b.h"\n'
     b2 = project.context(str(tmp_path / "src" / "b.h"), b"int b;\n", Settings(), "cuda", includer, data2)
     assert walked.count(len(data2)) == 1 and [os.path.basename(p) for p, _ in b2.files] == ["c.h"]

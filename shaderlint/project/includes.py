@@ -265,7 +265,42 @@ class _Header:
     targets: dict = field(default_factory=dict)
 
 
-def _scan_includes(source, dead: list[tuple[int, int]]) -> list[Include]:
+class _Lexical:
+    """:meth:`Source.in_comment_or_string` for a file whose comments and literals are wanted only as far
+    as the offsets asked (its includes, at the top of most files): the spans are found in order, up to
+    the first one starting after the offset asked, and no further (the same spans, the same answer)."""
+
+    def __init__(self, source) -> None:
+        self.source = source
+        self._found = None
+        self._starts: list[int] = []
+        self._ends: list[int] = []
+
+    def __call__(self, offset: int) -> bool:
+        import bisect
+
+        source = self.source
+        if "lexical" in source.__dict__:  # (computed already)
+            return source.in_comment_or_string(offset)
+        starts, ends = self._starts, self._ends
+        if self._found is None:
+            from shaderlint.model.source import _LEXICAL
+
+            self._found = _LEXICAL.finditer(source.data)
+        while self._found is not False and (not starts or starts[-1] <= offset):
+            m = next(self._found, None)
+            if m is None:
+                self._found = False
+                break
+            starts.append(m.start())
+            ends.append(m.end())
+        i = bisect.bisect_right(starts, offset) - 1
+        return i >= 0 and offset < ends[i]
+
+
+def _scan_includes(source, dead: list[tuple[int, int]], inside=None) -> list[Include]:
+    """The ``#include`` lines of ``source`` outside the ``dead`` regions (sorted, disjoint). ``inside``:
+    the test for an offset in a comment or literal (the source's own by default)."""
     import bisect
 
     from shaderlint.languages.base import _continues_line, scan_directives
@@ -273,9 +308,11 @@ def _scan_includes(source, dead: list[tuple[int, int]]) -> list[Include]:
     data = source.data
     starts = [s for s, _ in dead]
     out = []
+    if inside is None:
+        inside = source.in_comment_or_string
     for m in scan_directives(source, _INCLUDE):
         at = m.start()
-        if source.in_comment_or_string(data.index(b"#", at)) or _continues_line(data, at):
+        if inside(data.index(b"#", at)) or _continues_line(data, at):
             continue
         i = bisect.bisect_right(starts, at) - 1
         if i >= 0 and dead[i][0] <= at < dead[i][1]:
@@ -284,6 +321,32 @@ def _scan_includes(source, dead: list[tuple[int, int]]) -> list[Include]:
         name = (m.group(1) if quoted else m.group(2)).decode("utf-8", "replace").strip()
         out.append(Include(at, name, quoted))
     return out
+
+
+def _live_includes(source, predefined: tuple) -> list[Include]:
+    """The ``#include`` lines of ``source`` in the branches the build reads with ``predefined``
+    (:func:`_scan_includes` of its dead regions). The branches are decided only when an include
+    comes at or after the first conditional group: a dead region lies within a group, so the includes
+    before the first one are read whatever the conditions say."""
+    from shaderlint.languages.base import _continues_line, scan_directives
+    from shaderlint.languages.conditions import _DIRECTIVE, macro_delta
+
+    includes = list(scan_directives(source, _INCLUDE))
+    if not includes:
+        return []
+    last = includes[-1].start()
+    data = source.data
+    inside = _Lexical(source)
+    for m in scan_directives(source, _DIRECTIVE):  # (the walk's directives, as macro_delta reads them)
+        if m.start() > last:
+            return _scan_includes(source, [], inside)
+        if m.group(1) in (b"if", b"ifdef", b"ifndef") and not inside(m.start(1)) \
+                and not _continues_line(data, m.start()):
+            break
+    else:
+        return _scan_includes(source, [], inside)
+    dead, _ = macro_delta(source, predefined)
+    return _scan_includes(source, dead)
 
 
 def _uncertain(path: str, data: bytes, dead: list[tuple[int, int]]) -> frozenset[str]:
@@ -317,6 +380,9 @@ class Project:
         # analysed in its context is walked once for them all (the latest few includers kept)
         self._includer_scans: dict[tuple[str, tuple], tuple[bytes, list[Include]]] = {}
         self.headers_scanned = 0  # walks of a header (each once per content and build macros)
+        # (header path, include dirs, system dirs) -> [_Summary]: what walking the header and its includes
+        # gives, for the build macros its walk reads (see _Walk.visit)
+        self._summaries: dict[tuple, list[_Summary]] = {}
         # Recording (shaderlint.project.run keeps a run's plan across runs): what every path consulted
         # was found to be (path -> fingerprint, see `fingerprint`), and the paths the current context
         # consulted. None: not recording (the file system is asked as it always was).
@@ -570,14 +636,16 @@ class Project:
         return got[0]
 
     # -- headers --
-    def header(self, path: str, data: bytes, predefined: tuple) -> _Header:
+    def header(self, path: str, data: bytes, predefined: tuple, table: dict | None = None) -> _Header:
+        """The header at ``path`` (bytes ``data``) walked with ``predefined`` (``table``: its dict, when
+        the caller has it)."""
         known = self._digests.get(path)
         if known is not None and known[0] is data:
             digest = known[1]
         else:
             digest = hashlib.sha256(data).hexdigest()
             self._digests[path] = (data, digest)
-        predefined = self._relevant(digest, data, predefined)
+        predefined = self._relevant(digest, data, predefined, table)
         key = (digest, predefined)
         h = self._headers.get(key)
         if h is None or h.path != path:
@@ -589,28 +657,16 @@ class Project:
             self._headers[key] = h
         return h
 
-    def _relevant(self, digest: str, data: bytes, predefined: tuple) -> tuple:
+    def _relevant(self, digest: str, data: bytes, predefined: tuple, table: dict | None = None) -> tuple:
         """The part of ``predefined`` the header's walk can read: the names its directives mention,
         the bodies' names of those kept, and the complete-defines entry (a name it never mentions
         is never looked up, so its walk is the same without it). Headers are then walked once for
         all the files whose build macros differ only elsewhere (complete defines give each file its
-        own set of unknown names)."""
+        own set of unknown names). ``table``: ``dict(predefined)``, when the caller has it."""
         names = self._mentions.get(digest)
         if names is None:
-            names = self._mentions[digest] = frozenset(
-                m.group(0).decode("ascii") for d in _DIRECTIVE_TEXT.finditer(data) for m in _IDENT.finditer(d.group(1)))
-        table = dict(predefined)
-        keep = {k for k in table if k in names or k.startswith("\0")}
-        todo = list(keep)
-        while todo:  # names a kept body expands to
-            body = table.get(todo.pop())
-            if isinstance(body, str):
-                for w in _IDENT.findall(body.encode("utf-8", "surrogateescape")):
-                    w = w.decode("ascii")
-                    if w in table and w not in keep:
-                        keep.add(w)
-                        todo.append(w)
-        return predefined if len(keep) == len(table) else tuple((k, v) for k, v in predefined if k in keep)
+            names = self._mentions[digest] = _mentioned(data)
+        return _relevant_part(predefined, dict(predefined) if table is None else table, names)
 
     def _scan_header(self, path: str, data: bytes, digest: str, predefined: tuple) -> _Header:
         from shaderlint.languages.conditions import OPAQUE, UNKNOWN, macro_delta
@@ -639,9 +695,7 @@ class Project:
         got = self._includer_scans.get(key)
         if got is not None and (got[0] is data or got[0] == data):
             return got[1]
-        src = Source(path, data)
-        dead, _ = macro_delta(src, build)
-        includes = _scan_includes(src, dead)
+        includes = _live_includes(Source(path, data), build)
         if len(self._includer_scans) >= 8:
             self._includer_scans.clear()
         self._includer_scans[key] = (data, includes)
@@ -735,10 +789,8 @@ class Project:
             walk.stop = None
             walk.stopped = False
         walk.visited.add(path)
-        src = Source(path, data)
-        dead, _ = macro_delta(src, file_pre)
         own_missing: list[int] = []  # offsets of the file's own project includes not found
-        for inc in _scan_includes(src, dead):
+        for inc in _live_includes(Source(path, data), file_pre):
             target = self.resolve(inc, path, dirs, system)
             if target is None:
                 if walk.missing(inc, header=False):
@@ -757,6 +809,41 @@ _DEFINE_NAME = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.M)
 _DIRECTIVE_TEXT = re.compile(
     rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|define|undef)\b((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
 _IDENT = re.compile(rb"[A-Za-z_]\w*")
+
+
+def _mentioned(data: bytes) -> frozenset[str]:
+    """The names the directives of ``data`` that a walk of its branches reads mention (``#if`` …
+    ``#define`` / ``#undef``)."""
+    text = b"\n".join(d.group(1) for d in _DIRECTIVE_TEXT.finditer(data))
+    return frozenset(w.decode("ascii") for w in set(_IDENT.findall(text)))
+
+
+def _kept(table: Mapping[str, object], names: frozenset[str], special: tuple[str, ...] | None = None) -> set[str]:
+    """The names of ``table`` (predefined macros) a walk that mentions only ``names`` can read: those
+    named, the complete-defines entry, and the names their bodies expand to (transitively).
+    ``special``: the entries of ``table`` that are no identifier (starting with a NUL), when known."""
+    if special is not None and len(names) < len(table):
+        keep = {k for k in names if k in table}
+        keep.update(special)
+    else:
+        keep = {k for k in table if k in names or k.startswith("\0")}
+    todo = list(keep)
+    while todo:  # names a kept body expands to
+        body = table.get(todo.pop())
+        if isinstance(body, str):
+            for w in _IDENT.findall(body.encode("utf-8", "surrogateescape")):
+                w = w.decode("ascii")
+                if w in table and w not in keep:
+                    keep.add(w)
+                    todo.append(w)
+    return keep
+
+
+def _relevant_part(predefined: tuple, table: Mapping[str, object], names: frozenset[str]) -> tuple:
+    """``predefined`` (``table`` is its dict) restricted to what a walk mentioning ``names`` reads, in
+    its order (:meth:`Project._relevant`)."""
+    keep = _kept(table, names)
+    return predefined if len(keep) == len(table) else tuple((k, v) for k, v in predefined if k in keep)
 
 
 def _defined_names(data: bytes) -> set[str]:
@@ -800,8 +887,44 @@ def _moved(d: MacroDef, path: str) -> MacroDef:
     return MacroDef(d.name, d.params, d.body, path, d.line, d.column)
 
 
+@dataclass(eq=False)
+class _Summary:
+    """What visiting one header (and, depth-first, its includes) does to a walk with no header to stop
+    before that reaches no bound on the way. The walk reads the rest of its state only by asking
+    whether a path it would visit is visited already, so the result is the same whatever file includes
+    the header, for the same include directories, the same build macros the headers it reads mention
+    (``key``: those of the build, in its order; ``names``: every name their directives mention) and
+    the same answer to which of the paths it asks about (``asked``) are visited already (``before``).
+    Replayed by :meth:`_Walk.visit` instead of walking the headers again."""
+
+    names: frozenset[str]
+    key: tuple
+    asked: frozenset[str]  # every path the walk below the header (and the header) asked to visit
+    before: frozenset[str]  # those visited already when it began
+    files: tuple[tuple[str, str], ...]  # appended to the walk's, in order
+    visited: frozenset[str]
+    state: dict  # name -> value, in the order of the first change (assigned in this order)
+    pops: frozenset[str]  # macros removed (by an #undef the walk ended with)
+    sets: dict  # macros (re)defined last, in the order of their last definition
+    uncertain: frozenset[str]
+    unresolved: tuple[str, ...]
+    unread: bool
+    depth: int  # the deepest include below the header (0: none)
+    bytes: int
+    deps: frozenset[str] | None  # the paths consulted (recording), None when not recorded
+
+
+#: Summaries kept per header and include directories (each for other build macros)
+_MAX_SUMMARIES = 8
+
+
 class _Walk:
-    """One depth-first walk over a file's includes, accumulating the headers' macros."""
+    """One depth-first walk over a file's includes, accumulating the headers' macros.
+
+    A header visited again by a later file (or a later walk of the same file) whose own includes read
+    the same build macros is not walked again: :class:`_Summary` replays what it did, when the walk
+    is in the state the summary was taken in (none of its headers visited yet, no bound reached on
+    the way), which gives the same files, macros and state in the same order."""
 
     def __init__(self, project: Project, dirs: tuple[str, ...], system: tuple[str, ...], build: tuple) -> None:
         self.project = project
@@ -819,6 +942,25 @@ class _Walk:
         self.unread = False  # a project header found nowhere or unreadable (FileContext.unread)
         self.stop: str | None = None  # a header to stop before (the one analysed in an includer's context)
         self.stopped = False
+        # summaries (not for a project that reads files again)
+        self.table = dict(build)
+        self.memo = project._cache_reads and len(self.table) == len(build)
+        self._pos = {k: i for i, k in enumerate(self.table)}
+        self._special = tuple(k for k in self.table if k.startswith("\0"))
+        self._keys: dict[frozenset, tuple] = {}  # names -> the build macros they keep (this walk's build)
+        self._log: list = []  # what the visits did, in order: _Header, _Summary, or (name | None, unread)
+        self._asked: list = []  # the paths asked to visit: a path, or a summary's ``asked``
+        self._cuts = 0  # bounds reached
+        self._deepest = 0
+
+    def _key(self, names: frozenset[str]) -> tuple:
+        """The build macros a walk mentioning ``names`` reads, in the build's order."""
+        got = self._keys.get(names)
+        if got is None:
+            pos, table = self._pos, self.table
+            got = self._keys[names] = tuple((k, table[k]) for k in sorted(_kept(table, names, self._special),
+                                                                          key=pos.__getitem__))
+        return got
 
     def apply_delta(self, delta: Mapping[str, object]) -> None:
         from shaderlint.languages.conditions import UNKNOWN
@@ -829,37 +971,165 @@ class _Walk:
                 self.macros.pop(k, None)
 
     def visit(self, path: str, depth: int) -> None:
-        if self.stopped or path in self.visited:
+        if self.stopped:
+            return
+        memo = self.memo
+        if memo:
+            self._asked.append(path)
+        if path in self.visited:
             return
         if path == self.stop:
             self.stopped = True
             return
+        known = False  # a summary for this state is kept already (not replayed: a bound)
+        if memo:
+            for s in self.project._summaries.get((path, self.dirs, self.system), ()):
+                if s.key == self._key(s.names) and s.asked.intersection(self.visited) == s.before \
+                        and (self.stop is None or self.stop not in s.asked):
+                    if self._replay(s, depth):
+                        return
+                    known = known or s.deps is not None or self.project._deps is None
         if depth > MAX_DEPTH or len(self.files) >= MAX_FILES:
             self.truncated = True
+            self._cuts += 1
             return
+        if depth > self._deepest:
+            self._deepest = depth
         data = self.project.read(path)
         if data is None:
             self.unread = True
+            self._log.append((None, True))
             return
         if self.bytes + len(data) > MAX_BYTES:
             self.truncated = True
+            self._cuts += 1
             return
+        memo = memo and not known
+        before = frozenset(self.visited) if memo else None
         self.visited.add(path)
-        self.bytes += len(data)
-        h = self.project.header(path, data, self.build)
-        self.files.append((path, h.digest))
-        for inc, target in self.project.targets(h, self.dirs, self.system):
-            if target is None:
-                self.missing(inc)
-                continue
-            self.visit(target, depth + 1)
-            if self.stopped:
-                return
-        self.apply_delta(h.delta)
-        for k, d in h.macros.items():
-            self.macros.pop(k, None)  # the later definition comes later in the order
-            self.macros[k] = d
-        self.uncertain.update(h.uncertain)
+        start, log_start, asked, cuts, bytes0 = len(self.files), len(self._log), len(self._asked) - 1, self._cuts, \
+            self.bytes
+        deepest, self._deepest = self._deepest, depth
+        outer = self.project._deps
+        if memo and outer is not None:
+            self.project._deps = set()
+        try:
+            self.bytes += len(data)
+            h = self.project.header(path, data, self.build, self.table)
+            self.files.append((path, h.digest))
+            for inc, target in self.project.targets(h, self.dirs, self.system):
+                if target is None:
+                    self.missing(inc)
+                    continue
+                self.visit(target, depth + 1)
+                if self.stopped:
+                    return
+            self.apply_delta(h.delta)
+            for k, d in h.macros.items():
+                self.macros.pop(k, None)  # the later definition comes later in the order
+                self.macros[k] = d
+            self.uncertain.update(h.uncertain)
+            self._log.append(h)
+            if memo and self._cuts == cuts:
+                self._summarize(path, start, log_start, asked, before, depth, self.bytes - bytes0,
+                                frozenset(self.project._deps) if outer is not None else None)
+        finally:
+            self._deepest = max(deepest, self._deepest)
+            if memo and outer is not None:
+                outer.update(self.project._deps)
+                self.project._deps = outer
+
+    def _summarize(self, path: str, start: int, log_start: int, asked_start: int, before: frozenset[str], depth: int,
+                   nbytes: int, deps: frozenset[str] | None) -> None:
+        """Keep what visiting ``path`` did (its files from ``start``, its log from ``log_start``, the
+        paths it asked about from ``asked_start``; ``before``: the paths visited when it began)."""
+        asked: set[str] = set()
+        for a in self._asked[asked_start:]:
+            if isinstance(a, str):
+                asked.add(a)
+            else:
+                asked |= a
+        fasked = frozenset(asked)
+        state: dict = {}
+        pops: set[str] = set()
+        sets: dict = {}
+        uncertain: set[str] = set()
+        unresolved: list[str] = []
+        unread = False
+        names: set[str] = set()
+        mentions = self.project._mentions
+        for u in self._log[log_start:]:
+            if isinstance(u, _Header):
+                names |= mentions[u.digest]
+                for k, v in u.delta.items():
+                    state[k] = v
+                    if v is None:
+                        sets.pop(k, None)
+                        pops.add(k)
+                for k, d in u.macros.items():
+                    sets.pop(k, None)
+                    sets[k] = d
+                    pops.discard(k)
+                uncertain |= u.uncertain
+            elif isinstance(u, _Summary):
+                names |= u.names
+                for k, v in u.state.items():
+                    state[k] = v
+                for k in u.pops:
+                    sets.pop(k, None)
+                    pops.add(k)
+                for k, d in u.sets.items():
+                    sets.pop(k, None)
+                    sets[k] = d
+                    pops.discard(k)
+                uncertain |= u.uncertain
+                unresolved.extend(u.unresolved)
+                unread = unread or u.unread
+            else:
+                name, flag = u
+                if name is not None:
+                    unresolved.append(name)
+                unread = unread or flag
+        fnames = frozenset(names)
+        files = tuple(self.files[start:])
+        s = _Summary(fnames, self._key(fnames), fasked, fasked & before, files, frozenset(p for p, _ in files), state,
+                     frozenset(pops), sets, frozenset(uncertain), tuple(unresolved), unread, self._deepest - depth,
+                     nbytes, deps)
+        kept = self.project._summaries.setdefault((path, self.dirs, self.system), [])
+        kept[:] = [k for k in kept if k.key != s.key or k.names != s.names or k.asked != s.asked
+                   or k.before != s.before][-(_MAX_SUMMARIES - 1):]
+        kept.append(s)
+
+    def _replay(self, s: _Summary, depth: int) -> bool:
+        """Do what ``s`` says visiting its header does, when the walk is in a state where that holds
+        (else False: the header is walked)."""
+        if depth + s.depth > MAX_DEPTH or len(self.files) + len(s.files) >= MAX_FILES \
+                or self.bytes + s.bytes > MAX_BYTES:
+            return False
+        deps = self.project._deps
+        if deps is not None:
+            if s.deps is None:
+                return False
+            deps.update(s.deps)
+        self.files.extend(s.files)
+        self.visited.update(s.visited)
+        self._asked.append(s.asked)
+        self.bytes += s.bytes
+        self._deepest = max(self._deepest, depth + s.depth)
+        state = self.state
+        for k, v in s.state.items():
+            state[k] = v
+        macros = self.macros
+        for k in s.pops:
+            macros.pop(k, None)
+        for k, d in s.sets.items():
+            macros.pop(k, None)
+            macros[k] = d
+        self.uncertain.update(s.uncertain)
+        self.unresolved.extend(s.unresolved)
+        self.unread = self.unread or s.unread
+        self._log.append(s)
+        return True
 
     def missing(self, inc: Include, header: bool = True) -> bool:
         """``inc`` (of a header; else of the file itself) was not found: whether it is a project
@@ -873,6 +1143,7 @@ class _Walk:
         self.unread = self.unread or header
         if inc.quoted:
             self.unresolved.append(inc.name)
+        self._log.append((inc.name if inc.quoted else None, header))
         return True
 
 
