@@ -328,7 +328,7 @@ def _live_includes(source, predefined: tuple) -> list[Include]:
     (:func:`_scan_includes` of its dead regions). The branches are decided only when an include
     comes at or after the first conditional group: a dead region lies within a group, so the includes
     before the first one are read whatever the conditions say."""
-    from shaderlint.languages.base import _continues_line, scan_directives
+    from shaderlint.languages.base import _continues_line, match_at, scan_directives
     from shaderlint.languages.conditions import _DIRECTIVE, macro_delta
 
     includes = list(scan_directives(source, _INCLUDE))
@@ -337,7 +337,8 @@ def _live_includes(source, predefined: tuple) -> list[Include]:
     last = includes[-1].start()
     data = source.data
     inside = _Lexical(source)
-    for m in scan_directives(source, _DIRECTIVE):  # (the walk's directives, as macro_delta reads them)
+    # (the walk's directives, as macro_delta reads them: scan_directives, up to the first group only)
+    for m in match_at(data, _DIRECTIVE, source.directive_starts):
         if m.start() > last:
             return _scan_includes(source, [], inside)
         if m.group(1) in (b"if", b"ifdef", b"ifndef") and not inside(m.start(1)) \
@@ -349,13 +350,29 @@ def _live_includes(source, predefined: tuple) -> list[Include]:
     return _scan_includes(source, dead)
 
 
-def _uncertain(path: str, data: bytes, dead: list[tuple[int, int]]) -> frozenset[str]:
-    """Names ``#define``d with different bodies in the live branches (which one holds is not decided)."""
-    from shaderlint.languages.base import _OBJ_MACRO
+def _uncertain(path: str, data: bytes, dead: list[tuple[int, int]], source=None) -> frozenset[str]:
+    """Names ``#define``d with different bodies in the live branches (which one holds is not decided).
+    ``source``: the :class:`~shaderlint.model.source.Source` of ``data``, whose directive lines are
+    where a definition can be (looked for there only)."""
+    import bisect
 
+    from shaderlint.languages.base import _OBJ_MACRO, match_at
+
+    found = _OBJ_MACRO.finditer(data) if source is None else match_at(data, _OBJ_MACRO, source.directive_starts)
+    starts: list[int] = []  # the dead regions, overlapping ones merged
+    ends: list[int] = []
+    for a, b in sorted(dead):
+        if a >= b:
+            continue  # (empty: holds no offset)
+        if starts and a <= ends[-1]:
+            ends[-1] = max(ends[-1], b)
+        else:
+            starts.append(a)
+            ends.append(b)
     seen: dict[bytes, set[bytes]] = {}
-    for m in _OBJ_MACRO.finditer(data):
-        if any(a <= m.start() < b for a, b in dead):
+    for m in found:
+        i = bisect.bisect_right(starts, m.start()) - 1
+        if i >= 0 and m.start() < ends[i]:
             continue
         seen.setdefault(m.group(1), set()).add(b" ".join(re.sub(rb"/\*.*?\*/|//.*|\\\r?\n", b" ", m.group(2)).split()))
     return frozenset(k.decode() for k, v in seen.items() if len(v) > 1)
@@ -376,8 +393,8 @@ class Project:
         self._resolve_probes: dict[tuple, list[str]] = {}
         self._vcs_probe_cache: dict[str, list[str]] = {}  # recording: the paths each answer rests on
         self._digests: dict[str, tuple[bytes, str]] = {}  # path -> (the bytes read, their digest)
-        # (includer path, build macros) -> (its bytes, its live #includes): a file including many headers
-        # analysed in its context is walked once for them all (the latest few includers kept)
+        # (file path, build macros) -> (its bytes, its live #includes): a file including many headers
+        # analysed in its context is walked once for its own context and them all
         self._includer_scans: dict[tuple[str, tuple], tuple[bytes, list[Include]]] = {}
         self.headers_scanned = 0  # walks of a header (each once per content and build macros)
         # (header path, include dirs, system dirs) -> [_Summary]: what walking the header and its includes
@@ -645,7 +662,12 @@ class Project:
         else:
             digest = hashlib.sha256(data).hexdigest()
             self._digests[path] = (data, digest)
-        predefined = self._relevant(digest, data, predefined, table)
+        source = None
+        if digest not in self._mentions:  # (its first walk: the directives are found once, for both)
+            from shaderlint.model.source import Source
+
+            source = Source(path, data)
+        predefined = self._relevant(digest, data, predefined, table, source)
         key = (digest, predefined)
         h = self._headers.get(key)
         if h is None or h.path != path:
@@ -653,27 +675,30 @@ class Project:
                 h = _Header(path, digest, h.includes, h.delta, {k: _moved(v, path) for k, v in h.macros.items()},
                             h.uncertain)
             else:
-                h = self._scan_header(path, data, digest, predefined)
+                h = self._scan_header(path, data, digest, predefined, source)
             self._headers[key] = h
         return h
 
-    def _relevant(self, digest: str, data: bytes, predefined: tuple, table: dict | None = None) -> tuple:
+    def _relevant(self, digest: str, data: bytes, predefined: tuple, table: dict | None = None,
+                  source=None) -> tuple:
         """The part of ``predefined`` the header's walk can read: the names its directives mention,
         the bodies' names of those kept, and the complete-defines entry (a name it never mentions
         is never looked up, so its walk is the same without it). Headers are then walked once for
         all the files whose build macros differ only elsewhere (complete defines give each file its
-        own set of unknown names). ``table``: ``dict(predefined)``, when the caller has it."""
+        own set of unknown names). ``table``: ``dict(predefined)``, ``source``: the
+        :class:`~shaderlint.model.source.Source` of ``data``, when the caller has them."""
         names = self._mentions.get(digest)
         if names is None:
-            names = self._mentions[digest] = _mentioned(data)
+            names = self._mentions[digest] = _mentioned(data, source)
         return _relevant_part(predefined, dict(predefined) if table is None else table, names)
 
-    def _scan_header(self, path: str, data: bytes, digest: str, predefined: tuple) -> _Header:
+    def _scan_header(self, path: str, data: bytes, digest: str, predefined: tuple, source=None) -> _Header:
         from shaderlint.languages.conditions import OPAQUE, UNKNOWN, macro_delta
         from shaderlint.model.source import Source
 
         self.headers_scanned += 1
-        source = Source(path, data)
+        if source is None:
+            source = Source(path, data)
         dead, delta = macro_delta(source, predefined)
         includes = _scan_includes(source, dead)
         macros = scan_macros(path, data, predefined, source, dead)  # (the same walk: done once)
@@ -684,11 +709,11 @@ class Project:
         for k, d in macros.items():
             if d.params is not None and out.get(k) not in (None, UNKNOWN_STATE):
                 out[k] = OPAQUE
-        return _Header(path, digest, includes, out, macros, _uncertain(path, data, dead))
+        return _Header(path, digest, includes, out, macros, _uncertain(path, data, dead, source))
 
     def _includer_includes(self, path: str, data: bytes, build: tuple) -> list[Include]:
-        """The live ``#include`` lines of an includer (``data`` at ``path``) under the build's macros."""
-        from shaderlint.languages.conditions import macro_delta
+        """The live ``#include`` lines of a file or includer (``data`` at ``path``) under the build's
+        macros: a source's, found for its own context, serve again for the headers analysed in it."""
         from shaderlint.model.source import Source
 
         key = (path, build)
@@ -696,7 +721,7 @@ class Project:
         if got is not None and (got[0] is data or got[0] == data):
             return got[1]
         includes = _live_includes(Source(path, data), build)
-        if len(self._includer_scans) >= 8:
+        if len(self._includer_scans) >= _MAX_INCLUDER_SCANS:
             self._includer_scans.clear()
         self._includer_scans[key] = (data, includes)
         return includes
@@ -790,7 +815,7 @@ class Project:
             walk.stopped = False
         walk.visited.add(path)
         own_missing: list[int] = []  # offsets of the file's own project includes not found
-        for inc in _live_includes(Source(path, data), file_pre):
+        for inc in self._includer_includes(path, data, file_pre):
             target = self.resolve(inc, path, dirs, system)
             if target is None:
                 if walk.missing(inc, header=False):
@@ -811,10 +836,17 @@ _DIRECTIVE_TEXT = re.compile(
 _IDENT = re.compile(rb"[A-Za-z_]\w*")
 
 
-def _mentioned(data: bytes) -> frozenset[str]:
+def _mentioned(data: bytes, source=None) -> frozenset[str]:
     """The names the directives of ``data`` that a walk of its branches reads mention (``#if`` …
-    ``#define`` / ``#undef``)."""
-    text = b"\n".join(d.group(1) for d in _DIRECTIVE_TEXT.finditer(data))
+    ``#define`` / ``#undef``). ``source``: its :class:`~shaderlint.model.source.Source`, whose
+    directive lines are where the pattern can match (tried there only)."""
+    if source is None:
+        found = _DIRECTIVE_TEXT.finditer(data)
+    else:
+        from shaderlint.languages.base import match_at
+
+        found = match_at(data, _DIRECTIVE_TEXT, source.directive_starts)
+    text = b"\n".join(d.group(1) for d in found)
     return frozenset(w.decode("ascii") for w in set(_IDENT.findall(text)))
 
 
@@ -913,6 +945,10 @@ class _Summary:
     bytes: int
     deps: frozenset[str] | None  # the paths consulted (recording), None when not recorded
 
+
+#: Files whose live #include lines are kept (Project._includer_includes): a run's sources are planned
+#: first, then the headers analysed in their context (in path order, not grouped by includer)
+_MAX_INCLUDER_SCANS = 8192
 
 #: Summaries kept per header and include directories (each for other build macros)
 _MAX_SUMMARIES = 8
