@@ -396,6 +396,7 @@ class Project:
         # (file path, build macros) -> (its bytes, its live #includes): a file including many headers
         # analysed in its context is walked once for its own context and them all
         self._includer_scans: dict[tuple[str, tuple], tuple[bytes, list[Include]]] = {}
+        self._file_targets: dict[tuple, tuple[list[Include], list]] = {}  # (path, dirs, system) -> _resolved
         self.headers_scanned = 0  # walks of a header (each once per content and build macros)
         # (header path, include dirs, system dirs) -> [_Summary]: what walking the header and its includes
         # gives, for the build macros its walk reads (see _Walk.visit)
@@ -514,6 +515,8 @@ class Project:
         path = os.path.normpath(os.path.abspath(path))
         self._data.pop(path, None)
         self._resolve_cache.clear()
+        self._file_targets.clear()
+        self._summaries.clear()
 
     def _exists(self, path: str) -> bool:
         if path in self._data and self._cache_reads:
@@ -628,6 +631,19 @@ class Project:
         if self._fps is not None:
             self._resolve_probes[key] = probes
         return found
+
+    def _resolved(self, path: str, includes: list[Include], dirs: tuple[str, ...],
+                  system: tuple[str, ...]) -> Iterable[tuple[Include, str | None]]:
+        """Each of the file's ``includes`` (:meth:`_includer_includes`) with the path it names: kept
+        while the includes are the same list (a file including many headers analysed in its
+        context); resolved as they are asked for when recording (the paths consulted are those)."""
+        if self._deps is not None or not self._cache_reads:
+            return ((inc, self.resolve(inc, path, dirs, system)) for inc in includes)
+        key = (path, dirs, system)
+        got = self._file_targets.get(key)
+        if got is None or got[0] is not includes:
+            got = self._file_targets[key] = (includes, [(inc, self.resolve(inc, path, dirs, system)) for inc in includes])
+        return got[1]
 
     def targets(self, h: _Header, dirs: tuple[str, ...], system: tuple[str, ...]) -> list[tuple[Include, str | None]]:
         """:meth:`resolve` of each of the header's includes (kept on the header: a header read by a
@@ -794,8 +810,8 @@ class Project:
             walk.visited.add(inc_path)
             direct = None
             walk.stop = path
-            for inc in self._includer_includes(inc_path, includer_data, file_pre):
-                target = self.resolve(inc, inc_path, dirs, system)
+            for inc, target in self._resolved(inc_path, self._includer_includes(inc_path, includer_data, file_pre),
+                                              dirs, system):
                 if target == path:
                     direct = inc
                     break
@@ -805,18 +821,18 @@ class Project:
                         break
             if direct is not None:  # the includer's own macros before the #include line
                 before = includer_data[:direct.offset]
-                _, own = macro_delta(Source(inc_path, before), file_pre)
+                src = Source(inc_path, before)
+                dead, own = macro_delta(src, file_pre)
                 walk.apply_delta(own)
-                for k, d in scan_macros(inc_path, before, file_pre).items():
+                for k, d in scan_macros(inc_path, before, file_pre, src, dead).items():
                     walk.macros.pop(k, None)
                     walk.macros[k] = d
-                walk.uncertain.update(_uncertain(inc_path, before, []))
+                walk.uncertain.update(_uncertain(inc_path, before, [], src))
             walk.stop = None
             walk.stopped = False
         walk.visited.add(path)
         own_missing: list[int] = []  # offsets of the file's own project includes not found
-        for inc in self._includer_includes(path, data, file_pre):
-            target = self.resolve(inc, path, dirs, system)
+        for inc, target in self._resolved(path, self._includer_includes(path, data, file_pre), dirs, system):
             if target is None:
                 if walk.missing(inc, header=False):
                     own_missing.append(inc.offset)
@@ -1152,15 +1168,13 @@ class _Walk:
         self._asked.append(s.asked)
         self.bytes += s.bytes
         self._deepest = max(self._deepest, depth + s.depth)
-        state = self.state
-        for k, v in s.state.items():
-            state[k] = v
+        self.state.update(s.state)  # (a name set already keeps its place, a new one comes in order)
         macros = self.macros
-        for k in s.pops:
-            macros.pop(k, None)
-        for k, d in s.sets.items():
-            macros.pop(k, None)
-            macros[k] = d
+        for k in s.pops & macros.keys():
+            del macros[k]
+        for k in macros.keys() & s.sets.keys():
+            del macros[k]  # (then defined again, last, in the order of their last definitions)
+        macros.update(s.sets)
         self.uncertain.update(s.uncertain)
         self.unresolved.extend(s.unresolved)
         self.unread = self.unread or s.unread
