@@ -736,7 +736,16 @@ class Project:
         got = self._includer_scans.get(key)
         if got is not None and (got[0] is data or got[0] == data):
             return got[1]
-        includes = _live_includes(Source(path, data), build)
+        includes = None
+        known = self._digests.get(path)
+        if known is not None and (known[0] is data or known[0] == data) and known[1] in self._mentions:
+            # walked as a header already (a header of the run included by its sources): the same
+            # includes, when its walk read the same build macros
+            h = self._headers.get((known[1], _relevant_part(build, dict(build), self._mentions[known[1]])))
+            if h is not None:
+                includes = h.includes
+        if includes is None:
+            includes = _live_includes(Source(path, data), build)
         if len(self._includer_scans) >= _MAX_INCLUDER_SCANS:
             self._includer_scans.clear()
         self._includer_scans[key] = (data, includes)
