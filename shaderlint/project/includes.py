@@ -389,6 +389,7 @@ class Project:
         self._mentions: dict[str, frozenset[str]] = {}  # header digest -> names its directives mention
         self._dbs: dict[str, CompileDB | None] = {}
         self._db_for_dir: dict[str, CompileDB | None] = {}
+        self._db_answers: dict[tuple, CompileDB | None] = {}  # (directory, config path) -> compile_db
         self._resolve_cache: dict[tuple, str | None] = {}
         self._resolve_probes: dict[tuple, list[str]] = {}
         self._vcs_probe_cache: dict[str, list[str]] = {}  # recording: the paths each answer rests on
@@ -401,6 +402,7 @@ class Project:
         # (header path, include dirs, system dirs) -> [_Summary]: what walking the header and its includes
         # gives, for the build macros its walk reads (see _Walk.visit)
         self._summaries: dict[tuple, list[_Summary]] = {}
+        self._walk_keys: dict[tuple, dict] = {}  # build macros -> _Walk._keys
         # Recording (shaderlint.project.run keeps a run's plan across runs): what every path consulted
         # was found to be (path -> fingerprint, see `fingerprint`), and the paths the current context
         # consulted. None: not recording (the file system is asked as it always was).
@@ -517,6 +519,7 @@ class Project:
         self._resolve_cache.clear()
         self._file_targets.clear()
         self._summaries.clear()
+        self._db_answers.clear()
 
     def _exists(self, path: str) -> bool:
         if path in self._data and self._cache_reads:
@@ -531,7 +534,19 @@ class Project:
     def compile_db(self, path: str, settings) -> CompileDB | None:
         """The ``compile_commands.json`` for ``path``: next to the configuration file in effect (or in its
         ``build/``), else at the root of the repository holding ``path`` (the first directory upward with
-        ``.git``, ``.hg`` or ``.svn``), or its ``build/``."""
+        ``.git``, ``.hg`` or ``.svn``), or its ``build/``. (Kept per directory and configuration file
+        for the run, when nothing is recorded and files are read once.)"""
+        key = None
+        if self._fps is None and self._cache_reads:
+            key = (os.path.dirname(os.path.abspath(path)), settings.config_path if settings is not None else None)
+            if key in self._db_answers:
+                return self._db_answers[key]
+        got = self._compile_db(path, settings)
+        if key is not None:
+            self._db_answers[key] = got
+        return got
+
+    def _compile_db(self, path: str, settings) -> CompileDB | None:
         candidates = []
         if settings is not None and settings.config_path and self._isfile(settings.config_path):
             candidates.append(settings.base_dir())
@@ -863,15 +878,17 @@ _IDENT = re.compile(rb"[A-Za-z_]\w*")
 
 def _mentioned(data: bytes, source=None) -> frozenset[str]:
     """The names the directives of ``data`` that a walk of its branches reads mention (``#if`` …
-    ``#define`` / ``#undef``). ``source``: its :class:`~shaderlint.model.source.Source`, whose
-    directive lines are where the pattern can match (tried there only)."""
+    ``#define`` / ``#undef``), or more. ``source``: its :class:`~shaderlint.model.source.Source`:
+    the directives are then those the walk itself reads (found once for both), a name in a comment
+    after ``#else`` or ``#endif`` not taken."""
     if source is None:
-        found = _DIRECTIVE_TEXT.finditer(data)
-    else:
-        from shaderlint.languages.base import match_at
+        text = b"\n".join(d.group(1) for d in _DIRECTIVE_TEXT.finditer(data))
+    else:  # the directives the walk reads (conditions.macro_delta), found once for both
+        from shaderlint.languages.base import scan_directives
+        from shaderlint.languages.conditions import _DIRECTIVE
 
-        found = match_at(data, _DIRECTIVE_TEXT, source.directive_starts)
-    text = b"\n".join(d.group(1) for d in found)
+        text = b"\n".join(d.group(2) for d in scan_directives(source, _DIRECTIVE)
+                          if d.group(1) not in (b"else", b"endif"))
     return frozenset(w.decode("ascii") for w in set(_IDENT.findall(text)))
 
 
@@ -1008,7 +1025,8 @@ class _Walk:
         self.memo = project._cache_reads and len(self.table) == len(build)
         self._pos = {k: i for i, k in enumerate(self.table)}
         self._special = tuple(k for k in self.table if k.startswith("\0"))
-        self._keys: dict[frozenset, tuple] = {}  # names -> the build macros they keep (this walk's build)
+        # names -> the build macros they keep (shared by the walks with the same build macros)
+        self._keys: dict[frozenset, tuple] = project._walk_keys.setdefault(build, {}) if self.memo else {}
         self._log: list = []  # what the visits did, in order: _Header, _Summary, or (name | None, unread)
         self._asked: list = []  # the paths asked to visit: a path, or a summary's ``asked``
         self._cuts = 0  # bounds reached
