@@ -69,7 +69,8 @@ def test_later_files_replay_the_walk_instead_of_visiting_the_headers(tmp_path, m
     _context(tmp_path, "b.cu", project)
     visited: list[str] = []
     real = Project.header
-    monkeypatch.setattr(Project, "header", lambda self, path, *a, **k: visited.append(path) or real(self, path, *a, **k))
+    monkeypatch.setattr(Project, "header",
+                        lambda self, path, *a, **k: visited.append(path) or real(self, path, *a, **k))
     ctx = _context(tmp_path, "b.cu", project)
     assert visited == []  # (z.h's walk replayed whole)
     assert [os.path.basename(p) for p, _ in ctx.files] == ["z.h", "y.h", "x.h", "common.h", "undef.h"]

@@ -537,7 +537,7 @@ class Project:
         ``.git``, ``.hg`` or ``.svn``), or its ``build/``. (Kept per directory and configuration file
         for the run, when nothing is recorded and files are read once.)"""
         key = None
-        if self._fps is None and self._cache_reads:
+        if self._fps is None and self._deps is None and self._cache_reads:
             key = (os.path.dirname(os.path.abspath(path)), settings.config_path if settings is not None else None)
             if key in self._db_answers:
                 return self._db_answers[key]
@@ -657,7 +657,8 @@ class Project:
         key = (path, dirs, system)
         got = self._file_targets.get(key)
         if got is None or got[0] is not includes:
-            got = self._file_targets[key] = (includes, [(inc, self.resolve(inc, path, dirs, system)) for inc in includes])
+            got = self._file_targets[key] = (includes,
+                                             [(inc, self.resolve(inc, path, dirs, system)) for inc in includes])
         return got[1]
 
     def targets(self, h: _Header, dirs: tuple[str, ...], system: tuple[str, ...]) -> list[tuple[Include, str | None]]:
@@ -963,8 +964,8 @@ def _moved(d: MacroDef, path: str) -> MacroDef:
 
 @dataclass(eq=False)
 class _Summary:
-    """What visiting one header (and, depth-first, its includes) does to a walk with no header to stop
-    before that reaches no bound on the way. The walk reads the rest of its state only by asking
+    """What visiting one header (and, depth-first, its includes) does to a walk that neither stops
+    before a header nor reaches a bound on the way. The walk reads the rest of its state only by asking
     whether a path it would visit is visited already, so the result is the same whatever file includes
     the header, for the same include directories, the same build macros the headers it reads mention
     (``key``: those of the build, in its order; ``names``: every name their directives mention) and
@@ -1001,8 +1002,9 @@ class _Walk:
 
     A header visited again by a later file (or a later walk of the same file) whose own includes read
     the same build macros is not walked again: :class:`_Summary` replays what it did, when the walk
-    is in the state the summary was taken in (none of its headers visited yet, no bound reached on
-    the way), which gives the same files, macros and state in the same order."""
+    is in the state the summary was taken in (the same of the paths it asks about visited already,
+    not the header to stop before, no bound reached on the way), which gives the same files, macros
+    and state in the same order."""
 
     def __init__(self, project: Project, dirs: tuple[str, ...], system: tuple[str, ...], build: tuple) -> None:
         self.project = project
@@ -1084,7 +1086,6 @@ class _Walk:
             self._cuts += 1
             return
         memo = memo and not known
-        before = frozenset(self.visited) if memo else None
         self.visited.add(path)
         start, log_start, asked, cuts, bytes0 = len(self.files), len(self._log), len(self._asked) - 1, self._cuts, \
             self.bytes
@@ -1110,7 +1111,7 @@ class _Walk:
             self.uncertain.update(h.uncertain)
             self._log.append(h)
             if memo and self._cuts == cuts:
-                self._summarize(path, start, log_start, asked, before, depth, self.bytes - bytes0,
+                self._summarize(path, start, log_start, asked, depth, self.bytes - bytes0,
                                 frozenset(self.project._deps) if outer is not None else None)
         finally:
             self._deepest = max(deepest, self._deepest)
@@ -1118,10 +1119,10 @@ class _Walk:
                 outer.update(self.project._deps)
                 self.project._deps = outer
 
-    def _summarize(self, path: str, start: int, log_start: int, asked_start: int, before: frozenset[str], depth: int,
-                   nbytes: int, deps: frozenset[str] | None) -> None:
+    def _summarize(self, path: str, start: int, log_start: int, asked_start: int, depth: int, nbytes: int,
+                   deps: frozenset[str] | None) -> None:
         """Keep what visiting ``path`` did (its files from ``start``, its log from ``log_start``, the
-        paths it asked about from ``asked_start``; ``before``: the paths visited when it began)."""
+        paths it asked about from ``asked_start``)."""
         asked: set[str] = set()
         for a in self._asked[asked_start:]:
             if isinstance(a, str):
@@ -1171,9 +1172,11 @@ class _Walk:
                 unread = unread or flag
         fnames = frozenset(names)
         files = tuple(self.files[start:])
-        s = _Summary(fnames, self._key(fnames), fasked, fasked & before, files, frozenset(p for p, _ in files), state,
-                     frozenset(pops), sets, frozenset(uncertain), tuple(unresolved), unread, self._deepest - depth,
-                     nbytes, deps)
+        read = frozenset(p for p, _ in files)
+        visited = self.visited  # (those visited when the header's visit began, and those it read)
+        before = frozenset(p for p in fasked if p in visited and p not in read)
+        s = _Summary(fnames, self._key(fnames), fasked, before, files, read, state, frozenset(pops), sets,
+                     frozenset(uncertain), tuple(unresolved), unread, self._deepest - depth, nbytes, deps)
         kept = self.project._summaries.setdefault((path, self.dirs, self.system), [])
         kept[:] = [k for k in kept if k.key != s.key or k.names != s.names or k.asked != s.asked
                    or k.before != s.before][-(_MAX_SUMMARIES - 1):]
