@@ -298,19 +298,43 @@ class _Lexical:
         return i >= 0 and offset < ends[i]
 
 
+def _include_matches(source) -> list[re.Match]:
+    """``scan_directives(source, _INCLUDE)``, the same matches (kept with the source as it keeps them),
+    found from the lines that hold ``include``: a match lies within one line, so it is the match at the
+    start of such a line, and the pattern is not tried at every other directive (a header's
+    ``#define`` lines)."""
+    known = source.directive_matches
+    found = known.get(_INCLUDE)
+    if found is None:
+        data = source.data
+        found = []
+        line = -1
+        i = data.find(b"include")
+        while i >= 0:
+            start = data.rfind(b"\n", 0, i) + 1
+            if start != line:
+                line = start
+                m = _INCLUDE.match(data, start)
+                if m is not None:
+                    found.append(m)
+            i = data.find(b"include", i + 7)
+        known[_INCLUDE] = found
+    return found
+
+
 def _scan_includes(source, dead: list[tuple[int, int]], inside=None) -> list[Include]:
     """The ``#include`` lines of ``source`` outside the ``dead`` regions (sorted, disjoint). ``inside``:
     the test for an offset in a comment or literal (the source's own by default)."""
     import bisect
 
-    from shaderlint.languages.base import _continues_line, scan_directives
+    from shaderlint.languages.base import _continues_line
 
     data = source.data
     starts = [s for s, _ in dead]
     out = []
     if inside is None:
         inside = source.in_comment_or_string
-    for m in scan_directives(source, _INCLUDE):
+    for m in _include_matches(source):
         at = m.start()
         if inside(data.index(b"#", at)) or _continues_line(data, at):
             continue
@@ -328,19 +352,21 @@ def _live_includes(source, predefined: tuple) -> list[Include]:
     (:func:`_scan_includes` of its dead regions). The branches are decided only when an include
     comes at or after the first conditional group: a dead region lies within a group, so the includes
     before the first one are read whatever the conditions say."""
-    from shaderlint.languages.base import _continues_line, match_at, scan_directives
+    from shaderlint.languages.base import _continues_line, match_at
     from shaderlint.languages.conditions import _DIRECTIVE, macro_delta
+    from shaderlint.model.source import _DIRECTIVE_START
 
-    includes = list(scan_directives(source, _INCLUDE))
+    includes = _include_matches(source)
     if not includes:
         return []
     last = includes[-1].start()
     data = source.data
     inside = _Lexical(source)
-    # (the walk's directives, as macro_delta reads them: scan_directives, up to the first group only)
-    for m in match_at(data, _DIRECTIVE, source.directive_starts):
-        if m.start() > last:
-            return _scan_includes(source, [], inside)
+    # the walk's directives before the last include, as macro_delta reads them (scan_directives at
+    # Source.directive_starts, those before ``last`` only), up to the first group
+    starts = [0] if re.match(rb"[ \t]*#", data) else []
+    starts.extend(m.start() + 1 for m in _DIRECTIVE_START.finditer(data, 0, last))
+    for m in match_at(data, _DIRECTIVE, starts):
         if m.group(1) in (b"if", b"ifdef", b"ifndef") and not inside(m.start(1)) \
                 and not _continues_line(data, m.start()):
             break
