@@ -9,7 +9,9 @@ at most once per translation unit (as include guards and ``#pragma once`` make t
 depth-first in include order, within bounds (:data:`MAX_DEPTH`, :data:`MAX_BYTES`, :data:`MAX_FILES`).
 
 A :class:`Project` lives for one run: it reads every header once, and walks and scans it once per
-set of build macros (keyed by its content digest), whatever the number of files including it.
+set of build macros (keyed by its content digest), whatever the number of files including it; what
+visiting a header and its includes does to a file's walk is kept (:class:`_Summary`) and replayed for
+every later file that reaches the header in the same state.
 
 What a file's analysis gets (:class:`FileContext`):
 
