@@ -42,3 +42,75 @@ def test_tainted_per_scope_as_the_collection_reads_it():
     f, h = (consts.scope_of(fn.child_by_field_name("body")) for fn in fns)
     assert consts.tainted(f, "a") and consts.tainted(f, "b") and not consts.tainted(h, "a")
     assert not consts.tainted(consts.file, "a") and not consts.tainted(f, "g")
+
+
+# ---- the index: host files whose bytes name no kernel a launch can link to -----------------------------
+
+SCALE = "__global__ void scale(float* x, int n) {\n    x[blockIdx.x * blockDim.x + threadIdx.x] *= 2.0f;\n}\n"
+OTHER = "__global__ void other(float* x) {}\n"
+
+
+def _write(root, files: dict[str, str]) -> None:
+    for rel, body in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(body)
+
+
+def _build(root, kernels, cache=False):
+    from shaderlint.config import SettingsResolver
+    from shaderlint.host.index import HostIndex
+
+    return HostIndex.build(["."], kernels, SettingsResolver(None, {}).for_path,
+                           cache_dir=str(root / ".cache") if cache else None)
+
+
+def _scanned(monkeypatch) -> list[str]:
+    import shaderlint.host.cuda as cuda
+
+    seen: list[str] = []
+    real = cuda._scan
+    monkeypatch.setattr(cuda, "_scan", lambda path, data: seen.append(path) or real(path, data))
+    return seen
+
+
+def test_a_host_file_naming_no_linkable_kernel_is_not_read_by_the_cuda_scanner(tmp_path, monkeypatch):
+    import shaderlint.host.index as index
+
+    monkeypatch.chdir(tmp_path)
+    _write(tmp_path, {"k/scale.cu": SCALE, "k/twice_a.cu": OTHER, "k/twice_b.cu": OTHER,
+                      "host/a.cpp": "void f(float* x) { scale<<<4, 128>>>(x, 1); }\n",
+                      "host/b.cpp": "void g(float* x) { other<<<4, 64>>>(x); helper(x); }\n",
+                      "host/c.cpp": "int h() { return 1; }\n"})
+    kernels = ["k/scale.cu", "k/twice_a.cu", "k/twice_b.cu"]
+    index._SCANNED.clear()
+    seen = _scanned(monkeypatch)
+    got = _build(tmp_path, kernels)
+    # (`other` is defined twice: no launch of it links; b.cpp names nothing else)
+    assert seen == ["host/a.cpp"]  # (the kernel files launch nothing: no marker)
+    assert [n for n, _ in got.facts_for("k/scale.cu").launches] == ["scale"]
+    assert got.facts_for("k/scale.cu").for_kernel("scale")[0].group == (128, 1, 1)
+    # the same facts as reading every file with every scanner
+    index._SCANNED.clear()
+    monkeypatch.setattr(index, "BY_NAME", set())
+    seen.clear()
+    full = _build(tmp_path, kernels)
+    assert "host/b.cpp" in seen and full.by_file == got.by_file and full.paths == got.paths
+
+
+def test_a_partial_scan_is_not_kept_for_a_run_in_which_the_name_links(tmp_path, monkeypatch):
+    import shaderlint.host.index as index
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(index.ScanStore, "RACY_NS", 0)  # (stat data trusted: the files were written just now)
+    _write(tmp_path, {"k/twice_a.cu": OTHER, "k/twice_b.cu": OTHER,
+                      "host/b.cpp": "void g(float* x) { other<<<4, 64>>>(x); }\n"})
+    index._SCANNED.clear()
+    seen = _scanned(monkeypatch)
+    assert _build(tmp_path, ["k/twice_a.cu", "k/twice_b.cu"], cache=True).by_file == {}
+    assert "host/b.cpp" not in seen
+    (tmp_path / "k/twice_b.cu").unlink()  # `other` is now defined once: b.cpp's launch links
+    index._SCANNED.clear()
+    got = _build(tmp_path, ["k/twice_a.cu"], cache=True)
+    assert "host/b.cpp" in seen
+    assert got.facts_for("k/twice_a.cu").for_kernel("other")[0].group == (64, 1, 1)

@@ -290,4 +290,4 @@ def _is_variable(consts: Constants, ident, name: str) -> bool:
     return name in consts.macros or name in consts.file.inits or name in consts.scope_of(ident).inits
 
 
-register(EXTENSIONS, scan, _wants)
+register(EXTENSIONS, scan, _wants, by_name=True)  # (every name it records is an identifier's text)
