@@ -114,3 +114,14 @@ def test_a_partial_scan_is_not_kept_for_a_run_in_which_the_name_links(tmp_path, 
     got = _build(tmp_path, ["k/twice_a.cu"], cache=True)
     assert "host/b.cpp" in seen
     assert got.facts_for("k/twice_a.cu").for_kernel("other")[0].group == (64, 1, 1)
+
+
+def test_names_any_matches_whole_words_as_identifiers_are_read():
+    from shaderlint.host.index import _names_any
+
+    names = {b"scale", b"k2"}
+    assert _names_any(b"void f() { scale<<<1, 2>>>(x); }", names)
+    assert _names_any(b"x = 9k2;", names)  # (a run with leading digits: the word after them)
+    assert _names_any(b"a$scale(1)", names) and _names_any(b"\xc3\xa9k2", names)
+    assert not _names_any(b"rescale(scaled, k22, _k2, k2_)", names)
+    assert not _names_any(b"", names) and not _names_any(b"scale", set())

@@ -482,6 +482,16 @@ def _kept(key: str, store: ScanStore | None) -> tuple[HostLaunch, ...] | None:
 
 #: A word of C-family source (an identifier's text is one: a kernel name a launch records is one).
 _IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+#: Every byte that is not a letter, digit or ``_`` -> a space (:func:`_names_any`).
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_SPACED = bytes(c if c in _WORD_BYTES else 0x20 for c in range(256))
+
+
+def _names_any(data: bytes, names: set[bytes]) -> bool:
+    """Whether a word of ``data`` (:data:`_IDENT`) is one of ``names`` (each a word). The runs of letters,
+    digits and ``_`` are those words but where a run starts with digits (``9k``: the word is ``k``), so
+    a name among the runs answers at C speed and only a file without one is searched word by word."""
+    return not names.isdisjoint(data.translate(_SPACED).split()) or not names.isdisjoint(_IDENT.findall(data))
 
 
 def _linkable_names(kernels: dict[str, tuple[str, str]], host_names: dict[str, set[str]], other_metal: list[str],
@@ -797,7 +807,7 @@ class HostIndex:
             for row in rows:
                 if row[1] is None:
                     hp, _, got_names, st, data = row
-                    key, row[1] = _scan_keyed(hp, data, store, linkable=lambda d: not linkable.isdisjoint(_IDENT.findall(d)))
+                    key, row[1] = _scan_keyed(hp, data, store, linkable=lambda d: _names_any(d, linkable))
                     row[4] = None
                     if use_stat and key is not None:
                         store.remember(hp, st, key, got_names)  # type: ignore[union-attr]
