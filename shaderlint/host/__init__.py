@@ -108,17 +108,25 @@ ALL_SCANNERS: dict[str, list[Scanner]] = {}
 #: Per scanner, a test of a file's bytes that is false only when the scanner finds nothing there (the
 #: words every record it reads needs, searched for: most host files have none). See :func:`wanted`.
 _WANTS: dict[Scanner, Callable[[bytes], bool]] = {}
+#: Scanners each record of which that names a kernel names it by an identifier written in the file
+#: (CUDA: ``k<<<…>>>``, ``cudaLaunchKernel(k, …)``, ``k`` as a value), so that a file whose bytes hold
+#: no name a launch can link to gives them no record the index keeps (:meth:`HostIndex.build`).
+BY_NAME: set[Scanner] = set()
 
 
-def register(extensions: tuple[str, ...], scanner: Scanner, wants: Callable[[bytes], bool] | None = None) -> None:
+def register(extensions: tuple[str, ...], scanner: Scanner, wants: Callable[[bytes], bool] | None = None,
+             by_name: bool = False) -> None:
     """Register ``scanner`` for ``extensions``; ``wants(data)``, when given, is false for the bytes in
-    which the scanner finds nothing (it may be true for some of those too)."""
+    which the scanner finds nothing (it may be true for some of those too). ``by_name``: see
+    :data:`BY_NAME`."""
     for ext in extensions:
         found = ALL_SCANNERS.setdefault(ext.lower(), [])
         if scanner not in found:
             found.append(scanner)
     if wants is not None:
         _WANTS[scanner] = wants
+    if by_name:
+        BY_NAME.add(scanner)
 
 
 def wanted(scanners: list[Scanner], data: bytes) -> bool:

@@ -10,6 +10,7 @@ by address or handed to an unknown call, and ``+ - * / % << >>`` of those. Anyth
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass, field
 
@@ -55,8 +56,6 @@ class LineIndex:
         self.starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
 
     def span(self, node: ts.Node) -> Span:
-        import bisect
-
         i = bisect.bisect_right(self.starts, node.start_byte) - 1
         col = len(self.data[self.starts[i]:node.start_byte].decode("utf-8", "replace")) + 1
         return Span(self.path, node.start_byte, node.end_byte, i + 1, col)
@@ -230,8 +229,6 @@ class _Enclosing:
 
     def of(self, node: ts.Node) -> ts.Node | None | bool:
         """The innermost definition around ``node``, False when none, None when not known here."""
-        import bisect
-
         s, e = node.start_byte, node.end_byte
         if s >= e:
             return None
@@ -256,6 +253,11 @@ class Constants:
         #: The nodes of the types ``also`` (a scanner's own), as :func:`nodes_of_types` with a whole
         #: budget gives them, found by the same query; None when it could not (the caller asks).
         self.also: list[ts.Node] | None = None
+        self._root = root
+        self._arguments: list[ts.Node] = []  # identifiers handed to a call (or another argument list)
+        self._argument_starts: list[int] | None = None
+        self._argument_names: set[str] = set()  # names whose identifiers in ``_arguments`` were read
+        self._taints: dict[int, bool] = {}  # call id -> whether it may change the names handed to it
         self._collect(root, budget, language, also)
 
     # -- collection
@@ -264,7 +266,9 @@ class Constants:
         nodes, functions, self.also = _interesting(root, budget, language, also)
         if functions is not None:
             self._enclosing = _Enclosing(functions)
-        taints: dict[int, bool] = {}  # call id -> whether it may change the names handed to it
+        # Names handed to a call taint the name in its scope: most files ask about few names, or none,
+        # so these are read per name when asked (:meth:`tainted`), not all here.
+        arguments = self._arguments
         for n in nodes:
             t = n.type
             if t == "preproc_def":
@@ -291,16 +295,47 @@ class Constants:
             elif t in ("assignment_expression", "update_expression", "pointer_expression"):
                 self._taint(n)
             elif t == "identifier":
+                arguments.append(n)  # (read when a name's taint is asked: :meth:`tainted`)
+
+    def tainted(self, scope: Scope, name: str) -> bool:
+        """Whether ``name`` may change in ``scope``: assigned, incremented, its address taken, or
+        handed to a call that is not :data:`PURE_CALLS` (nor a kernel launch)."""
+        if name not in self._argument_names:
+            self._argument_names.add(name)
+            for n in self._identifiers(name):
                 # (``Node.parent`` descends from the root: asked once per level, the call's test once per call)
                 lst = n.parent
                 call = lst.parent if lst is not None and lst.type == "argument_list" else None
                 if call is not None and call.type == "call_expression":
-                    taint = taints.get(call.id)
+                    taint = self._taints.get(call.id)
                     if taint is None:
-                        taint = taints[call.id] = callee_name(call) not in PURE_CALLS \
+                        taint = self._taints[call.id] = callee_name(call) not in PURE_CALLS \
                             and not any(c.type == "kernel_call_syntax" for c in call.children)
                     if taint:
-                        self.scope_of(n).tainted.add(text(n))
+                        self.scope_of(n).tainted.add(name)
+        return name in scope.tainted
+
+    def _identifiers(self, name: str) -> list[ts.Node]:
+        """The nodes of :attr:`_arguments` whose text is ``name``: found where the name's bytes occur
+        in the file (an identifier's text is its bytes), or by each node's text."""
+        args = self._arguments
+        if not args:
+            return []
+        if not name.isascii():
+            return [n for n in args if text(n) == name]
+        data = self._root.text or b""
+        word = name.encode("ascii")
+        starts = self._argument_starts
+        if starts is None:
+            starts = self._argument_starts = [n.start_byte for n in args]
+        out = []
+        at = data.find(word)
+        while at >= 0:
+            i = bisect.bisect_left(starts, at)
+            if i < len(starts) and starts[i] == at and args[i].end_byte == at + len(word):
+                out.append(args[i])
+            at = data.find(word, at + 1)
+        return out
 
     def scope_of(self, node: ts.Node) -> Scope:
         """The scope of the innermost function around ``node`` (the file's outside any)."""
@@ -382,7 +417,7 @@ class Constants:
                 return None  # declared twice (blocks, branches): which one is meant is not followed
             if name in scope.const:
                 return inits[0], scope.declarator.get(name)
-            if scope is self.file or name in scope.tainted:
+            if scope is self.file or self.tainted(scope, name):
                 return None  # a mutable global (any function may change it), or a local that changes
             return inits[0], scope.declarator.get(name)
         return None
@@ -492,7 +527,7 @@ class Constants:
         for scope in (s, self.file):
             inits = scope.inits.get(name)
             if inits is not None:
-                if len(inits) == 1 and inits[0] is not None and name not in scope.tainted \
+                if len(inits) == 1 and inits[0] is not None and not self.tainted(scope, name) \
                         and (scope is not self.file or name in scope.const):
                     return self.value(inits[0])
                 return None

@@ -68,13 +68,17 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
     if tree is None:
         return []
     budget = [MAX_NODES]
-    consts = Constants(tree.root_node, budget, language=tree.language, also=_COLLECTED)
+    # (in a CUDA tree the launches' ``<<<…>>>`` too: which calls are launches, without listing every
+    # call's children)
+    consts = Constants(tree.root_node, budget, language=tree.language,
+                       also=_COLLECTED + ("kernel_call_syntax",) if grammar == "cuda" else _COLLECTED)
     lines = LineIndex(path, data)
     out: list[HostLaunch] = []
     launched: set[int] = set()  # ids of the kernel-name nodes read as launches
     calls = []
     macro_launches = []
     values = []  # expressions whose value may be a function: `auto f = k;`, `{k1, k2}`, `c ? k1 : k2`, `return k;`
+    configs = []  # the ``<<<…>>>`` of launches (when the query found every one of the tree)
     collected = consts.also if consts.also is not None else \
         nodes_of_types(tree.root_node, _COLLECTED, [MAX_NODES], tree.language)
     for n in collected:
@@ -99,9 +103,22 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
             body = n.child_by_field_name("value")
             if body is not None and b"<<<" in (body.text or b""):
                 macro_launches.append(body)
+        elif n.type == "kernel_call_syntax":
+            configs.append(n)
+    # Per call: its ``<<<…>>>`` (None: not a kernel launch's call) and the name it calls ("" for a launch)
+    if consts.also is not None:
+        of_call = {}
+        for c in configs:
+            p = c.parent
+            if p is not None and p.type == "call_expression":
+                of_call.setdefault(p.id, c)  # (the first: as ``call.children`` meets them)
+        kinds = [of_call.get(call.id) for call in calls]
+    else:
+        kinds = [next((c for c in call.children if c.type == "kernel_call_syntax"), None) for call in calls]
+    names = [callee_name(call) if config is None else "" for call, config in zip(calls, kinds)]
     reader = ConstantsReader(data, lines.span, consts)
-    for call in calls:
-        rec = _launch(call, consts, lines, launched, reader)
+    for call, config, name in zip(calls, kinds, names):
+        rec = _launch(call, consts, lines, launched, reader, config, name)
         if rec is not None:
             out.append(rec)
     # launches inside macro bodies: where and with what they run is not read here
@@ -109,10 +126,8 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
         for m in _MACRO_LAUNCH.finditer(text(body)):
             out.append(HostLaunch(lines.span(body), "reference", kernel=m.group(1)))
     # mentions of names as values outside launches and inspections
-    for call in calls:
-        name = callee_name(call)
-        if name in _INSPECT or name in _LAUNCH_APIS and call.id in launched \
-                or any(c.type == "kernel_call_syntax" for c in call.children):
+    for call, config, name in zip(calls, kinds, names):
+        if config is not None or name in _INSPECT or name in _LAUNCH_APIS and call.id in launched:
             continue  # (a kernel's own arguments are data)
         for a in args_of(call):
             _add_reference(out, a, launched, consts, lines)
@@ -136,9 +151,16 @@ def _add_reference(out: list[HostLaunch], value, launched, consts, lines) -> Non
         out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
 
 
-def _launch(call, consts: Constants, lines: LineIndex, launched: set[int], reader=None) -> HostLaunch | None:
+_UNREAD = object()
+
+
+def _launch(call, consts: Constants, lines: LineIndex, launched: set[int], reader=None, config=_UNREAD,
+            api: str | None = None) -> HostLaunch | None:
+    """The launch ``call`` is, if it is one; ``config``: its ``<<<…>>>`` child (None: none), and ``api``
+    the name it calls, when the caller has them."""
     fn = call.child_by_field_name("function")
-    config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
+    if config is _UNREAD:
+        config = next((c for c in call.children if c.type == "kernel_call_syntax"), None)
     if config is not None and fn is not None:
         name, targs = _kernel_name(fn)
         if name is None:
@@ -147,7 +169,8 @@ def _launch(call, consts: Constants, lines: LineIndex, launched: set[int], reade
         parts = [c for c in config.named_children if c.type != "comment"]
         return _record(call, "cuda", name, targs, parts[0] if parts else None, parts[1] if len(parts) > 1 else None,
                        consts, lines, fn, reader)
-    api = callee_name(call)
+    if api is None or config is not None:
+        api = callee_name(call)
     if api not in _LAUNCH_APIS:
         return None
     args = args_of(call)
@@ -264,7 +287,7 @@ _NAMES = frozenset({"identifier", "template_function", "qualified_identifier"})
 
 def _is_variable(consts: Constants, ident, name: str) -> bool:
     """Whether ``name`` is a variable, parameter or macro of the file (not a function)."""
-    return name in consts.macros or name in consts.scope_of(ident).inits or name in consts.file.inits
+    return name in consts.macros or name in consts.file.inits or name in consts.scope_of(ident).inits
 
 
-register(EXTENSIONS, scan, _wants)
+register(EXTENSIONS, scan, _wants, by_name=True)  # (every name it records is an identifier's text)

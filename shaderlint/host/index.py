@@ -49,7 +49,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from shaderlint.host import HostLaunch, Span, Truncation, has_scanners, scanners_for, wanted
+from shaderlint.host import BY_NAME, HostLaunch, Span, Truncation, has_scanners, scanners_for, wanted
 from shaderlint.host._vulkan_summary import VulkanSummary
 
 if TYPE_CHECKING:
@@ -126,7 +126,8 @@ class ScanStore:
     is ``"size mtime ctime inode device|key|names"`` (the ``stat`` part empty when not trusted; names
     space-separated, ``-`` for none recorded). A file in which no scanner can find anything
     (:func:`shaderlint.host.wanted`: most host files) is neither hashed nor given a scan: its record's
-    key is :data:`NOTHING`."""
+    key is :data:`NOTHING`. A scan some scanners were not asked for (:func:`_scan_keyed`'s ``linkable``) is
+    kept nowhere and its file not recorded: a later run, whose kernels may differ, reads it again."""
 
     FORMAT = 3
     #: ``stat`` data recorded less than this after the file's modification or change time are not trusted.
@@ -428,35 +429,96 @@ def scan_file(path: str, data: bytes, store: ScanStore | None = None) -> tuple[H
 NOTHING = "-"
 
 
-def _scan_keyed(path: str, data: bytes, store: ScanStore | None = None) -> tuple[str, tuple[HostLaunch, ...]]:
+def _scan_keyed(path: str, data: bytes, store: ScanStore | None = None, idle=(),
+                linkable: Callable[[bytes], bool] | None = None) -> tuple[str | None, tuple[HostLaunch, ...]]:
+    """(content key, launches) of one host file. ``idle``: scanners of the file known to find nothing
+    in ``data`` (their ``wants`` is false), not asked again. ``linkable(data)`` false: the by-name
+    scanners (:data:`shaderlint.host.BY_NAME`) are not run, their records could link to no kernel of
+    the run; the other scanners' launches are returned with the key None, and kept nowhere."""
     scanners = scanners_for(path)
+    if idle:
+        scanners = [s for s in scanners if s not in idle]
     if not wanted(scanners, data):
         return NOTHING, ()
     key = ScanStore.key(path, data)
-    hit = _SCANNED.get(key)
+    hit = _kept(key, store)
     if hit is not None:
-        if store is not None and key not in store.entries:
-            store.put(key, hit)
-        elif store is not None:
-            store.used.add(key)
         return key, hit
-    if store is not None:
-        kept = store.get(key)
-        if kept is not None:
-            _SCANNED[key] = kept
-            return key, kept
+    partial = linkable is not None and any(s in BY_NAME for s in scanners) and not linkable(data)
     out: list[HostLaunch] = []
     for scanner in scanners:
+        if partial and scanner in BY_NAME:
+            continue
         try:
             out.extend(scanner(path, data))
         except Exception:
             continue
+    if partial:
+        return None, tuple(out)
     if len(_SCANNED) >= _SCANNED_MAX:
         _SCANNED.clear()
     got = _SCANNED[key] = tuple(out)
     if store is not None:
         store.put(key, got)
     return key, got
+
+
+def _kept(key: str, store: ScanStore | None) -> tuple[HostLaunch, ...] | None:
+    """The scan kept for a content key (in memory, or in ``store``), if any."""
+    hit = _SCANNED.get(key)
+    if hit is not None:
+        if store is not None and key not in store.entries:
+            store.put(key, hit)
+        elif store is not None:
+            store.used.add(key)
+        return hit
+    if store is not None:
+        kept = store.get(key)
+        if kept is not None:
+            _SCANNED[key] = kept
+            return kept
+    return None
+
+
+#: A word of C-family source (an identifier's text is one: a kernel name a launch records is one).
+_IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+#: Every byte that is not a letter, digit or ``_`` -> a space (:func:`_names_any`).
+_WORD_BYTES = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_SPACED = bytes(c if c in _WORD_BYTES else 0x20 for c in range(256))
+
+
+def _names_any(data: bytes, names: set[bytes]) -> bool:
+    """Whether a word of ``data`` (:data:`_IDENT`) is one of ``names`` (each a word). The runs of letters,
+    digits and ``_`` are those words but where a run starts with digits (``9k``: the word is ``k``), so
+    a name among the runs answers at C speed and only a file without one is searched word by word."""
+    return not names.isdisjoint(data.translate(_SPACED).split()) or not names.isdisjoint(_IDENT.findall(data))
+
+
+def _linkable_names(kernels: dict[str, tuple[str, str]], host_names: dict[str, set[str]], other_metal: list[str],
+                    names_in: Callable[[str, str], set[str] | None]) -> set[bytes]:
+    """The names a launch can link to (see :meth:`HostIndex.build`'s ``link``): defined as a kernel in
+    exactly one file for CUDA, for Metal, or for both together (a ``reference`` record's languages)."""
+    defs: dict[tuple[str, str], set[str]] = {}
+    for key, (p, lang) in kernels.items():
+        if lang == "glsl":
+            continue
+        got = host_names[key] if key in host_names and lang == "cuda" else names_in(p, lang)
+        for name in got or ():
+            defs.setdefault((name, lang), set()).add(key)
+    for key, got in host_names.items():
+        if key not in kernels:
+            for name in got:
+                defs.setdefault((name, "cuda"), set()).add(key)
+    for mp in other_metal:
+        for name in names_in(mp, "metal") or ():
+            defs.setdefault((name, "metal"), set()).add(_norm(mp))
+    out: set[bytes] = set()
+    for name in {n for n, _ in defs}:
+        cuda = defs.get((name, "cuda"), set())
+        metal = defs.get((name, "metal"), set())
+        if len(cuda) == 1 or len(metal) == 1 or len(cuda | metal) == 1:
+            out.add(name.encode("utf-8", "surrogateescape"))
+    return out
 
 
 _CUDA_KERNEL = re.compile(rb"__global__\b")
@@ -554,6 +616,8 @@ class HostIndex:
         #: Normalised kernel file -> its path as linted (for the files in :attr:`by_file` that are linted).
         self.paths: dict[str, str] = {}
         self.host_files = 0
+        #: Launches read (not ``reference`` records); a host file whose bytes name no kernel a launch can
+        #: link to is not read by the CUDA scanner (:meth:`build`): its launches are not counted.
         self.launches = 0
         self.linked = 0
 
@@ -669,6 +733,11 @@ class HostIndex:
         store = ScanStore(cache_dir) if cache_dir else None
         if store is not None:
             stores.append(store)
+        # Each host file's launches, in the walk's order. A file a by-name scanner (CUDA) must read is
+        # read after the others (when every kernel definition of the run is known): where its bytes hold
+        # no name a launch can link to (:func:`_linkable_names`), that scanner finds nothing the index
+        # keeps, and is not run (the file's other scanners are; such a partial scan is not kept).
+        rows: list[list] = []  # [host path, launches (None: to scan), kernel names, stat, data]
         for hp, st in entries:
             try:
                 if st.st_size > MAX_HOST_BYTES:
@@ -682,12 +751,67 @@ class HostIndex:
                     names = None if got[1] is None else set(got[1])
                 if launches is None:
                     data = read(hp)
-                    key, launches = _scan_keyed(hp, data, store)
                     names = kernel_names(data, "cuda") if b"__global__" in data else None
+                    by_name = [s for s in scanners_for(hp) if s in BY_NAME]
+                    if by_name and wanted(by_name, data):
+                        key = ScanStore.key(hp, data)
+                        launches = _kept(key, store)
+                        if launches is None:
+                            rows.append([hp, None, names, st, data])
+                            continue
+                    else:
+                        key, launches = _scan_keyed(hp, data, store, idle=by_name)
                     if use_stat:
                         store.remember(hp, st, key, names)  # type: ignore[union-attr]
             except OSError:
                 continue
+            rows.append([hp, launches, names, None, None])
+        names_of: dict[tuple[str, str], set[str] | None] = {}  # (path, language) -> names_in's answer
+
+        def names_in(p: str, lang: str) -> set[str] | None:
+            """The kernels a file defines (recorded by its ``stat`` data, as host files' scans are)."""
+            if (p, lang) not in names_of:
+                names_of[p, lang] = _names_in(p, lang)
+            return names_of[p, lang]
+
+        def _names_in(p: str, lang: str) -> set[str] | None:
+            st = None
+            if use_stat:
+                try:
+                    st = os.stat(p)
+                except OSError:
+                    if consumed is not None:
+                        consumed.append((p, ""))
+                    return None
+                if consumed is not None:
+                    consumed.append((p, _stat_text(st)))
+                    if max(st.st_mtime_ns, st.st_ctime_ns) > oldest:
+                        consumed.append((p, "racy"))  # (never the stat data of a file: no summary kept)
+                got = store.known(p, st, "kernels-" + lang)  # type: ignore[union-attr]
+                if got is not None and got[1] is not None:
+                    return set(got[1])
+            try:
+                data = read(p)
+            except OSError:
+                return None
+            found_names = kernel_names(data, lang)
+            if st is not None:
+                store.remember(p, st, "", found_names, "kernels-" + lang)  # type: ignore[union-attr]
+            return found_names
+
+        for row in rows:
+            if row[2] is not None:
+                host_names[_norm(row[0])] = row[2]
+        if any(row[1] is None for row in rows):
+            linkable = _linkable_names(kernels, host_names, other_metal, names_in)
+            for row in rows:
+                if row[1] is None:
+                    hp, _, got_names, st, data = row
+                    key, row[1] = _scan_keyed(hp, data, store, linkable=lambda d: _names_any(d, linkable))
+                    row[4] = None
+                    if use_stat and key is not None:
+                        store.remember(hp, st, key, got_names)  # type: ignore[union-attr]
+        for hp, launches, _, _, _ in rows:
             index.host_files += 1
             if hp.lower().endswith(_C_EXTENSIONS):
                 c_files.append(hp)
@@ -696,8 +820,6 @@ class HostIndex:
                     summaries.append((hp, launch.data))
                 else:
                     found.append((hp, launch))
-            if names is not None:
-                host_names[_norm(hp)] = names
 
         def link() -> None:
             if not found and not summaries:
@@ -707,32 +829,6 @@ class HostIndex:
             # kernels by name, for CUDA and Metal launches
             wanted = {l.kernel for _, l in found if l.kernel}
             defs: dict[tuple[str, str], set[str]] = {}  # (name, language) -> files
-
-            def names_in(p: str, lang: str) -> set[str] | None:
-                """The kernels a file defines (recorded by its ``stat`` data, as host files' scans are)."""
-                st = None
-                if use_stat:
-                    try:
-                        st = os.stat(p)
-                    except OSError:
-                        if consumed is not None:
-                            consumed.append((p, ""))
-                        return None
-                    if consumed is not None:
-                        consumed.append((p, _stat_text(st)))
-                        if max(st.st_mtime_ns, st.st_ctime_ns) > oldest:
-                            consumed.append((p, "racy"))  # (never the stat data of a file: no summary kept)
-                    got = store.known(p, st, "kernels-" + lang)  # type: ignore[union-attr]
-                    if got is not None and got[1] is not None:
-                        return set(got[1])
-                try:
-                    data = read(p)
-                except OSError:
-                    return None
-                found_names = kernel_names(data, lang)
-                if st is not None:
-                    store.remember(p, st, "", found_names, "kernels-" + lang)  # type: ignore[union-attr]
-                return found_names
 
             if wanted:
                 for key, (p, lang) in kernels.items():
