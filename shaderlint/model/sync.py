@@ -1062,6 +1062,11 @@ def _join(*states: int | None) -> int | None:
     return out
 
 
+# Nodes in which no event can lie (no identifier, call, lambda or assembly below them): not walked.
+_NO_EVENTS = frozenset(("number_literal", "string_literal", "char_literal", "raw_string_literal", "field_identifier",
+                        "primitive_type", "type_identifier", "true", "false", "null", "nullptr", "this", "comment"))
+
+
 class _Flow:
     def __init__(self, model: "FileModel", f: Function, orders: dict[int, int], exchanges: bool = True) -> None:
         self.m = model
@@ -1119,6 +1124,16 @@ class _Flow:
         m = self.m
         t = n.type
         if t == "identifier":
+            v = m.resolve(n)
+            if v is not None:  # (what ident_bits, _included_array and _vague answer for a variable)
+                bits = var_bits(m, v) if v.node != n else 0
+                if bits:
+                    if _read_only(m, v):
+                        out.append(("touch", bits))
+                    else:
+                        shared = bits & self.unordered and self.exchanges and _shared_address(m, n, parent)
+                        out.append(("touch", bits | bits << _W | (bits << _U if shared else 0)))
+                return
             if parent is None:
                 parent = n.parent
             bits = ident_bits(m, n, parent)
@@ -1133,6 +1148,8 @@ class _Flow:
                     out.append(("touch", bits | bits << _W | (bits << _U if shared else 0)))
             elif _vague(m, n, parent):
                 out.append(("touch", _VAGUE))
+            return
+        if t in _NO_EVENTS:
             return
         if t in ("lambda_expression", "gnu_asm_expression", "asm_statement"):
             out.append(("touch", _ALLW))
