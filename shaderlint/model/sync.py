@@ -1729,25 +1729,11 @@ def group_result_stores(model: "FileModel", f: Function, width: int,
     file does not show. A store is reported with the SIMD-only reductions it stores when a class
     that certainly runs it (``if (threadIdx.x == 0)``) stores such a value and nothing group-wide,
     or when every class that may run it does (``if (subgroupElect())``)."""
-    reducing_functions(model)
-    reduced = simd_reductions(model, f)
     out: list[GroupStore] = []
     if f.body is None:
         return out
     candidates = []
-    for a in nodes_in(model, "assign", f.body.start_byte, f.body.end_byte):
-        left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
-        if left is None or right is None:
-            continue
-        base = model.base_var(left)
-        if base is None:
-            continue
-        bits = var_bits(model, base)
-        space = "threadgroup" if bits == TG else "device" if bits == DEV else None
-        if space is None:
-            continue
-        if _reduction_in(model, f, right, reduced, None) is None:
-            continue
+    for a, left, right, space in reduction_stores(model, f):
         deps = _address_deps(model, left)
         if B.LOCAL in deps or B.UNKNOWN_DEP in deps:
             continue  # one slot per thread or SIMD group (`partial[warp] = v`): not the group's result
@@ -1786,6 +1772,37 @@ def group_result_stores(model: "FileModel", f: Function, width: int,
             if not _under_group_size_test(model, n, width):
                 out.append(GroupStore(a, left, n, space))
     return out
+
+
+def reduction_stores(model: "FileModel", f: Function) -> list[tuple[ts.Node, ts.Node, ts.Node, str]]:
+    """(assignment, left side, right side, "threadgroup" | "device") for the stores in ``f`` to
+    threadgroup or device memory whose value may carry a SIMD-scope reduction: what
+    :func:`group_result_stores` decides on, without the thread dependence of their addresses (none:
+    no group result stored, and no question asked of the dependence fixpoint). Memoized per function."""
+    cache = model.__dict__.setdefault("_sync_reduction_stores", {})
+    got = cache.get(id(f))
+    if got is not None:
+        return got
+    reducing_functions(model)
+    reduced = simd_reductions(model, f)
+    got = []
+    if f.body is not None:
+        for a in nodes_in(model, "assign", f.body.start_byte, f.body.end_byte):
+            left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            base = model.base_var(left)
+            if base is None:
+                continue
+            bits = var_bits(model, base)
+            space = "threadgroup" if bits == TG else "device" if bits == DEV else None
+            if space is None:
+                continue
+            if _reduction_in(model, f, right, reduced, None) is None:
+                continue
+            got.append((a, left, right, space))
+    cache[id(f)] = got
+    return got
 
 
 _GROUP_SHAPE_ROLES = frozenset({"threads_per_threadgroup", "simdgroups_per_threadgroup", "threads_per_simdgroup"})

@@ -96,7 +96,8 @@ from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
 from shaderlint.model.dispatch import GROUP_WORDS, group_size, simd_terms
-from shaderlint.model.sync import group_result_stores, names_simd_reductions, spans_several_simd_groups
+from shaderlint.model.sync import (group_result_stores, names_simd_reductions, reduction_stores,
+                                   spans_several_simd_groups)
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -119,6 +120,9 @@ class SimdReductionAsGroupResult(Rule):
                 continue  # the group is one SIMD group: its reduction is the group's
             if not names_simd_reductions(model):
                 continue  # no reduction to store (the tests below walk the kernel: skipped)
+            if not reduction_stores(model, f):
+                continue  # no store of a reduction to memory (the group-size evidence below may need the
+                # file's dependence fixpoint: not asked)
             if gs is None and not spans_several_simd_groups(model, f, width):
                 continue  # size unknown and nothing says the group is wider than one SIMD group
             reported: set[int] = set()
