@@ -1151,6 +1151,8 @@ class _Builder:
         table = B.BARRIERS[self.lang]
         for call in m.nodes("call"):
             name = m.callee_name(call)
+            if name not in table and (name != "sync" or self.lang != "cuda"):
+                continue  # (most calls: neither a barrier nor `block.sync()`)
             f = m.function_at(call.start_byte)
             if name in table and f is not None:
                 scope, orders = table[name]
