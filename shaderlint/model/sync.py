@@ -1674,12 +1674,20 @@ def spans_several_simd_groups(model: "FileModel", f: Function, width: int) -> bo
     """Evidence in ``f`` that its group holds several SIMD groups: a group barrier (or a call to a
     helper with one), a SIMD-group index (``simdgroup_index_in_threadgroup``, ``gl_SubgroupID``,
     ``gl_NumSubgroups``, ``threadIdx.x / 32``, ``threadIdx.x >> 5``, ``/ warpSize``)."""
+    found = simd_group_evidence(model, f, width)
+    return found is True or any(B.LOCAL in model.deps(left) for left in found)
+
+
+def simd_group_evidence(model: "FileModel", f: Function, width: int) -> "bool | list[ts.Node]":
+    """:func:`spans_several_simd_groups` in two steps: True when ``f`` holds evidence that needs no thread
+    dependence, else the dividends of its divisions by the SIMD width (``x / 32``, ``x >> 5``): evidence
+    when one depends on the thread (which asks for the file's dependence fixpoint); none: no evidence."""
     if group_barriers(f) or sync_calls(model, f):
         return True
     if any(p.role in _SIMD_INDEX_ROLES for p in f.params):
         return True
     if f.body is None:
-        return False
+        return []
     shift = width.bit_length() - 1
     body = f.body
     start, end = body.start_byte, body.end_byte
@@ -1693,15 +1701,15 @@ def spans_several_simd_groups(model: "FileModel", f: Function, width: int) -> bo
                     and model.resolve(n) is None:
                 return True
             pos = data.find(name, pos + 1, end)
+    out = []
     for n in nodes_in(model, "binary", start, end):
         op = model.text(n.child_by_field_name("operator"))
         left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
         if op in ("/", ">>") and left is not None and right is not None:
             rv = model.const_value(right)
-            if ((op == "/" and (rv == width or model.text(right) == "warpSize")) or (op == ">>" and rv == shift)) \
-                    and B.LOCAL in model.deps(left):  # (last: it needs the dependence fixpoint)
-                return True
-    return False
+            if (op == "/" and (rv == width or model.text(right) == "warpSize")) or (op == ">>" and rv == shift):
+                out.append(left)
+    return out
 
 
 @dataclass
