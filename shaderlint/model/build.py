@@ -46,14 +46,15 @@ _COMMON = """
 (switch_statement) @switch
 (init_declarator) @init
 (argument_list) @args
+(cast_expression) @cast
 """
 # ``binary_div`` (``/ %`` and ``/= %=``) is filtered from ``binary`` and ``assign`` in Python: a query
 # pattern with a field or child constraint costs time quadratic in the nesting depth of its node type
 # (a 4,000-term ``a + a + ...`` took 3 s), a bare node pattern costs linear time.
 _DIV_OPERATORS = frozenset(("/", "%", "/=", "%="))
 _QUERIES = {
-    "metal": _COMMON,
-    "cuda": _COMMON + "(kernel_call_syntax) @launch\n",
+    "metal": _COMMON + "(user_defined_literal) @udl\n",
+    "cuda": _COMMON + "(kernel_call_syntax) @launch\n(user_defined_literal) @udl\n",
     "glsl": _COMMON,
 }
 
@@ -1150,6 +1151,8 @@ class _Builder:
         table = B.BARRIERS[self.lang]
         for call in m.nodes("call"):
             name = m.callee_name(call)
+            if name not in table and (name != "sync" or self.lang != "cuda"):
+                continue  # (most calls: neither a barrier nor `block.sync()`)
             f = m.function_at(call.start_byte)
             if name in table and f is not None:
                 scope, orders = table[name]

@@ -1062,6 +1062,11 @@ def _join(*states: int | None) -> int | None:
     return out
 
 
+# Nodes in which no event can lie (no identifier, call, lambda or assembly below them): not walked.
+_NO_EVENTS = frozenset(("number_literal", "string_literal", "char_literal", "raw_string_literal", "field_identifier",
+                        "primitive_type", "type_identifier", "true", "false", "null", "nullptr", "this", "comment"))
+
+
 class _Flow:
     def __init__(self, model: "FileModel", f: Function, orders: dict[int, int], exchanges: bool = True) -> None:
         self.m = model
@@ -1119,6 +1124,16 @@ class _Flow:
         m = self.m
         t = n.type
         if t == "identifier":
+            v = m.resolve(n)
+            if v is not None:  # (what ident_bits, _included_array and _vague answer for a variable)
+                bits = var_bits(m, v) if v.node != n else 0
+                if bits:
+                    if _read_only(m, v):
+                        out.append(("touch", bits))
+                    else:
+                        shared = bits & self.unordered and self.exchanges and _shared_address(m, n, parent)
+                        out.append(("touch", bits | bits << _W | (bits << _U if shared else 0)))
+                return
             if parent is None:
                 parent = n.parent
             bits = ident_bits(m, n, parent)
@@ -1133,6 +1148,8 @@ class _Flow:
                     out.append(("touch", bits | bits << _W | (bits << _U if shared else 0)))
             elif _vague(m, n, parent):
                 out.append(("touch", _VAGUE))
+            return
+        if t in _NO_EVENTS:
             return
         if t in ("lambda_expression", "gnu_asm_expression", "asm_statement"):
             out.append(("touch", _ALLW))
@@ -1657,12 +1674,20 @@ def spans_several_simd_groups(model: "FileModel", f: Function, width: int) -> bo
     """Evidence in ``f`` that its group holds several SIMD groups: a group barrier (or a call to a
     helper with one), a SIMD-group index (``simdgroup_index_in_threadgroup``, ``gl_SubgroupID``,
     ``gl_NumSubgroups``, ``threadIdx.x / 32``, ``threadIdx.x >> 5``, ``/ warpSize``)."""
+    found = simd_group_evidence(model, f, width)
+    return found is True or any(B.LOCAL in model.deps(left) for left in found)
+
+
+def simd_group_evidence(model: "FileModel", f: Function, width: int) -> "bool | list[ts.Node]":
+    """:func:`spans_several_simd_groups` in two steps: True when ``f`` holds evidence that needs no thread
+    dependence, else the dividends of its divisions by the SIMD width (``x / 32``, ``x >> 5``): evidence
+    when one depends on the thread (which asks for the file's dependence fixpoint); none: no evidence."""
     if group_barriers(f) or sync_calls(model, f):
         return True
     if any(p.role in _SIMD_INDEX_ROLES for p in f.params):
         return True
     if f.body is None:
-        return False
+        return []
     shift = width.bit_length() - 1
     body = f.body
     start, end = body.start_byte, body.end_byte
@@ -1676,15 +1701,15 @@ def spans_several_simd_groups(model: "FileModel", f: Function, width: int) -> bo
                     and model.resolve(n) is None:
                 return True
             pos = data.find(name, pos + 1, end)
+    out = []
     for n in nodes_in(model, "binary", start, end):
         op = model.text(n.child_by_field_name("operator"))
         left, right = n.child_by_field_name("left"), n.child_by_field_name("right")
         if op in ("/", ">>") and left is not None and right is not None:
             rv = model.const_value(right)
-            if ((op == "/" and (rv == width or model.text(right) == "warpSize")) or (op == ">>" and rv == shift)) \
-                    and B.LOCAL in model.deps(left):  # (last: it needs the dependence fixpoint)
-                return True
-    return False
+            if (op == "/" and (rv == width or model.text(right) == "warpSize")) or (op == ">>" and rv == shift):
+                out.append(left)
+    return out
 
 
 @dataclass
@@ -1712,25 +1737,11 @@ def group_result_stores(model: "FileModel", f: Function, width: int,
     file does not show. A store is reported with the SIMD-only reductions it stores when a class
     that certainly runs it (``if (threadIdx.x == 0)``) stores such a value and nothing group-wide,
     or when every class that may run it does (``if (subgroupElect())``)."""
-    reducing_functions(model)
-    reduced = simd_reductions(model, f)
     out: list[GroupStore] = []
     if f.body is None:
         return out
     candidates = []
-    for a in nodes_in(model, "assign", f.body.start_byte, f.body.end_byte):
-        left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
-        if left is None or right is None:
-            continue
-        base = model.base_var(left)
-        if base is None:
-            continue
-        bits = var_bits(model, base)
-        space = "threadgroup" if bits == TG else "device" if bits == DEV else None
-        if space is None:
-            continue
-        if _reduction_in(model, f, right, reduced, None) is None:
-            continue
+    for a, left, right, space in reduction_stores(model, f):
         deps = _address_deps(model, left)
         if B.LOCAL in deps or B.UNKNOWN_DEP in deps:
             continue  # one slot per thread or SIMD group (`partial[warp] = v`): not the group's result
@@ -1769,6 +1780,37 @@ def group_result_stores(model: "FileModel", f: Function, width: int,
             if not _under_group_size_test(model, n, width):
                 out.append(GroupStore(a, left, n, space))
     return out
+
+
+def reduction_stores(model: "FileModel", f: Function) -> list[tuple[ts.Node, ts.Node, ts.Node, str]]:
+    """(assignment, left side, right side, "threadgroup" | "device") for the stores in ``f`` to
+    threadgroup or device memory whose value may carry a SIMD-scope reduction: what
+    :func:`group_result_stores` decides on, without the thread dependence of their addresses (none:
+    no group result stored, and no question asked of the dependence fixpoint). Memoized per function."""
+    cache = model.__dict__.setdefault("_sync_reduction_stores", {})
+    got = cache.get(id(f))
+    if got is not None:
+        return got
+    reducing_functions(model)
+    reduced = simd_reductions(model, f)
+    got = []
+    if f.body is not None:
+        for a in nodes_in(model, "assign", f.body.start_byte, f.body.end_byte):
+            left, right = a.child_by_field_name("left"), a.child_by_field_name("right")
+            if left is None or right is None:
+                continue
+            base = model.base_var(left)
+            if base is None:
+                continue
+            bits = var_bits(model, base)
+            space = "threadgroup" if bits == TG else "device" if bits == DEV else None
+            if space is None:
+                continue
+            if _reduction_in(model, f, right, reduced, None) is None:
+                continue
+            got.append((a, left, right, space))
+    cache[id(f)] = got
+    return got
 
 
 _GROUP_SHAPE_ROLES = frozenset({"threads_per_threadgroup", "simdgroups_per_threadgroup", "threads_per_simdgroup"})

@@ -180,30 +180,24 @@ class HalfLiteralOverflow(Rule):
                 yield from (c for c in node.named_children if c.type != "comment")
 
 
-#: The node types :meth:`HalfLiteralOverflow._converted` reads that the model does not capture already
-#: (it captures ``init_declarator``, ``assignment_expression``, ``call_expression``, ``return_statement``).
-_EXTRA_TYPES = ("user_defined_literal", "cast_expression")
-
-
 @lru_cache(maxsize=8)
-def _extra_query(language, glsl: bool):
-    kinds = [k for k in _EXTRA_TYPES + (("number_literal",) if glsl else ())
-             if language.id_for_node_kind(k, True)]  # (GLSL has no user-defined literals)
-    return ts.Query(language, "".join(f"({k}) @n\n" for k in kinds)) if kinds else None
+def _literal_query(language):
+    return ts.Query(language, "(number_literal) @n\n")
 
 
 def _candidates(model) -> list:
     """Every node of the tree :meth:`HalfLiteralOverflow._converted` may convert from: the model's
-    captures of the types it reads and one query for the others (a number literal only counts in
-    GLSL), in document order (outer nodes first) -- what a walk of the whole tree finds, without
-    visiting every node in Python."""
-    from shaderlint.languages import FRONT_ENDS
-    from shaderlint.model.build import captures
+    captures of the types it reads (``init_declarator``, ``assignment_expression``, ``call_expression``,
+    ``return_statement``, ``cast_expression``, ``user_defined_literal``) and, in GLSL, where a number
+    literal itself may be a half, one query for those, in document order (outer nodes first) -- what a
+    walk of the whole tree finds, without visiting every node in Python."""
+    out = model.nodes("init") + model.nodes("assign") + model.nodes("call") + model.nodes("return") \
+        + model.nodes("udl") + model.nodes("cast")
+    if model.language == "glsl":
+        from shaderlint.languages import FRONT_ENDS
+        from shaderlint.model.build import captures
 
-    out = model.nodes("init") + model.nodes("assign") + model.nodes("call") + model.nodes("return")
-    query = _extra_query(FRONT_ENDS[model.language].language(), model.language == "glsl")
-    if query is not None:
-        for nodes in captures(query, model.root).values():
+        for nodes in captures(_literal_query(FRONT_ENDS["glsl"].language()), model.root).values():
             out.extend(nodes)
     out.sort(key=lambda n: (n.start_byte, -n.end_byte))
     return out

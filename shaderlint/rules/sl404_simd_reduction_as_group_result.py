@@ -95,8 +95,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from shaderlint.diagnostics import Finding, Related, Severity
+from shaderlint.model import builtins as B
 from shaderlint.model.dispatch import GROUP_WORDS, group_size, simd_terms
-from shaderlint.model.sync import group_result_stores, names_simd_reductions, spans_several_simd_groups
+from shaderlint.model.sync import group_result_stores, names_simd_reductions, reduction_stores, simd_group_evidence
 from shaderlint.rules.base import Rule, RuleContext
 
 
@@ -119,8 +120,16 @@ class SimdReductionAsGroupResult(Rule):
                 continue  # the group is one SIMD group: its reduction is the group's
             if not names_simd_reductions(model):
                 continue  # no reduction to store (the tests below walk the kernel: skipped)
-            if gs is None and not spans_several_simd_groups(model, f, width):
-                continue  # size unknown and nothing says the group is wider than one SIMD group
+            # size unknown: something must say the group is wider than one SIMD group
+            # (spans_several_simd_groups, whose last test, of a division's thread dependence, asks for the
+            # file's dependence fixpoint: asked last, when there is a store to judge)
+            evidence = simd_group_evidence(model, f, width) if gs is None else True
+            if not evidence:
+                continue
+            if not reduction_stores(model, f):
+                continue  # no reduction stored to memory: group_result_stores finds none
+            if evidence is not True and not any(B.LOCAL in model.deps(left) for left in evidence):
+                continue
             reported: set[int] = set()
             for st in group_result_stores(model, f, width, gs):
                 red = st.reduction
