@@ -2420,7 +2420,7 @@ class Walker:
             tnode = p.decl.child_by_field_name("type") if p.decl is not None else None
             if tnode is None:
                 continue
-            name = re.sub(r"\b(const|volatile|__restrict__)\b", " ", gm.text(tnode)).strip()
+            name = _bare_type_name(gm.text(tnode))
             if name not in types or name in got:
                 continue
             t = self.arg_type(a)
@@ -2589,7 +2589,10 @@ class Walker:
             else:
                 self.step()
                 self.record(self.ev(body)[0])
-            res = 1.0 if _returns_value(body) else 0.0
+            returns = self._syntax.get(("returns", body.id))  # (the lambda's syntax: per model)
+            if returns is None:
+                returns = self._syntax[("returns", body.id)] = _returns_value(body)
+            res = 1.0 if returns else 0.0
         finally:
             self.m, self._syntax = caller_model, caller_syntax
             self.lambda_depth -= 1
@@ -2954,7 +2957,10 @@ class Walker:
                 bv is not None and "volatile" in bv.qualifiers):
             # the same address read again in the statement (`q[l] & 3 ... (q[l] >> 2) & 3`, ctransformers'
             # dequantize_mul_mat_vec_q2_k): nvcc loads it once; the value is a register, no load in flight
-            key = (self.m.text(n), self.frames[-1].id, tuple([env.get(d) for d in _dependencies(m, n)]))
+            syn = self._syntax.get(("seen", n.id))  # (the expression's text and dependencies: per model)
+            if syn is None:
+                syn = self._syntax[("seen", n.id)] = (m.text(n), _dependencies(m, n))
+            key = (syn[0], self.frames[-1].id, tuple([env.get(d) for d in syn[1]]))
             if key in self.stmt_seen:
                 return max(pb, el), el
             self.stmt_seen.add(key)
@@ -3449,7 +3455,31 @@ def _expanded_pack(model, a: ts.Node) -> str | None:
 
 
 def _plain_name(text: str) -> str:
-    """``reduce::init<rop::Add, float>`` -> ``init`` ("" when it is not a name)."""
+    """``reduce::init<rop::Add, float>`` -> ``init`` ("" when it is not a name; memoized)."""
+    got = _PLAIN_NAMES.get(text)
+    if got is None:
+        if len(_PLAIN_NAMES) > 65536:
+            _PLAIN_NAMES.clear()
+        got = _PLAIN_NAMES[text] = _plain_name_uncached(text)
+    return got
+
+
+_PLAIN_NAMES: dict[str, str] = {}
+_QUALIFIER_WORDS = re.compile(r"\b(const|volatile|__restrict__)\b")
+_BARE_TYPE_NAMES: dict[str, str] = {}
+
+
+def _bare_type_name(text: str) -> str:
+    """A parameter's type text without ``const``, ``volatile`` and ``__restrict__`` (memoized)."""
+    got = _BARE_TYPE_NAMES.get(text)
+    if got is None:
+        if len(_BARE_TYPE_NAMES) > 65536:
+            _BARE_TYPE_NAMES.clear()
+        got = _BARE_TYPE_NAMES[text] = _QUALIFIER_WORDS.sub(" ", text).strip()
+    return got
+
+
+def _plain_name_uncached(text: str) -> str:
     for _ in range(8):
         stripped = _TEMPLATE_ARGS.sub("", text)
         if stripped == text:
