@@ -1537,15 +1537,16 @@ class Walker:
         return any(body.start_byte <= a.start_byte < body.end_byte for a in self.m.direct_writes(var))
 
     def pragma_unroll(self, node: ts.Node) -> int | None:
-        text = self.m.pragma_before(node)  # pragmas are masked by the front end
-        if text is None:
+        got = self._syntax.get(("unroll", node.id))  # (the pragma's text before the loop: per model)
+        if got is None:
+            text = self.m.pragma_before(node)  # pragmas are masked by the front end
+            mm = _UNROLL_PRAGMA.match(text) if text is not None else None
+            got = self._syntax[("unroll", node.id)] = (mm is not None, mm.group(2) if mm else None)
+        if not got[0]:
             return None
-        mm = re.match(r"\s*(?:#\s*pragma|_Pragma\s*\(\s*\")\s*unroll\s*(\(?\s*(\w+)\s*\)?)?", text)
-        if not mm:
-            return None
-        if mm.group(2) is None:
+        num = got[1]
+        if num is None:
             return 0
-        num = mm.group(2)
         if num.isdigit():
             return int(num) if len(num) <= 9 else None
         val = self.m.macros.get(num)
@@ -3465,6 +3466,7 @@ def _plain_name(text: str) -> str:
 
 
 _PLAIN_NAMES: dict[str, str] = {}
+_UNROLL_PRAGMA = re.compile(r"\s*(?:#\s*pragma|_Pragma\s*\(\s*\")\s*unroll\s*(\(?\s*(\w+)\s*\)?)?")
 _QUALIFIER_WORDS = re.compile(r"\b(const|volatile|__restrict__)\b")
 _BARE_TYPE_NAMES: dict[str, str] = {}
 
