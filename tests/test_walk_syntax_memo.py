@@ -124,3 +124,29 @@ def test_the_name_memos_give_what_the_text_gives():
         assert liveness._bare_type_name(t) == re.sub(r"\b(const|volatile|__restrict__)\b", " ", t).strip(), t
     assert liveness._bare_type_name("const T") == "T"
     assert liveness._bare_type_name("constant") == "constant"
+
+
+# `#pragma unroll U` with U a template parameter: the pragma's text is read once per model, the value
+# U takes in each instance is not (a loop indexing a private array by its counter keeps the array in
+# registers when unrolled, on the stack when not).
+PRAGMA = """
+template <int U>
+__global__ void k(const float* in, float* out, int n) {
+    float acc[8];
+    #pragma unroll
+    for (int j = 0; j < 8; ++j) acc[j] = in[j * n + threadIdx.x];
+    float s = 0.0f;
+    #pragma unroll U
+    for (int j = 0; j < 8; ++j) s += acc[j] * acc[7 - j];
+    out[threadIdx.x] = s;
+}
+"""
+
+
+def test_a_pragmas_bound_value_is_read_at_each_instance():
+    shared = model_of(PRAGMA)
+    got = {u: estimate(shared, bindings={"U": u}) for u in ("1", "8", "1")}
+    for u in ("1", "8"):
+        plain = estimate(unmemoized(PRAGMA, ("unroll",)), bindings={"U": u})
+        assert (got[u].peak, got[u].registers, got[u].stack_bytes) == (plain.peak, plain.registers, plain.stack_bytes)
+    assert got["1"].stack_bytes > got["8"].stack_bytes  # (rolled: the array is indexed at run time)
