@@ -150,3 +150,28 @@ def test_a_pragmas_bound_value_is_read_at_each_instance():
         plain = estimate(unmemoized(PRAGMA, ("unroll",)), bindings={"U": u})
         assert (got[u].peak, got[u].registers, got[u].stack_bytes) == (plain.peak, plain.registers, plain.stack_bytes)
     assert got["1"].stack_bytes > got["8"].stack_bytes  # (rolled: the array is indexed at run time)
+
+
+
+TYPES = """
+struct S { float a; float b; };
+__global__ void k(const float* in, float* out) { S s; s.a = in[0]; s.b = in[1]; out[0] = s.a * s.b; }
+"""
+
+
+def test_a_type_text_resolves_as_its_bare_form_does():
+    m = model_of(TYPES)
+    estimate(m)
+    walker = next(w[0] for w in m._walk_cache.values() if isinstance(w[0], liveness.Walker))
+
+    def bare(t):
+        t = re.sub(r"\b(const|volatile|__restrict__|restrict|typename|struct|thread|device|constant)\b", " ", t)
+        return " ".join(t.replace("*", " ").replace("&", " ").split())
+
+    cases = {"const float*": "float", "struct S": "S", "const S &": "S", "device half4 &": "half4",
+             "unsigned int": "unsigned int", "constant_t": "constant_t", "volatile double": "double"}
+    for t, want in list(cases.items()) * 2:  # (the second time from the memo)
+        assert bare(t) == want, t
+        assert walker.resolve_type_text(t) == walker.resolve_type_text(want), t
+    assert walker.resolve_type_text("const S &").struct == "S"
+    assert walker.resolve_type_text("const float*").bits == 32

@@ -362,8 +362,12 @@ class Walker:
         return 1.0
 
     def resolve_type_text(self, text: str) -> Type:
-        text = re.sub(r"\b(const|volatile|__restrict__|restrict|typename|struct|thread|device|constant)\b", " ", text)
-        text = " ".join(text.replace("*", " ").replace("&", " ").split())
+        bare = _TYPE_TEXTS.get(text)  # (the text without qualifiers, pointer and reference marks: per text)
+        if bare is None:
+            if len(_TYPE_TEXTS) > 65536:
+                _TYPE_TEXTS.clear()
+            bare = _TYPE_TEXTS[text] = " ".join(_TYPE_WORDS.sub(" ", text).replace("*", " ").replace("&", " ").split())
+        text = bare
         if text in self.type_env:
             return self.type_env[text]
         t = parse_type_name(text)
@@ -3466,6 +3470,8 @@ def _plain_name(text: str) -> str:
 
 
 _PLAIN_NAMES: dict[str, str] = {}
+_TYPE_TEXTS: dict[str, str] = {}
+_TYPE_WORDS = re.compile(r"\b(const|volatile|__restrict__|restrict|typename|struct|thread|device|constant)\b")
 _UNROLL_PRAGMA = re.compile(r"\s*(?:#\s*pragma|_Pragma\s*\(\s*\")\s*unroll\s*(\(?\s*(\w+)\s*\)?)?")
 _QUALIFIER_WORDS = re.compile(r"\b(const|volatile|__restrict__)\b")
 _BARE_TYPE_NAMES: dict[str, str] = {}
