@@ -362,8 +362,12 @@ class Walker:
         return 1.0
 
     def resolve_type_text(self, text: str) -> Type:
-        text = re.sub(r"\b(const|volatile|__restrict__|restrict|typename|struct|thread|device|constant)\b", " ", text)
-        text = " ".join(text.replace("*", " ").replace("&", " ").split())
+        bare = _TYPE_TEXTS.get(text)  # (the text without qualifiers, pointer and reference marks: per text)
+        if bare is None:
+            if len(_TYPE_TEXTS) > 65536:
+                _TYPE_TEXTS.clear()
+            bare = _TYPE_TEXTS[text] = " ".join(_TYPE_WORDS.sub(" ", text).replace("*", " ").replace("&", " ").split())
+        text = bare
         if text in self.type_env:
             return self.type_env[text]
         t = parse_type_name(text)
@@ -1537,15 +1541,16 @@ class Walker:
         return any(body.start_byte <= a.start_byte < body.end_byte for a in self.m.direct_writes(var))
 
     def pragma_unroll(self, node: ts.Node) -> int | None:
-        text = self.m.pragma_before(node)  # pragmas are masked by the front end
-        if text is None:
+        got = self._syntax.get(("unroll", node.id))  # (the pragma's text before the loop: per model)
+        if got is None:
+            text = self.m.pragma_before(node)  # pragmas are masked by the front end
+            mm = _UNROLL_PRAGMA.match(text) if text is not None else None
+            got = self._syntax[("unroll", node.id)] = (mm is not None, mm.group(2) if mm else None)
+        if not got[0]:
             return None
-        mm = re.match(r"\s*(?:#\s*pragma|_Pragma\s*\(\s*\")\s*unroll\s*(\(?\s*(\w+)\s*\)?)?", text)
-        if not mm:
-            return None
-        if mm.group(2) is None:
+        num = got[1]
+        if num is None:
             return 0
-        num = mm.group(2)
         if num.isdigit():
             return int(num) if len(num) <= 9 else None
         val = self.m.macros.get(num)
@@ -2420,7 +2425,7 @@ class Walker:
             tnode = p.decl.child_by_field_name("type") if p.decl is not None else None
             if tnode is None:
                 continue
-            name = re.sub(r"\b(const|volatile|__restrict__)\b", " ", gm.text(tnode)).strip()
+            name = _bare_type_name(gm.text(tnode))
             if name not in types or name in got:
                 continue
             t = self.arg_type(a)
@@ -2589,7 +2594,10 @@ class Walker:
             else:
                 self.step()
                 self.record(self.ev(body)[0])
-            res = 1.0 if _returns_value(body) else 0.0
+            returns = self._syntax.get(("returns", body.id))  # (the lambda's syntax: per model)
+            if returns is None:
+                returns = self._syntax[("returns", body.id)] = _returns_value(body)
+            res = 1.0 if returns else 0.0
         finally:
             self.m, self._syntax = caller_model, caller_syntax
             self.lambda_depth -= 1
@@ -2954,7 +2962,10 @@ class Walker:
                 bv is not None and "volatile" in bv.qualifiers):
             # the same address read again in the statement (`q[l] & 3 ... (q[l] >> 2) & 3`, ctransformers'
             # dequantize_mul_mat_vec_q2_k): nvcc loads it once; the value is a register, no load in flight
-            key = (self.m.text(n), self.frames[-1].id, tuple([env.get(d) for d in _dependencies(m, n)]))
+            syn = self._syntax.get(("seen", n.id))  # (the expression's text and dependencies: per model)
+            if syn is None:
+                syn = self._syntax[("seen", n.id)] = (m.text(n), _dependencies(m, n))
+            key = (syn[0], self.frames[-1].id, tuple([env.get(d) for d in syn[1]]))
             if key in self.stmt_seen:
                 return max(pb, el), el
             self.stmt_seen.add(key)
@@ -3449,7 +3460,34 @@ def _expanded_pack(model, a: ts.Node) -> str | None:
 
 
 def _plain_name(text: str) -> str:
-    """``reduce::init<rop::Add, float>`` -> ``init`` ("" when it is not a name)."""
+    """``reduce::init<rop::Add, float>`` -> ``init`` ("" when it is not a name; memoized)."""
+    got = _PLAIN_NAMES.get(text)
+    if got is None:
+        if len(_PLAIN_NAMES) > 65536:
+            _PLAIN_NAMES.clear()
+        got = _PLAIN_NAMES[text] = _plain_name_uncached(text)
+    return got
+
+
+_PLAIN_NAMES: dict[str, str] = {}
+_TYPE_TEXTS: dict[str, str] = {}
+_TYPE_WORDS = re.compile(r"\b(const|volatile|__restrict__|restrict|typename|struct|thread|device|constant)\b")
+_UNROLL_PRAGMA = re.compile(r"\s*(?:#\s*pragma|_Pragma\s*\(\s*\")\s*unroll\s*(\(?\s*(\w+)\s*\)?)?")
+_QUALIFIER_WORDS = re.compile(r"\b(const|volatile|__restrict__)\b")
+_BARE_TYPE_NAMES: dict[str, str] = {}
+
+
+def _bare_type_name(text: str) -> str:
+    """A parameter's type text without ``const``, ``volatile`` and ``__restrict__`` (memoized)."""
+    got = _BARE_TYPE_NAMES.get(text)
+    if got is None:
+        if len(_BARE_TYPE_NAMES) > 65536:
+            _BARE_TYPE_NAMES.clear()
+        got = _BARE_TYPE_NAMES[text] = _QUALIFIER_WORDS.sub(" ", text).strip()
+    return got
+
+
+def _plain_name_uncached(text: str) -> str:
     for _ in range(8):
         stripped = _TEMPLATE_ARGS.sub("", text)
         if stripped == text:
