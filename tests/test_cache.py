@@ -240,9 +240,15 @@ def test_small_runs_stay_in_process(project, capsys, counted):
 def test_a_run_answered_from_the_cache_does_not_import_the_analysis(project):
     """The engine, the rules and the front ends are imported when a file is linted, not for a run whose
     every file (and host file) is answered from the cache; the output is the cold run's."""
+    import os
     import subprocess
     import sys
 
+    import shaderlint
+
+    # the subprocess imports the package under test (a relative PYTHONPATH would not survive its cwd)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(shaderlint.__file__)))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, (root, os.environ.get("PYTHONPATH")))))
     here = project / "p"
     here.mkdir()
     (here / "shaderlint.toml").write_text("")  # (selecting rules in a configuration checks their codes)
@@ -253,7 +259,8 @@ def test_a_run_answered_from_the_cache_does_not_import_the_analysis(project):
             "print(json.dumps(sorted(m for m in sys.modules if m.startswith('shaderlint.'))))\n")
     outs, imported = [], []
     for args in (code, code, code.replace("'-j', '1'", "'--no-cache'")):
-        run = subprocess.run([sys.executable, "-c", args], capture_output=True, text=True, check=True, cwd=here)
+        run = subprocess.run([sys.executable, "-c", args], capture_output=True, text=True, check=True, cwd=here,
+                             env=env)
         imported.append(set(json.loads(run.stdout)))
         outs.append((here / "out.json").read_text())
     analysis = {"shaderlint.engine", "shaderlint.rules.registry", "shaderlint.model.build"}

@@ -49,39 +49,26 @@ def _model(path: str, text: str):
     return build_model(FRONT_ENDS[language_for_path(path)].parse(Source(path, text.encode())))
 
 
-@pytest.fixture
-def runs(monkeypatch):
-    count = []
-    original = build._Builder.compute_dependence
-
-    def counted(self):
-        count.append(1)
-        return original(self)
-
-    monkeypatch.setattr(build._Builder, "compute_dependence", counted)
-    return count
-
-
-def test_not_computed_when_no_rule_asks(runs):
+def test_not_computed_when_no_rule_asks(fixpoint_runs):
     r = lint_source("k.cu", NO_QUESTION.encode(), Settings())
     assert r.model is not None and r.diagnostics == []
-    assert runs == []
+    assert fixpoint_runs == []
 
 
-def test_not_computed_for_divisions_by_other_than_the_simd_width(runs):
+def test_not_computed_for_divisions_by_other_than_the_simd_width(fixpoint_runs):
     """SL404 asks whether the left side of ``x / 32`` (``x >> 5``) is thread-dependent only when the
     divisor is the SIMD width."""
     r = lint_source("k.cu", DIVISION.encode(), Settings())
     assert r.diagnostics == []
-    assert runs == []
+    assert fixpoint_runs == []
 
 
-def test_computed_once_when_a_rule_asks(runs):
+def test_computed_once_when_a_rule_asks(fixpoint_runs):
     r = lint_source("k.cu", BARRIER.encode(), Settings(select=("SL403",)))
     assert [d.code for d in r.diagnostics] == ["SL403"]
-    assert runs == [1]
+    assert fixpoint_runs == [1]
     r.model.var_deps, r.model.flow, r.model.deps(r.model.root)  # answered from the first run
-    assert runs == [1]
+    assert fixpoint_runs == [1]
 
 
 def _answers(model) -> dict:
@@ -132,7 +119,7 @@ __global__ void k(const float* a, float* out) {
 """
 
 
-def test_the_flows_structure_is_answered_without_the_fixpoint(runs):
+def test_the_flows_structure_is_answered_without_the_fixpoint(fixpoint_runs):
     """model.write_flow (which writes reach a use) collects the writes without running the fixpoint;
     the fixpoint, asked later, takes the same flow over, and the answers are the eager build's."""
     model = _model("k.cu", REWRITTEN)
@@ -141,8 +128,8 @@ def test_the_flows_structure_is_answered_without_the_fixpoint(runs):
     use = _last_s(model)
     flow = model.write_flow
     got = flow.reaching(s, use)
-    assert runs == [] and got is not None and len(got) == 1  # (only `s = s * 2.0f` reaches the store)
-    assert model.var_deps and runs == [1] and model.flow is flow and model.write_flow is flow
+    assert fixpoint_runs == [] and got is not None and len(got) == 1  # (only `s = s * 2.0f` reaches the store)
+    assert model.var_deps and fixpoint_runs == [1] and model.flow is flow and model.write_flow is flow
     eager = _model("k.cu", REWRITTEN)
     eager._ensure_dependence()
     assert _answers(model) == _answers(eager)

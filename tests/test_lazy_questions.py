@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-import shaderlint.model.build as build
 import shaderlint.model.sync as sync
 from shaderlint.config import Settings
 from shaderlint.engine import lint_source
@@ -51,30 +50,17 @@ def _model(text: str):
     return build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", text.encode())))
 
 
-@pytest.fixture
-def runs(monkeypatch):
-    count = []
-    original = build._Builder.compute_dependence
-
-    def counted(self):
-        count.append(1)
-        return original(self)
-
-    monkeypatch.setattr(build._Builder, "compute_dependence", counted)
-    return count
-
-
-def test_sl404_does_not_ask_for_the_fixpoint_without_a_stored_reduction(runs):
+def test_sl404_does_not_ask_for_the_fixpoint_without_a_stored_reduction(fixpoint_runs):
     r = lint_source("k.cu", NOT_STORED.encode(), Settings(select=("SL404",)))
     assert r.model is not None and r.diagnostics == []
-    assert runs == []
+    assert fixpoint_runs == []
 
 
-def test_sl404_still_reports_a_stored_reduction_on_the_division_evidence(runs):
+def test_sl404_still_reports_a_stored_reduction_on_the_division_evidence(fixpoint_runs):
     r = lint_source("k.cu", STORED.encode(), Settings(select=("SL404",)))
     assert [d.code for d in r.diagnostics] == ["SL404"]
     assert "warp_sum" in r.diagnostics[0].message
-    assert runs == [1]  # (the division's thread dependence decided it)
+    assert fixpoint_runs == [1]  # (the division's thread dependence decided it)
 
 
 def test_sl404_a_uniform_division_is_no_evidence():
