@@ -1125,29 +1125,23 @@ class _Flow:
         t = n.type
         if t == "identifier":
             v = m.resolve(n)
-            if v is not None:  # (what ident_bits, _included_array and _vague answer for a variable)
+            if v is not None:  # a variable: what ident_bits answers (_included_array and _vague: nothing)
                 bits = var_bits(m, v) if v.node != n else 0
-                if bits:
-                    if _read_only(m, v):
-                        out.append(("touch", bits))
-                    else:
-                        shared = bits & self.unordered and self.exchanges and _shared_address(m, n, parent)
-                        out.append(("touch", bits | bits << _W | (bits << _U if shared else 0)))
-                return
-            if parent is None:
-                parent = n.parent
-            bits = ident_bits(m, n, parent)
-            if not bits and m.resolve(n) is None and (_included_array(m, n, parent) or m.text(n) in self.bindings):
-                bits = ALL  # (a structured binding is not a variable of the model)
-            if bits:
-                v = m.resolve(n)
-                if v is not None and _read_only(m, v):
-                    out.append(("touch", bits))
-                else:
-                    shared = bits & self.unordered and self.exchanges and _shared_address(m, n, parent)  # (asks for thread dependence)
-                    out.append(("touch", bits | bits << _W | (bits << _U if shared else 0)))
-            elif _vague(m, n, parent):
-                out.append(("touch", _VAGUE))
+                read_only = bits and _read_only(m, v)
+            else:
+                if parent is None:
+                    parent = n.parent
+                bits = ident_bits(m, n, parent)
+                if not bits and (_included_array(m, n, parent) or m.text(n) in self.bindings):
+                    bits = ALL  # (a structured binding is not a variable of the model)
+                read_only = False
+                if not bits and _vague(m, n, parent):
+                    out.append(("touch", _VAGUE))
+            if read_only:
+                out.append(("touch", bits))
+            elif bits:
+                shared = bits & self.unordered and self.exchanges and _shared_address(m, n, parent)  # (asks for thread dependence)
+                out.append(("touch", bits | bits << _W | (bits << _U if shared else 0)))
             return
         if t in _NO_EVENTS:
             return
