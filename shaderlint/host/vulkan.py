@@ -31,6 +31,9 @@ EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
 _MARKERS = (b"vkCmdDispatch", b"dispatch(")
 #: In the name of every pipeline creation (:data:`_CREATE`): a file without it links no dispatch.
 _CREATE_MARK = b"ComputePipeline"
+#: Between them, in every name of :data:`_CREATE` (a creation's callee is one of them, as written):
+#: a file without either creates no pipeline :func:`_scan_tree` counts, so links no dispatch.
+_CREATE_NAMES = (b"vkCreateComputePipelines", b"createComputePipeline")
 #: In code that creates, keeps or hands on a Vulkan pipeline (the C type and the C++ bindings' names).
 _VULKAN_PIPELINE_MARKS = (b"VkPipeline", b"vk::Pipeline", b"createComputePipeline", b"vk::raii::Pipeline",
                           b"CreateComputePipelines")  # (vkCreateComputePipelines into a member typed elsewhere)
@@ -61,7 +64,8 @@ def compute_literal(s: str) -> bool:
 def scan(path: str, data: bytes) -> list[HostLaunch]:
     """The compute dispatches in one Vulkan host file that can be linked to a shader. Never raises."""
     try:
-        if not any(m in data for m in _MARKERS) or _CREATE_MARK not in data:
+        if not any(m in data for m in _MARKERS) or _CREATE_MARK not in data \
+                or not any(m in data for m in _CREATE_NAMES):
             return []  # (no dispatch, or no pipeline created here to link one to: nothing to read)
         return _scan(path, data)[0]
     except Exception:

@@ -1,0 +1,43 @@
+"""The host scanners' byte-level prefilters (session 18): a file they reject is one in which the
+scanner finds nothing, and such a file is not parsed."""
+
+from __future__ import annotations
+
+import shaderlint.host.vulkan as vulkan
+
+CREATE = b"""
+VkPipeline make(VkDevice d, VkComputePipelineCreateInfo* ci) {
+    VkPipeline p;
+    VkShaderModule m = load("shaders/blur.comp.spv");
+    vkCreateComputePipelines(d, 0, 1, ci, 0, &p);
+    return p;
+}
+void run(VkCommandBuffer cmd) { vkCmdDispatch(cmd, 4, 2, 1); }
+"""
+
+
+def _parses(monkeypatch) -> list[int]:
+    seen: list[int] = []
+    real = vulkan.parse
+    monkeypatch.setattr(vulkan, "parse", lambda data, g: seen.append(len(data)) or real(data, g))
+    return seen
+
+
+def test_every_creation_name_holds_a_prefilter_name():
+    for name in vulkan._CREATE:
+        assert any(m.decode() in name for m in vulkan._CREATE_NAMES), name
+
+
+def test_a_vulkan_file_creating_a_pipeline_is_read(monkeypatch):
+    seen = _parses(monkeypatch)
+    got = vulkan.scan("host.cpp", CREATE)
+    assert seen and [(r.shader_literal, r.grid) for r in got] == [("shaders/blur.comp.spv", (4, 2, 1))]
+
+
+def test_a_file_naming_a_compute_pipeline_without_creating_one_is_not_parsed(monkeypatch):
+    # (WebGPU's and Metal's compute pipelines: the marks are there, no creation the scanner counts)
+    data = CREATE.replace(b"vkCreateComputePipelines", b"wgpuDeviceCreateComputePipeline")
+    seen = _parses(monkeypatch)
+    assert vulkan.scan("host.cpp", data) == [] and seen == []
+    monkeypatch.undo()
+    assert vulkan._scan("host.cpp", data)[0] == []  # (what the whole reading finds there too)
