@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from operator import attrgetter
 from dataclasses import dataclass, field
 
 import tree_sitter as ts
@@ -99,7 +100,7 @@ def nodes_of_types(root: ts.Node, types: tuple[str, ...], budget: list[int],
 def document_order(nodes: list[ts.Node]) -> list[ts.Node]:
     """``nodes`` sorted as a walk meets them: by start, the longer first, an ancestor before a
     descendant of the same extent."""
-    nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    _by_extent(nodes)
     i = 1
     while i < len(nodes):
         a, b = nodes[i - 1], nodes[i]
@@ -110,6 +111,17 @@ def document_order(nodes: list[ts.Node]) -> list[ts.Node]:
             nodes[j:i] = sorted(nodes[j:i], key=_depth)
         i += 1
     return nodes
+
+
+_START = attrgetter("start_byte")
+_END = attrgetter("end_byte")
+
+
+def _by_extent(nodes: list[ts.Node]) -> None:
+    """Sort ``nodes`` by start, the longer first (stable): the sort by ``(start_byte, -end_byte)``, as two
+    stable sorts whose keys are read in C (the later sort decides, the earlier breaks its ties)."""
+    nodes.sort(key=_END, reverse=True)  # (``reverse`` keeps equal keys in their order)
+    nodes.sort(key=_START)
 
 
 def _depth(node: ts.Node) -> int:
@@ -198,7 +210,7 @@ def _interesting(root: ts.Node, budget: list[int], language: ts.Language | None,
             language, _INTERESTING + "".join(f"({t}) @also\n" for t in (also if whole else ())))
     got = captures(query, root)
     nodes = got.get("n", [])
-    nodes.sort(key=lambda n: (n.start_byte, -n.end_byte))
+    _by_extent(nodes)
     if len(nodes) > budget[0]:
         nodes = nodes[:max(budget[0], 0)]
     budget[0] -= len(nodes)
