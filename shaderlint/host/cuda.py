@@ -115,9 +115,16 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
         kinds = [of_call.get(call.id) for call in calls]
     else:
         kinds = [next((c for c in call.children if c.type == "kernel_call_syntax"), None) for call in calls]
-    names = [callee_name(call) if config is None else "" for call, config in zip(calls, kinds)]
     reader = ConstantsReader(data, lines.span, consts)
-    for call, config, name in zip(calls, kinds, names):
+    by_api = _API_MARK in data  # (in every name of _LAUNCH_APIS: without it, only ``<<<…>>>`` launch)
+    for call, config in zip(calls, kinds):
+        name = ""
+        if config is None:
+            if not by_api:
+                continue
+            name = callee_name(call)
+            if name not in _LAUNCH_APIS:
+                continue  # (not a launch: what ``_launch`` answers)
         rec = _launch(call, consts, lines, launched, reader, config, name)
         if rec is not None:
             out.append(rec)
@@ -125,18 +132,28 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
     for body in macro_launches:
         for m in _MACRO_LAUNCH.finditer(text(body)):
             out.append(HostLaunch(lines.span(body), "reference", kernel=m.group(1)))
-    # mentions of names as values outside launches and inspections
-    for call, config, name in zip(calls, kinds, names):
-        if config is not None or name in _INSPECT or name in _LAUNCH_APIS and call.id in launched:
+    # mentions of names as values outside launches and inspections. (Only the values that may name a
+    # function are handed on: ``_function_value`` finds none in the others. Records past the limit are
+    # cut below, so where the loops stop once it is reached does not change what is kept.)
+    for call, config in zip(calls, kinds):
+        if config is not None:
             continue  # (a kernel's own arguments are data)
-        for a in args_of(call):
+        a = call.child_by_field_name("arguments")
+        args = [c for c in a.named_children if c.type in _MAY_NAME] if a is not None else None
+        if not args:
+            continue
+        name = callee_name(call)
+        if name in _INSPECT or name in _LAUNCH_APIS and call.id in launched:
+            continue
+        for a in args:
             _add_reference(out, a, launched, consts, lines)
         if len(out) >= MAX_RECORDS:
             break
     for v in values:
-        _add_reference(out, v, launched, consts, lines)
-        if len(out) >= MAX_RECORDS:
-            break
+        if v.type in _MAY_NAME:
+            _add_reference(out, v, launched, consts, lines)
+            if len(out) >= MAX_RECORDS:
+                break
     return out[:MAX_RECORDS]
 
 
@@ -283,6 +300,8 @@ def _function_value(arg):
 
 
 _NAMES = frozenset({"identifier", "template_function", "qualified_identifier"})
+#: The values :func:`_function_value` may find a name in (any other gives None).
+_MAY_NAME = _NAMES | {"cast_expression", "pointer_expression", "parenthesized_expression"}
 
 
 def _is_variable(consts: Constants, ident, name: str) -> bool:
