@@ -41,3 +41,25 @@ def test_a_file_naming_a_compute_pipeline_without_creating_one_is_not_parsed(mon
     assert vulkan.scan("host.cpp", data) == [] and seen == []
     monkeypatch.undo()
     assert vulkan._scan("host.cpp", data)[0] == []  # (what the whole reading finds there too)
+
+
+# ---- Constants: a declaration's qualifiers are read only where its bytes hold ``const`` ------------------
+
+
+def _groups(src: bytes) -> list:
+    from shaderlint.host.cuda import scan
+
+    return [r.group for r in scan("host.cu", src) if r.api == "cuda"]
+
+
+def test_a_file_scope_const_is_constant_wherever_the_file_starts():
+    body = b"const int N = 64;\nint M = 32;\nvoid f(float* x) {\n  k<<<1, N>>>(x);\n  k<<<1, M>>>(x);\n}\n"
+    # (the tree's root starts at the first token: the qualifiers are found at their place after blank lines)
+    for lead in (b"", b"\n\n\n   \n", b"// a comment first\n"):
+        assert _groups(lead + body) == [(64, 1, 1), None]
+
+
+def test_a_const_loop_counter_and_a_constexpr_local():
+    src = (b"void f(float* x) {\n  constexpr int B = 128;\n  for (const int i : {1, 2}) { k<<<1, i>>>(x); }\n"
+           b"  k<<<1, B>>>(x);\n  int c = 2; /* const */ k<<<1, c>>>(x);\n}\n")
+    assert _groups(src) == [None, (128, 1, 1), (2, 1, 1)]

@@ -266,6 +266,8 @@ class Constants:
         #: budget gives them, found by the same query; None when it could not (the caller asks).
         self.also: list[ts.Node] | None = None
         self._root = root
+        self._base = root.start_byte  # (``_text()`` starts here in the file)
+        self._bytes: bytes | None = None
         self._arguments: list[ts.Node] = []  # identifiers handed to a call (or another argument list)
         self._argument_starts: list[int] | None = None
         self._argument_names: set[str] = set()  # names whose identifiers in ``_arguments`` were read
@@ -309,6 +311,12 @@ class Constants:
             elif t == "identifier":
                 arguments.append(n)  # (read when a name's taint is asked: :meth:`tainted`)
 
+    def _text(self) -> bytes:
+        """The bytes of the tree's root (read once)."""
+        if self._bytes is None:
+            self._bytes = self._root.text or b""
+        return self._bytes
+
     def tainted(self, scope: Scope, name: str) -> bool:
         """Whether ``name`` may change in ``scope``: assigned, incremented, its address taken, or
         handed to a call that is not :data:`PURE_CALLS` (nor a kernel launch)."""
@@ -335,7 +343,7 @@ class Constants:
             return []
         if not name.isascii():
             return [n for n in args if text(n) == name]
-        data = self._root.text or b""
+        data = self._text()  # (positions in it are compared with the nodes' own, as they always were)
         word = name.encode("ascii")
         starts = self._argument_starts
         if starts is None:
@@ -383,15 +391,24 @@ class Constants:
         return None
 
     def _declaration(self, d: ts.Node) -> None:
+        found = []
+        for decl in d.children_by_field_name("declarator"):
+            name, init = _declared(decl)
+            if name is not None:
+                found.append((decl, name, init))
+        if not found:
+            return  # (nothing is recorded: the scope and the qualifiers are not read)
         scope = self.scope_of(d)
-        is_const = any(c.type == "type_qualifier" and text(c) in ("const", "constexpr") for c in d.children)
+        # (a qualifier's text is within the declaration's bytes: where they hold no ``const``, no
+        # child is read)
+        is_const = self._text().find(b"const", d.start_byte - self._base, d.end_byte - self._base) >= 0 \
+            and any(c.type == "type_qualifier" and text(c) in ("const", "constexpr") for c in d.children)
         if is_const:
             p = d.parent
             if p is not None and p.type in ("for_statement", "for_range_loop", "condition_clause"):
                 is_const = False  # a loop counter
-        for decl in d.children_by_field_name("declarator"):
-            name, init = _declared(decl)
-            if name is None or (decl.type == "function_declarator" and scope is self.file):
+        for decl, name, init in found:
+            if decl.type == "function_declarator" and scope is self.file:
                 continue  # (a prototype, not the most vexing parse of a `dim3` variable)
             scope.inits.setdefault(name, []).append(init)
             if decl.type == "function_declarator":
