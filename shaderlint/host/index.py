@@ -547,15 +547,14 @@ def _declaration_only(text: bytes, after_open: int) -> bool:
     prototype (``__global__ void k(float*);`` in the launching file), not a definition. Unsure
     (the text ends first) counts as a definition."""
     depth = 1
-    i = after_open
-    while i < len(text) and depth:
-        c = text[i]
-        depth += 1 if c == 0x28 else -1 if c == 0x29 else 0
-        i += 1
-    if depth:
-        return False
-    rest = text[i:].lstrip()
-    return rest.startswith(b";")
+    for m in _PAREN.finditer(text, after_open):  # (from parenthesis to parenthesis, not byte by byte)
+        depth += 1 if text[m.start()] == 0x28 else -1
+        if not depth:
+            return text[m.end():].lstrip().startswith(b";")
+    return False
+
+
+_PAREN = re.compile(rb"[()]")
 
 
 def _norm(path: str) -> str:
