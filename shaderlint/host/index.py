@@ -721,8 +721,10 @@ class HostIndex:
             entries.append((hp, st))
             if trusted and max(st.st_mtime_ns, st.st_ctime_ns) > oldest:
                 trusted = False  # (changed too recently to tell a later change by its times)
-            parts.append(f"h\0{hp}\0{sid}\0{_stat_text(st)}")
-        parts.append(repr([(s.host_code, s.base_dir()) for s in used]))
+            if trusted:  # (what a summary is keyed by: none is kept or read otherwise)
+                parts.append(f"h\0{hp}\0{sid}\0{_stat_text(st)}")
+        if trusted:
+            parts.append(repr([(s.host_code, s.base_dir()) for s in used]))
         summary = RunSummary(cache_dir, run, "\n".join(parts)) if trusted else None  # type: ignore[arg-type]
         if summary is not None:
             kept = summary.load()
@@ -737,6 +739,16 @@ class HostIndex:
         # no name a launch can link to (:func:`_linkable_names`), that scanner finds nothing the index
         # keeps, and is not run (the file's other scanners are; such a partial scan is not kept).
         rows: list[list] = []  # [host path, launches (None: to scan), kernel names, stat, data]
+        by_ext: dict[str, list] = {}
+
+        def by_name_of(p: str) -> list:
+            """The by-name scanners of ``p`` (of :func:`scanners_for`, found once per extension)."""
+            dot = p.rfind(".")
+            ext = p[dot:].lower() if dot > p.rfind("/") else ""
+            got = by_ext.get(ext)
+            if got is None:
+                got = by_ext[ext] = [s for s in scanners_for(p) if s in BY_NAME]
+            return got
         for hp, st in entries:
             try:
                 if st.st_size > MAX_HOST_BYTES:
@@ -751,7 +763,7 @@ class HostIndex:
                 if launches is None:
                     data = read(hp)
                     names = kernel_names(data, "cuda") if b"__global__" in data else None
-                    by_name = [s for s in scanners_for(hp) if s in BY_NAME]
+                    by_name = by_name_of(hp)
                     if by_name and wanted(by_name, data):
                         key = ScanStore.key(hp, data)
                         launches = _kept(key, store)
@@ -971,7 +983,7 @@ def _shader_file(host_path: str, launch: HostLaunch, roots: list[str],
 
 
 def _read(path: str) -> bytes:
-    with open(path, "rb") as fh:
+    with open(path, "rb", buffering=0) as fh:  # (the whole file at once: no buffer object in between)
         return fh.read()
 
 
