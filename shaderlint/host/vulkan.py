@@ -423,4 +423,5 @@ def _data_words(ref, consts: Constants, where: list | None = None) -> list[int] 
     return [int(v) for v in vals if v is not None]
 
 
-register(EXTENSIONS, scan_with_summary, lambda data: b"Pipeline" in data)  # (its first test)
+# (its first test; ``re`` finds this literal faster than ``in`` does, and most host files lack it)
+register(EXTENSIONS, scan_with_summary, lambda data, _has=re.compile(rb"Pipeline").search: _has(data) is not None)
