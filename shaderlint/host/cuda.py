@@ -165,10 +165,15 @@ def _scan(path: str, data: bytes) -> list[HostLaunch]:
 def _add_reference(out: list[HostLaunch], value, launched, consts, lines) -> None:
     """A kernel named as a value (an argument, an initializer) that no launch accounts for: a
     ``"reference"`` record (it may run with any size)."""
-    ident = _function_value(value)
-    if ident is None or ident.id in launched:
-        return
-    nm, _ = _kernel_name(ident)
+    if value.type == "identifier":  # (most values: what _function_value and _kernel_name give for one)
+        if value.id in launched:
+            return
+        ident, nm = value, text(value)
+    else:
+        ident = _function_value(value)
+        if ident is None or ident.id in launched:
+            return
+        nm, _ = _kernel_name(ident)
     if nm and not _is_variable(consts, ident, nm):
         out.append(HostLaunch(lines.span(ident), "reference", kernel=nm))
 
