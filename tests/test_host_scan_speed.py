@@ -17,6 +17,14 @@ def test_a_local_handed_to_an_unknown_call_is_not_constant():
     assert groups(src) == [None, (128, 1, 1)]  # (printf only reads it; the other function's call is not g's)
 
 
+def test_a_name_handed_to_an_unknown_call_is_found_wherever_the_file_starts():
+    # (the tree's root starts at the first token: the name's place in the root's bytes is not its place
+    # in the file when blank lines come first)
+    body = "void f(float* x) {\n  int n = 256;\n  read_size(n);\n  k<<<1, n>>>(x);\n}\n"
+    for lead in ("", "\n\n", "  \n\t", "// first\n"):
+        assert groups(lead + body) == [None], repr(lead)
+
+
 def test_a_taint_is_the_whole_name_not_a_part_of_another():
     src = ("void f(float* x) {\n  int n = 64;\n  int nn = 2, n2 = 3;\n  touch(nn); touch(n2); touch(xn);\n"
            "  k<<<1, n>>>(x);\n  int m = 32;\n  touch(&m);\n  k<<<1, m>>>(x);\n}\n")

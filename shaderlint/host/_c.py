@@ -343,7 +343,8 @@ class Constants:
             return []
         if not name.isascii():
             return [n for n in args if text(n) == name]
-        data = self._text()  # (positions in it are compared with the nodes' own, as they always were)
+        data = self._text()  # starts at the root's first byte, ``_base`` in the file: not always 0
+        base = self._base
         word = name.encode("ascii")
         starts = self._argument_starts
         if starts is None:
@@ -351,8 +352,8 @@ class Constants:
         out = []
         at = data.find(word)
         while at >= 0:
-            i = bisect.bisect_left(starts, at)
-            if i < len(starts) and starts[i] == at and args[i].end_byte == at + len(word):
+            i = bisect.bisect_left(starts, at + base)
+            if i < len(starts) and starts[i] == at + base and args[i].end_byte == at + base + len(word):
                 out.append(args[i])
             at = data.find(word, at + 1)
         return out
