@@ -63,3 +63,18 @@ def test_a_const_loop_counter_and_a_constexpr_local():
     src = (b"void f(float* x) {\n  constexpr int B = 128;\n  for (const int i : {1, 2}) { k<<<1, i>>>(x); }\n"
            b"  k<<<1, B>>>(x);\n  int c = 2; /* const */ k<<<1, c>>>(x);\n}\n")
     assert _groups(src) == [None, (128, 1, 1), (2, 1, 1)]
+
+
+def test_a_file_dispatching_only_indirectly_or_by_base_is_read():
+    # (vulkan-hpp's other dispatch calls: their names hold no "dispatch(", and a file must still be read)
+    hpp = b"""
+vk::Pipeline make(vk::Device d, vk::ComputePipelineCreateInfo ci) {
+    auto m = load("shaders/blur.comp.spv");
+    return d.createComputePipeline(nullptr, ci).value;
+}
+void run(vk::CommandBuffer cmd, vk::Pipeline p) { cmd.bindPipeline(vk::PipelineBindPoint::eCompute, p); CALL }
+"""
+    for call in (b"cmd.dispatch(4, 2, 1);", b"cmd.dispatchIndirect(buf, 0);", b"cmd.dispatchBase(0, 0, 0, 4, 2, 1);",
+                 b"cmd.dispatch (4, 2, 1);"):
+        got = vulkan.scan("host.cpp", hpp.replace(b"CALL", call))
+        assert [r.shader_literal for r in got] == ["shaders/blur.comp.spv"], call

@@ -28,7 +28,9 @@ from shaderlint.host._truncation import read as read_truncations
 from shaderlint.model.expr import unparen
 
 EXTENSIONS = (".c", ".cc", ".cpp", ".cxx", ".h", ".hpp")
-_MARKERS = (b"vkCmdDispatch", b"dispatch(")
+#: In every dispatch :func:`_scan_tree` counts: ``vkCmdDispatch*`` (:data:`_DISPATCH`), or a member call of
+#: :data:`_HPP_DISPATCH` (``cmd.dispatchIndirect(…)``, ``cmd->dispatch (…)``, ``cmd\n.dispatchBase(…)``).
+_MARKERS = (b"vkCmdDispatch", b"dispatch(", b".dispatch", b">dispatch")
 #: In the name of every pipeline creation (:data:`_CREATE`): a file without it links no dispatch.
 _CREATE_MARK = b"ComputePipeline"
 #: Between them, in every name of :data:`_CREATE` (a creation's callee is one of them, as written):
