@@ -180,14 +180,19 @@ def test_a_what_if_keeping_arrays_in_registers_starts_from_the_walk_as_written(m
     fast, arrays = figures(True)
     fast_walks = list(walks)
     walks.clear()
-    slow, _ = figures(False)
+    slow, slow_arrays = figures(False)
     assert fast[1:] == slow[1:]
     assert fast[0].stack_arrays == slow[0].stack_arrays == {"h": 64, "g": 32, "big": 4096}
     # every what-if skips its first walk, `big`'s too (not in registers as written, initialized with
     # literals: in registers, the what-if only visits them)
     firsts = [p for p, s in fast_walks if p and not s]
     assert firsts == []
-    assert len(walks) - len(fast_walks) == 4
+    # one walk fewer for three what-ifs; the one keeping `h` and `g` in registers takes one walk either
+    # way: its own first walk finds only `big` indexed at run time, which that walk never kept in
+    # registers (too large), so it is not walked again with `big` on the stack (the same walk)
+    assert len(walks) - len(fast_walks) == 3
+    hg = frozenset({id(slow_arrays["h"]), id(slow_arrays["g"])})
+    assert [s for p, s in walks if p == hg] == [frozenset()]
 
 
 def _what_if_walks(monkeypatch, src: str, names: tuple, skip: bool):
@@ -323,3 +328,51 @@ def test_a_named_cast_parses_no_header(tmp_path, monkeypatch):
     before = estimate(code, path=str(src))
     assert "casts.cuh" in loaded, loaded
     assert (before.registers_exact, before.notes) == (e.registers_exact, e.notes)
+
+
+# `h` is indexed only at run time: the first walk takes the stack's path at each of its accesses, so a
+# walk with `h` on the stack would be the same walk; a static access (or an initializer) keeps its
+# elements in registers in the first walk, which is then walked again.
+RUNTIME_ONLY = """
+__global__ void k(const int* __restrict__ bins, float* out, int n) {
+    float h[16];
+    int t = blockIdx.x * blockDim.x + threadIdx.x;
+    float s = 0.0f;
+    STATIC
+    for (int k = 0; k < n; ++k) {
+        h[bins[t * n + k] & 15] = (float)k;
+        s += h[bins[k] & 15];
+    }
+    out[t] = s;
+}
+"""
+
+
+def test_a_walk_whose_run_time_indexed_arrays_it_never_kept_in_registers_is_not_repeated(monkeypatch):
+    import dataclasses
+
+    from shaderlint.estimate import liveness
+
+    def figures(src: str, repeat: bool):
+        walks = []
+        run = liveness.Walker.run
+
+        def counting(self):
+            walks.append(frozenset(self.stack_vars))
+            result = run(self)
+            if repeat:  # as if the walk had kept them in registers: walked again with them on the stack
+                self.held.update(self.dynamic)
+            return result
+
+        with monkeypatch.context() as mp:
+            mp.setattr(liveness.Walker, "run", counting)
+            e = estimate(src)
+        return {f.name: getattr(e, f.name) for f in dataclasses.fields(e) if f.name != "function"}, walks
+
+    for static, walked in (("", 1), ("h[0] = 1.0f;", 2), ("float* p = h + 2; p[0] = 1.0f;", 2)):
+        src = RUNTIME_ONLY.replace("STATIC", static)
+        once, walks = figures(src, False)
+        again, walks_again = figures(src, True)
+        assert once == again, static
+        assert once["stack_arrays"] == {"h": 64}, static
+        assert len(walks) == walked and len(walks_again) == 2, static

@@ -284,6 +284,11 @@ class Walker:
         self.unseen: list[str] = []  # functions called that neither the file nor its headers define
         self.inlined_functions: list = []
         self.arrays: dict[int, object] = {}  # id -> Var for arrays seen in registers
+        # ids of arrays the walk kept in registers other than by an element access or an initializer
+        # (both in ``arrays``): a read of the whole array (``touch_array``), a pointer local into it
+        # (``pointer_into_array``). An array in neither is one the walk would walk alike on the stack
+        # (see ``registers._walk``).
+        self.held: set[int] = set()
         # ids of thread-private arrays of 16-bit floats updated in place by arithmetic (CUDA): ptxas keeps
         # their elements in pairs, one register per two (half2 operations)
         self.packed: set[int] = set()
@@ -1010,6 +1015,7 @@ class Walker:
         if not self.in_registers(tgt[1]):
             self.pointed.add(id(tgt[1]))  # (in registers, the pointer would name its elements)
             return None
+        self.held.add(id(tgt[1]))
         off = 0
         if off_node is not None:
             val = evaluate(self.m, off_node, self.env)
@@ -2932,6 +2938,7 @@ class Walker:
     def touch_array(self, v, prefix) -> None:
         if not self.in_registers(v):
             return
+        self.held.add(id(v))
         inf = self.info(v)
         el, table = self.shape(v)[2:]
         for i in self.element_indices(inf.dims, ()):

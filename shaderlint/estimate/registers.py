@@ -973,7 +973,15 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
     and the what-if's first one visit the same nodes under the same values, the promoted arrays'
     accesses only counting their elements instead of marking them indexed at run time (see
     :func:`_first_walk_dynamic`), so the what-if's first walk finds the same arrays indexed at run
-    time but the promoted ones, and its second walk is the first to be made."""
+    time but the promoted ones, and its second walk is the first to be made.
+
+    A walk whose arrays newly found indexed at run time were never kept in registers in it (no element
+    keyed, no initializer walked in registers, no read of the whole array, no pointer into it:
+    ``Walker.arrays`` and ``Walker.held``) is not repeated with them on the stack: their accesses all
+    took the stack's path already (an array in registers takes it when indexed at run time), and
+    nothing else asks where an array lives (``Walker.in_registers``), so the next walk would visit
+    the same nodes under the same values and find the same figures and the same arrays indexed at
+    run time, none new."""
     cache = model.__dict__.setdefault("_walk_cache", {})
     base_key = (id(f), target.register_unit_bits, tuple(sorted((bindings or {}).items())), c)
     key = base_key + (frozenset(promote), frozenset(demote), cheap)
@@ -1011,6 +1019,8 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
         stack_vars |= new
         if not result.complete:
             break  # (stopped at the visit limit: another walk would cover a first part of its own)
+        if not any(k in walker.arrays or k in walker.held for k in new):
+            break  # the next walk would be this one again (see below)
     assert walker is not None
     cache[key] = (walker, result, stack_vars)
     return cache[key]
