@@ -43,6 +43,7 @@ from shaderlint.model.expr import mentions, subscript_index, unparen
 from shaderlint.model.flow import opaque_call_outputs, plain_assignment
 from shaderlint.model.idioms import uniform_idiom
 from shaderlint.model.kernel import Barrier, Function, Var
+from shaderlint.model.preproc import macro_names
 from shaderlint.model.types import parse_type_name
 
 if TYPE_CHECKING:
@@ -783,9 +784,8 @@ def _vague(model: "FileModel", n: ts.Node, parent: ts.Node | None = None) -> boo
 def _is_macro(model: "FileModel", ident: ts.Node) -> bool:
     """A name ``#define``d anywhere in the file (also inside a function body, where accessor
     macros such as ``#define AT(i) tile[(i) >> 5][(i) & 31]`` live) that is not a constant."""
-    from shaderlint.model.preproc import macro_names
-
-    return model.text(ident) in macro_names(model) and model.text(ident) not in model.macros
+    name = model.text(ident)
+    return name in macro_names(model) and name not in model.macros
 
 
 _INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include\b", re.M)
