@@ -533,7 +533,10 @@ class _Builder:
                 if t.is_known:
                     m.typedefs[self.text(decl)] = t
         # GLSL blocks: `buffer Name { ... } inst;` parse as declarations with a field list.
+        data = m.parsed.parse_bytes
         for d in m.nodes("declaration"):
+            if not _may_hold(data, d, b"{", b"{"):
+                continue  # no field list (its `{` token is in the parsed text)
             body = next((c for c in d.children if c.type == "field_declaration_list"), None)
             if body is None:
                 continue
@@ -846,11 +849,8 @@ class _Builder:
                 body = bodies[id(f)] = (f.body.start_byte, f.body.end_byte)
             if not (body[0] <= start < body[1]):
                 continue
-            scope_node = d.parent
-            if scope_node is not None and scope_node.type in ("for_statement", "for_range_loop"):
-                scope = (start, scope_node.end_byte)
-            else:
-                scope = (start, scope_node.end_byte if scope_node is not None else f.node.end_byte)
+            scope_node = d.parent  # (a block, or a `for` whose initializer it is: its end either way)
+            scope = (start, scope_node.end_byte if scope_node is not None else f.node.end_byte)
             type_node = d.child_by_field_name("type")
             for decl in d.children_by_field_name("declarator"):
                 v = self.make_var(d, decl, type_node, scope, f)
