@@ -45,7 +45,7 @@ _COMMON = """
 (binary_expression) @binary
 (switch_statement) @switch
 (init_declarator) @init
-(argument_list) @args
+(pointer_expression) @pointer
 (cast_expression) @cast
 "/" @div_operator
 "%" @div_operator
@@ -1906,9 +1906,9 @@ def _write_targets(m: FileModel) -> set[int]:
     out: set[int] = set()
     roots = [a.child_by_field_name("left") for a in m.nodes("assign")]
     roots += [u.child_by_field_name("argument") for u in m.nodes("update")]
-    data = m.parsed.parse_bytes
-    roots += [p.child_by_field_name("argument") for args in m.nodes("args") if _may_hold(data, args, b"*", b"&")
-              for p in args.named_children if p.type == "pointer_expression"]
+    # (from the `&x`/`*x` expressions up to their argument lists: far fewer than the argument lists)
+    roots += [p.child_by_field_name("argument") for p in m.nodes("pointer")
+              if (up := p.parent) is not None and up.type == "argument_list"]
     stack = [r for r in roots if r is not None]
     while stack:
         x = stack.pop()
