@@ -975,10 +975,16 @@ def _read_only(model: "FileModel", v: Var) -> bool:
         return True
     if "const" not in q or v.decl is None:
         return False
-    text = model.source.data[v.decl.start_byte:v.node.start_byte]
-    c = re.search(rb"\bconst\b", text)
-    star = text.find(b"*")
-    return c is not None and (star < 0 or c.start() < star)
+    cache = model.__dict__.get("_sync_read_only")  # (per variable: asked at each of its uses)
+    if cache is None:
+        cache = model._sync_read_only = {}
+    got = cache.get(v)
+    if got is None:
+        text = model.source.data[v.decl.start_byte:v.node.start_byte]
+        c = re.search(rb"\bconst\b", text)
+        star = text.find(b"*")
+        got = cache[v] = c is not None and (star < 0 or c.start() < star)
+    return got
 
 
 def _maybe_divergent(model: "FileModel", node: ts.Node) -> bool:
