@@ -45,13 +45,19 @@ _COMMON = """
 (binary_expression) @binary
 (switch_statement) @switch
 (init_declarator) @init
-(argument_list) @args
+(pointer_expression) @pointer
 (cast_expression) @cast
+"/" @div_operator
+"%" @div_operator
+"/=" @div_operator
+"%=" @div_operator
 """
-# ``binary_div`` (``/ %`` and ``/= %=``) is filtered from ``binary`` and ``assign`` in Python: a query
-# pattern with a field or child constraint costs time quadratic in the nesting depth of its node type
-# (a 4,000-term ``a + a + ...`` took 3 s), a bare node pattern costs linear time.
-_DIV_OPERATORS = frozenset(("/", "%", "/=", "%="))
+# ``binary_div`` (``/ %`` and ``/= %=``) is found from its operator tokens (bare token patterns: linear
+# time) in Python: a query pattern with a field or child constraint costs time quadratic in the nesting
+# depth of its node type (a 4,000-term ``a + a + ...`` took 3 s). The token's parent is the binary
+# expression or assignment it is the operator of (the grammar puts these tokens nowhere else in either);
+# reading ``operator`` of every binary expression and assignment instead cost 3 % of the model build.
+_DIV_PARENTS = frozenset(("binary_expression", "assignment_expression"))
 _QUERIES = {
     "metal": _COMMON + "(user_defined_literal) @udl\n",
     "cuda": _COMMON + "(kernel_call_syntax) @launch\n(user_defined_literal) @udl\n",
@@ -73,6 +79,8 @@ def _query(language: ts.Language, name: str) -> ts.Query:
 
 
 _start_byte = attrgetter("start_byte")
+_KINDS: dict[str, dict[int, tuple[str, bool]]] = {}
+_DECLARED_NAMES = frozenset(("identifier", "field_identifier", "type_identifier"))
 
 #: A node with more children than this is queried a child at a time (:func:`captures`).
 WIDE = 4096
@@ -104,6 +112,39 @@ def captures(query: ts.Query, root: ts.Node) -> dict[str, list[ts.Node]]:
         for k, v in got.items():
             out[k].extend(v)
     return dict(out)
+
+
+def _in_capture_order(nodes: list[ts.Node], *lists: list[ts.Node]) -> list[ts.Node]:
+    """``nodes`` (each in one of ``lists``, those sorted by start) in the order of the concatenated
+    ``lists``: by start, and of nodes starting together (``a / b / c``), as they stand there (the order
+    the query cursor gave them, which is not always outermost first)."""
+    out = sorted(nodes, key=_start_byte)
+    starts = [n.start_byte for n in out]
+    if len(set(starts)) == len(starts):
+        return out
+
+    def rank(n: ts.Node) -> tuple[int, int, int]:
+        s, key = n.start_byte, n.id
+        for li, lst in enumerate(lists):
+            i = bisect.bisect_left(lst, s, key=_start_byte)
+            while i < len(lst) and lst[i].start_byte == s:
+                if lst[i].id == key:
+                    return s, li, i
+                i += 1
+        return s, len(lists), 0
+    return sorted(out, key=rank)
+
+
+def _occurrences(data: bytes, words) -> set[int]:
+    """Where each of ``words`` starts in ``data`` (overlapping occurrences too)."""
+    out: set[int] = set()
+    for w in words:
+        b = w.encode()
+        i = data.find(b)
+        while i >= 0:
+            out.add(i)
+            i = data.find(b, i + 1)
+    return out
 
 
 def _wide_paths(root: ts.Node) -> set[int]:
@@ -281,6 +322,9 @@ class _Builder:
         self.m = model
         self.lang = model.language
         self.text = model.text
+        #: a node's (type, is_named) by its kind id (both are functions of the kind: one look-up
+        #: instead of two reads of the node), per language
+        self.kinds = _KINDS.setdefault(self.lang, {})
 
     # ------------------------------------------------------------------------------------
     def run(self) -> None:
@@ -289,12 +333,10 @@ class _Builder:
         language = FRONT_ENDS[self.lang].language()
         m.captures = {k: sorted(v, key=_start_byte)
                       for k, v in captures(_query(language, self.lang), m.root).items()}
-        data = m.parsed.parse_bytes  # (the text the tree was read from: its operator tokens are in it)
-        div = [n for n in m.captures.get("binary", []) + m.captures.get("assign", [])
-               if _may_hold(data, n, b"/", b"%")
-               and (op := n.child_by_field_name("operator")) is not None and op.type in _DIV_OPERATORS]
+        div = [p for op in m.captures.pop("div_operator", ())
+               if (p := op.parent) is not None and p.type in _DIV_PARENTS]
         if div:
-            m.captures["binary_div"] = sorted(div, key=lambda n: n.start_byte)
+            m.captures["binary_div"] = _in_capture_order(div, m.captures.get("binary", []), m.captures.get("assign", []))
         self.collect_errors()
         self.collect_annotations()
         self.collect_macros()
@@ -491,7 +533,10 @@ class _Builder:
                 if t.is_known:
                     m.typedefs[self.text(decl)] = t
         # GLSL blocks: `buffer Name { ... } inst;` parse as declarations with a field list.
+        data = m.parsed.parse_bytes
         for d in m.nodes("declaration"):
+            if not _may_hold(data, d, b"{", b"{"):
+                continue  # no field list (its `{` token is in the parsed text)
             body = next((c for c in d.children if c.type == "field_declaration_list"), None)
             if body is None:
                 continue
@@ -527,7 +572,7 @@ class _Builder:
             if n is None:
                 return None, dims, ptr
             t = n.type
-            if t in ("identifier", "field_identifier", "type_identifier"):
+            if t in _DECLARED_NAMES:
                 return n, dims, ptr
             if t == "array_declarator":
                 dims.append(n.child_by_field_name("size"))
@@ -543,13 +588,17 @@ class _Builder:
 
     def qualifiers_of(self, decl: ts.Node) -> set[str]:
         quals: set[str] = set()
+        kinds = self.kinds
         for c in decl.children:
-            t = c.type
+            got = kinds.get(c.kind_id)
+            if got is None:
+                got = kinds[c.kind_id] = (c.type, c.is_named)
+            t, named = got
             if t == "type_qualifier" or t == "storage_class_specifier":
                 quals.update(self.text(c).split())
             elif t == "layout_specification":
                 quals.add("layout")
-            elif not c.is_named:
+            elif not named:
                 quals.add(t)
             elif t == "extension_storage_class":
                 quals.add(self.text(c))
@@ -615,7 +664,8 @@ class _Builder:
             dims = tuple(int(d) if isinstance(d, (int, float)) else None for d in dims)
             for _ in dims:
                 t = array_of(t)
-        init = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+        init = declarator.child_by_field_name("value") if declarator is not name_node and declarator.type == "init_declarator" \
+            else None  # (a bare name: its type is not read again)
         attrs = self.attrs_of(decl.start_byte, name_node.end_byte)
         layout = self.layout_args(decl) if self.lang == "glsl" else {}
         v = Var(
@@ -799,11 +849,8 @@ class _Builder:
                 body = bodies[id(f)] = (f.body.start_byte, f.body.end_byte)
             if not (body[0] <= start < body[1]):
                 continue
-            scope_node = d.parent
-            if scope_node is not None and scope_node.type in ("for_statement", "for_range_loop"):
-                scope = (start, scope_node.end_byte)
-            else:
-                scope = (start, scope_node.end_byte if scope_node is not None else f.node.end_byte)
+            scope_node = d.parent  # (a block, or a `for` whose initializer it is: its end either way)
+            scope = (start, scope_node.end_byte if scope_node is not None else f.node.end_byte)
             type_node = d.child_by_field_name("type")
             for decl in d.children_by_field_name("declarator"):
                 v = self.make_var(d, decl, type_node, scope, f)
@@ -1149,7 +1196,15 @@ class _Builder:
     def collect_calls(self) -> None:
         m = self.m
         table = B.BARRIERS[self.lang]
-        for call in m.nodes("call"):
+        # A call's callee name is a piece of the call's text: only calls whose text holds one of the
+        # names looked for are read (most files call no barrier; reading every call's name was 5 % of
+        # the model build)
+        data = m.source.data  # (what ``text`` reads)
+        at = sorted(_occurrences(data, [*table, "sync"] if self.lang == "cuda" else list(table)))
+        for call in m.nodes("call") if at else ():
+            i = bisect.bisect_left(at, call.start_byte)
+            if i == len(at) or at[i] >= call.end_byte:
+                continue
             name = m.callee_name(call)
             if name not in table and (name != "sync" or self.lang != "cuda"):
                 continue  # (most calls: neither a barrier nor `block.sync()`)
@@ -1190,15 +1245,14 @@ class _Builder:
         # Computed downwards from the writes and chains: `node.parent` costs time proportional to the
         # node's depth, and asking it of every access was quadratic on long expressions.
         written = _write_targets(m)
-        inner = {a.id for s in m.nodes("subscript") if (a := s.child_by_field_name("argument")) is not None
-                 and a.type == "subscript_expression"}
-        for node in m.nodes("subscript"):
+        subscripts = [(s, s.child_by_field_name("argument")) for s in m.nodes("subscript")]
+        inner = {a.id for _, a in subscripts if a is not None and a.type == "subscript_expression"}
+        for node, arg in subscripts:
             f = m.function_at(node.start_byte)
             if f is None:
                 continue
             if node.id in inner:
                 continue  # only the outermost subscript of a chain
-            arg = node.child_by_field_name("argument")
             base = m.base_var(arg) if arg is not None else None
             if base is None:
                 continue
@@ -1852,9 +1906,9 @@ def _write_targets(m: FileModel) -> set[int]:
     out: set[int] = set()
     roots = [a.child_by_field_name("left") for a in m.nodes("assign")]
     roots += [u.child_by_field_name("argument") for u in m.nodes("update")]
-    data = m.parsed.parse_bytes
-    roots += [p.child_by_field_name("argument") for args in m.nodes("args") if _may_hold(data, args, b"*", b"&")
-              for p in args.named_children if p.type == "pointer_expression"]
+    # (from the `&x`/`*x` expressions up to their argument lists: far fewer than the argument lists)
+    roots += [p.child_by_field_name("argument") for p in m.nodes("pointer")
+              if (up := p.parent) is not None and up.type == "argument_list"]
     stack = [r for r in roots if r is not None]
     while stack:
         x = stack.pop()

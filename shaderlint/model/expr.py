@@ -57,6 +57,13 @@ def _type_text(text: str) -> tuple[int, Type, str | None]:
     return stars, base, " ".join(_TYPE_WORDS.sub(" ", base_text.replace("::", " ")).split())
 
 
+@lru_cache(maxsize=4096)
+def _type_bytes(raw: bytes) -> tuple[int, Type, str | None]:
+    """:func:`_type_text` of a type node's text as it stands in the file (what ``ExprAnalysis.text``
+    decodes): a repeated spelling is not decoded again."""
+    return _type_text(raw.decode("utf-8", "replace"))
+
+
 def subscript_index(sub: ts.Node) -> ts.Node | None:
     """The single index expression of ``a[i]`` (None for ``a[i, j]`` or an empty subscript)."""
     idx = sub.child_by_field_name("indices") or sub.child_by_field_name("index")
@@ -336,7 +343,7 @@ class ExprAnalysis:
         """Type from a type node / type_descriptor (with pointer/reference declarators)."""
         if type_node is None:
             return UNKNOWN
-        stars, base, name = _type_text(self.text(type_node))
+        stars, base, name = _type_bytes(self.source.data[type_node.start_byte:type_node.end_byte])
         if name is not None:
             if name in self.typedefs:
                 base = self.typedefs[name]

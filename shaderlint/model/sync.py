@@ -43,6 +43,7 @@ from shaderlint.model.expr import mentions, subscript_index, unparen
 from shaderlint.model.flow import opaque_call_outputs, plain_assignment
 from shaderlint.model.idioms import uniform_idiom
 from shaderlint.model.kernel import Barrier, Function, Var
+from shaderlint.model.preproc import macro_names
 from shaderlint.model.types import parse_type_name
 
 if TYPE_CHECKING:
@@ -783,9 +784,8 @@ def _vague(model: "FileModel", n: ts.Node, parent: ts.Node | None = None) -> boo
 def _is_macro(model: "FileModel", ident: ts.Node) -> bool:
     """A name ``#define``d anywhere in the file (also inside a function body, where accessor
     macros such as ``#define AT(i) tile[(i) >> 5][(i) & 31]`` live) that is not a constant."""
-    from shaderlint.model.preproc import macro_names
-
-    return model.text(ident) in macro_names(model) and model.text(ident) not in model.macros
+    name = model.text(ident)
+    return name in macro_names(model) and name not in model.macros
 
 
 _INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include\b", re.M)
@@ -975,10 +975,16 @@ def _read_only(model: "FileModel", v: Var) -> bool:
         return True
     if "const" not in q or v.decl is None:
         return False
-    text = model.source.data[v.decl.start_byte:v.node.start_byte]
-    c = re.search(rb"\bconst\b", text)
-    star = text.find(b"*")
-    return c is not None and (star < 0 or c.start() < star)
+    cache = model.__dict__.get("_sync_read_only")  # (per variable: asked at each of its uses)
+    if cache is None:
+        cache = model._sync_read_only = {}
+    got = cache.get(v)
+    if got is None:
+        text = model.source.data[v.decl.start_byte:v.node.start_byte]
+        c = re.search(rb"\bconst\b", text)
+        star = text.find(b"*")
+        got = cache[v] = c is not None and (star < 0 or c.start() < star)
+    return got
 
 
 def _maybe_divergent(model: "FileModel", node: ts.Node) -> bool:
