@@ -94,6 +94,7 @@ def _has_line_break(seg: bytes) -> bool:
 
 
 _WS = b" \t\r\n\f\v"
+_MATCH_END = re.Match.end
 
 
 class FrontEnd:
@@ -467,14 +468,14 @@ def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
 # shape of a macro that expands to declarations (MLX's `instantiate_kernel("name", f, float)`).
 _FILE_SCOPE_CALL = re.compile(rb"^([A-Za-z_]\w*)[ \t]*\(", re.M)
 _NAME_FIRST = re.compile(rb"[A-Za-z_]")
-_NAME_AT_LINE_START = re.compile(rb"\n[A-Za-z_]")
+_NAME_AT_LINE_START = re.compile(rb"\n(?=[A-Za-z_])")  # (the match ends at the line's start)
 
 
 def _name_line_starts(data: bytes) -> list[int]:
     """Offsets of the lines whose first byte opens a name: where _FILE_SCOPE_CALL can match (a search
     for a line feed is fast; ``^`` with MULTILINE is tried at every byte)."""
     starts = [0] if _NAME_FIRST.match(data) else []
-    starts.extend(m.start() + 1 for m in _NAME_AT_LINE_START.finditer(data))
+    starts.extend(map(_MATCH_END, _NAME_AT_LINE_START.finditer(data)))
     return starts
 _LINE_TAIL = re.compile(rb"[ \t]*;?[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)?\r?(?:\n|$)")
 # Words that open a declaration no prefix macro can stand before.
@@ -659,7 +660,8 @@ def mask_statement_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
         before, at = _prev_code_byte(source, buf, s)
         if before not in (b";", b"{", b"}", b")") and not data.endswith(b"else", 0, at + 1):
             continue
-        if data[_next_code(data, e):][:1] == b"{" and before not in (b";", b"{", b"}"):
+        nxt = _next_code(data, e)
+        if data[nxt:nxt + 1] == b"{" and before not in (b";", b"{", b"}"):
             continue  # `if (c) NAME {`: left to the block-header passes
         if values is None:
             values = {d.group(1) for d in scan_directives(source, _OBJ_MACRO)  # (an empty body is no value)
@@ -868,8 +870,15 @@ def _namespace_scope_macros(source: Source, buf: bytearray, pattern: re.Pattern[
 
 
 def _code_braces(source: Source) -> list[int]:
-    """Offsets of the file's `{` and `}` outside comments and strings, in order."""
-    return [b.start() for b in re.finditer(rb"[{}]", source.data) if not source.in_comment_or_string(b.start())]
+    """Offsets of the file's `{` and `}` outside comments and strings, in order (:attr:`Source.code_braces`,
+    found once per file: several passes ask). Not to be modified."""
+    return source.code_braces
+
+
+def opens_namespace(head: bytes) -> bool:
+    """Whether ``head`` (the text before a ``{``) ends with what opens a namespace or ``extern "C"``
+    block (``_NAMESPACE_OPEN``; the search, tried at every byte, only when a word of it is there)."""
+    return (b"namespace" in head or b"extern" in head) and _NAMESPACE_OPEN.search(head) is not None
 
 
 def _at_namespace_scope(data: bytes, buf: bytearray, braces: list[int], matches: list) -> list[bool]:
@@ -882,7 +891,7 @@ def _at_namespace_scope(data: bytes, buf: bytearray, braces: list[int], matches:
         while bi < len(braces) and braces[bi] < m.start(1):
             pos = braces[bi]
             if data[pos:pos + 1] == b"{":
-                stack.append(_NAMESPACE_OPEN.search(bytes(buf[max(0, pos - 200):pos])) is not None)
+                stack.append(opens_namespace(bytes(buf[max(0, pos - 200):pos])))
             elif stack:
                 stack.pop()
             bi += 1
@@ -1018,9 +1027,6 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
 _UPPER_CALL = re.compile(rb"(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(")  # matches at Source.upper_call_starts
 _MAX_MACRO_ARGS = 1 << 16  # bytes scanned for one macro's argument list
 # The bytes the argument scan acts on; it steps over the others in one search instead of byte by byte.
-_ARGUMENT_SCAN_STOP = re.compile(rb"[()\[\]{};/\"'\n]")
-
-
 _ARGUMENT_SCAN_STOP_COMMAS = re.compile(rb"[()\[\]{};,/\"'\n]")
 
 
@@ -1046,10 +1052,39 @@ def _call_arguments(data: bytes, open_paren: int) -> tuple[list[int], list[tuple
 
 def _argument_list(data: bytes, open_paren: int, directives: bool = False,
                    commas: bool = False) -> tuple[list[int], list[int], int] | None:
-    """(top-level ``;``, top-level ``,`` when ``commas``, the closing ``)``): one scan for both."""
+    """(top-level ``;``, top-level ``,`` when ``commas``, the closing ``)``): one scan for both. Several
+    passes ask about the same ``(`` of the same text: the scan of each is kept for the text last asked
+    about (:func:`_scan_argument_list`, which answers both ``directives`` and ``commas``)."""
+    if type(data) is not bytes:  # (a mutable buffer: nothing to keep)
+        scan = _scan_argument_list(data, open_paren)
+    else:
+        known_data, known = _ARGUMENT_LISTS
+        if known_data is not data:
+            known = {}
+            _ARGUMENT_LISTS[:] = data, known
+        scan = known.get(open_paren, _ARGUMENT_LISTS)
+        if scan is _ARGUMENT_LISTS:  # (not asked yet; a scan can be None)
+            scan = known[open_paren] = _scan_argument_list(data, open_paren)
+    if scan is None:
+        return None
+    semis, seps, close, directive = scan
+    if directive and not directives:
+        return None
+    return list(semis), list(seps) if commas else [], close
+
+
+# The text last scanned by _argument_list and its scans, open paren -> _scan_argument_list's result.
+_ARGUMENT_LISTS: list = [None, {}]
+
+
+def _scan_argument_list(data: bytes, open_paren: int) -> tuple[list[int], list[int], int, bool] | None:
+    """(top-level ``;``, top-level ``,``, the closing ``)``, whether a preprocessor line was stepped
+    over) of the argument list opening at ``open_paren``; None when it does not close within the scan
+    limit (or a preprocessor line there does not end)."""
     n = min(len(data), open_paren + _MAX_MACRO_ARGS)
     depth, semis, seps, i = 0, [], [], open_paren
-    stop_at = _ARGUMENT_SCAN_STOP_COMMAS if commas else _ARGUMENT_SCAN_STOP
+    directive = False
+    stop_at = _ARGUMENT_SCAN_STOP_COMMAS
     while i < n:
         c = data[i]
         if c in b"([{":
@@ -1057,7 +1092,7 @@ def _argument_list(data: bytes, open_paren: int, directives: bool = False,
         elif c in b")]}":
             depth -= 1
             if depth == 0:
-                return (semis, seps, i) if c == 0x29 else None
+                return (semis, seps, i, directive) if c == 0x29 else None
         elif c == 0x3B and depth == 1:
             semis.append(i)
         elif c == 0x2C and depth == 1:
@@ -1077,8 +1112,7 @@ def _argument_list(data: bytes, open_paren: int, directives: bool = False,
             i = j + 1
             continue
         elif c == 0x0A and data[i + 1:i + 64].lstrip(b" \t").startswith(b"#"):
-            if not directives:
-                return None
+            directive = True
             while True:  # step over the directive line and its `\` continuations
                 nl = data.find(b"\n", i + 1)
                 if nl < 0 or nl >= n:

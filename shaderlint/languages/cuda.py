@@ -74,7 +74,7 @@ from shaderlint.languages.base import (
     _code_braces, _is_statement_body, code_matches_at,
     _macro_argument_semicolons, header_macros_for,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else,
-    mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, scan_code, scan_directives, word_starts)
+    mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, opens_namespace, scan_code, scan_directives, word_starts)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`), and the
@@ -158,8 +158,7 @@ def _in_function_body(source: Source, buf: bytearray, pos: int) -> bool:
             depth -= 1
         else:
             head = bytes(buf[max(0, b - 200):b])
-            return not _in_class_body(data, braces, pos) and re.search(
-                rb"(?:\bnamespace(?:\s+[\w:]+)?|\bextern\s*\"C(?:\+\+)?\")\s*$", head) is None
+            return not _in_class_body(data, braces, pos) and not opens_namespace(head)
         i -= 1
     return False
 
@@ -693,7 +692,8 @@ def mask_block_header_macros(source: Source, buf: bytearray) -> list[Mask]:
         if found is None or found[0]:
             continue
         close = found[2]
-        if data[_next_code_past_directives(data, close + 1):][:1] != b"{":
+        nxt = _next_code_past_directives(data, close + 1)
+        if data[nxt:nxt + 1] != b"{":  # (not `data[nxt:][:1]`: a copy of the rest of the file per call)
             continue
         if any(buf[i] != data[i] for i in range(m.end() - 1, close + 1) if data[i] in b"(),"):
             continue

@@ -27,9 +27,14 @@ _SPLICE = re.compile(rb"\\\r?\n")
 
 _NEXT = (1).__add__  # a line's length -> the offset of the next line's start from its own
 
-# A line feed, then a line whose first byte other than spaces and tabs is '#' (an upper-case letter).
-_DIRECTIVE_START = re.compile(rb"\n[ \t]*#")
-_UPPER_LINE = re.compile(rb"\n[ \t]*[A-Z]")
+# A line feed before a line whose first byte other than spaces and tabs is '#' (an upper-case letter): the
+# match ends where that line starts. (A literal first byte, which the regex engine finds fast; the offsets are
+# read with ``map`` over the matches, in C.)
+_DIRECTIVE_START = re.compile(rb"\n(?=[ \t]*#)")
+_UPPER_LINE = re.compile(rb"\n(?=[ \t]*[A-Z])")
+_END = re.Match.end
+_START = re.Match.start
+_BRACE = re.compile(rb"[{}]")
 # An upper-case name followed by `(`, not right after a word byte, `.`, `->` or `::`; the same matches as
 # `(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(`, with the look-behind after the first byte, so the regex engine
 # skips to the bytes of the class instead of trying the look-behind at every byte.
@@ -82,7 +87,7 @@ class Source:
         opening with ``^[ \t]*#`` can match), in order."""
         data = self.data
         starts = [0] if re.match(rb"[ \t]*#", data) else []
-        starts.extend(m.start() + 1 for m in _DIRECTIVE_START.finditer(data))
+        starts.extend(map(_END, _DIRECTIVE_START.finditer(data)))
         return starts
 
     @cached_property
@@ -91,7 +96,7 @@ class Source:
         order (``shaderlint.languages.base.line_starts_with(data, rb"[A-Z]")``, which several passes ask)."""
         data = self.data
         starts = [0] if re.match(rb"[ \t]*[A-Z]", data) else []
-        starts.extend(m.start() + 1 for m in _UPPER_LINE.finditer(data))
+        starts.extend(map(_END, _UPPER_LINE.finditer(data)))
         return starts
 
     @cached_property
@@ -105,8 +110,7 @@ class Source:
         """Offsets of the upper-case names followed by ``(`` (macro invocations, by convention), not right
         after a word byte, ``.``, ``->`` or ``::``, in order: where the front ends' macro-call patterns
         can match."""
-        n = len(self.data)
-        starts = [n - m.end() for m in _UPPER_CALL_REVERSED.finditer(self.data[::-1])]
+        starts = list(map(len(self.data).__sub__, map(_END, _UPPER_CALL_REVERSED.finditer(self.data[::-1]))))
         starts.reverse()
         return starts
 
@@ -127,6 +131,20 @@ class Source:
                 out.append(i)
                 i = find(pair, i + 2)
         out.sort()
+        return out
+
+    @cached_property
+    def code_braces(self) -> list[int]:
+        """Offsets of the ``{`` and ``}`` outside comments and string literals, in order."""
+        out = []
+        lexical = self.lexical
+        k, n = 0, len(lexical)
+        for i in map(_START, _BRACE.finditer(self.data)):
+            while k < n and lexical[k][1] <= i:
+                k += 1
+            if k < n and lexical[k][0] <= i:
+                continue  # (the first span ending after ``i`` holds it, or none does: the spans are disjoint)
+            out.append(i)
         return out
 
     @cached_property
