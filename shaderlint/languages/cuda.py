@@ -165,7 +165,7 @@ def _in_function_body(source: Source, buf: bytearray, pos: int) -> bool:
 
 # `#define NAME(a, b, \<newline> c) body`: parameter lists may run over continuation lines.
 _FUNC_MACRO_MULTILINE = re.compile(
-    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n\\]|\\\r?\n)*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n\\]|\\\r?\n)*\)((?:[^\n\\]+|\\\r?\n|\\)*)", re.M)
 _CASE_BODY = re.compile(rb"(?:case|default)\b")
 _ELSE_BODY = re.compile(rb"else\b")
 
@@ -266,7 +266,7 @@ def _only_statement_calls(body: bytes, kinds: dict, kind: bool | str = True) -> 
     return all(kinds.get(c.group(1)) == kind and kinds.get(c.group(1)) is not None for c in _ONE_CALL.finditer(body))
 
 
-_DEFINE_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+_DEFINE_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:[^\n\\]+|\\\r?\n|\\)*", re.M)
 _BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
 
 
@@ -1033,7 +1033,7 @@ _VARIABLE_QUALIFIER_MACRO = re.compile(
 _UPPER_WORD = re.compile(rb"[A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]*[A-Z0-9](?=[ \t\r\n)])")
 
 
-_ONE_PARAM_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([ \t]*([A-Za-z_]\w*)[ \t]*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_ONE_PARAM_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([ \t]*([A-Za-z_]\w*)[ \t]*\)((?:[^\n\\]+|\\\r?\n|\\)*)", re.M)
 
 
 def mask_identity_macro_statements(source: Source, buf: bytearray) -> list[Mask]:

@@ -106,6 +106,12 @@ class Source:
         return {}
 
     @cached_property
+    def header_macros_read(self) -> dict:
+        """What :func:`shaderlint.languages.base.header_macros_for` found for the included headers'
+        macros it was last asked about (kept for the next pass asking)."""
+        return {}
+
+    @cached_property
     def upper_call_starts(self) -> list[int]:
         """Offsets of the upper-case names followed by ``(`` (macro invocations, by convention), not right
         after a word byte, ``.``, ``->`` or ``::``, in order: where the front ends' macro-call patterns
