@@ -1513,9 +1513,6 @@ def _brace_delta(source: Source, buf: bytearray, start: int, end: int) -> int:
     return delta
 
 
-_BRACE = re.compile(rb"[{}]")
-
-
 def _directive_lines_between(source: Source, start: int, end: int) -> list[tuple[int, int]]:
     """(start, end) of ``_DIRECTIVE_LINE.finditer(source.data, start, end)``'s matches: tried only at the
     lines in [start, end) that open with ``#`` (:attr:`Source.directive_starts`), not at every byte."""
@@ -1537,16 +1534,20 @@ def _code_braces_between(source: Source, buf: bytearray, start: int, end: int):
     """Offsets of the ``{`` and ``}`` between start and end that :func:`_brace_delta` counts, in order.
     The directive lines are sorted and disjoint: one pointer walks them with the braces."""
     data = source.data
+    braces = source.code_braces  # (those outside comments and strings)
+    lo = bisect.bisect_left(braces, start)
+    hi = bisect.bisect_left(braces, end, lo)
+    if lo == hi:
+        return
     skip = _directive_lines_between(source, start, end)
     k, nskip = 0, len(skip)
-    in_lexical = source.in_comment_or_string
-    for m in _BRACE.finditer(data, start, end):
-        i = m.start()
+    for j in range(lo, hi):
+        i = braces[j]
         while k < nskip and skip[k][1] <= i:
             k += 1
         if k < nskip and skip[k][0] <= i:
             continue  # on a directive line
-        if buf[i] != data[i] or in_lexical(i):
+        if buf[i] != data[i]:
             continue
         yield i
 

@@ -46,6 +46,7 @@ _UPPER_CALL = re.compile(rb"([A-Z_](?<![\w.>:][A-Z_])[A-Z0-9_]*)[ \t]*\(")
 _UPPER_CALL_REVERSED = re.compile(rb"\([ \t]*[A-Z0-9_]*+(?<=[A-Z_])(?![\w.>:])")
 # Each byte to its class: upper-case letter `A`, digit or `_` `0`, lower-case letter `a`, any other byte a space
 # (no other byte is a word byte: ``\w`` of a bytes pattern is ASCII).
+_CAPS_WORD_CLASSES = re.compile(rb" A[A0]")  # (classes: a byte of no word, an upper-case letter, one or a digit or `_`)
 _CLASSES = bytes(0x41 if 0x41 <= c <= 0x5A else 0x30 if 0x30 <= c <= 0x39 or c == 0x5F
                  else 0x61 if 0x61 <= c <= 0x7A else 0x20 for c in range(256))
 
@@ -124,20 +125,13 @@ class Source:
     def caps_word_starts(self) -> list[int]:
         """Offsets of the upper-case letters not right after a word byte and followed by another
         upper-case letter, a digit or ``_``, in order: where a name of two bytes or more spelled as
-        macros are (``[A-Z][A-Z0-9_]*[A-Z0-9]``, not inside a longer word) can begin. Found with
-        ``bytes.find`` in the text mapped to byte classes: a pattern opening with ``[A-Z]`` is tried by
-        the regex engine at every upper-case letter of every ``CamelCase`` name, and scanning for the
-        class alone costs several times this."""
+        macros are (``[A-Z][A-Z0-9_]*[A-Z0-9]``, not inside a longer word) can begin. Found in the text
+        mapped to byte classes, where the pattern opens with a literal: a pattern opening with ``[A-Z]``
+        is tried by the regex engine at every upper-case letter of every ``CamelCase`` name, and
+        scanning for the class alone costs several times this."""
         classes = b" " + self.data.translate(_CLASSES)  # (the space: the file's start is no word byte)
-        find = classes.find
-        out = []
-        for pair in (b" AA", b" A0"):  # (`i` in ``classes`` is the offset of the letter in the file)
-            i = find(pair)
-            while i >= 0:
-                out.append(i)
-                i = find(pair, i + 2)
-        out.sort()
-        return out
+        # (a match's start in ``classes`` is the offset of the letter in the file)
+        return list(map(_START, _CAPS_WORD_CLASSES.finditer(classes)))
 
     @cached_property
     def code_braces(self) -> list[int]:
