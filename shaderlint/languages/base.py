@@ -402,10 +402,18 @@ def mask_directive_comments(source: Source, buf: bytearray) -> list[Mask]:
     scope. Line breaks inside the comment are kept, so lines do not move."""
     data = source.data
     out = []
-    for s, e, is_comment in source.lexical:
-        if is_comment and data.startswith(b"/*", s) and on_directive_line(data, s):
+    # the block comments: the `/*` that open a comment (one that does not is in a string or a comment)
+    s = data.find(b"/*")
+    while s >= 0:
+        span = source.lexical_span(s)
+        if span is None or span[0] != s:
+            s = data.find(b"/*", s + 1)
+            continue
+        e = span[1]
+        if on_directive_line(data, s):
             out.append(Mask(s, e, "comment", ""))
             _blank(buf, s, e)
+        s = data.find(b"/*", e)
     return out
 
 
@@ -1222,8 +1230,11 @@ def mask_pragmas(source: Source, buf: bytearray) -> list[Mask]:
     header and its body, where the grammar cannot read them. The kernel model finds
     ``#pragma unroll`` through these masks (:meth:`FileModel.pragma_before`)."""
     out = []
-    # without `_Pragma` in the text, only the `#pragma` line alternative can match
-    pragmas = _PRAGMA.finditer(source.data) if b"_Pragma" in source.data else scan_directives(source, _PRAGMA)
+    data = source.data
+    # a match opens a directive line (the `#pragma` alternative) or a `_Pragma`: tried there only (the
+    # pattern opens with `^` and `\b`, which the regex engine tries at every byte)
+    pragmas = match_at(data, _PRAGMA, sorted({*source.directive_starts, *word_starts(data, (b"_Pragma",))})) \
+        if b"_Pragma" in data else scan_directives(source, _PRAGMA)
     for m in pragmas:
         if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != source.data[m.start():m.end()]:
             continue
