@@ -464,7 +464,7 @@ def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
     line = re.compile(rb"^[ \t]*(?:" + call + rb"[ \t]*)+(?=//[^\n]*$|/\*[^\n]*\*/[ \t]*$|\r?$)", re.M)
     one = re.compile(call)
     out = []
-    for lm in line.finditer(data):
+    for lm in match_at(data, line, source.line_starts):  # (`^`: tried at the line starts only, not at every byte)
         if source.in_comment_or_string(lm.start()) or data[lm.start():lm.end()].strip() == b"":
             continue
         for m in one.finditer(data, lm.start(), lm.end()):
@@ -1037,7 +1037,7 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
         return []
     pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")\b[ \t]*;?")
     out = []
-    for m in pattern.finditer(data):
+    for m in match_at(data, pattern, word_starts(data, tuple(names))):  # (tried where a name is, not at every byte)
         if on_directive_line(data, m.start()) or source.in_comment_or_string(m.start()):
             continue  # the #define itself, #ifdef BODY, comments
         if bytes(buf[m.start():m.end()]) != data[m.start():m.end()]:

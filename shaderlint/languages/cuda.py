@@ -388,11 +388,12 @@ def mask_statement_macro_calls(source: Source, buf: bytearray, defined_only: boo
     defs = _statement_function_macros(source)
     blocks = _block_function_macros(source)
     # upper-case names, and in-file statement macros whatever their case (vLLM's `WVSPLITKrc(16, 1, 1)`)
-    names = [re.escape(n) for n, k in defs.items() if k and not re.fullmatch(rb"[A-Z_][A-Z0-9_]*", n)]
+    names = [n for n, k in defs.items() if k and not re.fullmatch(rb"[A-Z_][A-Z0-9_]*", n)]
     pattern = _STATEMENT_CALL if not names else re.compile(
-        rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|" + b"|".join(names) + rb")[ \t]*\(")
-    # the upper-case names are among Source.upper_call_starts
-    matches = match_at(data, pattern, source.upper_call_starts) if not names else pattern.finditer(data)
+        rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|" + b"|".join(map(re.escape, names)) + rb")[ \t]*\(")
+    # the upper-case names are among Source.upper_call_starts, the others where one of them is
+    matches = match_at(data, pattern, source.upper_call_starts if not names else sorted(
+        {*source.upper_call_starts, *word_starts(data, tuple(names))}))
     covered = -1
     for m in matches:
         s = m.start(1)
