@@ -74,7 +74,8 @@ from shaderlint.languages.base import (
     _code_braces, _is_statement_body, code_matches_at,
     _macro_argument_semicolons, header_macros_for,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else,
-    mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, opens_namespace, scan_code, scan_directives, word_starts)
+    mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, opens_namespace, scan_code,
+    scan_directives, word_starts)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`), and the

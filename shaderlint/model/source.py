@@ -46,9 +46,10 @@ _UPPER_CALL = re.compile(rb"([A-Z_](?<![\w.>:][A-Z_])[A-Z0-9_]*)[ \t]*\(")
 _UPPER_CALL_REVERSED = re.compile(rb"\([ \t]*[A-Z0-9_]*+(?<=[A-Z_])(?![\w.>:])")
 # Each byte to its class: upper-case letter `A`, digit or `_` `0`, lower-case letter `a`, any other byte a space
 # (no other byte is a word byte: ``\w`` of a bytes pattern is ASCII).
-_CAPS_WORD_CLASSES = re.compile(rb" A[A0]")  # (classes: a byte of no word, an upper-case letter, one or a digit or `_`)
 _CLASSES = bytes(0x41 if 0x41 <= c <= 0x5A else 0x30 if 0x30 <= c <= 0x39 or c == 0x5F
                  else 0x61 if 0x61 <= c <= 0x7A else 0x20 for c in range(256))
+# In the classes: a byte of no word, an upper-case letter, then an upper-case letter, a digit or `_`.
+_CAPS_WORD_CLASSES = re.compile(rb" A[A0]")
 
 
 @dataclass(frozen=True, slots=True)
