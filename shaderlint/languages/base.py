@@ -94,6 +94,7 @@ def _has_line_break(seg: bytes) -> bool:
 
 
 _WS = b" \t\r\n\f\v"
+_MATCH_END = re.Match.end
 
 
 class FrontEnd:
@@ -325,7 +326,8 @@ def _parse(parser: ts.Parser, data: bytes, old_tree: ts.Tree | None, deadline) -
         raise
 
 
-_FUNC_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n]*)\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+# (A directive's rest of line is taken a run at a time, `[^\n\\]+`: the same matches as a byte at a time.)
+_FUNC_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n]*)\)((?:[^\n\\]+|\\\r?\n|\\)*)", re.M)
 
 
 _STATEMENT_KEYWORD_START = re.compile(rb"(?:do|if|for|while|switch|return)\b")
@@ -362,7 +364,7 @@ def mask_null_directives(source: Source, buf: bytearray) -> list[Mask]:
     return out
 
 
-_IF_LINE = re.compile(rb"^[ \t]*#[ \t]*(?:if|elif)\b((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_IF_LINE = re.compile(rb"^[ \t]*#[ \t]*(?:if|elif)\b((?:[^\n\\]+|\\\r?\n|\\)*)", re.M)
 _IF_LINE_NEEDS = re.compile(rb"__has_include|\b(?:and|or|not)\b")
 # In a condition: `__has_include(<path>)` (its `<...>` is no expression) and the alternative spellings of
 # the logical operators (`defined(A) and B == 64`), which the grammar's preprocessor expressions lack.
@@ -400,10 +402,18 @@ def mask_directive_comments(source: Source, buf: bytearray) -> list[Mask]:
     scope. Line breaks inside the comment are kept, so lines do not move."""
     data = source.data
     out = []
-    for s, e, is_comment in source.lexical:
-        if is_comment and data.startswith(b"/*", s) and on_directive_line(data, s):
+    # the block comments: the `/*` that open a comment (one that does not is in a string or a comment)
+    s = data.find(b"/*")
+    while s >= 0:
+        span = source.lexical_span(s)
+        if span is None or span[0] != s:
+            s = data.find(b"/*", s + 1)
+            continue
+        e = span[1]
+        if on_directive_line(data, s):
             out.append(Mask(s, e, "comment", ""))
             _blank(buf, s, e)
+        s = data.find(b"/*", e)
     return out
 
 
@@ -412,7 +422,10 @@ def _strip_comments(body: bytes) -> bytes:
     return re.sub(rb"//[^\n]*|/\*.*?\*/|\\\r?\n", b" ", body, flags=re.S).strip()
 
 
-_BALANCED = rb"\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)"
+# Balanced parentheses, three levels deep. Its match from a `(` is the only one (no shorter end can be
+# followed by what follows it), so its repetitions are possessive, and its text is taken a run at a time:
+# the same matches as `\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)`, several times faster.
+_BALANCED = rb"\((?:[^()]++|\((?:[^()]++|\([^()]*+\))*+\))*+\)"
 
 
 def _declaring_macros(source: Source) -> list[bytes]:
@@ -451,7 +464,7 @@ def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
     line = re.compile(rb"^[ \t]*(?:" + call + rb"[ \t]*)+(?=//[^\n]*$|/\*[^\n]*\*/[ \t]*$|\r?$)", re.M)
     one = re.compile(call)
     out = []
-    for lm in line.finditer(data):
+    for lm in match_at(data, line, source.line_starts):  # (`^`: tried at the line starts only, not at every byte)
         if source.in_comment_or_string(lm.start()) or data[lm.start():lm.end()].strip() == b"":
             continue
         for m in one.finditer(data, lm.start(), lm.end()):
@@ -467,14 +480,14 @@ def mask_macro_definitions(source: Source, buf: bytearray) -> list[Mask]:
 # shape of a macro that expands to declarations (MLX's `instantiate_kernel("name", f, float)`).
 _FILE_SCOPE_CALL = re.compile(rb"^([A-Za-z_]\w*)[ \t]*\(", re.M)
 _NAME_FIRST = re.compile(rb"[A-Za-z_]")
-_NAME_AT_LINE_START = re.compile(rb"\n[A-Za-z_]")
+_NAME_AT_LINE_START = re.compile(rb"\n(?=[A-Za-z_])")  # (the match ends at the line's start)
 
 
 def _name_line_starts(data: bytes) -> list[int]:
     """Offsets of the lines whose first byte opens a name: where _FILE_SCOPE_CALL can match (a search
     for a line feed is fast; ``^`` with MULTILINE is tried at every byte)."""
     starts = [0] if _NAME_FIRST.match(data) else []
-    starts.extend(m.start() + 1 for m in _NAME_AT_LINE_START.finditer(data))
+    starts.extend(map(_MATCH_END, _NAME_AT_LINE_START.finditer(data)))
     return starts
 _LINE_TAIL = re.compile(rb"[ \t]*;?[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)?\r?(?:\n|$)")
 # Words that open a declaration no prefix macro can stand before.
@@ -659,7 +672,8 @@ def mask_statement_prefix_macros(source: Source, buf: bytearray) -> list[Mask]:
         before, at = _prev_code_byte(source, buf, s)
         if before not in (b";", b"{", b"}", b")") and not data.endswith(b"else", 0, at + 1):
             continue
-        if data[_next_code(data, e):][:1] == b"{" and before not in (b";", b"{", b"}"):
+        nxt = _next_code(data, e)
+        if data[nxt:nxt + 1] == b"{" and before not in (b";", b"{", b"}"):
             continue  # `if (c) NAME {`: left to the block-header passes
         if values is None:
             values = {d.group(1) for d in scan_directives(source, _OBJ_MACRO)  # (an empty body is no value)
@@ -795,7 +809,9 @@ _HEADER_FUNCTION_MACRO = re.compile(
     rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*(" + _BALANCED + rb")[ \t]*(?://[^\n]*)?(?:\r?\n[ \t]*)*\{", re.M)
 _COMMA_BRACE = re.compile(rb",[ \t\r\n]*\{")
 _BODY_ARGUMENT_MACRO = re.compile(
-    rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*\((?:[^(){};\"'/]|/(?![/*])|" + _BALANCED + rb")*,[ \t\r\n]*\{", re.M)
+    # (the same matches as `\((?:[^(){};\"'/]|/(?![/*])|BALANCED)*,`: a run without `,` is taken whole, since
+    # only before a `,` can the repetition stop)
+    rb"^[ \t]*([A-Z][A-Z0-9_]*)[ \t]*\((?:[^(){};\"'/,]++|,|/(?![/*])|" + _BALANCED + rb")*,[ \t\r\n]*\{", re.M)
 _NAMESPACE_OPEN = re.compile(rb"(?:\bnamespace(?:\s+[\w:]+)?|\bextern\s*\"C(?:\+\+)?\")\s*$")
 
 
@@ -868,8 +884,15 @@ def _namespace_scope_macros(source: Source, buf: bytearray, pattern: re.Pattern[
 
 
 def _code_braces(source: Source) -> list[int]:
-    """Offsets of the file's `{` and `}` outside comments and strings, in order."""
-    return [b.start() for b in re.finditer(rb"[{}]", source.data) if not source.in_comment_or_string(b.start())]
+    """Offsets of the file's `{` and `}` outside comments and strings, in order (:attr:`Source.code_braces`,
+    found once per file: several passes ask). Not to be modified."""
+    return source.code_braces
+
+
+def opens_namespace(head: bytes) -> bool:
+    """Whether ``head`` (the text before a ``{``) ends with what opens a namespace or ``extern "C"``
+    block (``_NAMESPACE_OPEN``; the search, tried at every byte, only when a word of it is there)."""
+    return (b"namespace" in head or b"extern" in head) and _NAMESPACE_OPEN.search(head) is not None
 
 
 def _at_namespace_scope(data: bytes, buf: bytearray, braces: list[int], matches: list) -> list[bool]:
@@ -882,7 +905,7 @@ def _at_namespace_scope(data: bytes, buf: bytearray, braces: list[int], matches:
         while bi < len(braces) and braces[bi] < m.start(1):
             pos = braces[bi]
             if data[pos:pos + 1] == b"{":
-                stack.append(_NAMESPACE_OPEN.search(bytes(buf[max(0, pos - 200):pos])) is not None)
+                stack.append(opens_namespace(bytes(buf[max(0, pos - 200):pos])))
             elif stack:
                 stack.pop()
             bi += 1
@@ -957,7 +980,7 @@ def _prev_code_byte(source: Source, buf: bytearray, pos: int) -> tuple[bytes, in
     return b"", 0
 
 
-_OBJ_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_OBJ_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])((?:[^\n\\]+|\\\r?\n|\\)*)", re.M)
 _DEFINE_OR_UNDEF_NAME = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+([A-Za-z_]\w*)", re.M)
 
 
@@ -970,6 +993,14 @@ def header_macros_for(source: Source, function_like: bool | None = None) -> dict
     header = header_macros()
     if not header:
         return {}
+    # several passes ask, for the same headers: the answers are kept with the source (not to be modified)
+    known = source.header_macros_read
+    if known.get("header") is not header:
+        known.clear()
+        known["header"] = header
+    out = known.get(function_like)
+    if out is not None:
+        return out
     own = {m.group(1) for m in scan_directives(source, _DEFINE_OR_UNDEF_NAME)}
     out = {}
     for name, d in header.items():
@@ -977,10 +1008,11 @@ def header_macros_for(source: Source, function_like: bool | None = None) -> dict
         if key in own or (function_like is not None and (d.params is not None) != function_like):
             continue
         out[key] = d.body.encode("utf-8", "surrogateescape")
+    known[function_like] = out
     return out
 
 
-_PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n\\]|\\\r?\n|\\)*|\b_Pragma\s*\(\s*\"(?:[^\"\\\n]|\\.)*\"\s*\)", re.M)
+_PRAGMA = re.compile(rb"^[ \t]*#[ \t]*pragma\b(?:[^\n\\]+|\\\r?\n|\\)*|\b_Pragma\s*\(\s*\"(?:[^\"\\\n]|\\.)*\"\s*\)", re.M)
 
 
 _STATEMENT_START = re.compile(rb"\{|(?:do|if|for|while|switch|return)\b")
@@ -1005,7 +1037,7 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
         return []
     pattern = re.compile(rb"(?<![\w#])(?:" + b"|".join(re.escape(n) for n in names) + rb")\b[ \t]*;?")
     out = []
-    for m in pattern.finditer(data):
+    for m in match_at(data, pattern, word_starts(data, tuple(names))):  # (tried where a name is, not at every byte)
         if on_directive_line(data, m.start()) or source.in_comment_or_string(m.start()):
             continue  # the #define itself, #ifdef BODY, comments
         if bytes(buf[m.start():m.end()]) != data[m.start():m.end()]:
@@ -1018,9 +1050,6 @@ def mask_statement_macros(source: Source, buf: bytearray) -> list[Mask]:
 _UPPER_CALL = re.compile(rb"(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(")  # matches at Source.upper_call_starts
 _MAX_MACRO_ARGS = 1 << 16  # bytes scanned for one macro's argument list
 # The bytes the argument scan acts on; it steps over the others in one search instead of byte by byte.
-_ARGUMENT_SCAN_STOP = re.compile(rb"[()\[\]{};/\"'\n]")
-
-
 _ARGUMENT_SCAN_STOP_COMMAS = re.compile(rb"[()\[\]{};,/\"'\n]")
 
 
@@ -1046,10 +1075,39 @@ def _call_arguments(data: bytes, open_paren: int) -> tuple[list[int], list[tuple
 
 def _argument_list(data: bytes, open_paren: int, directives: bool = False,
                    commas: bool = False) -> tuple[list[int], list[int], int] | None:
-    """(top-level ``;``, top-level ``,`` when ``commas``, the closing ``)``): one scan for both."""
+    """(top-level ``;``, top-level ``,`` when ``commas``, the closing ``)``): one scan for both. Several
+    passes ask about the same ``(`` of the same text: the scan of each is kept for the text last asked
+    about (:func:`_scan_argument_list`, which answers both ``directives`` and ``commas``)."""
+    if type(data) is not bytes:  # (a mutable buffer: nothing to keep)
+        scan = _scan_argument_list(data, open_paren)
+    else:
+        known_data, known = _ARGUMENT_LISTS
+        if known_data is not data:
+            known = {}
+            _ARGUMENT_LISTS[:] = data, known
+        scan = known.get(open_paren, _ARGUMENT_LISTS)
+        if scan is _ARGUMENT_LISTS:  # (not asked yet; a scan can be None)
+            scan = known[open_paren] = _scan_argument_list(data, open_paren)
+    if scan is None:
+        return None
+    semis, seps, close, directive = scan
+    if directive and not directives:
+        return None
+    return list(semis), list(seps) if commas else [], close
+
+
+# The text last scanned by _argument_list and its scans, open paren -> _scan_argument_list's result.
+_ARGUMENT_LISTS: list = [None, {}]
+
+
+def _scan_argument_list(data: bytes, open_paren: int) -> tuple[list[int], list[int], int, bool] | None:
+    """(top-level ``;``, top-level ``,``, the closing ``)``, whether a preprocessor line was stepped
+    over) of the argument list opening at ``open_paren``; None when it does not close within the scan
+    limit (or a preprocessor line there does not end)."""
     n = min(len(data), open_paren + _MAX_MACRO_ARGS)
     depth, semis, seps, i = 0, [], [], open_paren
-    stop_at = _ARGUMENT_SCAN_STOP_COMMAS if commas else _ARGUMENT_SCAN_STOP
+    directive = False
+    stop_at = _ARGUMENT_SCAN_STOP_COMMAS
     while i < n:
         c = data[i]
         if c in b"([{":
@@ -1057,7 +1115,7 @@ def _argument_list(data: bytes, open_paren: int, directives: bool = False,
         elif c in b")]}":
             depth -= 1
             if depth == 0:
-                return (semis, seps, i) if c == 0x29 else None
+                return (semis, seps, i, directive) if c == 0x29 else None
         elif c == 0x3B and depth == 1:
             semis.append(i)
         elif c == 0x2C and depth == 1:
@@ -1077,8 +1135,7 @@ def _argument_list(data: bytes, open_paren: int, directives: bool = False,
             i = j + 1
             continue
         elif c == 0x0A and data[i + 1:i + 64].lstrip(b" \t").startswith(b"#"):
-            if not directives:
-                return None
+            directive = True
             while True:  # step over the directive line and its `\` continuations
                 nl = data.find(b"\n", i + 1)
                 if nl < 0 or nl >= n:
@@ -1173,8 +1230,11 @@ def mask_pragmas(source: Source, buf: bytearray) -> list[Mask]:
     header and its body, where the grammar cannot read them. The kernel model finds
     ``#pragma unroll`` through these masks (:meth:`FileModel.pragma_before`)."""
     out = []
-    # without `_Pragma` in the text, only the `#pragma` line alternative can match
-    pragmas = _PRAGMA.finditer(source.data) if b"_Pragma" in source.data else scan_directives(source, _PRAGMA)
+    data = source.data
+    # a match opens a directive line (the `#pragma` alternative) or a `_Pragma`: tried there only (the
+    # pattern opens with `^` and `\b`, which the regex engine tries at every byte)
+    pragmas = match_at(data, _PRAGMA, sorted({*source.directive_starts, *word_starts(data, (b"_Pragma",))})) \
+        if b"_Pragma" in data else scan_directives(source, _PRAGMA)
     for m in pragmas:
         if source.in_comment_or_string(m.start()) or bytes(buf[m.start():m.end()]) != source.data[m.start():m.end()]:
             continue
@@ -1425,7 +1485,7 @@ def mask_loop_macros(source: Source, buf: bytearray) -> list[Mask]:
 
 
 # A conditional directive line (continuation lines included): `#if 0`, `#  else`, `#endif // X`.
-_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b((?:[^\n\\]+|\\\r?\n|\\)*)", re.M)
 
 
 def mask_dead_branches(source: Source, buf: bytearray, predefined=()) -> list[Mask]:
@@ -1451,7 +1511,7 @@ def _blanked(buf: bytearray, data: bytes, directive: re.Match) -> bool:
     return buf[i] != data[i]
 
 
-_DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+_DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n\\]+|\\\r?\n|\\)*", re.M)
 
 
 def _brace_delta(source: Source, buf: bytearray, start: int, end: int) -> int:
@@ -1462,9 +1522,6 @@ def _brace_delta(source: Source, buf: bytearray, start: int, end: int) -> int:
     for i in _code_braces_between(source, buf, start, end):
         delta += 1 if data[i] == 0x7B else -1
     return delta
-
-
-_BRACE = re.compile(rb"[{}]")
 
 
 def _directive_lines_between(source: Source, start: int, end: int) -> list[tuple[int, int]]:
@@ -1488,16 +1545,20 @@ def _code_braces_between(source: Source, buf: bytearray, start: int, end: int):
     """Offsets of the ``{`` and ``}`` between start and end that :func:`_brace_delta` counts, in order.
     The directive lines are sorted and disjoint: one pointer walks them with the braces."""
     data = source.data
+    braces = source.code_braces  # (those outside comments and strings)
+    lo = bisect.bisect_left(braces, start)
+    hi = bisect.bisect_left(braces, end, lo)
+    if lo == hi:
+        return
     skip = _directive_lines_between(source, start, end)
     k, nskip = 0, len(skip)
-    in_lexical = source.in_comment_or_string
-    for m in _BRACE.finditer(data, start, end):
-        i = m.start()
+    for j in range(lo, hi):
+        i = braces[j]
         while k < nskip and skip[k][1] <= i:
             k += 1
         if k < nskip and skip[k][0] <= i:
             continue  # on a directive line
-        if buf[i] != data[i] or in_lexical(i):
+        if buf[i] != data[i]:
             continue
         yield i
 

@@ -403,7 +403,7 @@ def _apply(op: str, a, b):
 # ---- the walk over a file's directives ---------------------------------------------------------------
 
 _DIRECTIVE = re.compile(
-    rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b((?:[^\n\\]|\\\r?\n|\\)*)",
+    rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define|undef)\b((?:[^\n\\]+|\\\r?\n|\\)*)",
     re.M)
 _DEFINE = re.compile(r"\s*([A-Za-z_]\w*)(\(?)(.*)", re.S)
 

@@ -74,7 +74,8 @@ from shaderlint.languages.base import (
     _code_braces, _is_statement_body, code_matches_at,
     _macro_argument_semicolons, header_macros_for,
     _next_code, _prev_code_byte, _strip_comments, ends_after_blanks, mask_dangling_else,
-    mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, scan_code, scan_directives, word_starts)
+    mask_unbalanced_conditionals, on_directive_line, match_at, open_paren_of, opens_namespace, scan_code,
+    scan_directives, word_starts)
 from shaderlint.model.source import Source
 
 # `__align__(n)`, also with parentheses inside (`__align__(alignof(T) * sz)`, `__align__(n * sizeof(T))`), and the
@@ -158,15 +159,14 @@ def _in_function_body(source: Source, buf: bytearray, pos: int) -> bool:
             depth -= 1
         else:
             head = bytes(buf[max(0, b - 200):b])
-            return not _in_class_body(data, braces, pos) and re.search(
-                rb"(?:\bnamespace(?:\s+[\w:]+)?|\bextern\s*\"C(?:\+\+)?\")\s*$", head) is None
+            return not _in_class_body(data, braces, pos) and not opens_namespace(head)
         i -= 1
     return False
 
 
 # `#define NAME(a, b, \<newline> c) body`: parameter lists may run over continuation lines.
 _FUNC_MACRO_MULTILINE = re.compile(
-    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n\\]|\\\r?\n)*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+    rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\((?:[^()\n\\]|\\\r?\n)*\)((?:[^\n\\]+|\\\r?\n|\\)*)", re.M)
 _CASE_BODY = re.compile(rb"(?:case|default)\b")
 _ELSE_BODY = re.compile(rb"else\b")
 
@@ -267,7 +267,7 @@ def _only_statement_calls(body: bytes, kinds: dict, kind: bool | str = True) -> 
     return all(kinds.get(c.group(1)) == kind and kinds.get(c.group(1)) is not None for c in _ONE_CALL.finditer(body))
 
 
-_DEFINE_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:[^\n\\]|\\\r?\n|\\)*", re.M)
+_DEFINE_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*define\b(?:[^\n\\]+|\\\r?\n|\\)*", re.M)
 _BLOCK_COMMENT = re.compile(rb"/\*.*?\*/", re.S)
 
 
@@ -389,11 +389,12 @@ def mask_statement_macro_calls(source: Source, buf: bytearray, defined_only: boo
     defs = _statement_function_macros(source)
     blocks = _block_function_macros(source)
     # upper-case names, and in-file statement macros whatever their case (vLLM's `WVSPLITKrc(16, 1, 1)`)
-    names = [re.escape(n) for n, k in defs.items() if k and not re.fullmatch(rb"[A-Z_][A-Z0-9_]*", n)]
+    names = [n for n, k in defs.items() if k and not re.fullmatch(rb"[A-Z_][A-Z0-9_]*", n)]
     pattern = _STATEMENT_CALL if not names else re.compile(
-        rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|" + b"|".join(names) + rb")[ \t]*\(")
-    # the upper-case names are among Source.upper_call_starts
-    matches = match_at(data, pattern, source.upper_call_starts) if not names else pattern.finditer(data)
+        rb"(?<![\w.>:#])([A-Z_][A-Z0-9_]*|" + b"|".join(map(re.escape, names)) + rb")[ \t]*\(")
+    # the upper-case names are among Source.upper_call_starts, the others where one of them is
+    matches = match_at(data, pattern, source.upper_call_starts if not names else sorted(
+        {*source.upper_call_starts, *word_starts(data, tuple(names))}))
     covered = -1
     for m in matches:
         s = m.start(1)
@@ -693,7 +694,8 @@ def mask_block_header_macros(source: Source, buf: bytearray) -> list[Mask]:
         if found is None or found[0]:
             continue
         close = found[2]
-        if data[_next_code_past_directives(data, close + 1):][:1] != b"{":
+        nxt = _next_code_past_directives(data, close + 1)
+        if data[nxt:nxt + 1] != b"{":  # (not `data[nxt:][:1]`: a copy of the rest of the file per call)
             continue
         if any(buf[i] != data[i] for i in range(m.end() - 1, close + 1) if data[i] in b"(),"):
             continue
@@ -1033,7 +1035,7 @@ _VARIABLE_QUALIFIER_MACRO = re.compile(
 _UPPER_WORD = re.compile(rb"[A-Z](?<![\w:.>#][A-Z])[A-Z0-9_]*[A-Z0-9](?=[ \t\r\n)])")
 
 
-_ONE_PARAM_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([ \t]*([A-Za-z_]\w*)[ \t]*\)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_ONE_PARAM_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([ \t]*([A-Za-z_]\w*)[ \t]*\)((?:[^\n\\]+|\\\r?\n|\\)*)", re.M)
 
 
 def mask_identity_macro_statements(source: Source, buf: bytearray) -> list[Mask]:

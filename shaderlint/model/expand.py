@@ -34,6 +34,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Mapping
 
 from shaderlint.project.macros import MacroDef, scan_macros
@@ -385,7 +386,7 @@ _METAL_KERNEL = re.compile(r"\bkernel\b")
 _WORD = re.compile(r"[A-Za-z_]\w*")
 
 
-_DEFINE_LINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)((?:[^\n\\]|\\\r?\n|\\)*)", re.M)
+_DEFINE_LINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)((?:[^\n\\]+|\\\r?\n|\\)*)", re.M)
 
 
 def _maybe_kernel_macros(data: bytes, pattern: re.Pattern[str]) -> set[str]:
@@ -433,10 +434,10 @@ def kernel_macros(table: Mapping[str, MacroDef], language: str) -> set[str]:
     pattern = kernel_pattern(language)
     if pattern is None:
         return set()
-    names = {n for n, d in table.items() if d.params is not None and defines_kernel(pattern, d.body)}
+    names = {n for n, d in table.items() if d.params is not None and _body_defines_kernel(pattern, d.body)}
     if not names:
         return names
-    words = {n: set(_WORD.findall(d.body)) for n, d in table.items() if n not in names}
+    words = {n: _body_words(d.body) for n, d in table.items() if n not in names}
     changed = True
     while changed:
         changed = False
@@ -445,6 +446,18 @@ def kernel_macros(table: Mapping[str, MacroDef], language: str) -> set[str]:
                 names.add(n)
                 changed = True
     return names
+
+
+# A header's macros are in the table of every file that includes it: what is read from a body is kept per
+# body text (bounded, for a long-running server), not found again per includer.
+@lru_cache(maxsize=1 << 15)
+def _body_defines_kernel(pattern: re.Pattern[str], body: str) -> bool:
+    return defines_kernel(pattern, body)
+
+
+@lru_cache(maxsize=1 << 15)
+def _body_words(body: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(body))
 
 
 def is_signature_macro(d: MacroDef, pattern: re.Pattern[str]) -> bool:
@@ -785,7 +798,7 @@ def body_offsets(d: MacroDef, source) -> list[int] | None:
         _BODY_OFFSETS.clear()
     got = None
     start = source.offset(d.line, d.column)
-    end = re.compile(rb"(?:[^\n\\]|\\\r?\n|\\)*").match(source.data, start).end()
+    end = re.compile(rb"(?:[^\n\\]+|\\\r?\n|\\)*").match(source.data, start).end()
     raw = source.data[start:end]
     if raw.isascii() and raw.startswith(d.name.encode()):
         toks = [(m.start(), m.group(0)) for m in _SPELLING.finditer(raw.decode()) if m.lastgroup == "tok"]

@@ -27,9 +27,14 @@ _SPLICE = re.compile(rb"\\\r?\n")
 
 _NEXT = (1).__add__  # a line's length -> the offset of the next line's start from its own
 
-# A line feed, then a line whose first byte other than spaces and tabs is '#' (an upper-case letter).
-_DIRECTIVE_START = re.compile(rb"\n[ \t]*#")
-_UPPER_LINE = re.compile(rb"\n[ \t]*[A-Z]")
+# A line feed before a line whose first byte other than spaces and tabs is '#' (an upper-case letter): the
+# match ends where that line starts. (A literal first byte, which the regex engine finds fast; the offsets are
+# read with ``map`` over the matches, in C.)
+_DIRECTIVE_START = re.compile(rb"\n(?=[ \t]*#)")
+_UPPER_LINE = re.compile(rb"\n(?=[ \t]*[A-Z])")
+_END = re.Match.end
+_START = re.Match.start
+_BRACE = re.compile(rb"[{}]")
 # An upper-case name followed by `(`, not right after a word byte, `.`, `->` or `::`; the same matches as
 # `(?<![\w.>:])([A-Z_][A-Z0-9_]*)[ \t]*\(`, with the look-behind after the first byte, so the regex engine
 # skips to the bytes of the class instead of trying the look-behind at every byte.
@@ -43,6 +48,8 @@ _UPPER_CALL_REVERSED = re.compile(rb"\([ \t]*[A-Z0-9_]*+(?<=[A-Z_])(?![\w.>:])")
 # (no other byte is a word byte: ``\w`` of a bytes pattern is ASCII).
 _CLASSES = bytes(0x41 if 0x41 <= c <= 0x5A else 0x30 if 0x30 <= c <= 0x39 or c == 0x5F
                  else 0x61 if 0x61 <= c <= 0x7A else 0x20 for c in range(256))
+# In the classes: a byte of no word, an upper-case letter, then an upper-case letter, a digit or `_`.
+_CAPS_WORD_CLASSES = re.compile(rb" A[A0]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +89,7 @@ class Source:
         opening with ``^[ \t]*#`` can match), in order."""
         data = self.data
         starts = [0] if re.match(rb"[ \t]*#", data) else []
-        starts.extend(m.start() + 1 for m in _DIRECTIVE_START.finditer(data))
+        starts.extend(map(_END, _DIRECTIVE_START.finditer(data)))
         return starts
 
     @cached_property
@@ -91,7 +98,7 @@ class Source:
         order (``shaderlint.languages.base.line_starts_with(data, rb"[A-Z]")``, which several passes ask)."""
         data = self.data
         starts = [0] if re.match(rb"[ \t]*[A-Z]", data) else []
-        starts.extend(m.start() + 1 for m in _UPPER_LINE.finditer(data))
+        starts.extend(map(_END, _UPPER_LINE.finditer(data)))
         return starts
 
     @cached_property
@@ -101,12 +108,17 @@ class Source:
         return {}
 
     @cached_property
+    def header_macros_read(self) -> dict:
+        """What :func:`shaderlint.languages.base.header_macros_for` found for the included headers'
+        macros it was last asked about (kept for the next pass asking)."""
+        return {}
+
+    @cached_property
     def upper_call_starts(self) -> list[int]:
         """Offsets of the upper-case names followed by ``(`` (macro invocations, by convention), not right
         after a word byte, ``.``, ``->`` or ``::``, in order: where the front ends' macro-call patterns
         can match."""
-        n = len(self.data)
-        starts = [n - m.end() for m in _UPPER_CALL_REVERSED.finditer(self.data[::-1])]
+        starts = list(map(len(self.data).__sub__, map(_END, _UPPER_CALL_REVERSED.finditer(self.data[::-1]))))
         starts.reverse()
         return starts
 
@@ -114,19 +126,26 @@ class Source:
     def caps_word_starts(self) -> list[int]:
         """Offsets of the upper-case letters not right after a word byte and followed by another
         upper-case letter, a digit or ``_``, in order: where a name of two bytes or more spelled as
-        macros are (``[A-Z][A-Z0-9_]*[A-Z0-9]``, not inside a longer word) can begin. Found with
-        ``bytes.find`` in the text mapped to byte classes: a pattern opening with ``[A-Z]`` is tried by
-        the regex engine at every upper-case letter of every ``CamelCase`` name, and scanning for the
-        class alone costs several times this."""
+        macros are (``[A-Z][A-Z0-9_]*[A-Z0-9]``, not inside a longer word) can begin. Found in the text
+        mapped to byte classes, where the pattern opens with a literal: a pattern opening with ``[A-Z]``
+        is tried by the regex engine at every upper-case letter of every ``CamelCase`` name, and
+        scanning for the class alone costs several times this."""
         classes = b" " + self.data.translate(_CLASSES)  # (the space: the file's start is no word byte)
-        find = classes.find
+        # (a match's start in ``classes`` is the offset of the letter in the file)
+        return list(map(_START, _CAPS_WORD_CLASSES.finditer(classes)))
+
+    @cached_property
+    def code_braces(self) -> list[int]:
+        """Offsets of the ``{`` and ``}`` outside comments and string literals, in order."""
         out = []
-        for pair in (b" AA", b" A0"):  # (`i` in ``classes`` is the offset of the letter in the file)
-            i = find(pair)
-            while i >= 0:
-                out.append(i)
-                i = find(pair, i + 2)
-        out.sort()
+        lexical = self.lexical
+        k, n = 0, len(lexical)
+        for i in map(_START, _BRACE.finditer(self.data)):
+            while k < n and lexical[k][1] <= i:
+                k += 1
+            if k < n and lexical[k][0] <= i:
+                continue  # (the first span ending after ``i`` holds it, or none does: the spans are disjoint)
+            out.append(i)
         return out
 
     @cached_property
