@@ -1020,7 +1020,7 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
         if not result.complete:
             break  # (stopped at the visit limit: another walk would cover a first part of its own)
         if not any(k in walker.arrays or k in walker.held for k in new):
-            break  # the next walk would be this one again (see below)
+            break  # the next walk would be this one again (see the docstring)
     assert walker is not None
     cache[key] = (walker, result, stack_vars)
     return cache[key]
