@@ -317,6 +317,29 @@ def test_index_never_raises(project, monkeypatch):
     assert index.by_file == {} and index.facts_for("kernels/scale.cu") is None
 
 
+def test_a_scanner_that_raises_loses_only_its_own_records(project, monkeypatch):
+    # (the scanners themselves broken, not the index's seam: whatever path a scan takes goes through them)
+    import shaderlint.host as host
+    import shaderlint.host.cuda  # noqa: F401  (the scanners registered before they are replaced)
+    import shaderlint.host.index as index_mod
+    import shaderlint.host.metal  # noqa: F401
+    import shaderlint.host.vulkan  # noqa: F401
+
+    write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100), "host/other.cc": host_cpp(64)})
+    monkeypatch.setattr(index_mod, "_SCANNED", {})  # (no earlier test's scan of the same bytes answers)
+
+    def boom(path, data):
+        raise RuntimeError("scanner bug")
+
+    monkeypatch.setitem(host.ALL_SCANNERS, ".cc", [boom])
+    index = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path)
+    assert [f.group for f in index.facts_for("kernels/scale.cu").for_kernel("scale")] == [(100, 1, 1)]
+    monkeypatch.setitem(host.ALL_SCANNERS, ".cpp", [boom])
+    monkeypatch.setattr(index_mod, "_SCANNED", {})
+    index = HostIndex.build(["."], ["kernels/scale.cu"], SettingsResolver(None, {}).for_path)
+    assert index.facts_for("kernels/scale.cu") is None
+
+
 def test_host_facts_rank_above_configuration(project, capsys, fake_swift):
     write(project, {"kernels/scale.cu": SCALE_CU, "host/main.cpp": host_cpp(100),
                     "Shaders/add.metal": ADD_METAL, "App/Renderer.swift": "dispatch threadgroups add 64x1\n",
