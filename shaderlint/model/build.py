@@ -15,7 +15,7 @@ from operator import attrgetter
 
 import tree_sitter as ts
 
-from shaderlint.languages.base import Mask, Parsed
+from shaderlint.languages.base import Mask, Parsed, word_starts
 from shaderlint.model import builtins as B
 from shaderlint.model.consteval import eval_text, parse_number
 from shaderlint.model.expr import ExprAnalysis, compared_with, unparen
@@ -133,18 +133,6 @@ def _in_capture_order(nodes: list[ts.Node], *lists: list[ts.Node]) -> list[ts.No
                 i += 1
         return s, len(lists), 0
     return sorted(out, key=rank)
-
-
-def _occurrences(data: bytes, words) -> set[int]:
-    """Where each of ``words`` starts in ``data`` (overlapping occurrences too)."""
-    out: set[int] = set()
-    for w in words:
-        b = w.encode()
-        i = data.find(b)
-        while i >= 0:
-            out.add(i)
-            i = data.find(b, i + 1)
-    return out
 
 
 def _wide_paths(root: ts.Node) -> set[int]:
@@ -1200,7 +1188,7 @@ class _Builder:
         # names looked for are read (most files call no barrier; reading every call's name was 5 % of
         # the model build)
         data = m.source.data  # (what ``text`` reads)
-        at = sorted(_occurrences(data, [*table, "sync"] if self.lang == "cuda" else list(table)))
+        at = word_starts(data, tuple(w.encode() for w in ([*table, "sync"] if self.lang == "cuda" else table)))
         for call in m.nodes("call") if at else ():
             i = bisect.bisect_left(at, call.start_byte)
             if i == len(at) or at[i] >= call.end_byte:
