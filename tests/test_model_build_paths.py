@@ -8,6 +8,7 @@ import pytest
 
 from shaderlint.languages import FRONT_ENDS
 from shaderlint.model.build import build_model
+from shaderlint.model.expr import descendants
 from shaderlint.model.source import Source
 
 _DIV = ("/", "%", "/=", "%=")
@@ -16,14 +17,6 @@ _DIV = ("/", "%", "/=", "%=")
 def _model(path: str, code: str):
     lang = {"cu": "cuda", "metal": "metal", "comp": "glsl"}[path.rsplit(".", 1)[1]]
     return build_model(FRONT_ENDS[lang].parse(Source(path, code.encode())))
-
-
-def _walk(node):
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        yield n
-        stack.extend(n.children)
 
 
 def _division_reference(m) -> list[int]:
@@ -88,7 +81,7 @@ def test_write_targets_are_the_pointer_arguments_of_calls():
 
     m = _model("k.cu", CUDA)
     reference = set()
-    for args in (n for n in _walk(m.root) if n.type == "argument_list"):
+    for args in descendants(m.root, "argument_list"):
         for p in args.named_children:
             if p.type == "pointer_expression":
                 stack = [p.child_by_field_name("argument")]
