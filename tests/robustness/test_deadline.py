@@ -20,6 +20,8 @@ from shaderlint.rules.sl201_variable_integer_division import VariableIntegerDivi
 from tests.robustness.conftest import GOOD, SENTINEL_CONFIG, SENTINEL_RULES, run, run_json
 
 SLACK = 2.0  # the watchdog polls every 50 ms; a loaded CI machine adds more
+# Durations are measured in this thread's CPU time (time.thread_time), the clock the budget is
+# counted in: wall-clock bounds failed on a loaded machine that gave the thread little CPU.
 
 
 def _spin(*_a, **_k):
@@ -43,9 +45,9 @@ def test_hung_rule_ends_in_sl001(monkeypatch, body):
         body()
 
     monkeypatch.setattr(VariableIntegerDivision, "check", check)
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     r = lint_source("k.cu", GOOD.encode(), Settings(extend_select=SENTINEL_RULES, time_budget=0.5))
-    assert time.monotonic() - t0 < 0.5 + SLACK
+    assert time.thread_time() - t0 < 0.5 + SLACK
     assert r.timed_out
     msgs = [d.message for d in r.diagnostics if d.code == "SL001"]
     assert any("time budget of 0.5 s was exceeded in SL201" in m for m in msgs), msgs
@@ -53,9 +55,9 @@ def test_hung_rule_ends_in_sl001(monkeypatch, body):
 
 def test_hung_model_build_ends_in_sl001(monkeypatch):
     monkeypatch.setattr(engine, "build_model", lambda parsed: _spin())
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     r = lint_source("k.cu", GOOD.encode(), Settings(extend_select=SENTINEL_RULES, time_budget=0.3))
-    assert time.monotonic() - t0 < 0.3 + SLACK
+    assert time.thread_time() - t0 < 0.3 + SLACK
     assert r.timed_out and r.model is None
     (d,) = r.diagnostics
     assert d.code == "SL001" and "exceeded while building the model" in d.message and "time-budget" in d.message
@@ -81,11 +83,11 @@ def test_slow_rules_before_the_budget_keep_their_findings(monkeypatch):
 def test_large_parse_is_cancelled():
     data = b"__device__ int f%d(int x) { return x / 3; }\n"
     data = b"".join(data % i for i in range(250_000))  # ~10 MB
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     with pytest.raises(TimeBudgetExceeded):
         with Deadline(0.2) as d:
             FRONT_ENDS["cuda"].parse(Source("big.cu", data), deadline=d)
-    assert time.monotonic() - t0 < 0.2 + SLACK + 2  # masking scans the whole file before the parse
+    assert time.thread_time() - t0 < 0.2 + SLACK + 2  # masking scans the whole file before the parse
 
 
 def test_deadline_in_a_worker_thread():
@@ -189,9 +191,9 @@ def test_impact_step_is_bounded(monkeypatch):
     import shaderlint.estimate.whatif as whatif
 
     monkeypatch.setattr(whatif, "attach_impacts", lambda *a, **k: _spin())
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     r = lint_source("k.cu", GOOD.encode(), Settings(extend_select=SENTINEL_RULES, time_budget=0.5))
-    assert time.monotonic() - t0 < 0.5 + SLACK
+    assert time.thread_time() - t0 < 0.5 + SLACK
     assert [d.code for d in r.diagnostics] == ["SL201"]
 
 
@@ -216,9 +218,9 @@ def test_long_file_gets_the_scaled_budget_in_the_message(monkeypatch):
 
     monkeypatch.setattr(VariableIntegerDivision, "check", check)
     data = (GOOD + "\n" * (int(2.5 * BUDGET_LINES) - GOOD.count("\n"))).encode()
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     r = lint_source("k.cu", data, Settings(extend_select=SENTINEL_RULES, time_budget=0.2))
-    elapsed = time.monotonic() - t0
+    elapsed = time.thread_time() - t0
     assert 0.5 - 0.05 <= elapsed < 0.5 + SLACK
     msgs = [d.message for d in r.diagnostics if d.code == "SL001"]
     assert any("time budget of 0.5 s was exceeded in SL201" in m for m in msgs), msgs
@@ -232,11 +234,11 @@ def test_budget_counts_cpu_time_of_the_thread_not_waiting():
     with Deadline(0.2) as d:
         time.sleep(0.5)  # wall time well past the budget, almost no CPU time
     assert not d.fired
-    t0 = time.monotonic()
+    t0 = time.thread_time()
     with pytest.raises(TimeBudgetExceeded):
         with Deadline(0.2):
             _spin()
-    assert time.monotonic() - t0 < 0.2 + SLACK
+    assert time.thread_time() - t0 < 0.2 + SLACK
 
 
 def test_engine_budget_ignores_time_spent_waiting(monkeypatch):
@@ -262,12 +264,18 @@ def test_a_rule_that_swallows_the_stop_is_caught_before_the_next_rule(monkeypatc
     the file's budget is still checked before each rule, and the next one does not start."""
     def check(self, model, ctx):
         yield from ()
-        t0 = time.monotonic()
-        while time.monotonic() - t0 < 0.4 + SLACK:
-            try:
+        cpu = time.thread_time
+        t0 = cpu()
+        # The whole loop, its test included, inside the try: the watchdog's exception arrives at
+        # any bytecode boundary, and one landing in the loop's test must be swallowed too (it was
+        # not, once, when only the body was guarded: CI then saw "exceeded in SL201"). Bounded in
+        # this thread's CPU time, the clock the budget is counted in, so a loaded machine cannot
+        # end the loop before the budget is spent.
+        try:
+            while cpu() - t0 < 0.3 + SLACK:
                 sum(range(1000))
-            except BaseException:  # noqa: BLE001
-                break
+        except BaseException:  # noqa: BLE001
+            pass
 
     monkeypatch.setattr(VariableIntegerDivision, "check", check)
     r = lint_source("k.cu", GOOD.encode(), Settings(time_budget=0.3, extend_select=("SL201",)))
