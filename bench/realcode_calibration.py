@@ -433,8 +433,9 @@ def interval(estimate: float, quantiles: dict[str, dict], lo_q: str = "q10", hi_
 
 def floor(row: dict) -> bool:
     """The report shows the row's estimate as a floor (``~28+``: it leaves out code it knows is
-    there), without an interval: such rows neither train nor test the intervals."""
-    return bool(row.get("estimator_unseen"))
+    there: calls it cannot see, or the part of a kernel past the walk's visit limit), without an
+    interval: such rows neither train nor test the intervals (``KernelEstimate.lower_bound``)."""
+    return bool(row.get("estimator_unseen")) or row.get("complete") is False
 
 
 def lopo_coverage(rows: list[dict], est: list[float], min_kernels: int = 30) -> dict:

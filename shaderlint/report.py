@@ -431,7 +431,7 @@ def _estimate_row(path: str, model, e: KernelEstimate, target: Target) -> Row:
     line = kernel_line(model, e.function.name_node.start_byte)
     # An estimate that leaves out code it knows is there (``+``) is a floor: the interval measured on
     # kernels estimated alike does not describe it, and its occupancy is a ceiling.
-    lower = bool(e.unseen_calls)
+    lower = e.lower_bound  # (unseen calls, or a kernel too large to walk completely)
     interval = None if lower else register_interval(model.language, target.name, e.registers)
     host = host_facts(model, e.function)
     return Row(

@@ -335,3 +335,44 @@ def test_a_floor_estimate_shows_no_range_and_its_occupancy_as_a_ceiling(tmp_path
     assert f"~{f['registers']}+ " in line and f"≤{f['occupancy'] * 100:.1f}%" in line
     assert "≤ occupancy with a + estimate: at most this" in out
     assert "best case over group sizes" not in out
+
+
+def test_a_kernel_cut_at_the_visit_limit_is_a_floor_too(tmp_path, capsys, monkeypatch) -> None:
+    """An estimate whose walk stopped at the visit limit covers the kernel's first part: it leaves
+    out code it knows is there, as one with unseen calls does, so its row is ``~N+`` with no measured
+    range and a ``≤`` occupancy (before, it showed the range measured for complete estimates), and
+    an impact's occupancy there is claimed only where the cap gives the same."""
+    from dataclasses import replace
+
+    from shaderlint.estimate import liveness, registers
+    from shaderlint.estimate.targets import TARGETS
+    from shaderlint.estimate.whatif import occupancy_decided
+
+    (tmp_path / "f.cu").write_text(
+        "// shaderlint: threadgroup-size=256\n"
+        "__global__ void k(float* out, int n) {\n"
+        "    float a = out[threadIdx.x], b = a * a, c = b + a;\n"
+        "    for (int i = 0; i < n; ++i) { a = a * b + c; b = b * c + a; c = c * a + b; }\n"
+        "    out[threadIdx.x] = a + b + c;\n"
+        "}\n")
+    registers._SHARED.clear()
+    assert main([str(tmp_path), "--compiler", "none", "--format", "json"]) == 0
+    (whole,) = json.loads(capsys.readouterr().out)
+    assert "registers_lower_bound" not in whole and whole["registers_interval"] is not None
+    monkeypatch.setattr(liveness, "_MAX_VISITS", 3)
+    registers._SHARED.clear()
+    assert main([str(tmp_path), "--compiler", "none", "--format", "json"]) == 0
+    (cut,) = json.loads(capsys.readouterr().out)
+    jsonschema.validate([cut], SCHEMA)
+    assert cut["registers_lower_bound"] is True
+    assert cut["registers_interval"] is None and cut["occupancy_interval"] is None
+    assert main([str(tmp_path), "--compiler", "none"]) == 0
+    line = next(x for x in capsys.readouterr().out.splitlines() if " k " in x)
+    assert f"~{cut['registers']}+ " in line and "≤" in line
+    # The impact step's test of the same estimate: from the floor to the cap, not the measured range.
+    from shaderlint.engine import lint_source
+    model = lint_source(str(tmp_path / "f.cu"), (tmp_path / "f.cu").read_bytes()).model
+    est = registers.estimate_kernel(model, model.kernels[0], TARGETS["sm_80"])
+    assert not est.complete and est.lower_bound
+    assert not occupancy_decided(model, TARGETS["sm_80"], est)
+    assert occupancy_decided(model, TARGETS["sm_80"], replace(est, complete=True))  # (the measured range)

@@ -196,6 +196,14 @@ class KernelEstimate:
         return f"{self.kernel}<{', '.join(self.bindings.get(p, p) for p in params)}>"
 
     @property
+    def lower_bound(self) -> bool:
+        """The estimate leaves out code it knows is there -- calls it cannot see (``unseen_calls``), or
+        the part of a kernel past the walk's visit limit (not ``complete``) -- so the registers are a
+        floor (``~N+``): the interval measured against the compiler for complete estimates does not
+        describe it, and its occupancy is a ceiling."""
+        return bool(self.unseen_calls) or not self.complete
+
+    @property
     def occupancy_value(self) -> float | None:
         return self.occupancy.occupancy if self.occupancy is not None else None
 

@@ -198,7 +198,8 @@ def occupancy_decided(model, target, est: KernelEstimate, base: float | None = N
     both ends of the register range the estimate may be off by — the interval measured for it
     against the compiler (:func:`shaderlint.estimate.uncertainty.register_interval`, of ``base``'s
     estimate shifted by the what-if's delta when ``base`` is given), from the estimate to the
-    register cap for a floor (``~N+``), from 1 to the cap where no error was measured (Metal, GLSL,
+    register cap for a floor (``~N+``: :attr:`KernelEstimate.lower_bound`, unseen calls or a walk cut
+    at the visit limit), from 1 to the cap where no error was measured (Metal, GLSL,
     other targets). An impact's occupancy is shown only where this holds (before and after):
     otherwise the change could as well not happen."""
     from shaderlint.estimate.registers import _occupancy
@@ -209,7 +210,7 @@ def occupancy_decided(model, target, est: KernelEstimate, base: float | None = N
     cap = float(est.register_cap or target.max_registers_per_thread)
     ref = est.registers_exact if base is None else base
     shift = 0.0 if base is None else est.registers_exact - base
-    if est.unseen_calls:
+    if est.lower_bound:  # calls it cannot see, or a walk cut at the visit limit: a floor
         low, high = est.registers_exact, cap
     else:
         iv = register_interval(getattr(model, "language", ""), target.name, int(-(-ref // 1)))

@@ -120,7 +120,7 @@ def summarize(doc: Document, function: Function, target: Any, facts: dict[str, s
             s.occupancy, s.limiter = getattr(occ, "occupancy", None), getattr(occ, "limiter", None)
             s.occupancy_is_bound = bool(getattr(est, "occupancy_is_bound", False))
         s.notes = tuple(getattr(est, "notes", ()) or ())
-        s.lower_bound = bool(getattr(est, "unseen_calls", ()))
+        s.lower_bound = bool(getattr(est, "lower_bound", False))
         if s.lower_bound and s.occupancy is not None:
             s.occupancy_is_bound = True  # registers likely more: the occupancy is a ceiling (as in report)
         if s.registers is not None and model is not None and not s.lower_bound:
