@@ -341,7 +341,8 @@ def test_a_kernel_cut_at_the_visit_limit_is_a_floor_too(tmp_path, capsys, monkey
     """An estimate whose walk stopped at the visit limit covers the kernel's first part: it leaves
     out code it knows is there, as one with unseen calls does, so its row is ``~N+`` with no measured
     range and a ``≤`` occupancy (before, it showed the range measured for complete estimates), and
-    an impact's occupancy there is claimed only where the cap gives the same."""
+    an impact's occupancy there is claimed only where the low end of the estimate's own error and the
+    cap give the same."""
     from dataclasses import replace
 
     from shaderlint.estimate import liveness, registers
@@ -376,3 +377,7 @@ def test_a_kernel_cut_at_the_visit_limit_is_a_floor_too(tmp_path, capsys, monkey
     assert not est.complete and est.lower_bound
     assert not occupancy_decided(model, TARGETS["sm_80"], est)
     assert occupancy_decided(model, TARGETS["sm_80"], replace(est, complete=True))  # (the measured range)
+    # Cut with its first part already at the cap: the full walk could only add registers, but the
+    # estimate's own error was never measured there, so the occupancy at the cap is not claimed.
+    at_cap = replace(est, registers_exact=float(est.register_cap))
+    assert not occupancy_decided(model, TARGETS["sm_80"], at_cap)
