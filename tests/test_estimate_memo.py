@@ -376,3 +376,53 @@ def test_a_walk_whose_run_time_indexed_arrays_it_never_kept_in_registers_is_not_
         assert once == again, static
         assert once["stack_arrays"] == {"h": 64}, static
         assert len(walks) == walked and len(walks_again) == 2, static
+
+
+KEPT_AND_NOT = """
+__global__ void k(float* out, const float* in, int n) {
+    float a[4];
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) a[i] = in[i * n + threadIdx.x];
+    float b[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int j = 0; j < n; ++j) b[j & 7] += a[1] * in[j];
+    float big[2048];
+    #pragma unroll
+    for (int i = 0; i < 4; ++i) big[i] = a[i];
+    out[threadIdx.x] = a[0] * a[3] + b[1] + big[2];
+}
+"""
+
+
+def test_a_what_if_keeping_in_registers_what_every_walk_kept_there_is_the_walk_as_written(monkeypatch):
+    """Keeping ``a`` in registers, where every walk as written kept it and never found it indexed at run
+    time, takes no walk and gives the figures the what-if's own walks give (computed on a fresh model,
+    where no walk as written exists to start from); ``b`` (indexed at run time) and ``big`` (too large to
+    be kept in registers) are walked."""
+    from shaderlint.estimate import liveness
+    from shaderlint.estimate.registers import Adjustment
+
+    walks = []
+    run = liveness.Walker.run
+
+    def counting(self):
+        walks.append(frozenset(self.promote))
+        return run(self)
+
+    monkeypatch.setattr(liveness.Walker, "run", counting)
+
+    def what_if(name: str, after_as_written: bool):
+        m = build_model(FRONT_ENDS["cuda"].parse(Source("k.cu", KEPT_AND_NOT.encode())))
+        f = m.kernels[0]
+        arrays = {v.name: v for v in f.vars if v.is_array}
+        if after_as_written:
+            assert estimate_kernel(m, f, SM80).stack_arrays == {"b": 32}
+        del walks[:]
+        e = estimate_kernel(m, f, SM80, adjust=Adjustment(promote=(arrays[name],)))
+        return (e.registers, e.registers_exact, e.peak, e.stack_bytes, e.stack_arrays, e.notes, e.complete), len(walks)
+
+    for name, reused in (("a", True), ("b", False), ("big", False)):
+        fast, fast_walks = what_if(name, True)
+        alone, alone_walks = what_if(name, False)
+        assert fast == alone, name
+        assert alone_walks >= 1
+        assert (fast_walks == 0) is reused, (name, fast_walks)

@@ -989,17 +989,31 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
     took the stack's path already (an array in registers takes it when indexed at run time), and
     nothing else asks where an array lives (``Walker.in_registers``), so the next walk would visit
     the same nodes under the same values and find the same figures and the same arrays indexed at
-    run time, none new."""
+    run time, none new.
+
+    A what-if that keeps in registers (``promote`` alone) only arrays that every walk of the kernel
+    as written kept in registers when it asked (``Walker.in_registers`` never False) and never found
+    indexed at run time reuses the walks as written: a promoted array changes a walk only where it is
+    asked about -- ``in_registers`` (True either way), an access indexed at run time (none) and
+    ``mark_dynamic`` (never reached for it) -- so each of the what-if's walks is the walk as written
+    with the same arrays on the stack, and the figures are the same (the rule saw an array indexed at
+    run time that the walk resolves, e.g. in an unrolled loop)."""
     cache = model.__dict__.setdefault("_walk_cache", {})
     base_key = (id(f), target.register_unit_bits, tuple(sorted((bindings or {}).items())), c)
     key = base_key + (frozenset(promote), frozenset(demote), cheap)
     got = cache.get(key)
     if got is not None:
         return got
+    as_written = base_key + (frozenset(), frozenset(), frozenset())
     if cheap and not promote and not demote:
-        base = cache.get(base_key + (frozenset(), frozenset(), frozenset()))
+        base = cache.get(as_written)
         if base is not None and (not (cheap & base[0].cheap_checked)
                                  or (base[1].complete and base[0].peak_without(cheap))):
+            cache[key] = base
+            return base
+    if promote and not demote and not cheap:
+        base, kept = cache.get(as_written), cache.get(base_key + ("arrays as written",))
+        if base is not None and kept is not None and base[1].complete and not (promote & kept):
             cache[key] = base
             return base
     stack_vars: set[int] = set()
@@ -1013,14 +1027,19 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
         if known:
             stack_vars |= known  # what the what-if's first walk would find (see above)
             walks -= 1
+    plain = not promote and not demote and not cheap
+    touched: set[int] = set()  # (as written) arrays some walk found indexed at run time or kept off registers
     for i in range(walks):
         walker = Walker(model, f, target, c, env, types, stack_vars, promote, demote, cheap,
                         callables=callables, callable_args=callable_args)
         result = walker.run()
-        if i == 0 and not stack_vars and not promote and not demote and not cheap:
-            cache[first_key] = (frozenset(walker.dynamic), result.complete,
-                                frozenset(k for k, v in walker._in_registers.items() if v),
-                                walker.visits, dict(walker.init_visits), frozenset(walker.pointed))
+        if plain:
+            if i == 0 and not stack_vars:
+                cache[first_key] = (frozenset(walker.dynamic), result.complete,
+                                    frozenset(k for k, v in walker._in_registers.items() if v),
+                                    walker.visits, dict(walker.init_visits), frozenset(walker.pointed))
+            touched.update(walker.dynamic)
+            touched.update(k for k, v in walker._in_registers.items() if not v)
         new = set(walker.dynamic) - stack_vars
         if not new:
             break
@@ -1030,6 +1049,8 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
         if not any(k in walker.arrays or k in walker.held for k in new):
             break  # the next walk would be this one again (see the docstring)
     assert walker is not None
+    if plain:
+        cache[base_key + ("arrays as written",)] = frozenset(touched)
     cache[key] = (walker, result, stack_vars)
     return cache[key]
 
