@@ -67,6 +67,14 @@ def _stopped(directory: str, name: str) -> set[str]:
         return set()
 
 
+def _not_json(data: bytes) -> bool:
+    try:
+        json.loads(data)
+    except ValueError:
+        return True
+    return False
+
+
 def compare(a: str, b: str) -> int:
     ok = True
     for name in OUTPUTS:
@@ -75,8 +83,14 @@ def compare(a: str, b: str) -> int:
         if da == db:
             print(f"{name} IDENTICAL")
             continue
-        rows_a = [json.dumps(r, sort_keys=True) for r in json.loads(da)]
-        rows_b = [json.dumps(r, sort_keys=True) for r in json.loads(db)]
+        try:
+            rows_a = [json.dumps(r, sort_keys=True) for r in json.loads(da)]
+            rows_b = [json.dumps(r, sort_keys=True) for r in json.loads(db)]
+        except ValueError:  # an empty file: a run not finished yet, or one that failed (see its .err)
+            print(f"{name} NOT COMPARED: not JSON in {a if not da.strip() or _not_json(da) else b} "
+                  "(a run still writing it, or a failed one: see its .err)")
+            ok = False
+            continue
         stopped = _stopped(a, name) | _stopped(b, name)
 
         def kept(rows: list[str]) -> list[str]:

@@ -69,3 +69,14 @@ def test_without_a_stop_on_stderr_nothing_is_set_apart(tmp_path):
     a = write(tmp_path / "a", {"report90.json": ROWS})
     b = write(tmp_path / "b", {"report90.json": more})
     assert same_output.compare(a, b) == 1
+
+
+def test_an_output_still_being_written_is_not_compared_and_fails(tmp_path, capsys):
+    """A run that has not finished (or failed) leaves an empty output: the comparison says so and
+    fails, instead of a traceback."""
+    a = write(tmp_path / "a", {"report90.json": ROWS})
+    b = write(tmp_path / "b", {"report90.json": ROWS})
+    open(os.path.join(b, "report90.json"), "w").close()
+    assert same_output.compare(a, b) == 1
+    out = capsys.readouterr().out
+    assert f"report90.json NOT COMPARED: not JSON in {b}" in out and out.count("IDENTICAL") == 2
