@@ -1012,7 +1012,7 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
             cache[key] = base
             return base
     if promote and not demote and not cheap:
-        base, kept = cache.get(as_written), cache.get(base_key + ("arrays as written",))
+        base, kept = cache.get(as_written), model.__dict__.get("_walk_arrays", {}).get(base_key)
         if base is not None and kept is not None and base[1].complete and not (promote & kept):
             cache[key] = base
             return base
@@ -1049,8 +1049,8 @@ def _walk(model, f, target: Target, c: Coefficients, bindings, env, types, promo
         if not any(k in walker.arrays or k in walker.held for k in new):
             break  # the next walk would be this one again (see the docstring)
     assert walker is not None
-    if plain:
-        cache[base_key + ("arrays as written",)] = frozenset(touched)
+    if plain:  # (beside the walk cache, whose values are all walks and records of walks)
+        model.__dict__.setdefault("_walk_arrays", {})[base_key] = frozenset(touched)
     cache[key] = (walker, result, stack_vars)
     return cache[key]
 
