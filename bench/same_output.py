@@ -67,12 +67,13 @@ def _stopped(directory: str, name: str) -> set[str]:
         return set()
 
 
-def _not_json(data: bytes) -> bool:
+def _rows(data: bytes) -> list[str] | None:
+    """An output's rows, each as JSON with sorted keys; None when it is not JSON (an empty file: a run
+    still writing it, or one that failed)."""
     try:
-        json.loads(data)
+        return [json.dumps(r, sort_keys=True) for r in json.loads(data)]
     except ValueError:
-        return True
-    return False
+        return None
 
 
 def compare(a: str, b: str) -> int:
@@ -83,11 +84,9 @@ def compare(a: str, b: str) -> int:
         if da == db:
             print(f"{name} IDENTICAL")
             continue
-        try:
-            rows_a = [json.dumps(r, sort_keys=True) for r in json.loads(da)]
-            rows_b = [json.dumps(r, sort_keys=True) for r in json.loads(db)]
-        except ValueError:  # an empty file: a run not finished yet, or one that failed (see its .err)
-            print(f"{name} NOT COMPARED: not JSON in {a if not da.strip() or _not_json(da) else b} "
+        rows_a, rows_b = _rows(da), _rows(db)
+        if rows_a is None or rows_b is None:
+            print(f"{name} NOT COMPARED: not JSON in {a if rows_a is None else b} "
                   "(a run still writing it, or a failed one: see its .err)")
             ok = False
             continue
